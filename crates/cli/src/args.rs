@@ -1,0 +1,97 @@
+//! The command line as clap sees it: raw values, each parsed by the engine's own parser so
+//! a bad value fails here with the flag's name. `options` turns these into a validated job.
+
+use clap::{Args, Parser, Subcommand};
+use iogauge_engine::spec::{
+    parse_duration, parse_size, BlockSplit, Dist, EngineKind, Region, RwMode,
+};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "iogauge",
+    version,
+    about = "Measure storage the way a database uses it"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run one synthetic job (fio-like): e.g. 8K random reads at QD 32.
+    Run(RunArgs),
+}
+
+fn size(s: &str) -> Result<u64, String> {
+    parse_size(s)
+}
+
+fn duration(s: &str) -> Result<Duration, String> {
+    parse_duration(s)
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// File or block device to test; repeat (or separate with commas) for several, and I/Os
+    /// spread over all of them. A missing file is created at --size and pre-filled.
+    /// Default: ./iogauge-scratch/data (created, 1G).
+    #[arg(long = "target", value_name = "PATH", value_delimiter = ',')]
+    pub targets: Vec<PathBuf>,
+    /// Bytes to test on each target, and the size of files iogauge creates (8k, 1m, 2G).
+    #[arg(long, value_parser = size)]
+    pub size: Option<u64>,
+    /// read | write | randread | randwrite | randrw.
+    #[arg(long, default_value = "randread", value_parser = str::parse::<RwMode>)]
+    pub rw: RwMode,
+    /// Share of reads for --rw randrw, in percent.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub read_pct: Option<u8>,
+    /// Block size, or a split with shares: 8k:70,1m:30.
+    #[arg(long, default_value = "8k", value_parser = str::parse::<BlockSplit>)]
+    pub bs: BlockSplit,
+    /// Outstanding I/Os per worker.
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub qd: u32,
+    /// Worker threads (each with its own ring and --qd I/Os in flight).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub workers: u32,
+    /// Measured time (30s, 5m). Default 10s unless --ios is given.
+    #[arg(long, value_parser = duration)]
+    pub time: Option<Duration>,
+    /// Measured I/Os over all workers (ends the job when reached, or at --time if sooner).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub ios: Option<u64>,
+    /// Time run before the measured window and left out of the results.
+    #[arg(long, default_value = "0s", value_parser = duration)]
+    pub ramp: Duration,
+    /// Cap on total I/Os per second over all workers.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub rate_iops: Option<u64>,
+    /// Part of each target to use: 0%..25% (outer quarter of an HDD), 75%..100%, 1G..2G.
+    #[arg(long, default_value = "0%..100%", value_parser = str::parse::<Region>)]
+    pub region: Region,
+    /// Offset distribution: uniform, zipf:THETA, hotspot:SIZE@OFFSET:EVERY.
+    #[arg(long, default_value = "uniform", value_parser = str::parse::<Dist>)]
+    pub dist: Dist,
+    /// I/O engine: io_uring or psync.
+    #[arg(long, default_value = "io_uring", value_parser = str::parse::<EngineKind>)]
+    pub engine: EngineKind,
+    /// Go through the page cache instead of O_DIRECT.
+    #[arg(long)]
+    pub buffered: bool,
+    /// Hand existing files or block devices over for writing: their contents are destroyed.
+    #[arg(long)]
+    pub allow_overwrite: bool,
+    /// Length of one interval of the time series.
+    #[arg(long, default_value = "1s", value_parser = duration)]
+    pub interval: Duration,
+    /// Seed for the offset generators (same seed, same offsets).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Print the result as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,58 @@
+//! Exit codes and the one-line error: 2 when the command line cannot work as written,
+//! 1 when the system failed while doing it, 130 when stopped by Ctrl-C.
+
+use crate::options::UsageError;
+use iogauge_engine::{EngineError, TargetError};
+use std::process::ExitCode;
+
+pub const USAGE: u8 = 2;
+pub const RUNTIME: u8 = 1;
+pub const INTERRUPTED: u8 = 130;
+
+/// Prints `error: …` on one line and picks the exit code from the error's kind.
+pub fn report(e: &anyhow::Error) -> ExitCode {
+    eprintln!("error: {e:#}");
+    ExitCode::from(code_of(e))
+}
+
+fn code_of(e: &anyhow::Error) -> u8 {
+    if e.downcast_ref::<UsageError>().is_some() {
+        return USAGE;
+    }
+    if let Some(t) = e.downcast_ref::<TargetError>() {
+        return match t {
+            TargetError::Interrupted { .. } => INTERRUPTED,
+            t if t.is_usage() => USAGE,
+            _ => RUNTIME,
+        };
+    }
+    if let Some(en) = e.downcast_ref::<EngineError>() {
+        return if en.is_usage() { USAGE } else { RUNTIME };
+    }
+    RUNTIME
+}
+
+/// clap's errors, shortened to their first line (help and version print as clap renders them).
+pub fn clap_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            ExitCode::from(
+                if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                    USAGE
+                } else {
+                    0
+                },
+            )
+        }
+        _ => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("error: invalid command line");
+            eprintln!("{first}");
+            ExitCode::from(USAGE)
+        }
+    }
+}

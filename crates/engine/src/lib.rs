@@ -1,0 +1,39 @@
+//! iogauge's synthetic I/O engine: prepares targets (creating and pre-filling files it owns),
+//! generates offsets, and drives them through io_uring or psync workers that record every
+//! I/O's latency into their own histograms and merge at interval boundaries.
+//!
+//! The engine never prints: progress and results go to callbacks and return values.
+
+mod buf;
+mod error;
+mod job;
+pub mod marker;
+pub mod offsets;
+mod psync;
+pub mod spec;
+pub mod target;
+mod uring;
+mod worker;
+
+pub use error::EngineError;
+pub use job::{layout, run, JobOutcome};
+pub use spec::{EngineKind, JobSpec, RwMode};
+pub use target::{prepare, Access, Target, TargetError, TargetInfo, TargetSpec};
+pub use uring::probe as probe_uring;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::Sender;
+
+/// Everything one worker thread needs; built by `job::run`, consumed by a backend.
+pub(crate) struct WorkerCtx<'a> {
+    pub id: usize,
+    pub spec: &'a JobSpec,
+    pub targets: &'a [Target],
+    pub gen: offsets::OpGen,
+    pub plan: worker::Plan,
+    /// Outstanding I/Os for this worker.
+    pub qd: u32,
+    pub gate: &'a worker::Gate,
+    pub halt: &'a AtomicBool,
+    pub tx: Sender<worker::Msg>,
+}

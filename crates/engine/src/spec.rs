@@ -1,0 +1,599 @@
+//! The validated job: plain data that says what to run, built from the command line (or a
+//! campaign file) by parsing each value once. The engine never sees raw flags.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// Smallest alignment iogauge uses for any I/O: O_DIRECT needs the logical block size, and
+/// 512 bytes is the smallest any Linux block device has.
+pub const MIN_ALIGN: u64 = 512;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RwMode {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    RandRw,
+}
+
+impl RwMode {
+    pub fn is_random(self) -> bool {
+        matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw)
+    }
+
+    pub fn writes(self) -> bool {
+        matches!(self, RwMode::Write | RwMode::RandWrite | RwMode::RandRw)
+    }
+
+    /// Share of reads in percent for this mode; `read_pct` only matters for `randrw`.
+    pub fn read_share(self, read_pct: u8) -> u8 {
+        match self {
+            RwMode::Read | RwMode::RandRead => 100,
+            RwMode::Write | RwMode::RandWrite => 0,
+            RwMode::RandRw => read_pct,
+        }
+    }
+}
+
+impl fmt::Display for RwMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RwMode::Read => "read",
+            RwMode::Write => "write",
+            RwMode::RandRead => "randread",
+            RwMode::RandWrite => "randwrite",
+            RwMode::RandRw => "randrw",
+        })
+    }
+}
+
+impl FromStr for RwMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "read" => RwMode::Read,
+            "write" => RwMode::Write,
+            "randread" => RwMode::RandRead,
+            "randwrite" => RwMode::RandWrite,
+            "randrw" => RwMode::RandRw,
+            _ => {
+                return Err(format!(
+                    "unknown mode '{s}': use read, write, randread, randwrite or randrw"
+                ))
+            }
+        })
+    }
+}
+
+/// Block sizes with the share of I/Os each gets, like fio's `bssplit`: `8k:70,1m:30`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockSplit(pub Vec<BlockShare>);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockShare {
+    pub bs: u64,
+    pub pct: u8,
+}
+
+impl BlockSplit {
+    pub fn single(bs: u64) -> Self {
+        BlockSplit(vec![BlockShare { bs, pct: 100 }])
+    }
+    pub fn max(&self) -> u64 {
+        self.0.iter().map(|s| s.bs).max().unwrap_or(0)
+    }
+    pub fn min(&self) -> u64 {
+        self.0.iter().map(|s| s.bs).min().unwrap_or(0)
+    }
+}
+
+impl FromStr for BlockSplit {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let parts: Vec<&str> = s.split(',').collect();
+        if parts.len() == 1 && !s.contains(':') {
+            return Ok(BlockSplit::single(parse_block_size(s)?));
+        }
+        let mut out = Vec::new();
+        for p in parts {
+            let (bs, pct) = p
+                .split_once(':')
+                .ok_or_else(|| format!("'{p}' needs SIZE:PERCENT, as in 8k:70,1m:30"))?;
+            let pct: u8 = pct
+                .trim_end_matches('%')
+                .parse()
+                .ok()
+                .filter(|v| *v <= 100)
+                .ok_or_else(|| format!("'{pct}' is not a percentage from 0 to 100"))?;
+            out.push(BlockShare {
+                bs: parse_block_size(bs)?,
+                pct,
+            });
+        }
+        let sum: u32 = out.iter().map(|s| u32::from(s.pct)).sum();
+        if sum != 100 {
+            return Err(format!("the shares in '{s}' add up to {sum}%, not 100%"));
+        }
+        out.retain(|s| s.pct > 0);
+        Ok(BlockSplit(out))
+    }
+}
+
+impl fmt::Display for BlockSplit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let [one] = self.0.as_slice() {
+            return write!(f, "{}", fmt_size(one.bs));
+        }
+        let parts: Vec<String> = self
+            .0
+            .iter()
+            .map(|s| format!("{}:{}", fmt_size(s.bs), s.pct))
+            .collect();
+        write!(f, "{}", parts.join(","))
+    }
+}
+
+fn parse_block_size(s: &str) -> Result<u64, String> {
+    let bs = parse_size(s)?;
+    if bs == 0 || !bs.is_multiple_of(MIN_ALIGN) {
+        return Err(format!(
+            "block size '{s}' must be a non-zero multiple of 512 bytes"
+        ));
+    }
+    if bs > 64 << 20 {
+        return Err(format!("block size '{s}' is above the 64 MiB limit"));
+    }
+    Ok(bs)
+}
+
+/// One end of a region: a share of the target or a byte offset.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bound {
+    Pct(f64),
+    Bytes(u64),
+}
+
+impl Bound {
+    fn resolve(self, size: u64) -> u64 {
+        match self {
+            Bound::Pct(p) => ((size as f64) * p / 100.0).round() as u64,
+            Bound::Bytes(b) => b,
+        }
+    }
+}
+
+impl FromStr for Bound {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if let Some(p) = s.strip_suffix('%') {
+            let v: f64 = p
+                .trim()
+                .parse()
+                .map_err(|_| format!("'{s}' is not a percentage"))?;
+            if !(0.0..=100.0).contains(&v) {
+                return Err(format!("'{s}' is outside 0%..100%"));
+            }
+            Ok(Bound::Pct(v))
+        } else {
+            Ok(Bound::Bytes(parse_size(s)?))
+        }
+    }
+}
+
+/// The part of each target the job touches: `0%..25%` (outer quarter of an HDD), `1G..2G`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Region {
+    pub start: Bound,
+    pub end: Bound,
+}
+
+impl Default for Region {
+    fn default() -> Self {
+        Region {
+            start: Bound::Pct(0.0),
+            end: Bound::Pct(100.0),
+        }
+    }
+}
+
+impl Region {
+    /// Byte range `[start, end)` of a target of `size` bytes, aligned inwards to `align`.
+    /// `None` when the region is empty or lies outside the target.
+    pub fn resolve(&self, size: u64, align: u64) -> Option<(u64, u64)> {
+        let s = self.start.resolve(size).div_ceil(align) * align;
+        let e = self.end.resolve(size).min(size) / align * align;
+        (s < e).then_some((s, e))
+    }
+}
+
+impl FromStr for Region {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (a, b) = s
+            .split_once("..")
+            .ok_or_else(|| format!("region '{s}' needs START..END, as in 0%..25% or 1G..2G"))?;
+        let r = Region {
+            start: a.parse()?,
+            end: b.parse()?,
+        };
+        if let (Bound::Pct(x), Bound::Pct(y)) = (r.start, r.end) {
+            if x >= y {
+                return Err(format!(
+                    "region '{s}' is empty: the start must be below the end"
+                ));
+            }
+        }
+        if let (Bound::Bytes(x), Bound::Bytes(y)) = (r.start, r.end) {
+            if x >= y {
+                return Err(format!(
+                    "region '{s}' is empty: the start must be below the end"
+                ));
+            }
+        }
+        Ok(r)
+    }
+}
+
+impl fmt::Display for Region {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = |b: Bound| match b {
+            Bound::Pct(p) => format!("{p}%"),
+            Bound::Bytes(n) => fmt_size(n),
+        };
+        write!(f, "{}..{}", b(self.start), b(self.end))
+    }
+}
+
+/// Where random offsets fall.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "kind")]
+pub enum Dist {
+    Uniform,
+    /// Zipf over the blocks of the region with exponent `theta` (fio's `random_distribution=zipf`).
+    Zipf {
+        theta: f64,
+    },
+    /// Every `every`-th I/O goes to the hot range `[offset, offset+size)` of the region
+    /// (SLOB's HOTSPOT_MB / HOTSPOT_OFFSET_MB / HOTSPOT_FREQUENCY); the rest are uniform.
+    Hotspot {
+        size: u64,
+        offset: u64,
+        every: u32,
+    },
+}
+
+impl FromStr for Dist {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "uniform" {
+            return Ok(Dist::Uniform);
+        }
+        if let Some(t) = s.strip_prefix("zipf:") {
+            let theta: f64 = t
+                .parse()
+                .map_err(|_| format!("zipf exponent '{t}' is not a number"))?;
+            if !(theta > 0.0 && theta.is_finite()) {
+                return Err(format!(
+                    "zipf exponent '{t}' must be above 0, as in zipf:1.2"
+                ));
+            }
+            return Ok(Dist::Zipf { theta });
+        }
+        if let Some(h) = s.strip_prefix("hotspot:") {
+            let usage = || format!("hotspot '{h}' needs SIZE@OFFSET:EVERY, as in hotspot:64m@0:4");
+            let (size, rest) = h.split_once('@').ok_or_else(usage)?;
+            let (offset, every) = rest.split_once(':').ok_or_else(usage)?;
+            let every: u32 =
+                every.parse().ok().filter(|e| *e >= 1).ok_or_else(|| {
+                    format!("hotspot frequency '{every}' must be a whole number ≥ 1")
+                })?;
+            let size = parse_size(size)?;
+            if size == 0 {
+                return Err(usage());
+            }
+            return Ok(Dist::Hotspot {
+                size,
+                offset: parse_size(offset)?,
+                every,
+            });
+        }
+        Err(format!(
+            "unknown distribution '{s}': use uniform, zipf:THETA or hotspot:SIZE@OFFSET:EVERY"
+        ))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EngineKind {
+    #[serde(rename = "io_uring")]
+    IoUring,
+    #[serde(rename = "psync")]
+    Psync,
+}
+
+impl FromStr for EngineKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "io_uring" | "io-uring" | "uring" => Ok(EngineKind::IoUring),
+            "psync" => Ok(EngineKind::Psync),
+            _ => Err(format!("unknown engine '{s}': use io_uring or psync")),
+        }
+    }
+}
+
+impl fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            EngineKind::IoUring => "io_uring",
+            EngineKind::Psync => "psync",
+        })
+    }
+}
+
+/// The workload: what to issue, how hard, for how long.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobSpec {
+    pub rw: RwMode,
+    /// Share of reads for `randrw`, in percent.
+    pub read_pct: u8,
+    pub bs: BlockSplit,
+    /// Outstanding I/Os per worker.
+    pub qd: u32,
+    pub workers: u32,
+    /// Measured time; `None` when the job is bounded by `ios` alone.
+    #[serde(with = "opt_secs")]
+    pub time: Option<Duration>,
+    /// Measured I/Os over all workers; `None` when bounded by time alone.
+    pub ios: Option<u64>,
+    /// Time before the measured window; recorded, never summarised.
+    #[serde(with = "secs")]
+    pub ramp: Duration,
+    /// Total I/O rate cap over all workers.
+    pub rate_iops: Option<u64>,
+    pub region: Region,
+    pub dist: Dist,
+    pub engine: EngineKind,
+    /// O_DIRECT (true) or through the page cache.
+    pub direct: bool,
+    #[serde(with = "secs")]
+    pub interval: Duration,
+    pub seed: u64,
+}
+
+impl JobSpec {
+    /// A job with iogauge's defaults: 8 KiB random reads, QD 32, one worker, 10 s.
+    pub fn new(rw: RwMode) -> Self {
+        JobSpec {
+            rw,
+            read_pct: 70,
+            bs: BlockSplit::single(8192),
+            qd: 32,
+            workers: 1,
+            time: Some(Duration::from_secs(10)),
+            ios: None,
+            ramp: Duration::ZERO,
+            rate_iops: None,
+            region: Region::default(),
+            dist: Dist::Uniform,
+            engine: EngineKind::IoUring,
+            direct: true,
+            interval: Duration::from_secs(1),
+            seed: 0x0106_a06e,
+        }
+    }
+
+    /// Alignment of every offset: the smallest block size (fio's `blockalign` default).
+    pub fn align(&self) -> u64 {
+        self.bs.min().max(MIN_ALIGN)
+    }
+}
+
+mod secs {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let v = f64::deserialize(d)?;
+        Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom)
+    }
+}
+
+mod opt_secs {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_some(&d.as_secs_f64()),
+            None => s.serialize_none(),
+        }
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Option::<f64>::deserialize(d)?
+            .map(|v| Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom))
+            .transpose()
+    }
+}
+
+/// Parses a byte size with binary units, as fio does: `512`, `8k`, `1m`, `2G`, `4KiB`, `1t`.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let bad =
+        || format!("'{s}' is not a size: use a number with an optional unit, as in 8k, 1m, 2G");
+    let mult: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return Err(bad()),
+    };
+    if num.is_empty() {
+        return Err(bad());
+    }
+    let bytes = if num.contains('.') {
+        let v: f64 = num.parse().map_err(|_| bad())?;
+        (v * mult as f64).round()
+    } else {
+        let v: u64 = num.parse().map_err(|_| bad())?;
+        return v
+            .checked_mul(mult)
+            .ok_or_else(|| format!("size '{s}' is too large"));
+    };
+    if bytes >= u64::MAX as f64 {
+        return Err(format!("size '{s}' is too large"));
+    }
+    Ok(bytes as u64)
+}
+
+/// Parses a duration: `30s`, `5m`, `1h`, `500ms`, `2.5s`; a bare number is seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let bad = || format!("'{s}' is not a duration: use a number with s, ms, m or h, as in 30s");
+    let v: f64 = num.parse().map_err(|_| bad())?;
+    let secs = match unit {
+        "" | "s" => v,
+        "ms" => v / 1e3,
+        "us" => v / 1e6,
+        "m" | "min" => v * 60.0,
+        "h" => v * 3600.0,
+        _ => return Err(bad()),
+    };
+    Duration::try_from_secs_f64(secs).map_err(|_| bad())
+}
+
+/// Formats a byte count with the largest binary unit that divides it: `8k`, `1m`, `3000`.
+pub fn fmt_size(n: u64) -> String {
+    for (shift, u) in [(40, "t"), (30, "g"), (20, "m"), (10, "k")] {
+        if n >= 1 << shift && n.is_multiple_of(1 << shift) {
+            return format!("{}{u}", n >> shift);
+        }
+    }
+    n.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_table() {
+        for (s, v) in [
+            ("512", 512),
+            ("8k", 8192),
+            ("8K", 8192),
+            ("4KiB", 4096),
+            ("1m", 1 << 20),
+            ("2G", 2 << 30),
+            ("1.5g", 3 << 29),
+            ("1t", 1 << 40),
+        ] {
+            assert_eq!(parse_size(s), Ok(v), "{s}");
+        }
+        for bad in ["", "k", "8x", "-1", "1..2k", "99999999999999t"] {
+            assert!(parse_size(bad).is_err(), "{bad} should fail");
+        }
+    }
+
+    #[test]
+    fn durations_table() {
+        for (s, ms) in [
+            ("30s", 30_000),
+            ("30", 30_000),
+            ("500ms", 500),
+            ("5m", 300_000),
+            ("1h", 3_600_000),
+            ("2.5s", 2_500),
+        ] {
+            assert_eq!(parse_duration(s).unwrap(), Duration::from_millis(ms), "{s}");
+        }
+        for bad in ["", "s", "10x", "-5s"] {
+            assert!(parse_duration(bad).is_err(), "{bad} should fail");
+        }
+    }
+
+    #[test]
+    fn block_splits() {
+        assert_eq!(
+            "8k".parse::<BlockSplit>().unwrap(),
+            BlockSplit::single(8192)
+        );
+        let s: BlockSplit = "8k:70,1m:30".parse().unwrap();
+        assert_eq!((s.min(), s.max()), (8192, 1 << 20));
+        assert_eq!(s.to_string(), "8k:70,1m:30");
+        for bad in ["8k:70,1m:20", "8k:70,1m", "1000", "0", "128m", "8k:101"] {
+            assert!(bad.parse::<BlockSplit>().is_err(), "{bad} should fail");
+        }
+    }
+
+    #[test]
+    fn regions() {
+        let r: Region = "0%..25%".parse().unwrap();
+        assert_eq!(r.resolve(1 << 30, 8192), Some((0, 1 << 28)));
+        let r: Region = "75%..100%".parse().unwrap();
+        assert_eq!(r.resolve(1 << 30, 8192), Some((3 << 28, 1 << 30)));
+        let r: Region = "1m..2m".parse().unwrap();
+        assert_eq!(r.resolve(1 << 20, 4096), None, "outside the target");
+        let r: Region = "1000..9000".parse().unwrap();
+        assert_eq!(
+            r.resolve(1 << 20, 4096),
+            Some((4096, 8192)),
+            "aligned inwards"
+        );
+        for bad in ["25%", "50%..10%", "0%..120%", "2g..1g", "a..b"] {
+            assert!(bad.parse::<Region>().is_err(), "{bad} should fail");
+        }
+    }
+
+    #[test]
+    fn dists() {
+        assert_eq!("uniform".parse::<Dist>().unwrap(), Dist::Uniform);
+        assert_eq!(
+            "zipf:1.2".parse::<Dist>().unwrap(),
+            Dist::Zipf { theta: 1.2 }
+        );
+        assert_eq!(
+            "hotspot:64m@1g:4".parse::<Dist>().unwrap(),
+            Dist::Hotspot {
+                size: 64 << 20,
+                offset: 1 << 30,
+                every: 4
+            }
+        );
+        for bad in [
+            "zipf:0",
+            "zipf:x",
+            "hotspot:64m",
+            "hotspot:64m@0:0",
+            "pareto",
+        ] {
+            assert!(bad.parse::<Dist>().is_err(), "{bad} should fail");
+        }
+    }
+
+    #[test]
+    fn spec_json_round_trip() {
+        let mut j = JobSpec::new(RwMode::RandRw);
+        j.bs = "8k:70,1m:30".parse().unwrap();
+        j.dist = "hotspot:64m@0:4".parse().unwrap();
+        j.time = None;
+        j.ios = Some(1000);
+        let back: JobSpec = serde_json::from_str(&serde_json::to_string(&j).unwrap()).unwrap();
+        assert_eq!(back, j);
+    }
+}

@@ -1,0 +1,530 @@
+//! Targets: files and block devices, opened the way a job needs them.
+//!
+//! Safety rules (DESIGN principle 7): iogauge creates files itself (and marks them), writes to
+//! a file only if it created it or the user handed it over with `--allow-overwrite`, and
+//! writes to a block device only when handed over and the device carries no filesystem or
+//! partition signature and is not mounted. A file iogauge is creating is removed again if
+//! anything fails before it is complete (ENOSPC, Ctrl-C, an I/O error).
+
+use crate::buf::AlignedBuf;
+use crate::marker;
+use iogauge_probe::{backing_device, fs_of, FsInfo};
+use rand::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Pre-fill chunk: large sequential writes.
+const FILL_CHUNK: usize = 4 << 20;
+
+/// What the user asked for one target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TargetSpec {
+    pub path: PathBuf,
+    /// Bytes to test (and to create when missing); `None` = the whole existing file/device.
+    pub size: Option<u64>,
+}
+
+/// How the job will use its targets.
+#[derive(Clone, Copy, Debug)]
+pub struct Access {
+    pub direct: bool,
+    pub write: bool,
+    /// The user handed existing files / devices over for writing.
+    pub allow_overwrite: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetKind {
+    File,
+    Block,
+}
+
+/// Facts about an opened target, stored with the run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetInfo {
+    pub path: PathBuf,
+    pub kind: TargetKind,
+    pub fs: Option<String>,
+    pub device: Option<String>,
+    /// Bytes under test.
+    pub size: u64,
+    /// Created (and pre-filled) by this run.
+    pub created: bool,
+    /// Carries iogauge's marker.
+    pub owned: bool,
+    pub direct: bool,
+    pub writable: bool,
+}
+
+pub struct Target {
+    pub info: TargetInfo,
+    pub file: File,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("target {path}: directory {dir} does not exist; create it or choose another --target")]
+    MissingDir { path: PathBuf, dir: PathBuf },
+    #[error("target {path} does not exist; pass --size to create it")]
+    NeedSize { path: PathBuf },
+    #[error("target {path} is {have} bytes, smaller than --size {want}; use a smaller --size or a new path")]
+    TooSmall { path: PathBuf, have: u64, want: u64 },
+    #[error(
+        "target {path}: no permission to {what}; run as a user who may, or choose another --target"
+    )]
+    Permission { path: PathBuf, what: &'static str },
+    #[error("target {path}: {fs} keeps data in memory, so O_DIRECT I/O would measure RAM, not storage; use a disk-backed path, or --buffered to measure the page cache on purpose")]
+    MemoryFs { path: PathBuf, fs: String },
+    #[error("target {path}: {fs} does not support O_DIRECT; use a disk-backed path or --buffered")]
+    NoDirect { path: PathBuf, fs: String },
+    #[error("target {path}: no space left on the device while creating {size} bytes (the partial file was removed); free space or pass a smaller --size")]
+    NoSpace { path: PathBuf, size: u64 },
+    #[error("target {path}: iogauge did not create this file, so it will not write to it; use a new path (iogauge creates it), or pass --allow-overwrite to hand it over (its contents will be destroyed)")]
+    NotOwned { path: PathBuf },
+    #[error("target {path}: iogauge writes to a block device only when it is handed over with --allow-overwrite (everything on it will be destroyed)")]
+    DeviceNotHandedOver { path: PathBuf },
+    #[error("target {path}: the device carries a {what} signature, so iogauge will not write to it; pick another device, or wipe it yourself (wipefs -a) if its data is truly unwanted")]
+    Signature { path: PathBuf, what: &'static str },
+    #[error("target {path} is mounted or held by another device; iogauge will not write to it")]
+    InUse { path: PathBuf },
+    #[error(
+        "target {path} is neither a regular file nor a block device; pass a file path or /dev/…"
+    )]
+    NotFileOrDevice { path: PathBuf },
+    #[error("target {path}: --size must be a multiple of 4 KiB to create a file for O_DIRECT (got {size})")]
+    Unaligned { path: PathBuf, size: u64 },
+    #[error("interrupted while pre-filling {path}; the partial file was removed")]
+    Interrupted { path: PathBuf },
+    #[error("target {path}: {op}: {source}")]
+    Io {
+        path: PathBuf,
+        op: &'static str,
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl TargetError {
+    /// True when the command line asked for something impossible as written (exit code 2);
+    /// false for failures of the system while doing it (exit code 1).
+    pub fn is_usage(&self) -> bool {
+        !matches!(
+            self,
+            TargetError::Permission { .. }
+                | TargetError::NoSpace { .. }
+                | TargetError::Interrupted { .. }
+                | TargetError::Io { .. }
+        )
+    }
+}
+
+fn io_err<'a>(path: &'a Path, op: &'static str) -> impl FnOnce(io::Error) -> TargetError + 'a {
+    move |source| match source.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS) => TargetError::Permission {
+            path: path.to_path_buf(),
+            what: op,
+        },
+        _ => TargetError::Io {
+            path: path.to_path_buf(),
+            op,
+            source,
+        },
+    }
+}
+
+/// Removes a file being created unless `keep` is called: a failed or interrupted creation
+/// leaves nothing behind.
+struct Creating<'a> {
+    path: &'a Path,
+    armed: bool,
+}
+
+impl Creating<'_> {
+    fn keep(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for Creating<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = std::fs::remove_file(self.path);
+            marker::remove_sidecar(self.path);
+        }
+    }
+}
+
+/// Opens (creating and pre-filling when missing) one target.
+/// `progress(done, total)` is called during pre-fill; `stop` aborts it.
+pub fn prepare(
+    spec: &TargetSpec,
+    access: Access,
+    progress: &mut dyn FnMut(u64, u64),
+    stop: &AtomicBool,
+) -> Result<Target, TargetError> {
+    let path = spec.path.as_path();
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => create(spec, access, progress, stop),
+        Err(e) => Err(io_err(path, "stat")(e)),
+        Ok(m) if m.file_type().is_block_device() => open_device(spec, access),
+        Ok(m) if m.is_file() => open_file(spec, access, m.len(), progress, stop),
+        Ok(_) => Err(TargetError::NotFileOrDevice { path: path.into() }),
+    }
+}
+
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+fn check_fs(path: &Path, fs: &FsInfo, direct: bool) -> Result<(), TargetError> {
+    if direct && fs.is_memory() {
+        return Err(TargetError::MemoryFs {
+            path: path.into(),
+            fs: fs.name.clone(),
+        });
+    }
+    Ok(())
+}
+
+fn open_with(path: &Path, write: bool, direct: bool, fs: &FsInfo) -> Result<File, TargetError> {
+    open_flags(path, write, direct, 0, fs)
+}
+
+/// Opens `path`; `extra` adds open(2) flags (O_EXCL on a block device makes the kernel refuse
+/// a device that is mounted or held by md/dm/a partition, with EBUSY).
+fn open_flags(
+    path: &Path,
+    write: bool,
+    direct: bool,
+    extra: i32,
+    fs: &FsInfo,
+) -> Result<File, TargetError> {
+    let mut o = OpenOptions::new();
+    o.read(true).write(write);
+    o.custom_flags(extra | if direct { libc::O_DIRECT } else { 0 });
+    o.open(path).map_err(|e| {
+        if extra & libc::O_EXCL != 0 && e.raw_os_error() == Some(libc::EBUSY) {
+            TargetError::InUse { path: path.into() }
+        } else if direct && e.raw_os_error() == Some(libc::EINVAL) {
+            TargetError::NoDirect {
+                path: path.into(),
+                fs: fs.name.clone(),
+            }
+        } else {
+            io_err(
+                path,
+                if write {
+                    "open for writing"
+                } else {
+                    "open for reading"
+                },
+            )(e)
+        }
+    })
+}
+
+fn create(
+    spec: &TargetSpec,
+    access: Access,
+    progress: &mut dyn FnMut(u64, u64),
+    stop: &AtomicBool,
+) -> Result<Target, TargetError> {
+    let path = spec.path.as_path();
+    let dir = parent_dir(path);
+    if !dir.is_dir() {
+        return Err(TargetError::MissingDir {
+            path: path.into(),
+            dir,
+        });
+    }
+    let size = spec
+        .size
+        .ok_or_else(|| TargetError::NeedSize { path: path.into() })?;
+    if size == 0 || !size.is_multiple_of(4096) {
+        return Err(TargetError::Unaligned {
+            path: path.into(),
+            size,
+        });
+    }
+    let fs = fs_of(&dir).map_err(io_err(path, "statfs"))?;
+    check_fs(path, &fs, access.direct)?;
+
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .open(path)
+        .map_err(io_err(path, "create"))?;
+    let guard = Creating { path, armed: true };
+    marker::set(&file, path, 0).map_err(io_err(path, "mark as iogauge's"))?;
+    preallocate(&file, size).map_err(|e| no_space_or(e, path, size, "preallocate"))?;
+    drop(file);
+    let file = open_with(path, true, access.direct, &fs)?;
+    fill(&file, path, 0, size, progress, stop)?;
+    marker::set(&file, path, size).map_err(io_err(path, "mark as iogauge's"))?;
+    guard.keep();
+    let file = if access.write {
+        file
+    } else {
+        open_with(path, false, access.direct, &fs)?
+    };
+    Ok(Target {
+        info: file_info(path, &file, &fs, size, true, true, access),
+        file,
+    })
+}
+
+fn open_file(
+    spec: &TargetSpec,
+    access: Access,
+    len: u64,
+    progress: &mut dyn FnMut(u64, u64),
+    stop: &AtomicBool,
+) -> Result<Target, TargetError> {
+    let path = spec.path.as_path();
+    let fs = fs_of(path).map_err(io_err(path, "statfs"))?;
+    check_fs(path, &fs, access.direct)?;
+    let probe = File::open(path).map_err(io_err(path, "open for reading"))?;
+    let filled = marker::get(&probe, path);
+    drop(probe);
+    let size = spec.size.unwrap_or(len);
+    match filled {
+        // Ours, but smaller than asked or not completely filled (a killed run): finish the fill.
+        Some(filled) if filled < size => {
+            if !size.is_multiple_of(4096) {
+                return Err(TargetError::Unaligned {
+                    path: path.into(),
+                    size,
+                });
+            }
+            let file = open_with(path, true, access.direct, &fs)?;
+            if size > len {
+                preallocate(&file, size).map_err(|e| no_space_or(e, path, size, "extend"))?;
+            }
+            fill(
+                &file,
+                path,
+                filled.min(len) / 4096 * 4096,
+                size,
+                progress,
+                stop,
+            )?;
+            marker::set(&file, path, size).map_err(io_err(path, "mark as iogauge's"))?;
+        }
+        Some(_) => {}
+        None if size > len => {
+            return Err(TargetError::TooSmall {
+                path: path.into(),
+                have: len,
+                want: size,
+            });
+        }
+        None if access.write && !access.allow_overwrite => {
+            return Err(TargetError::NotOwned { path: path.into() });
+        }
+        None => {}
+    }
+    let file = open_with(path, access.write, access.direct, &fs)?;
+    Ok(Target {
+        info: file_info(path, &file, &fs, size, false, filled.is_some(), access),
+        file,
+    })
+}
+
+fn file_info(
+    path: &Path,
+    file: &File,
+    fs: &FsInfo,
+    size: u64,
+    created: bool,
+    owned: bool,
+    a: Access,
+) -> TargetInfo {
+    let device = file.metadata().ok().and_then(|m| backing_device(m.dev()));
+    TargetInfo {
+        path: path.into(),
+        kind: TargetKind::File,
+        fs: Some(fs.name.clone()),
+        device,
+        size,
+        created,
+        owned,
+        direct: a.direct,
+        writable: a.write,
+    }
+}
+
+fn open_device(spec: &TargetSpec, access: Access) -> Result<Target, TargetError> {
+    let path = spec.path.as_path();
+    let ro = File::open(path).map_err(io_err(path, "open for reading"))?;
+    let len = device_size(&ro).map_err(io_err(path, "read the device size"))?;
+    if access.write {
+        if !access.allow_overwrite {
+            return Err(TargetError::DeviceNotHandedOver { path: path.into() });
+        }
+        let mut head = AlignedBuf::new(128 << 10);
+        let n = ro
+            .read_at(head.as_mut_slice(), 0)
+            .map_err(io_err(path, "read the device head"))?;
+        if let Some(what) = signature(&head.as_slice()[..n]) {
+            return Err(TargetError::Signature {
+                path: path.into(),
+                what,
+            });
+        }
+    }
+    drop(ro);
+    let size = spec.size.unwrap_or(len);
+    if size > len {
+        return Err(TargetError::TooSmall {
+            path: path.into(),
+            have: len,
+            want: size,
+        });
+    }
+    let fs = FsInfo::from_magic(0);
+    let excl = if access.write { libc::O_EXCL } else { 0 };
+    let file = open_flags(path, access.write, access.direct, excl, &fs)?;
+    let device = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    Ok(Target {
+        info: TargetInfo {
+            path: path.into(),
+            kind: TargetKind::Block,
+            fs: None,
+            device,
+            size,
+            created: false,
+            owned: false,
+            direct: access.direct,
+            writable: access.write,
+        },
+        file,
+    })
+}
+
+fn device_size(f: &File) -> io::Result<u64> {
+    let mut size: u64 = 0;
+    // BLKGETSIZE64 = _IOR(0x12, 114, size_t) from linux/fs.h.
+    const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+    // SAFETY: the fd is open for the call's duration and `size` is a writable u64, which is
+    // what BLKGETSIZE64 stores into.
+    let rc = unsafe { libc::ioctl(f.as_raw_fd(), BLKGETSIZE64 as _, &mut size as *mut u64) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(size)
+}
+
+/// Recognises the on-disk signatures that mean "someone's data lives here" (the offsets
+/// blkid/libblkid probes). Returns the name of the first one found.
+pub fn signature(head: &[u8]) -> Option<&'static str> {
+    let at = |off: usize, magic: &[u8]| head.get(off..off + magic.len()) == Some(magic);
+    let checks: [(&'static str, usize, &[u8]); 10] = [
+        ("ext2/3/4", 0x438, &[0x53, 0xEF]),
+        ("xfs", 0, b"XFSB"),
+        ("btrfs", 0x10040, b"_BHRfS_M"),
+        ("GPT partition table", 512, b"EFI PART"),
+        ("LUKS", 0, b"LUKS\xba\xbe"),
+        ("LVM2", 512 + 24, b"LVM2 001"),
+        ("swap", 4086, b"SWAPSPACE2"),
+        ("iso9660", 0x8001, b"CD001"),
+        ("md raid (1.1)", 0, &[0xFC, 0x4E, 0x2B, 0xA9]),
+        ("md raid (1.2)", 4096, &[0xFC, 0x4E, 0x2B, 0xA9]),
+    ];
+    if let Some((name, _, _)) = checks.iter().find(|(_, off, m)| at(*off, m)) {
+        return Some(name);
+    }
+    // An MBR: boot signature plus at least one non-empty partition entry.
+    if at(510, &[0x55, 0xAA]) && (0..4).any(|i| head.get(446 + 16 * i + 4).is_some_and(|t| *t != 0))
+    {
+        return Some("MBR partition table");
+    }
+    None
+}
+
+fn preallocate(file: &File, size: u64) -> io::Result<()> {
+    // SAFETY: plain syscall on an fd we own for the duration of the call.
+    let rc = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, size as libc::off_t) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        // Filesystems without fallocate: the fill allocates as it writes.
+        Some(libc::EOPNOTSUPP) => file.set_len(size),
+        _ => Err(e),
+    }
+}
+
+fn no_space_or(e: io::Error, path: &Path, size: u64, op: &'static str) -> TargetError {
+    if e.raw_os_error() == Some(libc::ENOSPC) || e.raw_os_error() == Some(libc::EDQUOT) {
+        TargetError::NoSpace {
+            path: path.into(),
+            size,
+        }
+    } else {
+        io_err(path, op)(e)
+    }
+}
+
+/// Writes incompressible data over `[from, to)` in large sequential writes, then syncs.
+fn fill(
+    file: &File,
+    path: &Path,
+    from: u64,
+    to: u64,
+    progress: &mut dyn FnMut(u64, u64),
+    stop: &AtomicBool,
+) -> Result<(), TargetError> {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(from ^ to ^ 0x5eed);
+    let mut buf = AlignedBuf::new(FILL_CHUNK);
+    let mut off = from;
+    while off < to {
+        if stop.load(Ordering::Relaxed) {
+            return Err(TargetError::Interrupted { path: path.into() });
+        }
+        let n = (to - off).min(FILL_CHUNK as u64) as usize;
+        buf.fill_random(&mut rng);
+        file.write_all_at(&buf.as_slice()[..n], off)
+            .map_err(|e| no_space_or(e, path, to, "pre-fill"))?;
+        off += n as u64;
+        progress(off - from, to - from);
+    }
+    file.sync_data()
+        .map_err(|e| no_space_or(e, path, to, "sync"))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_on_synthetic_heads() {
+        let mut h = vec![0u8; 128 << 10];
+        assert_eq!(signature(&h), None);
+        h[0x438] = 0x53;
+        h[0x439] = 0xEF;
+        assert_eq!(signature(&h), Some("ext2/3/4"));
+        let mut h = vec![0u8; 128 << 10];
+        h[510] = 0x55;
+        h[511] = 0xAA;
+        assert_eq!(signature(&h), None, "boot signature without partitions");
+        h[446 + 4] = 0x83;
+        assert_eq!(signature(&h), Some("MBR partition table"));
+        let mut h = vec![0u8; 4096];
+        h[..4].copy_from_slice(b"XFSB");
+        assert_eq!(signature(&h), Some("xfs"));
+        assert_eq!(signature(&[]), None);
+    }
+}

@@ -1,0 +1,304 @@
+//! What every backend's worker shares: the start gate, the interval clock that cuts the
+//! worker's own counters into slices on the job's common grid, the pacer for `--rate-iops`,
+//! and the phase plan (ramp, then the measured window).
+
+use crate::error::EngineError;
+use iogauge_stats::{DirStats, Direction, Interval, Nanos, PerDir, Phase};
+use std::sync::mpsc::Sender;
+use std::sync::{Barrier, OnceLock};
+use std::time::{Duration, Instant, SystemTime};
+
+/// What a worker tells the job.
+pub(crate) enum Msg {
+    /// One finished slice of this worker's I/O.
+    Part { worker: usize, interval: Interval },
+    /// The worker has stopped; its last part was already sent.
+    Done {
+        worker: usize,
+        result: Result<(), EngineError>,
+    },
+}
+
+/// All workers start together: each sets up (ring, buffers), waits here, and the leader
+/// stamps the job's time zero.
+pub(crate) struct Gate {
+    barrier: Barrier,
+    t0: OnceLock<(Instant, SystemTime)>,
+}
+
+impl Gate {
+    pub fn new(workers: usize) -> Self {
+        Gate {
+            barrier: Barrier::new(workers),
+            t0: OnceLock::new(),
+        }
+    }
+
+    pub fn wait(&self) -> Instant {
+        if self.barrier.wait().is_leader() {
+            let _ = self.t0.set((Instant::now(), SystemTime::now()));
+        }
+        self.barrier.wait();
+        self.t0
+            .get()
+            .expect("leader set t0 before the second barrier")
+            .0
+    }
+
+    pub fn started(&self) -> Option<SystemTime> {
+        self.t0.get().map(|t| t.1)
+    }
+}
+
+/// The bounds of one phase for one worker.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PhaseBounds {
+    pub phase: Phase,
+    pub start: Instant,
+    pub deadline: Option<Instant>,
+    /// I/Os this worker may issue in the phase.
+    pub quota: Option<u64>,
+}
+
+/// A worker's plan: the ramp (if any), then the measured window.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Plan {
+    pub ramp: Duration,
+    pub time: Option<Duration>,
+    pub ios: Option<u64>,
+    pub every: Duration,
+    /// This worker's share of `--rate-iops`.
+    pub rate: Option<f64>,
+}
+
+impl Plan {
+    pub fn phases(&self, t0: Instant) -> Vec<PhaseBounds> {
+        let mut out = Vec::with_capacity(2);
+        if !self.ramp.is_zero() {
+            out.push(PhaseBounds {
+                phase: Phase::Ramp,
+                start: t0,
+                deadline: Some(t0 + self.ramp),
+                quota: None,
+            });
+        }
+        let start = t0 + self.ramp;
+        out.push(PhaseBounds {
+            phase: Phase::Measure,
+            start,
+            deadline: self.time.map(|t| start + t),
+            quota: self.ios,
+        });
+        out
+    }
+}
+
+/// Cuts one worker's completions into intervals on the common grid `start + k × every`.
+pub(crate) struct Clock<'a> {
+    worker: usize,
+    t0: Instant,
+    every: Duration,
+    phase: Phase,
+    index: u32,
+    part_start: Instant,
+    next: Instant,
+    cur: PerDir<DirStats>,
+    tx: &'a Sender<Msg>,
+}
+
+impl<'a> Clock<'a> {
+    pub fn new(worker: usize, t0: Instant, every: Duration, tx: &'a Sender<Msg>) -> Self {
+        Clock {
+            worker,
+            t0,
+            every,
+            phase: Phase::Measure,
+            index: 0,
+            part_start: t0,
+            next: t0 + every,
+            cur: PerDir::default(),
+            tx,
+        }
+    }
+
+    pub fn begin(&mut self, b: &PhaseBounds) {
+        self.phase = b.phase;
+        self.index = 0;
+        self.part_start = b.start;
+        self.next = b.start + self.every;
+    }
+
+    /// Closes every interval that ended before `now`. Call before recording completions
+    /// observed at `now`.
+    #[inline]
+    pub fn tick(&mut self, now: Instant) {
+        if now >= self.next {
+            self.roll(now);
+        }
+    }
+
+    #[cold]
+    fn roll(&mut self, now: Instant) {
+        while now >= self.next {
+            let end = self.next;
+            self.flush(end);
+            self.index += 1;
+            self.part_start = end;
+            self.next = end + self.every;
+        }
+    }
+
+    #[inline]
+    pub fn record(&mut self, dir: Direction, bytes: u64, lat_ns: u64) {
+        self.cur[dir].record(bytes, lat_ns);
+    }
+
+    /// Sends the last, partial interval of the phase, ending at `end`.
+    pub fn finish(&mut self, end: Instant) {
+        self.flush(end.max(self.part_start));
+    }
+
+    fn flush(&mut self, end: Instant) {
+        let rel = |t: Instant| Nanos::from_duration(t.saturating_duration_since(self.t0));
+        let interval = Interval {
+            phase: self.phase,
+            index: self.index,
+            start: rel(self.part_start),
+            end: rel(end),
+            io: std::mem::take(&mut self.cur),
+        };
+        // The receiver lives until every worker is done; a failed send means the job is
+        // already tearing down, and there is nobody left to tell.
+        let _ = self.tx.send(Msg::Part {
+            worker: self.worker,
+            interval,
+        });
+    }
+}
+
+/// Paces issues to a rate: one I/O per `period`, catching up at most one period after a stall.
+pub(crate) struct Pacer {
+    period: Duration,
+    next: Instant,
+}
+
+impl Pacer {
+    pub fn new(rate: f64, start: Instant) -> Self {
+        Pacer {
+            period: Duration::from_secs_f64(1.0 / rate),
+            next: start,
+        }
+    }
+
+    /// When the next I/O may go; `None` means now.
+    #[inline]
+    pub fn wait_for(&self, now: Instant) -> Option<Duration> {
+        (self.next > now).then(|| self.next - now)
+    }
+
+    #[inline]
+    pub fn take(&mut self, now: Instant) {
+        if self.next + self.period < now {
+            self.next = now;
+        }
+        self.next += self.period;
+    }
+}
+
+/// Whether the phase still issues new I/Os.
+#[inline]
+pub(crate) fn may_issue(b: &PhaseBounds, now: Instant, issued: u64, halt: bool) -> bool {
+    !halt && b.deadline.is_none_or(|d| now < d) && b.quota.is_none_or(|q| issued < q)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc::channel;
+
+    #[test]
+    fn clock_cuts_on_the_grid_and_sends_empty_slices() {
+        let (tx, rx) = channel();
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut c = Clock::new(3, t0, ms(100), &tx);
+        let plan = Plan {
+            ramp: ms(50),
+            time: Some(ms(400)),
+            ios: None,
+            every: ms(100),
+            rate: None,
+        };
+        let phases = plan.phases(t0);
+        assert_eq!(phases.len(), 2);
+        c.begin(&phases[1]);
+        c.tick(t0 + ms(60));
+        c.record(Direction::Read, 4096, 10);
+        c.tick(t0 + ms(390)); // closes [50,150), [150,250), [250,350)
+        c.record(Direction::Write, 8192, 10);
+        c.finish(t0 + ms(400));
+        drop(tx);
+        let parts: Vec<(u32, u64, u64, u64, u64)> = rx
+            .iter()
+            .map(|m| match m {
+                Msg::Part {
+                    worker,
+                    interval: i,
+                } => {
+                    assert_eq!(worker, 3);
+                    (
+                        i.index,
+                        i.start.0 / 1_000_000,
+                        i.end.0 / 1_000_000,
+                        i.io.read.ios,
+                        i.io.write.ios,
+                    )
+                }
+                Msg::Done { .. } => unreachable!(),
+            })
+            .collect();
+        assert_eq!(
+            parts,
+            [
+                (0, 50, 150, 1, 0),
+                (1, 150, 250, 0, 0),
+                (2, 250, 350, 0, 0),
+                (3, 350, 400, 0, 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn pacer_spaces_issues_and_limits_catch_up() {
+        let t = Instant::now();
+        let mut p = Pacer::new(1000.0, t);
+        assert_eq!(p.wait_for(t), None);
+        p.take(t);
+        assert_eq!(p.wait_for(t), Some(Duration::from_millis(1)));
+        // After a 50 ms stall only one period of catch-up is allowed.
+        let later = t + Duration::from_millis(50);
+        p.take(later);
+        p.take(later);
+        assert!(p.wait_for(later).is_some());
+    }
+
+    #[test]
+    fn issue_bounds() {
+        let now = Instant::now();
+        let b = PhaseBounds {
+            phase: Phase::Measure,
+            start: now,
+            deadline: None,
+            quota: Some(2),
+        };
+        assert!(may_issue(&b, now, 1, false));
+        assert!(!may_issue(&b, now, 2, false));
+        assert!(!may_issue(&b, now, 0, true));
+        let b = PhaseBounds {
+            deadline: Some(now),
+            quota: None,
+            ..b
+        };
+        assert!(!may_issue(&b, now, 0, false));
+    }
+}

@@ -1,0 +1,179 @@
+//! Renderers: every output of a run is made from the same `RunReport`. The terminal summary
+//! and the JSON export implement one trait; the caller decides where the text goes.
+
+use iogauge_engine::spec::fmt_size;
+use iogauge_engine::TargetInfo;
+use iogauge_store::{DirSummary, RunReport};
+use std::fmt::Write as _;
+
+/// Turns a finished run into text.
+pub trait Exporter {
+    fn render(&self, run: &RunReport) -> String;
+}
+
+/// The JSON document (the schema is the serde types in `iogauge-store`).
+pub struct Json;
+
+impl Exporter for Json {
+    fn render(&self, run: &RunReport) -> String {
+        let mut s = serde_json::to_string_pretty(run).expect("RunReport always serialises");
+        s.push('\n');
+        s
+    }
+}
+
+/// The human summary printed at the end of `iogauge run`.
+pub struct Text;
+
+impl Exporter for Text {
+    fn render(&self, r: &RunReport) -> String {
+        let o = &r.options;
+        let mut s = String::new();
+        let bound = match (o.time, o.ios) {
+            (Some(t), Some(n)) => format!("{:.0} s or {n} I/Os", t.as_secs_f64()),
+            (Some(t), None) => format!("{:.0} s", t.as_secs_f64()),
+            (None, Some(n)) => format!("{n} I/Os"),
+            (None, None) => "until stopped".into(),
+        };
+        let mix = if o.rw == iogauge_engine::RwMode::RandRw {
+            format!(" ({}% reads)", o.read_pct)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            s,
+            "iogauge run: {}{mix} {}, QD {} x {} worker{}, {}, {}, {bound}{}",
+            o.rw,
+            o.bs,
+            o.qd,
+            o.workers,
+            if o.workers == 1 { "" } else { "s" },
+            o.engine,
+            if o.direct { "O_DIRECT" } else { "buffered" },
+            if o.ramp.is_zero() {
+                String::new()
+            } else {
+                format!(" after {:.0} s ramp", o.ramp.as_secs_f64())
+            }
+        );
+        for t in &r.targets {
+            let _ = writeln!(s, "  target {}", target_line(t));
+        }
+        if r.interrupted {
+            let _ = writeln!(
+                s,
+                "  INTERRUPTED: figures cover the {:.1} s that ran",
+                r.summary.elapsed_s
+            );
+        }
+        let _ = writeln!(s);
+        let _ = writeln!(
+            s,
+            "{:<6}{:>12}{:>11}{:>9} | latency us {:>8}{:>8}{:>8}{:>8}{:>9}{:>9}",
+            "", "ios", "IOPS", "MiB/s", "mean", "p50", "p90", "p99", "p99.9", "max"
+        );
+        for (name, d) in [("read", &r.summary.read), ("write", &r.summary.write)] {
+            if d.ios > 0 {
+                let _ = writeln!(s, "{}", dir_line(name, d));
+            }
+        }
+        if r.summary.read.ios + r.summary.write.ios == 0 {
+            let _ = writeln!(s, "(no I/O completed in the measured window)");
+        }
+        let _ = writeln!(
+            s,
+            "measured {:.2} s over {} intervals",
+            r.summary.elapsed_s,
+            r.intervals.len()
+        );
+        for w in &r.warnings {
+            let _ = writeln!(s, "warning: {w}");
+        }
+        s
+    }
+}
+
+fn target_line(t: &TargetInfo) -> String {
+    let mut s = format!("{} ({}", t.path.display(), fmt_size(t.size));
+    if let Some(fs) = &t.fs {
+        let _ = write!(s, " on {fs}");
+    }
+    if let Some(d) = &t.device {
+        let _ = write!(s, ", device {d}");
+    }
+    s.push(')');
+    if t.created {
+        s.push_str(", created and pre-filled");
+    }
+    s
+}
+
+fn dir_line(name: &str, d: &DirSummary) -> String {
+    let l = &d.lat_us;
+    format!(
+        "{name:<6}{:>12}{:>11.1}{:>9.1} |            {:>8.1}{:>8.1}{:>8.1}{:>8.1}{:>9.1}{:>9.1}",
+        d.ios, d.iops, d.mbps, l.mean, l.p50, l.p90, l.p99, l.p99_9, l.max
+    )
+}
+
+/// One line for the live display: elapsed time, IOPS and p99 of the last interval.
+pub fn progress_line(elapsed_s: f64, iv: &iogauge_store::IntervalReport) -> String {
+    let mut s = format!(
+        "[{elapsed_s:>6.1}s]{}",
+        if iv.phase == iogauge_stats::Phase::Ramp {
+            " ramp"
+        } else {
+            ""
+        }
+    );
+    for (name, d) in [("read", &iv.read), ("write", &iv.write)] {
+        if d.ios > 0 {
+            let _ = write!(s, " {name} {:.0} IOPS p99 {:.0} us", d.iops, d.lat_us.p99);
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iogauge_engine::{JobSpec, RwMode};
+    use iogauge_stats::{DirStats, Interval, Nanos, PerDir, Phase};
+
+    fn report() -> RunReport {
+        let mut io = PerDir::<DirStats>::default();
+        for _ in 0..1000 {
+            io.read.record(8192, 100_000);
+        }
+        let iv = Interval {
+            phase: Phase::Measure,
+            index: 0,
+            start: Nanos(0),
+            end: Nanos(1_000_000_000),
+            io,
+        };
+        RunReport::from_series(
+            JobSpec::new(RwMode::RandRead),
+            vec![],
+            std::time::SystemTime::UNIX_EPOCH,
+            &[iv],
+            false,
+        )
+    }
+
+    #[test]
+    fn text_shows_the_read_row_and_hides_the_empty_write_row() {
+        let t = Text.render(&report());
+        assert!(t.contains("read "), "{t}");
+        assert!(t.contains("1000.0"), "IOPS shown: {t}");
+        assert!(!t.contains("\nwrite"), "{t}");
+        assert!(t.contains("QD 32 x 1 worker,"), "{t}");
+    }
+
+    #[test]
+    fn json_parses_back() {
+        let j = Json.render(&report());
+        let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+        assert_eq!(v["summary"]["read"]["ios"], 1000);
+    }
+}

@@ -1,0 +1,15 @@
+//! Pure statistics for iogauge: latency histograms that merge exactly, per-direction I/O
+//! counters that add with `+=`, and the figures a summary shows (IOPS, MB/s, percentiles).
+//!
+//! Nothing here touches the OS or the clock; every input is a count or a duration, so every
+//! function is tested on fixed tables.
+
+mod counters;
+mod hist;
+mod interval;
+mod units;
+
+pub use counters::{DirStats, Direction, PerDir};
+pub use hist::{HistError, LatHist, LatSummary};
+pub use interval::{measured_totals, Interval, Phase};
+pub use units::{Bytes, Nanos, MIB};
