@@ -29,6 +29,16 @@ pub fn layout(spec: &JobSpec, targets: &[Target]) -> Result<Space, EngineError> 
     let align = spec.align();
     let mut extents = Vec::with_capacity(targets.len());
     for (i, t) in targets.iter().enumerate() {
+        if t.info.size < spec.bs.max() {
+            return Err(EngineError::Region {
+                path: t.info.path.clone(),
+                why: format!(
+                    "its {} bytes are smaller than the block size {}; use a larger target or a smaller --bs",
+                    t.info.size,
+                    fmt_size(spec.bs.max())
+                ),
+            });
+        }
         let (start, end) = spec.region.resolve(t.info.size, align).ok_or_else(|| EngineError::Region {
             path: t.info.path.clone(),
             why: format!(

@@ -1,0 +1,112 @@
+//! Shared helpers for the integration tests: the real binary, work directories on the disk
+//! that holds `target/` (ext4 here, O_DIRECT-capable), and root-only fixtures.
+
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+/// Timing-sensitive tests take this so they do not share the disk with each other.
+static HEAVY: Mutex<()> = Mutex::new(());
+
+pub fn heavy() -> MutexGuard<'static, ()> {
+    HEAVY.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+pub fn bin() -> Command {
+    Command::cargo_bin("iogauge").expect("the iogauge binary is built")
+}
+
+pub fn bin_path() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("iogauge")
+}
+
+/// A fresh directory on the disk under test (not /tmp, which may be tmpfs elsewhere).
+pub fn workdir() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir under target/")
+}
+
+/// Runs `iogauge run ARGS --json`, asserts success, returns the parsed JSON.
+pub fn run_json(args: &[&str]) -> serde_json::Value {
+    let out = bin()
+        .arg("run")
+        .args(args)
+        .arg("--json")
+        .output()
+        .expect("spawn iogauge");
+    assert!(
+        out.status.success(),
+        "iogauge run {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}
+
+/// Runs `iogauge run ARGS`, expects failure with `code`, and returns stderr, checking it is
+/// exactly one line and not a panic.
+pub fn run_fails(args: &[&str], code: i32) -> String {
+    let out = bin().arg("run").args(args).output().expect("spawn iogauge");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "iogauge run {args:?}: wrong exit code; stderr: {err}"
+    );
+    assert!(!err.contains("panicked"), "panic: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "error must be one line: {err:?}"
+    );
+    assert!(err.starts_with("error:"), "{err}");
+    err
+}
+
+/// Several tests mount filesystems or set sysctls: they need root, and say so loudly
+/// (CI runs as root; a silent skip would hide the missing check).
+pub fn require_root() {
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    assert_eq!(
+        uid, 0,
+        "this test needs root (mounts, chattr, sysctl); run the suite as root"
+    );
+}
+
+pub fn sh(cmd: &str) {
+    let st = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .status()
+        .expect("sh");
+    assert!(st.success(), "`{cmd}` failed");
+}
+
+/// A mount that is undone when dropped.
+pub struct Mount(pub PathBuf);
+
+impl Mount {
+    pub fn new(dir: &Path, fstype: &str, opts: &str) -> Mount {
+        std::fs::create_dir_all(dir).unwrap();
+        sh(&format!(
+            "mount -t {fstype} -o {opts} {fstype} '{}'",
+            dir.display()
+        ));
+        Mount(dir.to_path_buf())
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+pub fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+pub fn u(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
+}
