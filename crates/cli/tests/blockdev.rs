@@ -1,0 +1,83 @@
+//! Block devices (loop devices here): read-only by default, written only when handed over
+//! with --allow-overwrite, and never when they carry a filesystem signature.
+
+mod common;
+
+use common::*;
+use std::process::Command;
+
+struct Loop(String);
+
+impl Loop {
+    fn new(image: &std::path::Path) -> Loop {
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(image)
+            .output()
+            .expect("losetup");
+        assert!(
+            out.status.success(),
+            "losetup: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Loop(String::from_utf8(out.stdout).unwrap().trim().to_string())
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+#[test]
+fn block_device_rules() {
+    require_root();
+    let d = workdir();
+    let img = d.path().join("disk.img");
+    std::fs::write(&img, vec![0u8; 32 << 20]).unwrap();
+    let dev = Loop::new(&img);
+    let p = dev.0.as_str();
+
+    let v = run_json(&["--target", p, "--ios", "500"]);
+    assert_eq!(v["targets"][0]["kind"], "block");
+    assert_eq!(v["targets"][0]["size"], 32 << 20);
+
+    let err = run_fails(&["--target", p, "--rw", "randwrite", "--ios", "10"], 2);
+    assert!(
+        err.contains("--allow-overwrite") && err.contains(p),
+        "{err}"
+    );
+    assert!(
+        std::fs::read(&img).unwrap().iter().all(|&b| b == 0),
+        "refused run wrote to the device"
+    );
+
+    let v = run_json(&[
+        "--target",
+        p,
+        "--rw",
+        "randwrite",
+        "--ios",
+        "500",
+        "--allow-overwrite",
+    ]);
+    assert_eq!(u(&v["summary"]["write"]["ios"]), 500);
+
+    sh(&format!("mkfs.ext4 -q -F {p}"));
+    let err = run_fails(
+        &[
+            "--target",
+            p,
+            "--rw",
+            "randwrite",
+            "--ios",
+            "10",
+            "--allow-overwrite",
+        ],
+        2,
+    );
+    assert!(err.contains("ext2/3/4 signature"), "{err}");
+    // Reading a device with a filesystem is fine.
+    run_json(&["--target", p, "--ios", "100"]);
+}
