@@ -3,7 +3,7 @@
 use crate::exit::INTERRUPTED;
 use crate::options::{RunOptions, SCRATCH_DIR};
 use anyhow::Context;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iogauge_engine::{EngineKind, Target};
 use iogauge_report::{progress_line, Exporter, Json, Text};
 use iogauge_store::{IntervalReport, RunReport};
@@ -68,23 +68,23 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
 }
 
 fn prepare_targets(opts: &RunOptions, stop: &AtomicBool) -> anyhow::Result<Vec<Target>> {
-    let bar = if std::io::stderr().is_terminal() {
-        let b = ProgressBar::new(0);
-        b.set_style(
-            ProgressStyle::with_template(
-                "pre-filling {msg} {bar:30} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-            )
-            .expect("static template"),
-        );
-        b
-    } else {
-        ProgressBar::hidden()
-    };
+    // Hidden until a pre-fill actually starts, and only ever drawn on a terminal.
+    let bar = ProgressBar::hidden();
+    bar.set_style(
+        ProgressStyle::with_template(
+            "pre-filling {msg} {bar:30} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        )
+        .expect("static template"),
+    );
+    let tty = std::io::stderr().is_terminal();
     let mut out = Vec::with_capacity(opts.targets.len());
     for spec in &opts.targets {
         bar.set_message(spec.path.display().to_string());
         bar.set_position(0);
         let mut progress = |done: u64, total: u64| {
+            if tty && bar.is_hidden() {
+                bar.set_draw_target(ProgressDrawTarget::stderr());
+            }
             bar.set_length(total);
             bar.set_position(done);
         };

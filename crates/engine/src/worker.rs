@@ -102,6 +102,9 @@ pub(crate) struct Clock<'a> {
     index: u32,
     part_start: Instant,
     next: Instant,
+    /// The phase's deadline: no interval starts at or after it, so the I/Os that drain after
+    /// the deadline join the last interval instead of forming a sliver of their own.
+    stop_at: Option<Instant>,
     cur: PerDir<DirStats>,
     tx: &'a Sender<Msg>,
 }
@@ -116,6 +119,7 @@ impl<'a> Clock<'a> {
             index: 0,
             part_start: t0,
             next: t0 + every,
+            stop_at: None,
             cur: PerDir::default(),
             tx,
         }
@@ -126,6 +130,7 @@ impl<'a> Clock<'a> {
         self.index = 0;
         self.part_start = b.start;
         self.next = b.start + self.every;
+        self.stop_at = b.deadline;
     }
 
     /// Closes every interval that ended before `now`. Call before recording completions
@@ -139,7 +144,7 @@ impl<'a> Clock<'a> {
 
     #[cold]
     fn roll(&mut self, now: Instant) {
-        while now >= self.next {
+        while now >= self.next && self.stop_at.is_none_or(|d| self.next < d) {
             let end = self.next;
             self.flush(end);
             self.index += 1;
