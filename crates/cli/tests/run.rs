@@ -330,31 +330,20 @@ fn text_summary_names_the_job() {
     );
 }
 
-fn sigint(child: &std::process::Child) {
-    // SAFETY: plain kill(2) on our own child's pid.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-}
-
 #[test]
 fn ctrl_c_keeps_the_partial_result() {
     let _g = heavy();
     let d = workdir();
     let t = d.path().join("data");
-    let child = std::process::Command::new(bin_path())
-        .args([
-            "run",
-            "--target",
-            t.to_str().unwrap(),
-            "--size",
-            "32m",
-            "--time",
-            "60s",
-            "--json",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_run(&[
+        "--target",
+        t.to_str().unwrap(),
+        "--size",
+        "32m",
+        "--time",
+        "60s",
+        "--json",
+    ]);
     std::thread::sleep(Duration::from_millis(2500));
     sigint(&child);
     let out = child.wait_with_output().unwrap();
@@ -376,19 +365,14 @@ fn ctrl_c_during_prefill_removes_the_partial_file() {
     let _g = heavy();
     let d = workdir();
     let t = d.path().join("big");
-    let child = std::process::Command::new(bin_path())
-        .args([
-            "run",
-            "--target",
-            t.to_str().unwrap(),
-            "--size",
-            "4g",
-            "--time",
-            "1s",
-        ])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_run(&[
+        "--target",
+        t.to_str().unwrap(),
+        "--size",
+        "4g",
+        "--time",
+        "1s",
+    ]);
     // Wait until the file exists (pre-fill under way), then interrupt.
     let t0 = std::time::Instant::now();
     while !t.exists() && t0.elapsed() < Duration::from_secs(10) {

@@ -422,13 +422,18 @@ mod opt_secs {
     }
 }
 
-/// Parses a byte size with binary units, as fio does: `512`, `8k`, `1m`, `2G`, `4KiB`, `1t`.
-pub fn parse_size(s: &str) -> Result<u64, String> {
+/// Splits `12.5ms` into the number `12.5` and the unit `ms`.
+fn split_unit(s: &str) -> (&str, &str) {
     let t = s.trim();
     let split = t
         .find(|c: char| !c.is_ascii_digit() && c != '.')
         .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
+    t.split_at(split)
+}
+
+/// Parses a byte size with binary units, as fio does: `512`, `8k`, `1m`, `2G`, `4KiB`, `1t`.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let (num, unit) = split_unit(s);
     let bad =
         || format!("'{s}' is not a size: use a number with an optional unit, as in 8k, 1m, 2G");
     let mult: u64 = match unit.to_ascii_lowercase().as_str() {
@@ -459,11 +464,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 
 /// Parses a duration: `30s`, `5m`, `1h`, `500ms`, `2.5s`; a bare number is seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
+    let (num, unit) = split_unit(s);
     let bad = || format!("'{s}' is not a duration: use a number with s, ms, m or h, as in 30s");
     let v: f64 = num.parse().map_err(|_| bad())?;
     let secs = match unit {

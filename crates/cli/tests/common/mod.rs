@@ -5,6 +5,7 @@
 
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
+
 use std::sync::{Mutex, MutexGuard};
 
 /// Timing-sensitive tests take this so they do not share the disk with each other.
@@ -18,8 +19,21 @@ pub fn bin() -> Command {
     Command::cargo_bin("iogauge").expect("the iogauge binary is built")
 }
 
-pub fn bin_path() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("iogauge")
+/// Starts `iogauge run ARGS` in the background with stdout and stderr captured.
+pub fn spawn_run(args: &[&str]) -> std::process::Child {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("iogauge"))
+        .arg("run")
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn iogauge")
+}
+
+/// Sends SIGINT (Ctrl-C) to a child.
+pub fn sigint(child: &std::process::Child) {
+    // SAFETY: plain kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
 }
 
 /// A fresh directory on the disk under test (not /tmp, which may be tmpfs elsewhere).
