@@ -274,6 +274,41 @@ mod tests {
     }
 
     #[test]
+    fn drain_after_the_deadline_joins_the_last_interval() {
+        let (tx, rx) = channel();
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut c = Clock::new(0, t0, ms(100), &tx);
+        let plan = Plan {
+            ramp: Duration::ZERO,
+            time: Some(ms(200)),
+            ios: None,
+            every: ms(100),
+            rate: None,
+        };
+        c.begin(&plan.phases(t0)[0]);
+        c.tick(t0 + ms(150));
+        c.record(Direction::Read, 4096, 10);
+        c.tick(t0 + ms(203)); // past the deadline: completions of the drain
+        c.record(Direction::Read, 4096, 10);
+        c.finish(t0 + ms(204));
+        drop(tx);
+        let parts: Vec<(u32, u64, u64, u64)> = rx
+            .iter()
+            .map(|m| match m {
+                Msg::Part { interval: i, .. } => (
+                    i.index,
+                    i.start.0 / 1_000_000,
+                    i.end.0 / 1_000_000,
+                    i.io.read.ios,
+                ),
+                Msg::Done { .. } => unreachable!(),
+            })
+            .collect();
+        assert_eq!(parts, [(0, 0, 100, 0), (1, 100, 204, 2)]);
+    }
+
+    #[test]
     fn pacer_spaces_issues_and_limits_catch_up() {
         let t = Instant::now();
         let mut p = Pacer::new(1000.0, t);
