@@ -1,6 +1,16 @@
-//! What the OS says about a target before any I/O: which filesystem holds it and which block
-//! device backs it. Samplers of /proc (diskstats, stat, meminfo) join this crate later.
+//! What the OS says about a target before any I/O: which filesystem holds it, the chain of
+//! block devices under it (partitions, loop, md and dm down to the disks) with their size,
+//! rotational flag and scheduler, the md arrays of /proc/mdstat, and the preflight warnings
+//! `iogauge calibrate` shows and stores with the run. Every parser reads text or a root
+//! directory passed in, so tests run on captured data. Samplers of /proc (diskstats, stat,
+//! meminfo) join this crate later.
 
 mod fs;
+pub mod mdstat;
+pub mod preflight;
+pub mod sysfs;
 
 pub use fs::{backing_device, fs_of, FsInfo};
+pub use mdstat::{parse_mdstat, read_mdstat, MdArray, MdMember, MdSync, MdstatError};
+pub use preflight::{preflight, warnings_for, Preflight, TargetFacts, SHORT_SPAN_PCT};
+pub use sysfs::{file_dev, leaves, parse_scheduler, BlockDev, DevKind, Sysfs, SysfsError};

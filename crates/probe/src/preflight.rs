@@ -1,0 +1,291 @@
+//! Preflight: what `iogauge calibrate` shows before any I/O and stores with the run. For each
+//! target its filesystem, block device chain, size and rotational-or-not; the md arrays of
+//! the system; and warnings about what would make the figures lie: a degraded mirror
+//! measures one disk, a resync competes with the test, a small tested span on a large device
+//! (short-stroking) keeps an HDD's heads on a few tracks and flatters its seek times.
+//!
+//! [`preflight`] reads the system and never fails: what it cannot find out becomes a warning.
+//! [`warnings_for`] is pure, so every message is tested on hand-built facts.
+
+use crate::fs::fs_of;
+use crate::mdstat::{read_mdstat, MdArray};
+use crate::sysfs::{file_dev, leaves, BlockDev, DevKind, Sysfs};
+use serde::{Deserialize, Serialize};
+use std::fs::Metadata;
+use std::io;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// A tested span below this share of the device draws a short-stroking warning.
+pub const SHORT_SPAN_PCT: f64 = 10.0;
+
+/// What the OS says about one target.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TargetFacts {
+    pub path: PathBuf,
+    /// Filesystem name (`ext4`); `None` for a block device target or when statfs failed.
+    pub fs: Option<String>,
+    /// The block device holding the target (or the target itself), with its chain.
+    pub device: Option<BlockDev>,
+    /// Bytes the run addresses on this target.
+    pub tested_bytes: u64,
+    /// Size of the top block device of `device`.
+    pub device_bytes: Option<u64>,
+    /// `tested_bytes` as a percentage of `device_bytes`.
+    pub span_pct: Option<f64>,
+    /// True if any disk at the bottom of the chain is rotational, false if all are not.
+    pub rotational: Option<bool>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Preflight {
+    pub targets: Vec<TargetFacts>,
+    /// Every md array of the system, involved in a target or not.
+    pub md_arrays: Vec<MdArray>,
+    /// One line each: what could not be found out, then [`warnings_for`].
+    pub warnings: Vec<String>,
+}
+
+/// Inspects `targets` (path, tested bytes) on this system. A block device target (`/dev/sdb`)
+/// is the device itself (`st_rdev`); a file is held by the filesystem's device (`st_dev`). A
+/// file that does not exist yet (iogauge creates it) is judged by its nearest existing
+/// parent directory.
+pub fn preflight(targets: &[(PathBuf, u64)]) -> Preflight {
+    let mut warnings = Vec::new();
+    let md_arrays = read_mdstat().unwrap_or_else(|e| {
+        warnings.push(format!("could not check md arrays for degradation: {e}"));
+        Vec::new()
+    });
+    let sysfs = Sysfs::system();
+    let targets = targets
+        .iter()
+        .map(|(path, tested)| target_facts(&sysfs, path, *tested, &mut warnings))
+        .collect();
+    let mut p = Preflight {
+        targets,
+        md_arrays,
+        warnings,
+    };
+    let more = warnings_for(&p);
+    p.warnings.extend(more);
+    p
+}
+
+fn target_facts(sys: &Sysfs, path: &Path, tested: u64, warnings: &mut Vec<String>) -> TargetFacts {
+    let mut facts = TargetFacts {
+        path: path.to_path_buf(),
+        fs: None,
+        device: None,
+        tested_bytes: tested,
+        device_bytes: None,
+        span_pct: None,
+        rotational: None,
+    };
+    let shown = path.display();
+    let (seen, meta) = match nearest_existing(path) {
+        Ok(found) => found,
+        Err(e) => {
+            warnings.push(format!("could not inspect {shown}: {e}"));
+            return facts;
+        }
+    };
+    let is_block = meta.file_type().is_block_device();
+    if !is_block {
+        match fs_of(&seen) {
+            Ok(fs) => facts.fs = Some(fs.name),
+            Err(e) => warnings.push(format!("could not read the filesystem of {shown}: {e}")),
+        }
+    }
+    let devnum = if is_block { meta.rdev() } else { meta.dev() };
+    let (major, minor) = (libc::major(devnum), libc::minor(devnum));
+    if major == 0 {
+        // Anonymous device numbers: tmpfs, NFS, overlayfs, btrfs subvolumes.
+        let fs = facts.fs.as_deref().unwrap_or("its filesystem");
+        if !matches!(fs, "tmpfs" | "ramfs") {
+            warnings.push(format!(
+                "{shown} is on {fs}, which has no block device of its own (st_dev \
+                 {major}:{minor}): device size, tested span and rotational are unknown"
+            ));
+        }
+        return facts;
+    }
+    match sys.by_devnum(major, minor, &file_dev) {
+        Ok(dev) => {
+            facts.device_bytes = dev.size_bytes;
+            facts.span_pct = dev
+                .size_bytes
+                .filter(|&s| s > 0)
+                .map(|s| tested as f64 / s as f64 * 100.0);
+            facts.rotational = rotational_of(&dev);
+            facts.device = Some(dev);
+        }
+        Err(e) => warnings.push(format!("could not resolve the device behind {shown}: {e}")),
+    }
+    facts
+}
+
+/// `path` or its nearest existing ancestor, with its metadata.
+fn nearest_existing(path: &Path) -> io::Result<(PathBuf, Metadata)> {
+    let mut last = None;
+    for p in path.ancestors() {
+        let p = if p.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            p
+        };
+        match std::fs::metadata(p) {
+            Ok(m) => return Ok((p.to_path_buf(), m)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::ErrorKind::NotFound.into()))
+}
+
+/// True if any leaf is rotational, false if every leaf says it is not, else unknown.
+fn rotational_of(dev: &BlockDev) -> Option<bool> {
+    let rot: Vec<_> = leaves(dev).iter().map(|d| d.rotational).collect();
+    if rot.contains(&Some(true)) {
+        Some(true)
+    } else if rot.iter().all(|r| *r == Some(false)) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// The warnings the facts call for, one plain line each, naming the device.
+pub fn warnings_for(p: &Preflight) -> Vec<String> {
+    let mut out = Vec::new();
+    for a in &p.md_arrays {
+        let used = p
+            .targets
+            .iter()
+            .any(|t| t.device.as_ref().is_some_and(|d| holds_md(d, &a.name)));
+        let name = &a.name;
+        if a.degraded {
+            let what = describe(a);
+            out.push(if used {
+                format!(
+                    "{name} is DEGRADED ({what}): a calibration of it measures the surviving \
+                     disk(s), not the array"
+                )
+            } else {
+                format!("{name} is degraded ({what}); no target is on it")
+            });
+        }
+        if let Some(s) = &a.sync {
+            // No percentage: DELAYED or PENDING; it may start at any moment.
+            let (doing, effect) = match s.percent {
+                Some(pct) => (
+                    format!("is {} ({pct:.1}%)", verb(&s.action)),
+                    "background I/O",
+                ),
+                None => (
+                    format!("has a {} waiting to start", s.action),
+                    "once it starts, its background I/O",
+                ),
+            };
+            out.push(if used {
+                format!("{name} {doing}: {effect} will lower and skew the figures")
+            } else {
+                format!("{name} {doing}; no target is on it, but {effect} also loads any disks it shares with them")
+            });
+        }
+    }
+    for t in &p.targets {
+        if let (Some(dev), Some(size), Some(pct)) = (&t.device, t.device_bytes, t.span_pct) {
+            if pct < SHORT_SPAN_PCT {
+                let rot = if t.rotational == Some(true) {
+                    ", and this device is rotational"
+                } else {
+                    ""
+                };
+                out.push(format!(
+                    "the tested span is {} of {} on {} ({}); short-stroking flatters HDDs{rot} \
+                     — test the whole device or a larger --size",
+                    fmt_bytes(t.tested_bytes),
+                    fmt_bytes(size),
+                    label(dev),
+                    fmt_pct(pct),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Whether `dev` is, or is built on, the md array `name`.
+fn holds_md(dev: &BlockDev, name: &str) -> bool {
+    (dev.kind == DevKind::Md && dev.name == name) || dev.below.iter().any(|b| holds_md(b, name))
+}
+
+/// `raid1 [2/1] [U_], sdb1 failed`.
+fn describe(a: &MdArray) -> String {
+    let mut parts: Vec<String> = a.level.iter().cloned().collect();
+    if let (Some(n), Some(m)) = (a.raid_disks, a.active_disks) {
+        parts.push(format!("[{n}/{m}]"));
+    }
+    if let Some(s) = &a.status {
+        parts.push(format!("[{s}]"));
+    }
+    let mut text = parts.join(" ");
+    let failed: Vec<&str> = a
+        .members
+        .iter()
+        .filter(|m| m.faulty)
+        .map(|m| m.name.as_str())
+        .collect();
+    if !failed.is_empty() {
+        if !text.is_empty() {
+            text.push_str(", ");
+        }
+        text.push_str(&format!("{} failed", failed.join(" and ")));
+    }
+    text
+}
+
+fn verb(action: &str) -> String {
+    match action {
+        "resync" => "resyncing".into(),
+        "recovery" => "recovering".into(),
+        "reshape" => "reshaping".into(),
+        "check" => "running a check".into(),
+        "repair" => "repairing".into(),
+        other => format!("running a {other}"),
+    }
+}
+
+/// `vda`, or `dm-0 (vg0-data)` where the kernel name alone says little.
+fn label(dev: &BlockDev) -> String {
+    match &dev.dm_name {
+        Some(n) => format!("{} ({n})", dev.name),
+        None => dev.name.clone(),
+    }
+}
+
+/// Binary units, one decimal: `1.0 GiB`.
+fn fmt_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if b < 1024 {
+        return format!("{b} B");
+    }
+    let mut v = b as f64 / 1024.0;
+    let mut unit = 0;
+    while v >= 1024.0 && unit < UNITS.len() - 1 {
+        v /= 1024.0;
+        unit += 1;
+    }
+    format!("{v:.1} {}", UNITS[unit])
+}
+
+fn fmt_pct(pct: f64) -> String {
+    if pct < 0.1 {
+        "<0.1%".into()
+    } else {
+        format!("{pct:.1}%")
+    }
+}
+
+#[cfg(test)]
+mod tests;
