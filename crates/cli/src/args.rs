@@ -2,6 +2,7 @@
 //! a bad value fails here with the flag's name. `options` turns these into a validated job.
 
 use clap::{Args, Parser, Subcommand};
+use iogauge_engine::calibrate::Criterion;
 use iogauge_engine::spec::{
     parse_duration, parse_size, BlockSplit, Dist, EngineKind, Region, RwMode,
 };
@@ -23,6 +24,108 @@ pub struct Cli {
 pub enum Command {
     /// Run one synthetic job (fio-like): e.g. 8K random reads at QD 32.
     Run(RunArgs),
+    /// Max IOPS under a latency cap, max MB/s and one process's MB/s (CALIBRATE_IO), with
+    /// the whole IOPS/latency curve (ORION).
+    Calibrate(CalibrateArgs),
+    /// Past runs and calibrations, newest first.
+    History(HistoryArgs),
+    /// One stored run in full, as it was printed live.
+    Show(ShowArgs),
+}
+
+/// Where results are stored.
+#[derive(Args, Debug)]
+pub struct StoreArgs {
+    /// Results database (SQLite). Default: $IOGAUGE_STORE, else
+    /// $XDG_DATA_HOME/iogauge/results.sqlite, else ~/.local/share/iogauge/results.sqlite.
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct HistoryArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Print the rows as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    /// Run id, as listed by `iogauge history`.
+    pub id: i64,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Print the stored JSON document exactly as it was saved.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CalibrateArgs {
+    /// File or block device to calibrate; repeat or comma-separate for several.
+    /// Default: ./iogauge-scratch/data (created, 1G).
+    #[arg(long = "target", value_name = "PATH", value_delimiter = ',')]
+    pub targets: Vec<PathBuf>,
+    /// Bytes to test on each target, and the size of files iogauge creates.
+    #[arg(long, value_parser = size)]
+    pub size: Option<u64>,
+    /// Latency cap for max_iops (CALIBRATE_IO's max_latency).
+    #[arg(long, default_value = "20ms", value_parser = duration)]
+    pub max_latency: Duration,
+    /// Which latency the cap applies to: mean (as CALIBRATE_IO), p95 or p99.
+    #[arg(long, default_value = "mean", value_parser = str::parse::<Criterion>)]
+    pub criterion: Criterion,
+    /// Small I/O size (step 1).
+    #[arg(long, default_value = "8k", value_parser = block)]
+    pub block: u64,
+    /// Large I/O size (steps 2 and 3).
+    #[arg(long, default_value = "1m", value_parser = block)]
+    pub large_block: u64,
+    /// Measured time of each point (a further quarter of it runs first as ramp-up).
+    #[arg(long, default_value = "2s", value_parser = duration)]
+    pub point_time: Duration,
+    /// Physical disks behind the targets: sets the ramp's ceiling (32 outstanding per disk,
+    /// at least 64), like CALIBRATE_IO's num_physical_disks and ORION's -num_disks.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub disks: u32,
+    /// Share of writes in every point (ORION -write); only on iogauge's own files or devices
+    /// handed over with --allow-overwrite.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub write_pct: u8,
+    /// Before each point, unmeasured large reads over this many bytes to flush an array
+    /// cache (ORION -cache_size).
+    #[arg(long, value_parser = size)]
+    pub cache_size: Option<u64>,
+    /// Part of each target to use: 0%..25%, 1G..2G.
+    #[arg(long, default_value = "0%..100%", value_parser = str::parse::<Region>)]
+    pub region: Region,
+    /// I/O engine: io_uring or psync.
+    #[arg(long, default_value = "io_uring", value_parser = str::parse::<EngineKind>)]
+    pub engine: EngineKind,
+    /// Go through the page cache instead of O_DIRECT.
+    #[arg(long)]
+    pub buffered: bool,
+    /// Hand existing files or block devices over for writing (with --write-pct).
+    #[arg(long)]
+    pub allow_overwrite: bool,
+    /// Seed for the offset generators.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Print the result as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn block(s: &str) -> Result<u64, String> {
+    let b = parse_size(s)?;
+    if b == 0 || !b.is_multiple_of(512) || b > 64 << 20 {
+        return Err(format!("'{s}' must be a multiple of 512 bytes up to 64m"));
+    }
+    Ok(b)
 }
 
 fn size(s: &str) -> Result<u64, String> {
@@ -91,6 +194,8 @@ pub struct RunArgs {
     /// Seed for the offset generators (same seed, same offsets).
     #[arg(long)]
     pub seed: Option<u64>,
+    #[command(flatten)]
+    pub store: StoreArgs,
     /// Print the result as JSON on stdout.
     #[arg(long)]
     pub json: bool,

@@ -3,6 +3,7 @@
 
 use crate::options::UsageError;
 use iogauge_engine::{EngineError, TargetError};
+use iogauge_store::StoreError;
 use std::process::ExitCode;
 
 pub const USAGE: u8 = 2;
@@ -28,6 +29,9 @@ fn code_of(e: &anyhow::Error) -> u8 {
     }
     if let Some(en) = e.downcast_ref::<EngineError>() {
         return if en.is_usage() { USAGE } else { RUNTIME };
+    }
+    if let Some(s) = e.downcast_ref::<StoreError>() {
+        return if s.is_usage() { USAGE } else { RUNTIME };
     }
     RUNTIME
 }

@@ -1,12 +1,17 @@
 //! The `iogauge` binary: parse → validate → preflight → prepare targets → run → summarise →
-//! render. Everything heavy lives in the library crates; this file is the pipeline.
+//! store → render. Everything heavy lives in the library crates; this file is the pipeline.
 
 mod args;
+mod calibrate;
 mod exit;
+mod history;
 mod options;
 mod run;
+mod session;
 
+use args::Command;
 use clap::Parser;
+use options::{CalibrateOptions, RunOptions};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -15,9 +20,14 @@ fn main() -> ExitCode {
         Err(e) => return exit::clap_error(e),
     };
     let result = match cli.command {
-        args::Command::Run(a) => options::RunOptions::from_args(a)
-            .map_err(anyhow::Error::from)
+        Command::Run(a) => RunOptions::from_args(a)
+            .map_err(Into::into)
             .and_then(run::run),
+        Command::Calibrate(a) => CalibrateOptions::from_args(a)
+            .map_err(Into::into)
+            .and_then(calibrate::calibrate),
+        Command::History(a) => history::history(a),
+        Command::Show(a) => history::show(a),
     };
     match result {
         Ok(code) => code,

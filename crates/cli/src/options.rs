@@ -1,7 +1,8 @@
 //! Validated options: the raw command line checked as a whole and turned into plain data
 //! (a `JobSpec` and target specs). Every error names the flag and the way out.
 
-use crate::args::RunArgs;
+use crate::args::{CalibrateArgs, RunArgs};
+use iogauge_engine::calibrate::CalibrateSpec;
 use iogauge_engine::spec::fmt_size;
 use iogauge_engine::{Access, JobSpec, RwMode, TargetSpec};
 use std::path::PathBuf;
@@ -28,6 +29,7 @@ pub struct RunOptions {
     /// The default scratch target is used: its directory may be created.
     pub scratch: bool,
     pub json: bool,
+    pub store: Option<PathBuf>,
 }
 
 impl RunOptions {
@@ -82,27 +84,7 @@ impl RunOptions {
                 ));
             }
         }
-        let scratch = a.targets.is_empty();
-        let targets = if scratch {
-            vec![TargetSpec {
-                path: PathBuf::from(SCRATCH_DIR).join("data"),
-                size: Some(a.size.unwrap_or(SCRATCH_SIZE)),
-            }]
-        } else {
-            let mut seen = std::collections::HashSet::new();
-            for t in &a.targets {
-                if t.as_os_str().is_empty() {
-                    return usage("--target is empty; pass a file or device path");
-                }
-                if !seen.insert(t) {
-                    return usage(format!("--target {} is given twice", t.display()));
-                }
-            }
-            a.targets
-                .into_iter()
-                .map(|path| TargetSpec { path, size: a.size })
-                .collect()
-        };
+        let (targets, scratch) = target_specs(a.targets, a.size)?;
         Ok(RunOptions {
             access: Access {
                 direct: spec.direct,
@@ -113,6 +95,105 @@ impl RunOptions {
             targets,
             scratch,
             json: a.json,
+            store: a.store.store,
+        })
+    }
+}
+
+/// The targets of a command: the scratch file when none is given (then `true`).
+fn target_specs(
+    targets: Vec<PathBuf>,
+    size: Option<u64>,
+) -> Result<(Vec<TargetSpec>, bool), UsageError> {
+    if targets.is_empty() {
+        let path = PathBuf::from(SCRATCH_DIR).join("data");
+        return Ok((
+            vec![TargetSpec {
+                path,
+                size: Some(size.unwrap_or(SCRATCH_SIZE)),
+            }],
+            true,
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for t in &targets {
+        if t.as_os_str().is_empty() {
+            return usage("--target is empty; pass a file or device path");
+        }
+        if !seen.insert(t) {
+            return usage(format!("--target {} is given twice", t.display()));
+        }
+    }
+    Ok((
+        targets
+            .into_iter()
+            .map(|path| TargetSpec { path, size })
+            .collect(),
+        false,
+    ))
+}
+
+#[derive(Debug)]
+pub struct CalibrateOptions {
+    pub spec: CalibrateSpec,
+    pub targets: Vec<TargetSpec>,
+    pub access: Access,
+    pub scratch: bool,
+    pub json: bool,
+    pub store: Option<PathBuf>,
+}
+
+impl CalibrateOptions {
+    pub fn from_args(a: CalibrateArgs) -> Result<CalibrateOptions, UsageError> {
+        if a.max_latency.is_zero() {
+            return usage("--max-latency must be above 0, as in --max-latency 10ms");
+        }
+        if a.point_time < Duration::from_millis(500) {
+            return usage("--point-time must be at least 500ms (shorter points are mostly noise)");
+        }
+        if a.large_block < a.block {
+            return usage("--large-block must not be smaller than --block");
+        }
+        if let Some(size) = a.size {
+            if size < a.large_block {
+                return usage(format!(
+                    "--size {} is smaller than the large block {}; use a larger --size",
+                    fmt_size(size),
+                    fmt_size(a.large_block)
+                ));
+            }
+        }
+        if a.cache_size == Some(0) {
+            return usage("--cache-size must be above 0");
+        }
+        let spec = CalibrateSpec {
+            small_bs: a.block,
+            large_bs: a.large_block,
+            point_time: a.point_time,
+            point_ramp: a.point_time / 4,
+            max_latency_us: a.max_latency.as_secs_f64() * 1e6,
+            criterion: a.criterion,
+            disks: a.disks,
+            max_outstanding: CalibrateSpec::ceiling(a.disks),
+            write_pct: a.write_pct,
+            cache_size: a.cache_size,
+            engine: a.engine,
+            direct: !a.buffered,
+            region: a.region,
+            seed: a.seed.unwrap_or(0x0106_a06e),
+        };
+        let (targets, scratch) = target_specs(a.targets, a.size)?;
+        Ok(CalibrateOptions {
+            access: Access {
+                direct: spec.direct,
+                write: spec.write_pct > 0,
+                allow_overwrite: a.allow_overwrite,
+            },
+            spec,
+            targets,
+            scratch,
+            json: a.json,
+            store: a.store.store,
         })
     }
 }

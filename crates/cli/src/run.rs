@@ -1,31 +1,19 @@
-//! `iogauge run`: one synthetic job from flags to a printed (or JSON) result.
+//! `iogauge run`: one synthetic job from flags to a printed (or JSON) and stored result.
 
 use crate::exit::INTERRUPTED;
-use crate::options::{RunOptions, SCRATCH_DIR};
+use crate::options::RunOptions;
+use crate::session::{check_engine, now, prepare_targets, stop_flag, target_names};
 use anyhow::Context;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use iogauge_engine::{EngineKind, Target};
 use iogauge_report::{progress_line, Exporter, Json, Text};
-use iogauge_store::{IntervalReport, RunReport};
+use iogauge_store::{IntervalReport, NewRun, RunReport, RunStatus, Store};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&stop))
-            .context("installing the Ctrl-C handler")?;
-    }
-    if opts.spec.engine == EngineKind::IoUring {
-        iogauge_engine::probe_uring()?;
-    }
-    if opts.scratch {
-        std::fs::create_dir_all(SCRATCH_DIR)
-            .with_context(|| format!("creating ./{SCRATCH_DIR}"))?;
-    }
-    let targets = prepare_targets(&opts, &stop)?;
+    let stop = stop_flag()?;
+    check_engine(opts.spec.engine)?;
+    let mut store = Store::open_resolved(opts.store.as_deref())?;
+    let targets = prepare_targets(&opts.targets, opts.access, opts.scratch, &stop)?;
     let live = std::io::stderr().is_terminal();
     let mut on_interval = |iv: &iogauge_stats::Interval| {
         if live {
@@ -38,6 +26,8 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
     if live {
         eprint!("\r{:<100}\r", "");
     }
+    let ended = now();
+    let target = target_names(&targets);
     let infos = targets.into_iter().map(|t| t.info).collect();
     let mut report = RunReport::from_series(
         opts.spec,
@@ -51,8 +41,35 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
             .warnings
             .push("interrupted: the summary covers only the part that ran".into());
     }
+    let (total, _) = iogauge_stats::measured_totals(&outcome.intervals);
+    let mut lat = total.read.lat.clone();
+    lat += &total.write.lat;
+    let histograms = vec![
+        ("read".to_string(), total.read.lat.encode()?),
+        ("write".to_string(), total.write.lat.encode()?),
+    ];
+    let document = Json.render(&report);
+    let s = &report.summary;
+    let id = store.insert(&NewRun {
+        kind: "run",
+        started_at: &report.started_at,
+        ended_at: &ended,
+        target: &target,
+        status: if report.interrupted {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Complete
+        },
+        max_iops: Some(s.read.iops + s.write.iops),
+        max_mbps: Some(s.read.mbps + s.write.mbps),
+        max_pmbps: None,
+        latency_ms: (lat.count() > 0).then(|| lat.mean_ns() / 1e6),
+        disks: None,
+        document: &document,
+        histograms: &histograms,
+    })?;
     let text = if opts.json {
-        Json.render(&report)
+        document
     } else {
         Text.render(&report)
     };
@@ -60,41 +77,10 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
     out.write_all(text.as_bytes())
         .and_then(|_| out.flush())
         .context("writing the result to stdout")?;
+    eprintln!("stored as run {id} in {}", store.path().display());
     Ok(if outcome.interrupted {
         ExitCode::from(INTERRUPTED)
     } else {
         ExitCode::SUCCESS
     })
-}
-
-fn prepare_targets(opts: &RunOptions, stop: &AtomicBool) -> anyhow::Result<Vec<Target>> {
-    // Hidden until a pre-fill actually starts, and only ever drawn on a terminal.
-    let bar = ProgressBar::hidden();
-    bar.set_style(
-        ProgressStyle::with_template(
-            "pre-filling {msg} {bar:30} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-        )
-        .expect("static template"),
-    );
-    let tty = std::io::stderr().is_terminal();
-    let mut out = Vec::with_capacity(opts.targets.len());
-    for spec in &opts.targets {
-        bar.set_message(spec.path.display().to_string());
-        bar.set_position(0);
-        let mut progress = |done: u64, total: u64| {
-            if tty && bar.is_hidden() {
-                bar.set_draw_target(ProgressDrawTarget::stderr());
-            }
-            bar.set_length(total);
-            bar.set_position(done);
-        };
-        out.push(iogauge_engine::prepare(
-            spec,
-            opts.access,
-            &mut progress,
-            stop,
-        )?);
-    }
-    bar.finish_and_clear();
-    Ok(out)
 }

@@ -5,6 +5,7 @@
 //! The engine never prints: progress and results go to callbacks and return values.
 
 mod buf;
+pub mod calibrate;
 mod error;
 mod job;
 pub mod marker;

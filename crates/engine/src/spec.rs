@@ -394,7 +394,7 @@ impl JobSpec {
     }
 }
 
-mod secs {
+pub(crate) mod secs {
     use serde::{Deserialize, Deserializer, Serializer};
     use std::time::Duration;
     pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

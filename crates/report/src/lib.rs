@@ -1,6 +1,12 @@
 //! Renderers: every output of a run is made from the same `RunReport`. The terminal summary
 //! and the JSON export implement one trait; the caller decides where the text goes.
 
+mod calib;
+mod history;
+
+pub use calib::{calibration_body, calibration_head, point_line, preflight_text};
+pub use history::history_table;
+
 use iogauge_engine::spec::fmt_size;
 use iogauge_engine::TargetInfo;
 use iogauge_store::{DirSummary, RunReport};

@@ -9,6 +9,11 @@ use iogauge_stats::{measured_totals, DirStats, Interval, LatSummary, Nanos, PerD
 use serde::{Deserialize, Serialize};
 use std::time::SystemTime;
 
+mod calib;
+mod db;
+pub use calib::{CalibrationReport, PointReport};
+pub use db::{NewRun, RunRow, RunStatus, Store, StoreError, StoredRun};
+
 /// Version of the JSON schema; bump on any incompatible change.
 pub const SCHEMA: u32 = 1;
 

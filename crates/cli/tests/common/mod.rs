@@ -15,14 +15,21 @@ pub fn heavy() -> MutexGuard<'static, ()> {
     HEAVY.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-pub fn bin() -> Command {
-    Command::cargo_bin("iogauge").expect("the iogauge binary is built")
+/// The results store every test run writes to (never the user's own).
+pub fn test_store() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-results.sqlite")
 }
 
-/// Starts `iogauge run ARGS` in the background with stdout and stderr captured.
-pub fn spawn_run(args: &[&str]) -> std::process::Child {
+pub fn bin() -> Command {
+    let mut c = Command::cargo_bin("iogauge").expect("the iogauge binary is built");
+    c.env("IOGAUGE_STORE", test_store());
+    c
+}
+
+/// Starts `iogauge ARGS` in the background with stdout and stderr captured.
+pub fn spawn(args: &[&str]) -> std::process::Child {
     std::process::Command::new(assert_cmd::cargo::cargo_bin("iogauge"))
-        .arg("run")
+        .env("IOGAUGE_STORE", test_store())
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -1,0 +1,118 @@
+//! `iogauge calibrate`: preflight, the three steps, figures and verdicts, stored and printed.
+
+use crate::exit::INTERRUPTED;
+use crate::options::CalibrateOptions;
+use crate::session::{check_engine, now, prepare_targets, stop_flag, target_names};
+use anyhow::Context;
+use iogauge_engine::calibrate::{calibrate as run_steps, verdicts, EngineProber};
+use iogauge_report::{calibration_body, calibration_head, point_line};
+use iogauge_store::{CalibrationReport, NewRun, RunStatus, Store};
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
+    let stop = stop_flag()?;
+    check_engine(opts.spec.engine)?;
+    // Open the store first: a bad --store fails before minutes of measuring.
+    let mut store = Store::open_resolved(opts.store.as_deref())?;
+    let targets = prepare_targets(&opts.targets, opts.access, opts.scratch, &stop)?;
+    let space = iogauge_engine::calibrate::tested_bytes(&opts.spec, &targets)?;
+    let facts: Vec<_> = targets
+        .iter()
+        .zip(&space)
+        .map(|(t, b)| (t.info.path.clone(), *b))
+        .collect();
+    let preflight = iogauge_probe::preflight(&facts);
+    let start_time = now();
+    let infos: Vec<_> = targets.iter().map(|t| t.info.clone()).collect();
+
+    // The head goes out before any I/O: the user sees a degraded array before waiting.
+    let empty = CalibrationReport::new(
+        opts.spec.clone(),
+        preflight.clone(),
+        infos.clone(),
+        &Default::default(),
+        vec![],
+        start_time.clone(),
+        String::new(),
+    );
+    let mut out = std::io::stdout().lock();
+    if !opts.json {
+        out.write_all(calibration_head(&empty).as_bytes())?;
+        out.flush()?;
+    }
+    let live = std::io::stderr().is_terminal();
+    let mut on_point = |p: &iogauge_engine::calibrate::Point| {
+        if live {
+            eprintln!("  {}", point_line(p));
+        }
+    };
+    let mut prober = EngineProber {
+        targets: &targets,
+        spec: &opts.spec,
+        stop: &stop,
+        on_point: &mut on_point,
+        cores: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+        runs: 0,
+    };
+    let outcome = run_steps(&mut prober, &opts.spec)?;
+    let rotational = preflight
+        .targets
+        .iter()
+        .filter_map(|t| t.rotational)
+        .reduce(|a, b| a || b);
+    let says = verdicts(&outcome, &opts.spec, rotational);
+    let report = CalibrationReport::new(
+        opts.spec.clone(),
+        preflight,
+        infos,
+        &outcome,
+        says,
+        start_time,
+        now(),
+    );
+
+    let document = serde_json::to_string_pretty(&report).context("serialising the result")?;
+    let histograms: Vec<(String, Vec<u8>)> = outcome
+        .measured
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            Ok((
+                format!("{i}:{:?}:{}", m.point.step, m.point.outstanding),
+                m.hist.encode()?,
+            ))
+        })
+        .collect::<Result<_, iogauge_stats::HistError>>()?;
+    let id = store.insert(&NewRun {
+        kind: "calibrate",
+        started_at: &report.start_time,
+        ended_at: &report.end_time,
+        target: &target_names(&targets),
+        status: if report.interrupted {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Complete
+        },
+        max_iops: report.max_iops,
+        max_mbps: report.max_mbps,
+        max_pmbps: report.max_pmbps,
+        latency_ms: report.latency,
+        disks: Some(report.num_disks),
+        document: &document,
+        histograms: &histograms,
+    })?;
+    if opts.json {
+        out.write_all(document.as_bytes())?;
+        out.write_all(b"\n")?;
+    } else {
+        out.write_all(calibration_body(&report).as_bytes())?;
+    }
+    out.flush()?;
+    eprintln!("stored as run {id} in {}", store.path().display());
+    Ok(if report.interrupted {
+        ExitCode::from(INTERRUPTED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

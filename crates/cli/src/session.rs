@@ -1,0 +1,80 @@
+//! What every measuring command does around its work: Ctrl-C handling, preflight of the
+//! engine, preparing targets with a pre-fill progress bar, timestamps.
+
+use crate::options::SCRATCH_DIR;
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use iogauge_engine::{Access, EngineKind, Target, TargetSpec};
+use std::io::IsTerminal;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// A flag raised by SIGINT or SIGTERM: workers stop, partial results are kept.
+pub fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop))
+            .context("installing the Ctrl-C handler")?;
+    }
+    Ok(stop)
+}
+
+/// Checks the engine works here before anything is created.
+pub fn check_engine(engine: EngineKind) -> anyhow::Result<()> {
+    if engine == EngineKind::IoUring {
+        iogauge_engine::probe_uring()?;
+    }
+    Ok(())
+}
+
+/// Opens every target, creating and pre-filling missing files (a bar on a terminal).
+pub fn prepare_targets(
+    specs: &[TargetSpec],
+    access: Access,
+    scratch: bool,
+    stop: &AtomicBool,
+) -> anyhow::Result<Vec<Target>> {
+    if scratch {
+        std::fs::create_dir_all(SCRATCH_DIR)
+            .with_context(|| format!("creating ./{SCRATCH_DIR}"))?;
+    }
+    // Hidden until a pre-fill actually starts, and only ever drawn on a terminal.
+    let bar = ProgressBar::hidden();
+    bar.set_style(
+        ProgressStyle::with_template(
+            "pre-filling {msg} {bar:30} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        )
+        .expect("static template"),
+    );
+    let tty = std::io::stderr().is_terminal();
+    let mut out = Vec::with_capacity(specs.len());
+    for spec in specs {
+        bar.set_message(spec.path.display().to_string());
+        bar.set_position(0);
+        let mut progress = |done: u64, total: u64| {
+            if tty && bar.is_hidden() {
+                bar.set_draw_target(ProgressDrawTarget::stderr());
+            }
+            bar.set_length(total);
+            bar.set_position(done);
+        };
+        out.push(iogauge_engine::prepare(spec, access, &mut progress, stop)?);
+    }
+    bar.finish_and_clear();
+    Ok(out)
+}
+
+/// The targets as one display string for the history.
+pub fn target_names(targets: &[Target]) -> String {
+    let names: Vec<String> = targets
+        .iter()
+        .map(|t| t.info.path.display().to_string())
+        .collect();
+    names.join(",")
+}
+
+/// Now, RFC 3339 UTC to the millisecond.
+pub fn now() -> String {
+    let t = jiff::Timestamp::now();
+    t.round(jiff::Unit::Millisecond).unwrap_or(t).to_string()
+}

@@ -1,0 +1,399 @@
+//! Calibration (CALIBRATE_IO and ORION in one): search the number of outstanding I/Os for the
+//! highest IOPS whose latency stays under a cap, the highest MB/s of large I/Os, and the MB/s
+//! of one process.
+//!
+//! The search is written against `Prober`, so it is tested on a deterministic device model;
+//! `EngineProber` is the real one, running the engine on prepared targets.
+
+use crate::spec::{secs, BlockSplit, EngineKind, JobSpec, Region, RwMode};
+use crate::target::Target;
+use crate::EngineError;
+use iogauge_stats::{measured_totals, DirStats, Interval, LatHist, LatSummary, Nanos};
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// Which latency figure the cap applies to (CALIBRATE_IO uses the mean).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Criterion {
+    Mean,
+    P95,
+    P99,
+}
+
+impl Criterion {
+    pub fn of(self, l: &LatSummary) -> f64 {
+        match self {
+            Criterion::Mean => l.mean,
+            Criterion::P95 => l.p95,
+            Criterion::P99 => l.p99,
+        }
+    }
+}
+
+impl std::str::FromStr for Criterion {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "mean" => Ok(Criterion::Mean),
+            "p95" => Ok(Criterion::P95),
+            "p99" => Ok(Criterion::P99),
+            _ => Err(format!("unknown criterion '{s}': use mean, p95 or p99")),
+        }
+    }
+}
+
+/// The three steps of a calibration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Step {
+    /// Small random reads (8 KiB), outstanding I/Os searched: max_iops.
+    Small,
+    /// Large random reads (1 MiB), outstanding I/Os searched: max_mbps.
+    Large,
+    /// One worker (one process) issuing large reads at the best large-I/O depth: max_pmbps.
+    Single,
+}
+
+/// One measured point of a curve.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    pub step: Step,
+    /// Outstanding I/Os over all workers.
+    pub outstanding: u32,
+    /// Worker threads sharing them (each with its own ring).
+    #[serde(default = "one")]
+    pub workers: u32,
+    pub ios: u64,
+    pub iops: f64,
+    pub mbps: f64,
+    pub lat_us: LatSummary,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// A point with what it was made of, for the store.
+#[derive(Clone, Debug)]
+pub struct Measured {
+    pub point: Point,
+    pub intervals: Vec<Interval>,
+    pub hist: LatHist,
+}
+
+/// Runs one point. `Ok(None)`: interrupted before the point's window was complete.
+pub trait Prober {
+    type Error;
+    fn measure(
+        &mut self,
+        step: Step,
+        bs: u64,
+        outstanding: u32,
+    ) -> Result<Option<Measured>, Self::Error>;
+}
+
+/// What to calibrate, validated.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CalibrateSpec {
+    pub small_bs: u64,
+    pub large_bs: u64,
+    #[serde(with = "secs")]
+    pub point_time: Duration,
+    #[serde(with = "secs")]
+    pub point_ramp: Duration,
+    /// The latency cap, microseconds.
+    pub max_latency_us: f64,
+    pub criterion: Criterion,
+    pub disks: u32,
+    /// Upper end of the outstanding-I/O ramp (from `disks`).
+    pub max_outstanding: u32,
+    /// Share of writes mixed into every point (ORION -write).
+    pub write_pct: u8,
+    /// Unmeasured large reads over this many bytes before each point (ORION -cache_size).
+    pub cache_size: Option<u64>,
+    pub engine: EngineKind,
+    pub direct: bool,
+    pub region: Region,
+    pub seed: u64,
+}
+
+impl CalibrateSpec {
+    /// The outstanding-I/O ceiling for `disks` disks: 32 per disk, at least 64 (ORION goes
+    /// to 5 × disks for small I/O; flash and arrays need far deeper queues to saturate).
+    pub fn ceiling(disks: u32) -> u32 {
+        (disks.saturating_mul(32)).clamp(64, 4096)
+    }
+}
+
+/// A finished (or interrupted) calibration.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    pub measured: Vec<Measured>,
+    pub interrupted: bool,
+}
+
+impl Outcome {
+    pub fn points(&self, step: Step) -> impl Iterator<Item = &Point> {
+        self.measured
+            .iter()
+            .map(|m| &m.point)
+            .filter(move |p| p.step == step)
+    }
+}
+
+/// Step 1's search: double the outstanding I/Os from 1 until the criterion exceeds the cap
+/// (or `max` is reached), then bisect between the last passing and the first failing count
+/// until they are within 1/8 of each other. Every point is kept.
+pub fn knee_search<P: Prober>(
+    p: &mut P,
+    step: Step,
+    bs: u64,
+    cap_us: f64,
+    crit: Criterion,
+    max: u32,
+    out: &mut Outcome,
+) -> Result<(), P::Error> {
+    let ok = |m: &Measured| crit.of(&m.point.lat_us) <= cap_us;
+    let mut n = 1u32;
+    let mut pass: Option<u32> = None;
+    let mut fail: Option<u32> = None;
+    loop {
+        let Some(m) = p.measure(step, bs, n)? else {
+            out.interrupted = true;
+            return Ok(());
+        };
+        let good = ok(&m);
+        out.measured.push(m);
+        if !good {
+            fail = Some(n);
+            break;
+        }
+        pass = Some(n);
+        if n >= max {
+            break;
+        }
+        n = (n * 2).min(max);
+    }
+    if let (Some(mut lo), Some(mut hi)) = (pass, fail) {
+        while hi - lo > 1 && hi - lo > lo / 8 {
+            let mid = lo + (hi - lo) / 2;
+            let Some(m) = p.measure(step, bs, mid)? else {
+                out.interrupted = true;
+                return Ok(());
+            };
+            if ok(&m) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+            out.measured.push(m);
+        }
+    }
+    Ok(())
+}
+
+/// Step 2's search: double the outstanding large I/Os until MB/s gains less than 5% over
+/// the previous point, or `max` is reached. No latency cap: like CALIBRATE_IO's max_mbps and
+/// ORION's large-I/O curve, this is the throughput ceiling.
+pub fn throughput_search<P: Prober>(
+    p: &mut P,
+    bs: u64,
+    max: u32,
+    out: &mut Outcome,
+) -> Result<(), P::Error> {
+    let mut n = 1u32;
+    let mut prev: Option<f64> = None;
+    loop {
+        let Some(m) = p.measure(Step::Large, bs, n)? else {
+            out.interrupted = true;
+            return Ok(());
+        };
+        let mbps = m.point.mbps;
+        out.measured.push(m);
+        if prev.is_some_and(|pv| mbps < pv * 1.05) || n >= max {
+            return Ok(());
+        }
+        prev = Some(mbps);
+        n = (n * 2).min(max);
+    }
+}
+
+/// Runs the three steps.
+pub fn calibrate<P: Prober>(p: &mut P, spec: &CalibrateSpec) -> Result<Outcome, P::Error> {
+    let mut out = Outcome::default();
+    let (cap, crit, max) = (spec.max_latency_us, spec.criterion, spec.max_outstanding);
+    knee_search(p, Step::Small, spec.small_bs, cap, crit, max, &mut out)?;
+    if !out.interrupted {
+        throughput_search(p, spec.large_bs, (max / 4).max(16), &mut out)?;
+    }
+    if !out.interrupted {
+        // One process at the (shallowest) depth where the array gave its best large-I/O MB/s.
+        let best = out
+            .points(Step::Large)
+            .reduce(|a, b| if b.mbps > a.mbps { b } else { a })
+            .map_or(1, |p| p.outstanding);
+        match p.measure(Step::Single, spec.large_bs, best)? {
+            Some(m) => out.measured.push(m),
+            None => out.interrupted = true,
+        }
+    }
+    Ok(out)
+}
+
+/// The CALIBRATE_IO figures of an outcome.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    /// Highest IOPS of a small-I/O point meeting the cap.
+    pub max_iops: Option<f64>,
+    /// That point's criterion latency, milliseconds.
+    pub latency: Option<f64>,
+    /// Outstanding I/Os of that point.
+    pub outstanding: Option<u32>,
+    /// Highest MB/s of a large-I/O point.
+    pub max_mbps: Option<f64>,
+    /// MB/s of one worker (one process) at the best large-I/O depth.
+    pub max_pmbps: Option<f64>,
+}
+
+pub fn figures(out: &Outcome, crit: Criterion, cap_us: f64) -> Figures {
+    let meets = |p: &&Point| crit.of(&p.lat_us) <= cap_us;
+    let best = out
+        .points(Step::Small)
+        .filter(meets)
+        .max_by(|a, b| a.iops.total_cmp(&b.iops));
+    Figures {
+        max_iops: best.map(|p| p.iops),
+        latency: best.map(|p| crit.of(&p.lat_us) / 1e3),
+        outstanding: best.map(|p| p.outstanding),
+        max_mbps: out
+            .points(Step::Large)
+            .map(|p| p.mbps)
+            .max_by(f64::total_cmp),
+        max_pmbps: out
+            .points(Step::Single)
+            .map(|p| p.mbps)
+            .max_by(f64::total_cmp),
+    }
+}
+
+/// Bytes each target's region spans, checking the region holds a large I/O on every target
+/// (so a bad --region fails before the preflight, not at the first large point).
+pub fn tested_bytes(spec: &CalibrateSpec, targets: &[Target]) -> Result<Vec<u64>, EngineError> {
+    let mut j = JobSpec::new(RwMode::RandRead);
+    j.bs = BlockSplit(vec![
+        crate::spec::BlockShare {
+            bs: spec.small_bs,
+            pct: 50,
+        },
+        crate::spec::BlockShare {
+            bs: spec.large_bs,
+            pct: 50,
+        },
+    ]);
+    j.region = spec.region;
+    let space = crate::layout(&j, targets)?;
+    Ok(space.extents().iter().map(|e| e.len).collect())
+}
+
+/// The real prober: each point is an engine job on the prepared targets.
+pub struct EngineProber<'a> {
+    pub targets: &'a [Target],
+    pub spec: &'a CalibrateSpec,
+    pub stop: &'a AtomicBool,
+    /// Called after each finished point (live display).
+    pub on_point: &'a mut dyn FnMut(&Point),
+    /// Most workers a point uses (the machine's cores: a database spreads I/O over processes).
+    pub cores: u32,
+    pub runs: u64,
+}
+
+/// Workers for `n` outstanding I/Os: the most, up to `cores`, that divide `n` evenly.
+pub fn workers_for(n: u32, cores: u32) -> u32 {
+    (1..=cores.clamp(1, n.max(1)))
+        .rev()
+        .find(|w| n.is_multiple_of(*w))
+        .unwrap_or(1)
+}
+
+impl EngineProber<'_> {
+    fn job(&self, rw: RwMode, bs: u64, qd: u32, workers: u32) -> JobSpec {
+        let mut j = JobSpec::new(rw);
+        j.read_pct = 100 - self.spec.write_pct;
+        j.bs = BlockSplit::single(bs);
+        j.qd = qd;
+        j.workers = workers;
+        j.engine = self.spec.engine;
+        j.direct = self.spec.direct;
+        j.region = self.spec.region;
+        j.seed = self.spec.seed.wrapping_add(self.runs);
+        j
+    }
+
+    fn flush_cache(&mut self) -> Result<(), EngineError> {
+        let Some(bytes) = self.spec.cache_size else {
+            return Ok(());
+        };
+        let mut j = self.job(RwMode::RandRead, self.spec.large_bs, 8, 1);
+        j.time = None;
+        j.ios = Some((bytes / self.spec.large_bs).max(1));
+        crate::run(&j, self.targets, self.stop, &mut |_| {})?;
+        Ok(())
+    }
+}
+
+impl Prober for EngineProber<'_> {
+    type Error = EngineError;
+
+    fn measure(
+        &mut self,
+        step: Step,
+        bs: u64,
+        outstanding: u32,
+    ) -> Result<Option<Measured>, EngineError> {
+        self.runs += 1;
+        self.flush_cache()?;
+        let rw = if self.spec.write_pct > 0 {
+            RwMode::RandRw
+        } else {
+            RwMode::RandRead
+        };
+        let workers = match step {
+            Step::Single => 1,
+            Step::Small | Step::Large => workers_for(outstanding, self.cores),
+        };
+        let mut j = self.job(rw, bs, outstanding / workers, workers);
+        j.time = Some(self.spec.point_time);
+        j.ramp = self.spec.point_ramp;
+        let outcome = crate::run(&j, self.targets, self.stop, &mut |_| {})?;
+        if outcome.interrupted {
+            return Ok(None);
+        }
+        let (total, elapsed): (iogauge_stats::PerDir<DirStats>, Nanos) =
+            measured_totals(&outcome.intervals);
+        let mut both = total.read.clone();
+        both += &total.write;
+        let point = Point {
+            step,
+            outstanding,
+            workers,
+            ios: both.ios,
+            iops: both.iops(elapsed),
+            mbps: both.mbps(elapsed),
+            lat_us: both.lat.summary(),
+        };
+        (self.on_point)(&point);
+        Ok(Some(Measured {
+            point,
+            intervals: outcome.intervals,
+            hist: both.lat,
+        }))
+    }
+}
+
+mod verdicts;
+pub use verdicts::verdicts;
+
+#[cfg(test)]
+mod tests;

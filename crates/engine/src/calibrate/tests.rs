@@ -1,0 +1,210 @@
+//! The search and verdicts on a deterministic device model: latency is the larger of the
+//! service time (base + transfer) and queue / capacity (Little's law at saturation).
+
+use super::*;
+use iogauge_stats::MIB;
+
+struct Model {
+    base_us: f64,
+    max_iops: f64,
+    /// MB/s ceiling for large I/O.
+    max_mbps: f64,
+    interrupt_after: Option<usize>,
+    calls: Vec<(Step, u32)>,
+}
+
+impl Model {
+    fn new(base_us: f64, max_iops: f64) -> Self {
+        Model {
+            base_us,
+            max_iops,
+            max_mbps: 500.0,
+            interrupt_after: None,
+            calls: vec![],
+        }
+    }
+}
+
+impl Prober for Model {
+    type Error = ();
+    fn measure(&mut self, step: Step, bs: u64, n: u32) -> Result<Option<Measured>, ()> {
+        if self.interrupt_after == Some(self.calls.len()) {
+            return Ok(None);
+        }
+        self.calls.push((step, n));
+        let cap_iops = self.max_iops.min(self.max_mbps * MIB / bs as f64);
+        let transfer_us = bs as f64 / (self.max_mbps * MIB) * 1e6;
+        let lat_us = (self.base_us + transfer_us).max(f64::from(n) / cap_iops * 1e6);
+        let iops = f64::from(n) / lat_us * 1e6;
+        let l = LatSummary {
+            mean: lat_us,
+            p50: lat_us,
+            p90: lat_us * 1.2,
+            p95: lat_us * 1.3,
+            p99: lat_us * 1.5,
+            p99_9: lat_us * 2.0,
+            max: lat_us * 3.0,
+        };
+        Ok(Some(Measured {
+            point: Point {
+                step,
+                outstanding: n,
+                workers: 1,
+                ios: iops as u64,
+                iops,
+                mbps: iops * bs as f64 / MIB,
+                lat_us: l,
+            },
+            intervals: vec![],
+            hist: LatHist::new(),
+        }))
+    }
+}
+
+fn spec(cap_us: f64, max: u32) -> CalibrateSpec {
+    CalibrateSpec {
+        small_bs: 8192,
+        large_bs: 1 << 20,
+        point_time: Duration::from_secs(1),
+        point_ramp: Duration::ZERO,
+        max_latency_us: cap_us,
+        criterion: Criterion::Mean,
+        disks: 1,
+        max_outstanding: max,
+        write_pct: 0,
+        cache_size: None,
+        engine: EngineKind::IoUring,
+        direct: true,
+        region: Region::default(),
+        seed: 1,
+    }
+}
+
+#[test]
+fn finds_the_knee_by_doubling_then_bisecting() {
+    // 500 µs base, 10k IOPS ceiling: saturated from 5 outstanding, latency reaches the
+    // 2 ms cap at 20.
+    let mut m = Model::new(500.0, 10_000.0);
+    let s = spec(2_000.0, 1024);
+    let out = calibrate(&mut m, &s).unwrap();
+    let small: Vec<u32> = m
+        .calls
+        .iter()
+        .filter(|c| c.0 == Step::Small)
+        .map(|c| c.1)
+        .collect();
+    assert_eq!(
+        &small[..6],
+        &[1, 2, 4, 8, 16, 32],
+        "doubling until the cap fails at 32"
+    );
+    assert!(small.len() > 6, "then bisects between 16 and 32: {small:?}");
+    let f = figures(&out, Criterion::Mean, 2_000.0);
+    assert_eq!(f.max_iops, Some(10_000.0));
+    let at = f.outstanding.unwrap();
+    assert!((16..=20).contains(&at), "knee at {at}, the model's is 20");
+    assert!(f.latency.unwrap() <= 2.0);
+    // Large I/O: 500 MB/s ceiling; single stream at 1 outstanding.
+    assert!(
+        (f.max_mbps.unwrap() - 500.0).abs() < 1.0,
+        "{:?}",
+        f.max_mbps
+    );
+    assert!(f.max_pmbps.unwrap() <= f.max_mbps.unwrap());
+    let single: Vec<&(Step, u32)> = m.calls.iter().filter(|c| c.0 == Step::Single).collect();
+    assert_eq!(
+        single,
+        [&(Step::Single, 2)],
+        "one process at the best large depth"
+    );
+    assert!(!out.interrupted);
+    let v = verdicts(&out, &s, Some(false));
+    assert!(v.iter().any(|x| x.contains("saturates near")), "{v:?}");
+}
+
+#[test]
+fn cap_never_met_reports_the_best_point_and_no_max_iops() {
+    let mut m = Model::new(5_000.0, 10_000.0);
+    let s = spec(2_000.0, 1024);
+    let out = calibrate(&mut m, &s).unwrap();
+    assert_eq!(
+        out.points(Step::Small).count(),
+        1,
+        "stops at the first failing point"
+    );
+    let f = figures(&out, Criterion::Mean, 2_000.0);
+    assert_eq!(f.max_iops, None);
+    let v = verdicts(&out, &s, None);
+    assert!(
+        v.iter()
+            .any(|x| x.contains("never met") && x.contains("best point")),
+        "{v:?}"
+    );
+}
+
+#[test]
+fn cap_always_met_runs_to_the_ceiling_and_says_it_is_a_lower_bound() {
+    let mut m = Model::new(100.0, 1e9);
+    m.max_mbps = 1e9;
+    let s = spec(1e9, 64);
+    let out = calibrate(&mut m, &s).unwrap();
+    let small: Vec<u32> = out.points(Step::Small).map(|p| p.outstanding).collect();
+    assert_eq!(small, [1, 2, 4, 8, 16, 32, 64]);
+    let v = verdicts(&out, &s, None);
+    assert!(v.iter().any(|x| x.contains("lower bound")), "{v:?}");
+}
+
+#[test]
+fn few_points_under_the_cap_and_cache_latency_are_called_out() {
+    // Cap met only at 1 and 2 outstanding; 200 µs on a "rotating" disk is a cache.
+    let mut m = Model::new(200.0, 5_000.0);
+    let s = spec(450.0, 1024);
+    let out = calibrate(&mut m, &s).unwrap();
+    let v = verdicts(&out, &s, Some(true));
+    assert!(v.iter().any(|x| x.contains("too few")), "{v:?}");
+    assert!(v.iter().any(|x| x.contains("rotating disk")), "{v:?}");
+    assert!(!verdicts(&out, &s, Some(false))
+        .iter()
+        .any(|x| x.contains("rotating")));
+}
+
+#[test]
+fn interruption_keeps_finished_points() {
+    let mut m = Model::new(100.0, 10_000.0);
+    m.interrupt_after = Some(3);
+    let out = calibrate(&mut m, &spec(2_000.0, 1024)).unwrap();
+    assert!(out.interrupted);
+    assert_eq!(out.measured.len(), 3);
+    assert!(
+        out.points(Step::Large).next().is_none(),
+        "no step after the interruption"
+    );
+}
+
+#[test]
+fn p99_criterion_moves_the_knee_down() {
+    let mut m = Model::new(500.0, 10_000.0);
+    let mut s = spec(2_000.0, 1024);
+    s.criterion = Criterion::P99;
+    let out = calibrate(&mut m, &s).unwrap();
+    let f = figures(&out, Criterion::P99, 2_000.0);
+    // p99 = 1.5 × mean: the cap binds at 13.3 outstanding instead of 20.
+    let at = f.outstanding.unwrap();
+    assert!((8..=13).contains(&at), "{at}");
+    assert!(f.latency.unwrap() <= 2.0);
+}
+
+#[test]
+fn workers_divide_the_outstanding_ios() {
+    for (n, cores, w) in [
+        (1, 2, 1),
+        (2, 2, 2),
+        (3, 2, 1),
+        (24, 2, 2),
+        (64, 8, 8),
+        (12, 8, 6),
+        (7, 8, 7),
+    ] {
+        assert_eq!(workers_for(n, cores), w, "n={n} cores={cores}");
+    }
+}

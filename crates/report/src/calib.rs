@@ -1,0 +1,167 @@
+//! The text of `iogauge calibrate` (and `iogauge show` of a calibration): preflight first,
+//! then the curves, the CALIBRATE_IO block and the verdicts. The head is printed before any
+//! I/O, the body at the end; `show` prints both, so a stored run reads as it did live.
+
+use iogauge_engine::calibrate::{Criterion, Step};
+use iogauge_engine::spec::fmt_size;
+use iogauge_probe::{BlockDev, DevKind, Preflight};
+use iogauge_stats::Bytes;
+use iogauge_store::CalibrationReport;
+use std::fmt::Write as _;
+
+/// Header and preflight.
+pub fn calibration_head(r: &CalibrationReport) -> String {
+    let o = &r.options;
+    let crit = match o.criterion {
+        Criterion::Mean => "mean",
+        Criterion::P95 => "p95",
+        Criterion::P99 => "p99",
+    };
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "iogauge calibrate: {} and {} random reads{}, cap {crit} <= {:.2} ms, {:.1} s per point, {}, {}",
+        fmt_size(o.small_bs),
+        fmt_size(o.large_bs),
+        if o.write_pct > 0 { format!(" with {}% writes", o.write_pct) } else { String::new() },
+        o.max_latency_us / 1e3,
+        o.point_time.as_secs_f64(),
+        o.engine,
+        if o.direct { "O_DIRECT" } else { "buffered" },
+    );
+    let _ = writeln!(s, "preflight:");
+    s.push_str(&preflight_text(&r.preflight));
+    s
+}
+
+/// The preflight block: one line per target, then warnings.
+pub fn preflight_text(p: &Preflight) -> String {
+    let mut s = String::new();
+    for t in &p.targets {
+        let mut line = format!("  target {}", t.path.display());
+        if let Some(fs) = &t.fs {
+            let _ = write!(line, " on {fs}");
+        }
+        if let Some(d) = &t.device {
+            let _ = write!(line, ", device {}", chain(d));
+        }
+        let _ = write!(line, "; tests {}", Bytes(t.tested_bytes));
+        if let (Some(dev), Some(pct)) = (t.device_bytes, t.span_pct) {
+            let _ = write!(line, " of {} ({pct:.1}%)", Bytes(dev));
+        }
+        let _ = writeln!(s, "{line}");
+    }
+    for a in &p.md_arrays {
+        let _ = writeln!(
+            s,
+            "  md {}: {} {}{}",
+            a.name,
+            a.level.as_deref().unwrap_or("?"),
+            a.status
+                .as_deref()
+                .map(|st| format!("[{st}]"))
+                .unwrap_or_default(),
+            if a.degraded { " DEGRADED" } else { "" }
+        );
+    }
+    for w in &p.warnings {
+        let _ = writeln!(s, "  WARNING: {w}");
+    }
+    s
+}
+
+/// `md0 (md raid1) -> sda1 (partition) -> sda (disk, rotational, mq-deadline) + ...`
+fn chain(d: &BlockDev) -> String {
+    let mut facts: Vec<String> = vec![match d.kind {
+        DevKind::Disk => "disk".into(),
+        DevKind::Partition => "partition".into(),
+        DevKind::Loop => match &d.loop_backing_file {
+            Some(f) => format!("loop over {}", f.display()),
+            None => "loop".into(),
+        },
+        DevKind::Md => format!("md {}", d.md_level.as_deref().unwrap_or(""))
+            .trim_end()
+            .to_string(),
+        DevKind::Dm => format!("dm {}", d.dm_name.as_deref().unwrap_or(""))
+            .trim_end()
+            .to_string(),
+        DevKind::Other => "device".into(),
+    }];
+    if d.below.is_empty() || d.kind == DevKind::Disk {
+        if let Some(r) = d.rotational {
+            facts.push(if r { "rotational" } else { "non-rotational" }.into());
+        }
+        if let Some(sched) = &d.scheduler {
+            facts.push(format!("scheduler {sched}"));
+        }
+    }
+    let mut s = format!("{} ({})", d.name, facts.join(", "));
+    if !d.below.is_empty() {
+        let below: Vec<String> = d.below.iter().map(chain).collect();
+        let _ = write!(s, " -> {}", below.join(" + "));
+    }
+    s
+}
+
+/// The curves, the CALIBRATE_IO block and the verdicts.
+pub fn calibration_body(r: &CalibrationReport) -> String {
+    let crit = r.options.criterion;
+    let cap = r.options.max_latency_us;
+    let mut s = String::new();
+    let _ = writeln!(s);
+    let _ = writeln!(
+        s,
+        "{:<8}{:>12}{:>8}{:>11}{:>10} | latency us {:>9}{:>9}{:>9}{:>9}",
+        "step", "outstanding", "workers", "IOPS", "MiB/s", "mean", "p50", "p95", "p99"
+    );
+    for p in &r.points {
+        let p = &p.point;
+        let step = match p.step {
+            Step::Small => "small",
+            Step::Large => "large",
+            Step::Single => "single",
+        };
+        let l = &p.lat_us;
+        let mark = if p.step == Step::Small && crit.of(l) > cap {
+            "  over cap"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            s,
+            "{step:<8}{:>12}{:>8}{:>11.0}{:>10.1} |            {:>9.0}{:>9.0}{:>9.0}{:>9.0}{mark}",
+            p.outstanding, p.workers, p.iops, p.mbps, l.mean, l.p50, l.p95, l.p99
+        );
+    }
+    let _ = writeln!(s);
+    let opt = |v: Option<f64>, prec: usize| v.map_or("-".to_string(), |x| format!("{x:.prec$}"));
+    let _ = writeln!(s, "max_iops   = {}", opt(r.max_iops, 0));
+    let _ = writeln!(
+        s,
+        "latency    = {}{}",
+        r.latency.map_or("-".to_string(), |l| format!("{l:.2} ms")),
+        r.outstanding
+            .map(|n| format!(" (at {n} outstanding)"))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(s, "max_mbps   = {}", opt(r.max_mbps, 1));
+    let _ = writeln!(s, "max_pmbps  = {}", opt(r.max_pmbps, 1));
+    let _ = writeln!(s, "disks      = {}", r.num_disks);
+    let _ = writeln!(s, "start_time = {}", r.start_time);
+    let _ = writeln!(s, "end_time   = {}", r.end_time);
+    if !r.verdicts.is_empty() {
+        let _ = writeln!(s, "verdicts:");
+        for v in &r.verdicts {
+            let _ = writeln!(s, "  - {v}");
+        }
+    }
+    s
+}
+
+/// One live line per finished point.
+pub fn point_line(p: &iogauge_engine::calibrate::Point) -> String {
+    format!(
+        "{:?} {} outstanding: {:.0} IOPS, {:.1} MiB/s, mean {:.0} us",
+        p.step, p.outstanding, p.iops, p.mbps, p.lat_us.mean
+    )
+}

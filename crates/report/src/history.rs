@@ -1,0 +1,43 @@
+//! `iogauge history`: one line per stored run, newest first, with the columns of Oracle's
+//! DBA_RSRC_IO_CALIBRATE (start, end, max_iops, max_mbps, max_pmbps, latency, disks).
+
+use iogauge_store::{RunRow, RunStatus};
+use std::fmt::Write as _;
+
+pub fn history_table(rows: &[RunRow]) -> String {
+    let mut s = String::new();
+    if rows.is_empty() {
+        s.push_str("no stored runs\n");
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "{:>5}  {:<24} {:<24} {:<10} {:>9} {:>9} {:>9} {:>9} {:>5}  target",
+        "id", "start", "end", "kind", "max_iops", "max_mbps", "max_pmbps", "lat_ms", "disks"
+    );
+    let opt = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |x| format!("{x:.p$}"));
+    for r in rows {
+        let kind = match r.status {
+            RunStatus::Complete => r.kind.clone(),
+            RunStatus::Interrupted => format!("{}*", r.kind),
+        };
+        let _ = writeln!(
+            s,
+            "{:>5}  {:<24} {:<24} {:<10} {:>9} {:>9} {:>9} {:>9} {:>5}  {}",
+            r.id,
+            r.started_at,
+            r.ended_at,
+            kind,
+            opt(r.max_iops, 0),
+            opt(r.max_mbps, 1),
+            opt(r.max_pmbps, 1),
+            opt(r.latency_ms, 2),
+            r.disks.map_or("-".to_string(), |d| d.to_string()),
+            r.target
+        );
+    }
+    if rows.iter().any(|r| r.status == RunStatus::Interrupted) {
+        s.push_str("* interrupted: figures cover the part that ran\n");
+    }
+    s
+}
