@@ -98,6 +98,12 @@ pub struct CalibrateArgs {
     /// cache (ORION -cache_size).
     #[arg(long, value_parser = size)]
     pub cache_size: Option<u64>,
+    /// Also run ORION's small × large mixed matrix (small I/Os while large ones stream).
+    #[arg(long)]
+    pub matrix: bool,
+    /// With --matrix: write iops.csv, mbps.csv and lat.csv (ORION's layout) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub csv: Option<PathBuf>,
     /// Part of each target to use: 0%..25%, 1G..2G.
     #[arg(long, default_value = "0%..100%", value_parser = str::parse::<Region>)]
     pub region: Region,

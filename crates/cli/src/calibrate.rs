@@ -110,9 +110,32 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
     }
     out.flush()?;
     eprintln!("stored as run {id} in {}", store.path().display());
+    if let Some(dir) = &opts.csv {
+        write_csv(dir, &report)?;
+        eprintln!("matrix written to {}", dir.display());
+    }
     Ok(if report.interrupted {
         ExitCode::from(INTERRUPTED)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Writes ORION's matrix files into `dir` (created if missing), never replacing a file.
+fn write_csv(dir: &std::path::Path, report: &CalibrationReport) -> anyhow::Result<()> {
+    if !dir.is_dir() {
+        std::fs::create_dir(dir)
+            .with_context(|| format!("--csv {}: creating the directory", dir.display()))?;
+    }
+    for (name, text) in iogauge_report::matrix_csv(&report.matrix) {
+        let path = dir.join(name);
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .with_context(|| format!("--csv: creating {}", path.display()))?;
+        f.write_all(text.as_bytes())
+            .with_context(|| format!("--csv: writing {}", path.display()))?;
+    }
+    Ok(())
 }

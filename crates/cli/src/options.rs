@@ -100,6 +100,33 @@ impl RunOptions {
     }
 }
 
+/// The matrix files iogauge writes with --csv; it never replaces a file it did not create.
+pub const CSV_FILES: [&str; 3] = ["iops.csv", "mbps.csv", "lat.csv"];
+
+fn check_csv_dir(dir: &std::path::Path, matrix: bool) -> Result<(), UsageError> {
+    if !matrix {
+        return usage("--csv writes the matrix files: add --matrix");
+    }
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    if !dir.is_dir() && !parent.is_dir() {
+        return usage(format!(
+            "--csv {}: directory {} does not exist; create it or choose another --csv",
+            dir.display(),
+            parent.display()
+        ));
+    }
+    if let Some(f) = CSV_FILES.iter().find(|f| dir.join(f).exists()) {
+        return usage(format!(
+            "--csv {}: {f} already exists and iogauge does not overwrite files; choose an empty directory",
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
 /// The targets of a command: the scratch file when none is given (then `true`).
 fn target_specs(
     targets: Vec<PathBuf>,
@@ -141,6 +168,7 @@ pub struct CalibrateOptions {
     pub scratch: bool,
     pub json: bool,
     pub store: Option<PathBuf>,
+    pub csv: Option<PathBuf>,
 }
 
 impl CalibrateOptions {
@@ -166,6 +194,9 @@ impl CalibrateOptions {
         if a.cache_size == Some(0) {
             return usage("--cache-size must be above 0");
         }
+        if let Some(dir) = &a.csv {
+            check_csv_dir(dir, a.matrix)?;
+        }
         let spec = CalibrateSpec {
             small_bs: a.block,
             large_bs: a.large_block,
@@ -177,6 +208,7 @@ impl CalibrateOptions {
             max_outstanding: CalibrateSpec::ceiling(a.disks),
             write_pct: a.write_pct,
             cache_size: a.cache_size,
+            matrix: a.matrix,
             engine: a.engine,
             direct: !a.buffered,
             region: a.region,
@@ -194,6 +226,7 @@ impl CalibrateOptions {
             scratch,
             json: a.json,
             store: a.store.store,
+            csv: a.csv,
         })
     }
 }

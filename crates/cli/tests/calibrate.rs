@@ -47,8 +47,12 @@ fn calibration_figures_store_and_show() {
     let _g = heavy();
     let d = workdir();
     let t = d.path().join("cal");
+    // --cache-size: unmeasured large reads before each point (ORION's cache flush).
     let out = bin()
-        .args(quick(t.to_str().unwrap(), &["--json"]))
+        .args(quick(
+            t.to_str().unwrap(),
+            &["--json", "--cache-size", "4m"],
+        ))
         .output()
         .unwrap();
     assert!(
@@ -161,7 +165,8 @@ fn ctrl_c_stores_the_finished_points_as_interrupted() {
     let _g = heavy();
     let d = workdir();
     let t = d.path().join("cal");
-    let mut args = quick(t.to_str().unwrap(), &["--json"]);
+    // Writes mixed in (ORION -write): allowed on iogauge's own file.
+    let mut args = quick(t.to_str().unwrap(), &["--json", "--write-pct", "30"]);
     for a in args.iter_mut().filter(|a| *a == "500ms") {
         *a = "1s".into();
     }
@@ -178,6 +183,7 @@ fn ctrl_c_stores_the_finished_points_as_interrupted() {
     );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["interrupted"], true);
+    assert_eq!(v["options"]["write_pct"], 30);
     let n = v["points"].as_array().unwrap().len();
     assert!(n >= 2, "finished points kept: {n}");
     let id = stored_id(&out.stderr);
@@ -242,4 +248,71 @@ fn calibrate_errors() {
             "{args:?}: {err}"
         );
     }
+}
+
+#[test]
+fn matrix_writes_orion_csv_files_and_never_overwrites() {
+    let _g = heavy();
+    let d = workdir();
+    let t = d.path().join("cal");
+    let csv = d.path().join("csv");
+    let mut args = quick(
+        t.to_str().unwrap(),
+        &["--matrix", "--csv", csv.to_str().unwrap(), "--json"],
+    );
+    // A tight cap keeps the matrix small: its small levels end at the max_iops depth.
+    let cap = args.iter().position(|a| a == "50ms").unwrap();
+    args[cap] = "2ms".into();
+    let out = bin().args(&args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cells = v["matrix"].as_array().expect("matrix in the document");
+    let iops = std::fs::read_to_string(csv.join("iops.csv")).unwrap();
+    let rows: Vec<&str> = iops.lines().collect();
+    let small_levels = rows[0].split(',').count() - 1;
+    let large_levels = rows.len() - 1;
+    assert_eq!(
+        cells.len(),
+        small_levels * large_levels - 1,
+        "every cell but (0, 0)\n{iops}"
+    );
+    assert!(rows[0].starts_with("large\\small iops,0,1"), "{iops}");
+    assert!(rows[1].starts_with("0,,"), "no I/O in the corner: {iops}");
+    for f in ["mbps.csv", "lat.csv"] {
+        assert_eq!(
+            std::fs::read_to_string(csv.join(f))
+                .unwrap()
+                .lines()
+                .count(),
+            rows.len(),
+            "{f}"
+        );
+    }
+    // Large I/O in a cell with small I/O: both ran together.
+    let mixed = cells
+        .iter()
+        .find(|c| u(&c["small"]) > 0 && u(&c["large"]) > 0)
+        .unwrap();
+    assert!(
+        f(&mixed["small_iops"]) > 0.0 && f(&mixed["large_mbps"]) > 0.0,
+        "{mixed}"
+    );
+    // A second run refuses to replace the files, before measuring anything.
+    let again = bin().args(&args).output().unwrap();
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(2), "{err}");
+    assert!(err.contains("iops.csv already exists"), "{err}");
+    let err = String::from_utf8_lossy(
+        &bin()
+            .args(["calibrate", "--csv", "x"])
+            .output()
+            .unwrap()
+            .stderr,
+    )
+    .into_owned();
+    assert!(err.contains("--matrix"), "{err}");
 }

@@ -92,8 +92,15 @@ pub trait Prober {
         bs: u64,
         outstanding: u32,
     ) -> Result<Option<Measured>, Self::Error>;
+    /// Small and large random reads at the same time (one cell of ORION's matrix).
+    fn measure_mixed(
+        &mut self,
+        small_bs: u64,
+        small: u32,
+        large_bs: u64,
+        large: u32,
+    ) -> Result<Option<Cell>, Self::Error>;
 }
-
 /// What to calibrate, validated.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CalibrateSpec {
@@ -113,6 +120,9 @@ pub struct CalibrateSpec {
     pub write_pct: u8,
     /// Unmeasured large reads over this many bytes before each point (ORION -cache_size).
     pub cache_size: Option<u64>,
+    /// Also run ORION's small × large mixed matrix.
+    #[serde(default)]
+    pub matrix: bool,
     pub engine: EngineKind,
     pub direct: bool,
     pub region: Region,
@@ -131,6 +141,8 @@ impl CalibrateSpec {
 #[derive(Clone, Debug, Default)]
 pub struct Outcome {
     pub measured: Vec<Measured>,
+    /// ORION's matrix, when asked for.
+    pub matrix: Vec<Cell>,
     pub interrupted: bool,
 }
 
@@ -239,6 +251,9 @@ pub fn calibrate<P: Prober>(p: &mut P, spec: &CalibrateSpec) -> Result<Outcome, 
             None => out.interrupted = true,
         }
     }
+    if spec.matrix && !out.interrupted {
+        matrix::run(p, spec, &mut out)?;
+    }
     Ok(out)
 }
 
@@ -346,6 +361,67 @@ impl EngineProber<'_> {
 impl Prober for EngineProber<'_> {
     type Error = EngineError;
 
+    fn measure_mixed(
+        &mut self,
+        small_bs: u64,
+        small: u32,
+        large_bs: u64,
+        large: u32,
+    ) -> Result<Option<Cell>, EngineError> {
+        self.runs += 1;
+        self.flush_cache()?;
+        let rw = if self.spec.write_pct > 0 {
+            RwMode::RandRw
+        } else {
+            RwMode::RandRead
+        };
+        let job = |bs: u64, n: u32| {
+            let w = workers_for(n, self.cores);
+            let mut j = self.job(rw, bs, n / w, w);
+            j.time = Some(self.spec.point_time);
+            j.ramp = self.spec.point_ramp;
+            j
+        };
+        let jobs: Vec<JobSpec> = [(small_bs, small), (large_bs, large)]
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|&(bs, n)| job(bs, n))
+            .collect();
+        let (targets, stop) = (self.targets, self.stop);
+        let results: Vec<Result<crate::JobOutcome, EngineError>> = std::thread::scope(|sc| {
+            let handles: Vec<_> = jobs
+                .iter()
+                .map(|j| sc.spawn(move || crate::run(j, targets, stop, &mut |_| {})))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("matrix job thread"))
+                .collect()
+        });
+        let mut totals = Vec::new();
+        for r in results {
+            let o = r?;
+            if o.interrupted {
+                return Ok(None);
+            }
+            let (t, el) = measured_totals(&o.intervals);
+            let mut both = t.read.clone();
+            both += &t.write;
+            totals.push((both, el));
+        }
+        let mut it = totals.into_iter();
+        let s = if small > 0 { it.next() } else { None };
+        let l = if large > 0 { it.next() } else { None };
+        let cell = Cell {
+            small,
+            large,
+            small_iops: s.as_ref().map_or(0.0, |(d, el)| d.iops(*el)),
+            small_lat_us: s.as_ref().map(|(d, _)| d.lat.summary()).unwrap_or_default(),
+            large_mbps: l.as_ref().map_or(0.0, |(d, el)| d.mbps(*el)),
+        };
+        Ok(Some(cell))
+    }
+
     fn measure(
         &mut self,
         step: Step,
@@ -392,7 +468,9 @@ impl Prober for EngineProber<'_> {
     }
 }
 
+mod matrix;
 mod verdicts;
+pub use matrix::{levels, Cell};
 pub use verdicts::verdicts;
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! then the curves, the CALIBRATE_IO block and the verdicts. The head is printed before any
 //! I/O, the body at the end; `show` prints both, so a stored run reads as it did live.
 
-use iogauge_engine::calibrate::{Criterion, Step};
+use iogauge_engine::calibrate::{Cell, Criterion, Step};
 use iogauge_engine::spec::fmt_size;
 use iogauge_probe::{BlockDev, DevKind, Preflight};
 use iogauge_stats::Bytes;
@@ -133,6 +133,10 @@ pub fn calibration_body(r: &CalibrationReport) -> String {
             p.outstanding, p.workers, p.iops, p.mbps, l.mean, l.p50, l.p95, l.p99
         );
     }
+    if !r.matrix.is_empty() {
+        let _ = writeln!(s, "\nmatrix: small-I/O IOPS / large-I/O MiB/s, rows = outstanding large, columns = outstanding small");
+        s.push_str(&matrix_table(&r.matrix));
+    }
     let _ = writeln!(s);
     let opt = |v: Option<f64>, prec: usize| v.map_or("-".to_string(), |x| format!("{x:.prec$}"));
     let _ = writeln!(s, "max_iops   = {}", opt(r.max_iops, 0));
@@ -164,4 +168,116 @@ pub fn point_line(p: &iogauge_engine::calibrate::Point) -> String {
         "{:?} {} outstanding: {:.0} IOPS, {:.1} MiB/s, mean {:.0} us",
         p.step, p.outstanding, p.iops, p.mbps, p.lat_us.mean
     )
+}
+
+/// The matrix's levels (small, large) in order.
+fn matrix_levels(cells: &[Cell]) -> (Vec<u32>, Vec<u32>) {
+    let mut small: Vec<u32> = cells.iter().map(|c| c.small).collect();
+    let mut large: Vec<u32> = cells.iter().map(|c| c.large).collect();
+    small.sort_unstable();
+    small.dedup();
+    large.sort_unstable();
+    large.dedup();
+    (small, large)
+}
+
+fn matrix_table(cells: &[Cell]) -> String {
+    let (small, large) = matrix_levels(cells);
+    let mut s = format!("{:>6}", "");
+    for x in &small {
+        let _ = write!(s, "{x:>14}");
+    }
+    s.push('\n');
+    for l in &large {
+        let _ = write!(s, "{l:>6}");
+        for x in &small {
+            match cells.iter().find(|c| c.small == *x && c.large == *l) {
+                Some(c) => {
+                    let _ = write!(
+                        s,
+                        "{:>14}",
+                        format!("{:.0}/{:.0}", c.small_iops, c.large_mbps)
+                    );
+                }
+                None => {
+                    let _ = write!(s, "{:>14}", "-");
+                }
+            }
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// ORION's three matrix files: `iops.csv` (small IOPS), `mbps.csv` (large MiB/s) and
+/// `lat.csv` (small mean latency, µs); rows are outstanding large I/Os, columns outstanding
+/// small I/Os, the cell without I/O left empty.
+pub fn matrix_csv(cells: &[Cell]) -> [(&'static str, String); 3] {
+    let (small, large) = matrix_levels(cells);
+    let table = |corner: &str, f: &dyn Fn(&Cell) -> Option<f64>| {
+        let mut s = corner.to_string();
+        for x in &small {
+            let _ = write!(s, ",{x}");
+        }
+        s.push('\n');
+        for l in &large {
+            let _ = write!(s, "{l}");
+            for x in &small {
+                let v = cells
+                    .iter()
+                    .find(|c| c.small == *x && c.large == *l)
+                    .and_then(f);
+                let _ = write!(s, ",{}", v.map_or(String::new(), |v| format!("{v:.1}")));
+            }
+            s.push('\n');
+        }
+        s
+    };
+    [
+        (
+            "iops.csv",
+            table("large\\small iops", &|c| Some(c.small_iops)),
+        ),
+        (
+            "mbps.csv",
+            table("large\\small mbps", &|c| Some(c.large_mbps)),
+        ),
+        // No small I/O, no small latency: left empty rather than a misleading 0.
+        (
+            "lat.csv",
+            table("large\\small lat_us", &|c| {
+                (c.small > 0).then_some(c.small_lat_us.mean)
+            }),
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iogauge_stats::LatSummary;
+
+    #[test]
+    fn csv_rows_are_large_levels_and_columns_small_levels() {
+        let cell = |small, large| Cell {
+            small,
+            large,
+            small_iops: f64::from(small * 100),
+            small_lat_us: LatSummary {
+                mean: 50.0,
+                ..Default::default()
+            },
+            large_mbps: f64::from(large * 10),
+        };
+        let cells = vec![cell(1, 0), cell(2, 0), cell(0, 1), cell(1, 1), cell(2, 1)];
+        let [iops, mbps, lat] = matrix_csv(&cells);
+        assert_eq!(iops.0, "iops.csv");
+        assert_eq!(
+            iops.1,
+            "large\\small iops,0,1,2\n0,,100.0,200.0\n1,0.0,100.0,200.0\n"
+        );
+        assert_eq!(mbps.1.lines().nth(2), Some("1,10.0,10.0,10.0"));
+        assert_eq!(lat.1.lines().nth(1), Some("0,,50.0,50.0"));
+        assert_eq!(lat.1.lines().nth(2), Some("1,,50.0,50.0"));
+    }
 }

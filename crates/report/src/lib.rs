@@ -4,7 +4,7 @@
 mod calib;
 mod history;
 
-pub use calib::{calibration_body, calibration_head, point_line, preflight_text};
+pub use calib::{calibration_body, calibration_head, matrix_csv, point_line, preflight_text};
 pub use history::history_table;
 
 use iogauge_engine::spec::fmt_size;

@@ -3,7 +3,7 @@
 //! curves with its interval series, and the verdicts.
 
 use crate::{IntervalReport, SCHEMA};
-use iogauge_engine::calibrate::{figures, CalibrateSpec, Outcome, Point};
+use iogauge_engine::calibrate::{figures, CalibrateSpec, Cell, Outcome, Point};
 use iogauge_engine::TargetInfo;
 use iogauge_probe::Preflight;
 use serde::{Deserialize, Serialize};
@@ -40,6 +40,9 @@ pub struct CalibrationReport {
     pub max_pmbps: Option<f64>,
     pub num_disks: u32,
     pub points: Vec<PointReport>,
+    /// ORION's small × large matrix (with --matrix).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matrix: Vec<Cell>,
     pub verdicts: Vec<String>,
     pub warnings: Vec<String>,
 }
@@ -81,6 +84,7 @@ impl CalibrationReport {
                     intervals: m.intervals.iter().map(IntervalReport::of).collect(),
                 })
                 .collect(),
+            matrix: out.matrix.clone(),
             verdicts,
             warnings,
         }

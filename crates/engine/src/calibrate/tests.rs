@@ -27,6 +27,26 @@ impl Model {
 
 impl Prober for Model {
     type Error = ();
+    fn measure_mixed(
+        &mut self,
+        _: u64,
+        small: u32,
+        _: u64,
+        large: u32,
+    ) -> Result<Option<Cell>, ()> {
+        // Small and large share the device: each slows the other.
+        let (s, l) = (f64::from(small), f64::from(large));
+        Ok(Some(Cell {
+            small,
+            large,
+            small_iops: s * 1000.0 / (1.0 + l),
+            small_lat_us: LatSummary {
+                mean: 100.0 * (1.0 + l),
+                ..Default::default()
+            },
+            large_mbps: l * 100.0 / (1.0 + s),
+        }))
+    }
     fn measure(&mut self, step: Step, bs: u64, n: u32) -> Result<Option<Measured>, ()> {
         if self.interrupt_after == Some(self.calls.len()) {
             return Ok(None);
@@ -73,6 +93,7 @@ fn spec(cap_us: f64, max: u32) -> CalibrateSpec {
         max_outstanding: max,
         write_pct: 0,
         cache_size: None,
+        matrix: false,
         engine: EngineKind::IoUring,
         direct: true,
         region: Region::default(),
@@ -207,4 +228,29 @@ fn workers_divide_the_outstanding_ios() {
     ] {
         assert_eq!(workers_for(n, cores), w, "n={n} cores={cores}");
     }
+}
+
+#[test]
+fn matrix_runs_every_cell_but_the_empty_one() {
+    let mut m = Model::new(500.0, 10_000.0);
+    let mut s = spec(2_000.0, 1024);
+    s.matrix = true;
+    let out = calibrate(&mut m, &s).unwrap();
+    let (small, large) = levels(&s, &out);
+    let at = figures(&out, Criterion::Mean, 2_000.0).outstanding.unwrap();
+    assert_eq!(small.first(), Some(&0));
+    assert_eq!(
+        small.last(),
+        Some(&at),
+        "small levels end at the max_iops depth"
+    );
+    assert_eq!(large, [0, 1, 2], "large levels end at the best large depth");
+    assert_eq!(out.matrix.len(), small.len() * large.len() - 1);
+    assert!(!out.matrix.iter().any(|c| c.small == 0 && c.large == 0));
+    let c = out
+        .matrix
+        .iter()
+        .find(|c| c.small == 4 && c.large == 2)
+        .unwrap();
+    assert!((c.small_iops - 4000.0 / 3.0).abs() < 1e-9);
 }
