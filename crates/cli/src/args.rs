@@ -33,6 +33,34 @@ pub enum Command {
     Show(ShowArgs),
 }
 
+/// The targets and how they are accessed (shared by `run` and `calibrate`).
+#[derive(Args, Debug)]
+pub struct TargetArgs {
+    /// File or block device to test; repeat (or separate with commas) for several, and I/Os
+    /// spread over all of them. A missing file is created at --size and pre-filled.
+    /// Default: ./iogauge-scratch/data (created, 1G).
+    #[arg(long = "target", value_name = "PATH", value_delimiter = ',')]
+    pub targets: Vec<PathBuf>,
+    /// Bytes to test on each target, and the size of files iogauge creates (8k, 1m, 2G).
+    #[arg(long, value_parser = size)]
+    pub size: Option<u64>,
+    /// Part of each target to use: 0%..25% (outer quarter of an HDD), 75%..100%, 1G..2G.
+    #[arg(long, default_value = "0%..100%", value_parser = str::parse::<Region>)]
+    pub region: Region,
+    /// I/O engine: io_uring or psync.
+    #[arg(long, default_value = "io_uring", value_parser = str::parse::<EngineKind>)]
+    pub engine: EngineKind,
+    /// Go through the page cache instead of O_DIRECT.
+    #[arg(long)]
+    pub buffered: bool,
+    /// Hand existing files or block devices over for writing: their contents are destroyed.
+    #[arg(long)]
+    pub allow_overwrite: bool,
+    /// Seed for the offset generators (same seed, same offsets).
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
 /// Where results are stored.
 #[derive(Args, Debug)]
 pub struct StoreArgs {
@@ -64,13 +92,8 @@ pub struct ShowArgs {
 
 #[derive(Args, Debug)]
 pub struct CalibrateArgs {
-    /// File or block device to calibrate; repeat or comma-separate for several.
-    /// Default: ./iogauge-scratch/data (created, 1G).
-    #[arg(long = "target", value_name = "PATH", value_delimiter = ',')]
-    pub targets: Vec<PathBuf>,
-    /// Bytes to test on each target, and the size of files iogauge creates.
-    #[arg(long, value_parser = size)]
-    pub size: Option<u64>,
+    #[command(flatten)]
+    pub io: TargetArgs,
     /// Latency cap for max_iops (CALIBRATE_IO's max_latency).
     #[arg(long, default_value = "20ms", value_parser = duration)]
     pub max_latency: Duration,
@@ -104,21 +127,6 @@ pub struct CalibrateArgs {
     /// With --matrix: write iops.csv, mbps.csv and lat.csv (ORION's layout) into DIR.
     #[arg(long, value_name = "DIR")]
     pub csv: Option<PathBuf>,
-    /// Part of each target to use: 0%..25%, 1G..2G.
-    #[arg(long, default_value = "0%..100%", value_parser = str::parse::<Region>)]
-    pub region: Region,
-    /// I/O engine: io_uring or psync.
-    #[arg(long, default_value = "io_uring", value_parser = str::parse::<EngineKind>)]
-    pub engine: EngineKind,
-    /// Go through the page cache instead of O_DIRECT.
-    #[arg(long)]
-    pub buffered: bool,
-    /// Hand existing files or block devices over for writing (with --write-pct).
-    #[arg(long)]
-    pub allow_overwrite: bool,
-    /// Seed for the offset generators.
-    #[arg(long)]
-    pub seed: Option<u64>,
     #[command(flatten)]
     pub store: StoreArgs,
     /// Print the result as JSON on stdout.
@@ -144,14 +152,8 @@ fn duration(s: &str) -> Result<Duration, String> {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// File or block device to test; repeat (or separate with commas) for several, and I/Os
-    /// spread over all of them. A missing file is created at --size and pre-filled.
-    /// Default: ./iogauge-scratch/data (created, 1G).
-    #[arg(long = "target", value_name = "PATH", value_delimiter = ',')]
-    pub targets: Vec<PathBuf>,
-    /// Bytes to test on each target, and the size of files iogauge creates (8k, 1m, 2G).
-    #[arg(long, value_parser = size)]
-    pub size: Option<u64>,
+    #[command(flatten)]
+    pub io: TargetArgs,
     /// read | write | randread | randwrite | randrw.
     #[arg(long, default_value = "randread", value_parser = str::parse::<RwMode>)]
     pub rw: RwMode,
@@ -179,27 +181,12 @@ pub struct RunArgs {
     /// Cap on total I/Os per second over all workers.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub rate_iops: Option<u64>,
-    /// Part of each target to use: 0%..25% (outer quarter of an HDD), 75%..100%, 1G..2G.
-    #[arg(long, default_value = "0%..100%", value_parser = str::parse::<Region>)]
-    pub region: Region,
     /// Offset distribution: uniform, zipf:THETA, hotspot:SIZE@OFFSET:EVERY.
     #[arg(long, default_value = "uniform", value_parser = str::parse::<Dist>)]
     pub dist: Dist,
-    /// I/O engine: io_uring or psync.
-    #[arg(long, default_value = "io_uring", value_parser = str::parse::<EngineKind>)]
-    pub engine: EngineKind,
-    /// Go through the page cache instead of O_DIRECT.
-    #[arg(long)]
-    pub buffered: bool,
-    /// Hand existing files or block devices over for writing: their contents are destroyed.
-    #[arg(long)]
-    pub allow_overwrite: bool,
     /// Length of one interval of the time series.
     #[arg(long, default_value = "1s", value_parser = duration)]
     pub interval: Duration,
-    /// Seed for the offset generators (same seed, same offsets).
-    #[arg(long)]
-    pub seed: Option<u64>,
     #[command(flatten)]
     pub store: StoreArgs,
     /// Print the result as JSON on stdout.

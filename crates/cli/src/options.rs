@@ -58,15 +58,15 @@ impl RunOptions {
         spec.ios = a.ios;
         spec.ramp = a.ramp;
         spec.rate_iops = a.rate_iops;
-        spec.region = a.region;
+        spec.region = a.io.region;
         spec.dist = a.dist;
-        spec.engine = a.engine;
-        spec.direct = !a.buffered;
+        spec.engine = a.io.engine;
+        spec.direct = !a.io.buffered;
         if a.interval < Duration::from_millis(100) || a.interval > Duration::from_secs(3600) {
             return usage("--interval must be between 100ms and 1h");
         }
         spec.interval = a.interval;
-        if let Some(s) = a.seed {
+        if let Some(s) = a.io.seed {
             spec.seed = s;
         }
         if !spec.rw.is_random() && spec.dist != iogauge_engine::spec::Dist::Uniform {
@@ -75,7 +75,7 @@ impl RunOptions {
                 spec.rw
             ));
         }
-        if let Some(size) = a.size {
+        if let Some(size) = a.io.size {
             if size < spec.bs.max() {
                 return usage(format!(
                     "--size {} is smaller than the block size {}; use a larger --size",
@@ -84,12 +84,12 @@ impl RunOptions {
                 ));
             }
         }
-        let (targets, scratch) = target_specs(a.targets, a.size)?;
+        let (targets, scratch) = target_specs(a.io.targets, a.io.size)?;
         Ok(RunOptions {
             access: Access {
                 direct: spec.direct,
                 write: spec.rw.writes(),
-                allow_overwrite: a.allow_overwrite,
+                allow_overwrite: a.io.allow_overwrite,
             },
             spec,
             targets,
@@ -182,7 +182,7 @@ impl CalibrateOptions {
         if a.large_block < a.block {
             return usage("--large-block must not be smaller than --block");
         }
-        if let Some(size) = a.size {
+        if let Some(size) = a.io.size {
             if size < a.large_block {
                 return usage(format!(
                     "--size {} is smaller than the large block {}; use a larger --size",
@@ -209,17 +209,17 @@ impl CalibrateOptions {
             write_pct: a.write_pct,
             cache_size: a.cache_size,
             matrix: a.matrix,
-            engine: a.engine,
-            direct: !a.buffered,
-            region: a.region,
-            seed: a.seed.unwrap_or(0x0106_a06e),
+            engine: a.io.engine,
+            direct: !a.io.buffered,
+            region: a.io.region,
+            seed: a.io.seed.unwrap_or(0x0106_a06e),
         };
-        let (targets, scratch) = target_specs(a.targets, a.size)?;
+        let (targets, scratch) = target_specs(a.io.targets, a.io.size)?;
         Ok(CalibrateOptions {
             access: Access {
                 direct: spec.direct,
                 write: spec.write_pct > 0,
-                allow_overwrite: a.allow_overwrite,
+                allow_overwrite: a.io.allow_overwrite,
             },
             spec,
             targets,

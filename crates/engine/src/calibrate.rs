@@ -358,6 +358,29 @@ impl EngineProber<'_> {
     }
 }
 
+impl EngineProber<'_> {
+    /// The job of one measured point: `n` outstanding I/Os of `bs` over `workers`.
+    fn point_job(&self, bs: u64, n: u32, workers: u32) -> JobSpec {
+        let rw = if self.spec.write_pct > 0 {
+            RwMode::RandRw
+        } else {
+            RwMode::RandRead
+        };
+        let mut j = self.job(rw, bs, n / workers, workers);
+        j.time = Some(self.spec.point_time);
+        j.ramp = self.spec.point_ramp;
+        j
+    }
+}
+
+/// Reads and writes of a job's measured window together, and the window's length.
+fn both_dirs(o: &crate::JobOutcome) -> (DirStats, Nanos) {
+    let (t, elapsed) = measured_totals(&o.intervals);
+    let mut both = t.read;
+    both += &t.write;
+    (both, elapsed)
+}
+
 impl Prober for EngineProber<'_> {
     type Error = EngineError;
 
@@ -370,24 +393,13 @@ impl Prober for EngineProber<'_> {
     ) -> Result<Option<Cell>, EngineError> {
         self.runs += 1;
         self.flush_cache()?;
-        let rw = if self.spec.write_pct > 0 {
-            RwMode::RandRw
-        } else {
-            RwMode::RandRead
-        };
-        let job = |bs: u64, n: u32| {
-            let w = workers_for(n, self.cores);
-            let mut j = self.job(rw, bs, n / w, w);
-            j.time = Some(self.spec.point_time);
-            j.ramp = self.spec.point_ramp;
-            j
-        };
         let jobs: Vec<JobSpec> = [(small_bs, small), (large_bs, large)]
             .iter()
             .filter(|(_, n)| *n > 0)
-            .map(|&(bs, n)| job(bs, n))
+            .map(|&(bs, n)| self.point_job(bs, n, workers_for(n, self.cores)))
             .collect();
         let (targets, stop) = (self.targets, self.stop);
+        // Both kinds of I/O at once: one engine job each, side by side on the same targets.
         let results: Vec<Result<crate::JobOutcome, EngineError>> = std::thread::scope(|sc| {
             let handles: Vec<_> = jobs
                 .iter()
@@ -404,22 +416,18 @@ impl Prober for EngineProber<'_> {
             if o.interrupted {
                 return Ok(None);
             }
-            let (t, el) = measured_totals(&o.intervals);
-            let mut both = t.read.clone();
-            both += &t.write;
-            totals.push((both, el));
+            totals.push(both_dirs(&o));
         }
         let mut it = totals.into_iter();
         let s = if small > 0 { it.next() } else { None };
         let l = if large > 0 { it.next() } else { None };
-        let cell = Cell {
+        Ok(Some(Cell {
             small,
             large,
             small_iops: s.as_ref().map_or(0.0, |(d, el)| d.iops(*el)),
             small_lat_us: s.as_ref().map(|(d, _)| d.lat.summary()).unwrap_or_default(),
             large_mbps: l.as_ref().map_or(0.0, |(d, el)| d.mbps(*el)),
-        };
-        Ok(Some(cell))
+        }))
     }
 
     fn measure(
@@ -430,26 +438,16 @@ impl Prober for EngineProber<'_> {
     ) -> Result<Option<Measured>, EngineError> {
         self.runs += 1;
         self.flush_cache()?;
-        let rw = if self.spec.write_pct > 0 {
-            RwMode::RandRw
-        } else {
-            RwMode::RandRead
-        };
         let workers = match step {
             Step::Single => 1,
             Step::Small | Step::Large => workers_for(outstanding, self.cores),
         };
-        let mut j = self.job(rw, bs, outstanding / workers, workers);
-        j.time = Some(self.spec.point_time);
-        j.ramp = self.spec.point_ramp;
+        let j = self.point_job(bs, outstanding, workers);
         let outcome = crate::run(&j, self.targets, self.stop, &mut |_| {})?;
         if outcome.interrupted {
             return Ok(None);
         }
-        let (total, elapsed): (iogauge_stats::PerDir<DirStats>, Nanos) =
-            measured_totals(&outcome.intervals);
-        let mut both = total.read.clone();
-        both += &total.write;
+        let (both, elapsed) = both_dirs(&outcome);
         let point = Point {
             step,
             outstanding,
