@@ -27,7 +27,11 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
     let infos: Vec<_> = targets.iter().map(|t| t.info.clone()).collect();
 
     // The head goes out before any I/O: the user sees a degraded array before waiting.
-    let empty = CalibrationReport::new(
+    let io_uring = match iogauge_engine::probe_uring() {
+        Ok(()) => "supported (READ_FIXED, WRITE_FIXED)".to_string(),
+        Err(e) => format!("unavailable: {e}"),
+    };
+    let mut empty = CalibrationReport::new(
         opts.spec.clone(),
         preflight.clone(),
         infos.clone(),
@@ -36,6 +40,7 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
         start_time.clone(),
         String::new(),
     );
+    empty.io_uring = io_uring.clone();
     let mut out = std::io::stdout().lock();
     if !opts.json {
         out.write_all(calibration_head(&empty).as_bytes())?;
@@ -62,7 +67,7 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
         .filter_map(|t| t.rotational)
         .reduce(|a, b| a || b);
     let says = verdicts(&outcome, &opts.spec, rotational);
-    let report = CalibrationReport::new(
+    let mut report = CalibrationReport::new(
         opts.spec.clone(),
         preflight,
         infos,
@@ -71,6 +76,7 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
         start_time,
         now(),
     );
+    report.io_uring = io_uring;
 
     let document = serde_json::to_string_pretty(&report).context("serialising the result")?;
     let histograms: Vec<(String, Vec<u8>)> = outcome

@@ -31,6 +31,12 @@ pub fn calibration_head(r: &CalibrationReport) -> String {
     );
     let _ = writeln!(s, "preflight:");
     s.push_str(&preflight_text(&r.preflight));
+    let direct = if r.targets.iter().all(|t| t.direct) {
+        "O_DIRECT on every target"
+    } else {
+        "buffered (page cache)"
+    };
+    let _ = writeln!(s, "  io_uring {}; {direct}", r.io_uring);
     s
 }
 

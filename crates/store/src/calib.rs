@@ -27,6 +27,9 @@ pub struct CalibrationReport {
     pub interrupted: bool,
     pub options: CalibrateSpec,
     pub preflight: Preflight,
+    /// Whether io_uring works here ("supported", or why not), whichever engine ran.
+    #[serde(default)]
+    pub io_uring: String,
     pub targets: Vec<TargetInfo>,
     /// Highest small-I/O IOPS with the criterion latency under the cap.
     pub max_iops: Option<f64>,
@@ -36,7 +39,7 @@ pub struct CalibrationReport {
     pub outstanding: Option<u32>,
     /// Highest MiB/s of large random reads.
     pub max_mbps: Option<f64>,
-    /// MiB/s of one worker with one large read at a time.
+    /// MiB/s of one worker (one process) at the best large-I/O depth.
     pub max_pmbps: Option<f64>,
     pub num_disks: u32,
     pub points: Vec<PointReport>,
@@ -70,6 +73,7 @@ impl CalibrationReport {
             num_disks: options.disks,
             options,
             preflight,
+            io_uring: String::new(),
             targets,
             max_iops: f.max_iops,
             latency: f.latency,
