@@ -2,15 +2,20 @@
 //! block devices under it (partitions, loop, md and dm down to the disks) with their size,
 //! rotational flag and scheduler, the md arrays of /proc/mdstat, and the preflight warnings
 //! `iogauge calibrate` shows and stores with the run. Every parser reads text or a root
-//! directory passed in, so tests run on captured data. Samplers of /proc (diskstats, stat,
-//! meminfo) join this crate later.
+//! directory passed in, so tests run on captured data. `sample` reads /proc/diskstats, stat,
+//! meminfo and pressure/io on the run's interval grid and derives iostat -x figures.
 
 mod fs;
 pub mod mdstat;
 pub mod preflight;
+pub mod sample;
 pub mod sysfs;
 
 pub use fs::{backing_device, fs_of, FsInfo};
 pub use mdstat::{parse_mdstat, read_mdstat, MdArray, MdMember, MdSync, MdstatError};
 pub use preflight::{preflight, warnings_for, Preflight, TargetFacts, SHORT_SPAN_PCT};
+pub use sample::{
+    derive, CpuCounters, CpuRates, Derived, DiskCounters, DiskRates, IoPressure, MemInfo,
+    SampleError, Sampler, Snapshot,
+};
 pub use sysfs::{file_dev, leaves, parse_scheduler, BlockDev, DevKind, Sysfs, SysfsError};

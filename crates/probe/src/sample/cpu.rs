@@ -1,0 +1,192 @@
+//! System-wide CPU time (/proc/stat), page cache state (/proc/meminfo) and I/O pressure
+//! (/proc/pressure/io), parsed with procfs-core from text.
+
+use super::{counter_delta, SampleError};
+use procfs::{FromBufRead, FromBufReadSI};
+use serde::{Deserialize, Serialize};
+
+/// The aggregate `cpu` line of /proc/stat, in USER_HZ ticks (`show_stat()` in
+/// fs/proc/stat.c). Guest time is already part of `user` and `nice`, so it is not kept.
+/// Columns a kernel does not print (iowait before 2.6, steal before 2.6.11) read as 0.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuCounters {
+    pub user: u64,
+    pub nice: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub irq: u64,
+    pub softirq: u64,
+    pub steal: u64,
+}
+
+/// Page cache state from /proc/meminfo, bytes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemInfo {
+    /// `Cached`: the page cache less swap cache.
+    pub cached: u64,
+    pub buffers: u64,
+    /// `Dirty`: waiting to be written back.
+    pub dirty: u64,
+    /// `Writeback`: being written back now.
+    pub writeback: u64,
+}
+
+/// /proc/pressure/io (kernel 4.20+ with PSI enabled): share of time some or all non-idle
+/// tasks were stalled on I/O. `avg10` is the kernel's 10 s running average in percent,
+/// `total` the cumulative stall time in µs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IoPressure {
+    pub some_avg10: f64,
+    pub some_total_us: u64,
+    pub full_avg10: f64,
+    pub full_total_us: u64,
+}
+
+/// CPU time over an interval in percent of all CPUs' time, grouped as iostat's avg-cpu
+/// (`write_cpu_stat()` in iostat.c) but with nice counted as user and irq and softirq as
+/// system.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuRates {
+    pub user: f64,
+    pub system: f64,
+    pub iowait: f64,
+    pub steal: f64,
+    pub idle: f64,
+}
+
+/// Parses /proc/stat with procfs-core's `KernelStats` (which also insists on the `ctxt`,
+/// `btime` and `processes` lines every kernel prints).
+pub fn parse_stat(text: &str) -> Result<CpuCounters, SampleError> {
+    // Ticks per second only feed procfs' `*_ms()` helpers, unused here: counters stay ticks.
+    let si = procfs::ExplicitSystemInfo {
+        boot_time_secs: 0,
+        ticks_per_second: 100,
+        page_size: 4096,
+        is_little_endian: cfg!(target_endian = "little"),
+    };
+    let cpu_line = text.lines().find(|l| l.starts_with("cpu ")).unwrap_or("");
+    let err = |reason: String| SampleError::Parse {
+        file: "/proc/stat",
+        line: cpu_line.to_string(),
+        reason,
+    };
+    // procfs reports a bad column as "internal error, please report this procfs bug": check
+    // the line we use first, so the message says what is wrong with it.
+    let cols: Vec<&str> = cpu_line.split_whitespace().skip(1).collect();
+    if cols.len() < 4 {
+        return Err(err("no `cpu` line with user, nice, system and idle".into()));
+    }
+    if let Some(c) = cols.iter().find(|c| c.parse::<u64>().is_err()) {
+        return Err(err(format!("{c:?} is not a tick count")));
+    }
+    let ks = procfs::KernelStats::from_buf_read(text.as_bytes(), &si)
+        .map_err(|e| err(procfs_reason(e)))?;
+    let t = ks.total;
+    Ok(CpuCounters {
+        user: t.user,
+        nice: t.nice,
+        system: t.system,
+        idle: t.idle,
+        iowait: t.iowait.unwrap_or(0),
+        irq: t.irq.unwrap_or(0),
+        softirq: t.softirq.unwrap_or(0),
+        steal: t.steal.unwrap_or(0),
+    })
+}
+
+/// Parses /proc/meminfo with procfs-core's `Meminfo`, which wants every field kernels
+/// since 2.6 print and converts `kB` to bytes.
+pub fn parse_meminfo(text: &str) -> Result<MemInfo, SampleError> {
+    for key in ["Cached:", "Buffers:", "Dirty:", "Writeback:"] {
+        let line = text.lines().find(|l| l.starts_with(key));
+        let value = line.and_then(|l| l.split_whitespace().nth(1));
+        if value.and_then(|v| v.parse::<u64>().ok()).is_none() {
+            return Err(SampleError::Parse {
+                file: "/proc/meminfo",
+                line: line.unwrap_or("").to_string(),
+                reason: format!("no `{key} N kB` line"),
+            });
+        }
+    }
+    let m = procfs::Meminfo::from_buf_read(text.as_bytes()).map_err(|e| SampleError::Parse {
+        file: "/proc/meminfo",
+        line: String::new(),
+        reason: procfs_reason(e),
+    })?;
+    Ok(MemInfo {
+        cached: m.cached,
+        buffers: m.buffers,
+        dirty: m.dirty,
+        writeback: m.writeback,
+    })
+}
+
+/// Parses /proc/pressure/io: a `some` and a `full` line, each with
+/// `avg10= avg60= avg300= total=`. Lines go through procfs-core's
+/// `parse_pressure_record`, which slices at byte 5 and so would panic on a bare `some`;
+/// the prefix is checked here first.
+pub fn parse_pressure(text: &str) -> Result<IoPressure, SampleError> {
+    let record = |kind: &str| {
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(kind))
+            .ok_or_else(|| SampleError::Parse {
+                file: "/proc/pressure/io",
+                line: text.to_string(),
+                reason: format!("no `{kind}` line"),
+            })?;
+        let err = |reason: String| SampleError::Parse {
+            file: "/proc/pressure/io",
+            line: line.to_string(),
+            reason,
+        };
+        if !line.starts_with(&format!("{kind} ")) {
+            return Err(err("no values".into()));
+        }
+        procfs::parse_pressure_record(line)
+            .map_err(|e| err(format!("procfs: {e} (want avg10= avg60= avg300= total=)")))
+    };
+    let (some, full) = (record("some")?, record("full")?);
+    Ok(IoPressure {
+        some_avg10: f64::from(some.avg10),
+        some_total_us: some.total,
+        full_avg10: f64::from(full.avg10),
+        full_total_us: full.total,
+    })
+}
+
+/// procfs' message for a parse failure: its `InternalError`s carry the useful part in `msg`
+/// (the rest is "bug at FILE:LINE, please report", misleading for a kernel's odd output).
+fn procfs_reason(e: procfs::ProcError) -> String {
+    match e {
+        procfs::ProcError::InternalError(ie) => format!("procfs: {}", ie.msg),
+        other => format!("procfs: {other}"),
+    }
+}
+
+impl CpuRates {
+    /// Percent of the total Δticks (user + nice + system + idle + iowait + irq + softirq +
+    /// steal, as sysstat's `get_per_cpu_interval()`); all 0 when no tick elapsed.
+    pub fn between(prev: &CpuCounters, cur: &CpuCounters) -> CpuRates {
+        let d = |p: u64, c: u64| counter_delta(p, c) as f64;
+        let user = d(prev.user, cur.user) + d(prev.nice, cur.nice);
+        let system =
+            d(prev.system, cur.system) + d(prev.irq, cur.irq) + d(prev.softirq, cur.softirq);
+        let iowait = d(prev.iowait, cur.iowait);
+        let steal = d(prev.steal, cur.steal);
+        let idle = d(prev.idle, cur.idle);
+        let total = user + system + iowait + steal + idle;
+        if total <= 0.0 {
+            return CpuRates::default();
+        }
+        let pct = |v: f64| v / total * 100.0;
+        CpuRates {
+            user: pct(user),
+            system: pct(system),
+            iowait: pct(iowait),
+            steal: pct(steal),
+            idle: pct(idle),
+        }
+    }
+}

@@ -1,0 +1,288 @@
+//! Derived figures on hand-computed intervals: iostat -x formulas, CPU percentages, PSI,
+//! counter wrap-around and devices appearing or vanishing.
+
+use super::super::*;
+
+/// A 5.5+ device with round counters.
+fn dev(name: &str) -> DiskCounters {
+    DiskCounters {
+        major: 8,
+        minor: 0,
+        name: name.into(),
+        reads: 1000,
+        reads_merged: 10,
+        sectors_read: 16_000,
+        time_reading_ms: 2000,
+        writes: 500,
+        writes_merged: 5,
+        sectors_written: 8000,
+        time_writing_ms: 1500,
+        in_progress: 0,
+        time_in_progress_ms: 10_000,
+        weighted_time_in_progress_ms: 30_000,
+        discards: Some(0),
+        discards_merged: Some(0),
+        sectors_discarded: Some(0),
+        time_discarding_ms: Some(0),
+        flushes: Some(10),
+        time_flushing_ms: Some(5),
+    }
+}
+
+fn cpu() -> CpuCounters {
+    CpuCounters {
+        user: 100,
+        nice: 10,
+        system: 50,
+        idle: 700,
+        iowait: 100,
+        irq: 5,
+        softirq: 15,
+        steal: 20,
+    }
+}
+
+fn snap(at_ns: u64, disks: Vec<DiskCounters>) -> Snapshot {
+    Snapshot {
+        at_ns,
+        disks,
+        cpu: cpu(),
+        mem: MemInfo::default(),
+        psi: None,
+    }
+}
+
+const SEC: u64 = 1_000_000_000;
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+fn assert_rates(got: &DiskRates, want: &DiskRates, case: &str) {
+    let pairs = [
+        ("r_s", got.r_s, want.r_s),
+        ("w_s", got.w_s, want.w_s),
+        ("rMB_s", got.r_mb_s, want.r_mb_s),
+        ("wMB_s", got.w_mb_s, want.w_mb_s),
+        ("rareq_sz", got.rareq_sz, want.rareq_sz),
+        ("wareq_sz", got.wareq_sz, want.wareq_sz),
+        ("aqu_sz", got.aqu_sz, want.aqu_sz),
+        ("r_await", got.r_await, want.r_await),
+        ("w_await", got.w_await, want.w_await),
+        ("util", got.util, want.util),
+    ];
+    for (name, g, w) in pairs {
+        assert!(close(g, w), "{case}: {name} = {g}, want {w}");
+    }
+    assert_eq!(got.d_s, want.d_s, "{case}: d_s");
+    assert_eq!(got.f_s, want.f_s, "{case}: f_s");
+}
+
+#[test]
+fn iostat_formulas_table() {
+    // (case, Δt s, change to the later counters, expected figures)
+    type Change = fn(&mut DiskCounters);
+    let busy: Change = |c| {
+        c.reads += 400; // 200/s
+        c.sectors_read += 6400; // 3.125 MiB → 1.5625 MiB/s, 8 KiB per read
+        c.time_reading_ms += 800; // 2 ms per read
+        c.writes += 200;
+        c.sectors_written += 3200;
+        c.time_writing_ms += 1000; // 5 ms per write
+        c.time_in_progress_ms += 1500; // 75% of 2000 ms
+        c.weighted_time_in_progress_ms += 6000; // 3 in queue on average
+        *c.flushes.as_mut().unwrap() += 20;
+    };
+    let saturated: Change = |c| {
+        c.writes += 1000;
+        c.sectors_written += 2048 * 1000; // 1 MiB writes
+        c.time_writing_ms += 64_000;
+        c.time_in_progress_ms += 1010; // a little over 1 s: capped at 100%
+        c.weighted_time_in_progress_ms += 32_000;
+    };
+    let idle: Change = |_| {};
+    let zero = DiskRates {
+        r_s: 0.0,
+        w_s: 0.0,
+        r_mb_s: 0.0,
+        w_mb_s: 0.0,
+        rareq_sz: 0.0,
+        wareq_sz: 0.0,
+        aqu_sz: 0.0,
+        r_await: 0.0,
+        w_await: 0.0,
+        util: 0.0,
+        d_s: Some(0.0),
+        f_s: Some(0.0),
+    };
+    let table: [(&str, f64, Change, DiskRates); 3] = [
+        (
+            "busy",
+            2.0,
+            busy,
+            DiskRates {
+                r_s: 200.0,
+                w_s: 100.0,
+                r_mb_s: 1.5625,
+                w_mb_s: 0.78125,
+                rareq_sz: 8.0,
+                wareq_sz: 8.0,
+                aqu_sz: 3.0,
+                r_await: 2.0,
+                w_await: 5.0,
+                util: 75.0,
+                d_s: Some(0.0),
+                f_s: Some(10.0),
+            },
+        ),
+        (
+            "saturated",
+            1.0,
+            saturated,
+            DiskRates {
+                w_s: 1000.0,
+                w_mb_s: 1000.0,
+                wareq_sz: 1024.0,
+                aqu_sz: 32.0,
+                w_await: 64.0,
+                util: 100.0,
+                ..zero.clone()
+            },
+        ),
+        ("idle: no I/O gives 0, not NaN", 1.0, idle, zero.clone()),
+    ];
+    for (case, secs, change, want) in table {
+        let prev = dev("sda");
+        let mut cur = prev.clone();
+        change(&mut cur);
+        let d = derive(
+            &snap(SEC, vec![prev]),
+            &snap(SEC + (secs * 1e9) as u64, vec![cur]),
+        );
+        assert_rates(&d.disks["sda"], &want, case);
+    }
+}
+
+#[test]
+fn optional_columns_need_both_snapshots() {
+    let mut old = dev("sda");
+    (old.flushes, old.time_flushing_ms) = (None, None);
+    let d = DiskRates::between(&old, &dev("sda"), 1.0);
+    assert_eq!((d.d_s, d.f_s), (Some(0.0), None));
+    let mut older = old.clone();
+    older.discards = None;
+    assert_eq!(DiskRates::between(&older, &old, 1.0).d_s, None);
+}
+
+#[test]
+fn zero_interval_gives_zero_rates() {
+    let mut cur = dev("sda");
+    cur.reads += 10;
+    cur.time_in_progress_ms += 10;
+    let d = derive(&snap(SEC, vec![dev("sda")]), &snap(SEC, vec![cur]));
+    assert_eq!(d.disks["sda"].r_s, 0.0);
+    assert_eq!(d.disks["sda"].util, 0.0);
+    assert!(close(d.disks["sda"].r_await, 0.0));
+}
+
+#[test]
+fn counter_delta_table() {
+    let table = [
+        // (prev, cur, delta)
+        (5, 5, 0),
+        (5, 9, 4),
+        // A 32-bit ms counter (diskstats' %u time columns) wrapping.
+        (4_294_967_000, 200, 496),
+        (u64::from(u32::MAX), 0, 1),
+        // A 64-bit counter going back: a reset, counted from zero.
+        (5_000_000_000, 100, 100),
+    ];
+    for (prev, cur, want) in table {
+        assert_eq!(counter_delta(prev, cur), want, "{prev} → {cur}");
+    }
+}
+
+#[test]
+fn wrapped_time_counter_gives_right_await() {
+    let mut prev = dev("sda");
+    prev.time_reading_ms = u64::from(u32::MAX) - 99; // 100 ms before the wrap
+    let mut cur = prev.clone();
+    cur.reads += 50;
+    cur.time_reading_ms = 100; // 200 ms later
+    let d = derive(&snap(0, vec![prev]), &snap(SEC, vec![cur]));
+    assert!(close(d.disks["sda"].r_await, 4.0), "{:?}", d.disks["sda"]);
+}
+
+#[test]
+fn devices_appearing_or_vanishing_are_left_out() {
+    let prev = snap(0, vec![dev("vda"), dev("sdb")]);
+    let cur = snap(SEC, vec![dev("sdc"), dev("vda")]);
+    let d = derive(&prev, &cur);
+    assert_eq!(d.disks.keys().collect::<Vec<_>>(), ["vda"]);
+    assert!(derive(&snap(0, vec![]), &cur).disks.is_empty());
+}
+
+#[test]
+fn cpu_percentages() {
+    let mut later = cpu();
+    later.user += 90;
+    later.nice += 10;
+    later.system += 40;
+    later.irq += 5;
+    later.softirq += 15;
+    later.idle += 600;
+    later.iowait += 200;
+    later.steal += 40;
+    // 1000 ticks in all.
+    let r = CpuRates::between(&cpu(), &later);
+    let want = CpuRates {
+        user: 10.0,
+        system: 6.0,
+        iowait: 20.0,
+        steal: 4.0,
+        idle: 60.0,
+    };
+    for (g, w) in [
+        (r.user, want.user),
+        (r.system, want.system),
+        (r.iowait, want.iowait),
+        (r.steal, want.steal),
+        (r.idle, want.idle),
+    ] {
+        assert!(close(g, w), "{r:?}");
+    }
+    assert_eq!(CpuRates::between(&cpu(), &cpu()), CpuRates::default());
+}
+
+#[test]
+fn psi_and_memory() {
+    let psi = |total: u64| IoPressure {
+        some_avg10: 0.0,
+        some_total_us: total,
+        full_avg10: 0.0,
+        full_total_us: 0,
+    };
+    let mut prev = snap(0, vec![]);
+    let mut cur = snap(2 * SEC, vec![]);
+    cur.mem.dirty = 4096;
+    assert_eq!(derive(&prev, &cur).psi_some_pct, None);
+    prev.psi = Some(psi(1_000_000));
+    cur.psi = Some(psi(1_250_000));
+    let d = derive(&prev, &cur);
+    assert!(close(d.psi_some_pct.unwrap(), 12.5), "{d:?}");
+    assert_eq!(d.mem.dirty, 4096);
+}
+
+#[test]
+fn json_names_are_iostats() {
+    let d = DiskRates::between(&dev("sda"), &dev("sda"), 1.0);
+    let v = serde_json::to_value(&d).unwrap();
+    let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    let mut want = [
+        "r_s", "w_s", "rMB_s", "wMB_s", "rareq_sz", "wareq_sz", "aqu_sz", "r_await", "w_await",
+        "util", "d_s", "f_s",
+    ];
+    want.sort_unstable();
+    assert_eq!(keys, want);
+}
