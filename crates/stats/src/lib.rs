@@ -7,9 +7,13 @@
 mod counters;
 mod hist;
 mod interval;
+mod steady;
 mod units;
 
 pub use counters::{DirStats, Direction, PerDir};
 pub use hist::{HistError, LatHist, LatSummary};
 pub use interval::{measured_totals, Interval, Phase};
+pub use steady::{
+    detect, window_stats, SteadyConfig, SteadyCriterion, SteadyDetector, SteadyReport, WindowStats,
+};
 pub use units::{Bytes, Nanos, MIB};
