@@ -28,6 +28,7 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
     }
     let ended = now();
     let target = target_names(&targets);
+    let disks = iogauge_engine::disks_of(&targets);
     let infos = targets.into_iter().map(|t| t.info).collect();
     let mut report = RunReport::from_series(
         opts.spec,
@@ -35,7 +36,11 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
         outcome.started,
         &outcome.intervals,
         outcome.interrupted,
-    );
+    )
+    .with_samples(&outcome.intervals, outcome.samples, &disks);
+    if let Some(e) = outcome.sample_error {
+        report.warnings.push(e);
+    }
     if outcome.interrupted {
         report
             .warnings

@@ -443,3 +443,50 @@ fn o_direct_ios_reach_the_device() {
         "device completed {writes} writes for 3000 O_DIRECT writes"
     );
 }
+
+#[test]
+fn workload_vs_hardware_and_device_intervals() {
+    let _g = heavy();
+    let d = workdir();
+    let t = d.path().join("data");
+    let p = t.to_str().unwrap();
+    let v = run_json(&["--target", p, "--size", "64m", "--time", "2s", "--qd", "8"]);
+    let dev = v["targets"][0]["device"].as_str().unwrap().to_string();
+    let h = &v["hardware"];
+    let ratio = f(&h["read"]["ratio"]);
+    // O_DIRECT: every read reaches the disk (others may add reads, never take them away).
+    assert!(ratio >= 0.95, "device/workload reads {ratio}: {h}");
+    assert!(h["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|n| !n.as_str().unwrap().contains("never reached")));
+    // Raw snapshots on the grid: one at the start, one per interval boundary, one at the end.
+    let intervals = v["intervals"].as_array().unwrap();
+    let samples = v["samples"].as_array().unwrap().len();
+    assert!(
+        (intervals.len() + 1..=intervals.len() + 2).contains(&samples),
+        "{samples} samples"
+    );
+    for iv in intervals.iter().filter(|i| f(&i["dur_s"]) > 0.9) {
+        let disk = &iv["disks"][&dev];
+        for k in [
+            "r_s", "w_s", "rMB_s", "wMB_s", "rareq_sz", "wareq_sz", "aqu_sz", "r_await", "w_await",
+            "util",
+        ] {
+            assert!(disk[k].is_number(), "interval disks.{dev}.{k}: {iv}");
+        }
+        let (w, dr) = (f(&iv["read"]["iops"]), f(&disk["r_s"]));
+        assert!(dr >= 0.9 * w, "interval device r/s {dr} vs workload {w}");
+        assert!(f(&iv["cpu"]["idle"]) <= 100.0);
+    }
+    // Through the page cache, a small file read twice is served from memory: said in words.
+    let small = d.path().join("small");
+    let s = small.to_str().unwrap();
+    run_json(&["--target", s, "--size", "8m", "--buffered", "--ios", "2000"]);
+    let v = run_json(&["--target", s, "--buffered", "--ios", "20000", "--qd", "4"]);
+    let r = f(&v["hardware"]["read"]["ratio"]);
+    assert!(r < 0.5, "cached reads reached the device: ratio {r}");
+    let notes = v["hardware"]["notes"].to_string();
+    assert!(notes.contains("never reached a device"), "{notes}");
+}

@@ -8,11 +8,12 @@ use crate::spec::{fmt_size, EngineKind, JobSpec};
 use crate::target::Target;
 use crate::worker::{Gate, Msg, Plan};
 use crate::{psync, uring, WorkerCtx};
-use iogauge_stats::{Interval, Phase};
+use iogauge_probe::{Sampler, Snapshot};
+use iogauge_stats::{Interval, Nanos, Phase};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, RecvTimeoutError};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 /// A finished (or interrupted) job.
 #[derive(Debug)]
@@ -21,6 +22,11 @@ pub struct JobOutcome {
     pub intervals: Vec<Interval>,
     /// The caller's stop flag ended the job early.
     pub interrupted: bool,
+    /// /proc snapshots of the targets' devices and the CPU at every interval boundary,
+    /// `at_ns` from the job's start.
+    pub samples: Vec<Snapshot>,
+    /// Why device sampling stopped early, if it did.
+    pub sample_error: Option<String>,
 }
 
 /// Lays the targets' regions out as the logical space (concat), checking each region is
@@ -86,6 +92,8 @@ pub fn run(
     };
     let n = threads as u64;
     let gate = Gate::new(threads);
+    let devices = devices_of(targets);
+    let done = AtomicBool::new(false);
     let halt = AtomicBool::new(false);
     let (tx, rx) = channel::<Msg>();
 
@@ -125,8 +133,96 @@ pub fn run(
             }
         }
         drop(tx);
-        collect(threads, &rx, stop, &halt, &gate, on_interval)
+        let sampler = scope.spawn(|| sample_devices(&devices, spec, &gate, &done));
+        let mut outcome = collect(threads, &rx, stop, &halt, &gate, on_interval);
+        done.store(true, Ordering::Relaxed);
+        let (samples, sample_error) = sampler.join().expect("sampler thread");
+        if let Ok(o) = &mut outcome {
+            o.samples = samples;
+            o.sample_error = sample_error;
+        }
+        outcome
     })
+}
+
+/// The block devices whose counters a job records: each target's device and the disks at
+/// the bottom of its chain (partition -> disk, loop -> backing disk, md/dm -> members).
+pub fn devices_of(targets: &[Target]) -> Vec<String> {
+    let mut names: Vec<String> = targets
+        .iter()
+        .filter_map(|t| t.info.device.clone())
+        .collect();
+    names.extend(disks_of(targets));
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The whole disks at the bottom of the targets' device chains, each once: what to sum for
+/// "the hardware" without counting a partition and its disk twice.
+pub fn disks_of(targets: &[Target]) -> Vec<String> {
+    let sys = iogauge_probe::Sysfs::system();
+    let mut names: Vec<String> = Vec::new();
+    for name in targets.iter().filter_map(|t| t.info.device.as_deref()) {
+        match sys.by_name(name, &iogauge_probe::file_dev) {
+            Ok(dev) => names.extend(iogauge_probe::leaves(&dev).iter().map(|d| d.name.clone())),
+            Err(_) => names.push(name.to_string()),
+        }
+    }
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Samples /proc at the job's start, at every interval boundary of its grid (ramp, then
+/// measured window) and once at its end, so device intervals line up with workload ones.
+/// A sampling error stops sampling (the run goes on) and is returned as text.
+fn sample_devices(
+    devices: &[String],
+    spec: &JobSpec,
+    gate: &Gate,
+    done: &AtomicBool,
+) -> (Vec<Snapshot>, Option<String>) {
+    let mut out = Vec::new();
+    if devices.is_empty() {
+        return (out, None);
+    }
+    let sampler = Sampler::new(Some(devices.to_vec()));
+    let t0 = loop {
+        if let Some(t) = gate.t0() {
+            break t;
+        }
+        if done.load(Ordering::Relaxed) {
+            return (out, None);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    let ramp_end = t0 + spec.ramp;
+    let mut next = t0;
+    loop {
+        let finished = loop {
+            if done.load(Ordering::Relaxed) {
+                break true;
+            }
+            let now = Instant::now();
+            if now >= next {
+                break false;
+            }
+            std::thread::sleep((next - now).min(Duration::from_millis(20)));
+        };
+        let at = Nanos::from_duration(Instant::now().saturating_duration_since(t0)).0;
+        match sampler.sample(at) {
+            Ok(s) => out.push(s),
+            Err(e) => return (out, Some(format!("device sampling stopped: {e}"))),
+        }
+        if finished {
+            return (out, None);
+        }
+        next += spec.interval;
+        if next > ramp_end && next - spec.interval < ramp_end {
+            next = ramp_end;
+        }
+    }
 }
 
 /// Merges worker parts in (phase, index) order; an interval is complete when every worker
@@ -202,6 +298,8 @@ fn collect(
         started: gate.started().unwrap_or_else(SystemTime::now),
         intervals: finished,
         interrupted: interrupted || stop.load(Ordering::Relaxed),
+        samples: Vec::new(),
+        sample_error: None,
     })
 }
 

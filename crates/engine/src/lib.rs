@@ -17,7 +17,7 @@ mod uring;
 mod worker;
 
 pub use error::EngineError;
-pub use job::{layout, run, JobOutcome};
+pub use job::{devices_of, disks_of, layout, run, JobOutcome};
 pub use spec::{EngineKind, JobSpec, RwMode};
 pub use target::{prepare, Access, Target, TargetError, TargetInfo, TargetSpec};
 pub use uring::probe as probe_uring;

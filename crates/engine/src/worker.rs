@@ -48,6 +48,11 @@ impl Gate {
     pub fn started(&self) -> Option<SystemTime> {
         self.t0.get().map(|t| t.1)
     }
+
+    /// The job's time zero, once the workers have passed the gate.
+    pub fn t0(&self) -> Option<Instant> {
+        self.t0.get().map(|t| t.0)
+    }
 }
 
 /// The bounds of one phase for one worker.

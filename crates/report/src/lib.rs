@@ -86,6 +86,28 @@ impl Exporter for Text {
         if r.summary.read.ios + r.summary.write.ios == 0 {
             let _ = writeln!(s, "(no I/O completed in the measured window)");
         }
+        if let Some(h) = &r.hardware {
+            s.push_str(&hardware_text(h));
+        }
+        if let Some(st) = &r.steady {
+            let _ = match (st.reached_at_s, st.left_at_s) {
+                (Some(a), None) => writeln!(
+                    s,
+                    "steady state from {a:.1} s into the measured window (IOPS within 20% over {} intervals)",
+                    st.config.window
+                ),
+                (Some(a), Some(l)) => writeln!(
+                    s,
+                    "steady state from {a:.1} s, LEFT at {l:.1} s: IOPS fell {:.0}% below the steady mean",
+                    st.report.drop_pct_observed.unwrap_or(0.0)
+                ),
+                _ => writeln!(
+                    s,
+                    "no steady state: IOPS never stayed within 20% over {} intervals; treat the figures with care",
+                    st.config.window
+                ),
+            };
+        }
         let _ = writeln!(
             s,
             "measured {:.2} s over {} intervals",
@@ -97,6 +119,39 @@ impl Exporter for Text {
         }
         s
     }
+}
+
+/// The workload vs hardware table and its sentences.
+fn hardware_text(h: &iogauge_store::Hardware) -> String {
+    let mut s = format!(
+        "\n{:<6}{:>12}{:>9} | on {:<10}{:>10}{:>9} | {:>6}\n",
+        "",
+        "workload",
+        "MiB/s",
+        h.disks.join("+"),
+        "IOPS",
+        "MiB/s",
+        "ratio"
+    );
+    for (name, d) in [("read", &h.read), ("write", &h.write)] {
+        if d.workload_iops == 0.0 && d.device_iops == 0.0 {
+            continue;
+        }
+        let _ = writeln!(
+            s,
+            "{name:<6}{:>12.1}{:>9.1} |    {:<10}{:>10.1}{:>9.1} | {:>6}",
+            d.workload_iops,
+            d.workload_mbps,
+            "",
+            d.device_iops,
+            d.device_mbps,
+            d.ratio.map_or("-".to_string(), |r| format!("{r:.2}"))
+        );
+    }
+    for n in &h.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
+    s
 }
 
 fn target_line(t: &TargetInfo) -> String {

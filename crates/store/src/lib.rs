@@ -5,14 +5,20 @@
 //! `RunReport::from_series`, so a stored run can be re-rendered without re-running it.
 
 use iogauge_engine::{JobSpec, TargetInfo};
-use iogauge_stats::{measured_totals, DirStats, Interval, LatSummary, Nanos, PerDir, Phase};
+use iogauge_probe::{Derived, Snapshot};
+use iogauge_stats::{
+    detect, measured_totals, DirStats, Interval, LatSummary, Nanos, PerDir, Phase, SteadyConfig,
+    SteadyCriterion, SteadyReport,
+};
 use serde::{Deserialize, Serialize};
 use std::time::SystemTime;
 
 mod calib;
 mod db;
+mod hardware;
 pub use calib::{CalibrationReport, PointReport};
 pub use db::{NewRun, RunRow, RunStatus, Store, StoreError, StoredRun};
+pub use hardware::{compare as compare_hardware, system_between, DirCompare, Hardware};
 
 /// Version of the JSON schema; bump on any incompatible change.
 pub const SCHEMA: u32 = 1;
@@ -57,6 +63,10 @@ pub struct IntervalReport {
     pub dur_s: f64,
     pub read: DirSummary,
     pub write: DirSummary,
+    /// What the devices, CPU and memory did in the same interval (`disks`, `cpu`, `mem`,
+    /// `psi_some_pct`), when the run sampled them.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<Derived>,
 }
 
 impl IntervalReport {
@@ -68,7 +78,69 @@ impl IntervalReport {
             dur_s: d.as_secs_f64(),
             read: DirSummary::of(&iv.io.read, d),
             write: DirSummary::of(&iv.io.write, d),
+            system: None,
         }
+    }
+
+    /// The interval with the device figures of the snapshots at its ends.
+    pub fn with_system(iv: &Interval, samples: &[Snapshot]) -> Self {
+        IntervalReport {
+            system: system_between(samples, iv.start, iv.end),
+            ..Self::of(iv)
+        }
+    }
+}
+
+/// Steady state of the measured window, reported (not yet waited for: `--steady` is to come).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Steady {
+    pub config: SteadyConfig,
+    #[serde(flatten)]
+    pub report: SteadyReport,
+    /// Seconds from the start of the measured window where the first steady window begins.
+    pub reached_at_s: Option<f64>,
+    /// Seconds from the start of the measured window where IOPS dropped out of steady state.
+    pub left_at_s: Option<f64>,
+}
+
+impl Steady {
+    /// Rolling window of 5 intervals (at least 3 s), max deviation 20% of the window mean;
+    /// leaving = 3 intervals 30% below the steady mean. `None` for windows too short to judge.
+    pub fn of(intervals: &[Interval]) -> Option<Steady> {
+        let measured: Vec<&Interval> = intervals
+            .iter()
+            .filter(|i| i.phase == Phase::Measure)
+            .collect();
+        let every = measured.first()?.duration().as_secs_f64();
+        if every <= 0.0 {
+            return None;
+        }
+        let config = SteadyConfig {
+            criterion: SteadyCriterion::Deviation { pct: 20.0 },
+            window: ((3.0 / every).ceil() as usize).max(5),
+            interval_s: every,
+            drop_pct: 30.0,
+            drop_intervals: 3,
+        };
+        if measured.len() < config.window {
+            return None;
+        }
+        let iops: Vec<f64> = measured
+            .iter()
+            .map(|i| {
+                let d = i.duration();
+                i.io.read.iops(d) + i.io.write.iops(d)
+            })
+            .collect();
+        let report = detect(&iops, &config);
+        let t0 = measured[0].start.as_secs_f64();
+        let at = |k: Option<usize>| k.map(|k| measured[k].start.as_secs_f64() - t0);
+        Some(Steady {
+            reached_at_s: at(report.reached_at),
+            left_at_s: at(report.left_at),
+            config,
+            report,
+        })
     }
 }
 
@@ -85,11 +157,45 @@ pub struct RunReport {
     pub options: JobSpec,
     pub targets: Vec<TargetInfo>,
     pub summary: Summary,
+    /// Whether the measured window's IOPS settled (fio's `ss=iops:20%` over 5 intervals).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<Steady>,
+    /// Workload against the disks under the targets over the measured window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardware: Option<Hardware>,
     pub intervals: Vec<IntervalReport>,
     pub warnings: Vec<String>,
+    /// Raw /proc snapshots on the interval grid (`at_ns` from the start), so any view can be
+    /// derived again later, at any coarser interval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<Snapshot>,
 }
 
 impl RunReport {
+    /// Adds what the devices did: per-interval device/CPU figures, the workload vs hardware
+    /// comparison over the measured window (summing `disks`), and the raw snapshots.
+    pub fn with_samples(
+        mut self,
+        intervals: &[Interval],
+        samples: Vec<Snapshot>,
+        disks: &[String],
+    ) -> Self {
+        self.intervals = intervals
+            .iter()
+            .map(|iv| IntervalReport::with_system(iv, &samples))
+            .collect();
+        let measured: Vec<&Interval> = intervals
+            .iter()
+            .filter(|i| i.phase == Phase::Measure)
+            .collect();
+        if let (Some(first), Some(last)) = (measured.first(), measured.last()) {
+            self.hardware =
+                compare_hardware(&self.summary, (first.start, last.end), &samples, disks);
+        }
+        self.samples = samples;
+        self
+    }
+
     /// Builds the report of a run from its recorded series.
     pub fn from_series(
         options: JobSpec,
@@ -115,8 +221,11 @@ impl RunReport {
                 read: DirSummary::of(&total.read, elapsed),
                 write: DirSummary::of(&total.write, elapsed),
             },
+            hardware: None,
+            steady: Steady::of(intervals),
             intervals: intervals.iter().map(IntervalReport::of).collect(),
             warnings: Vec::new(),
+            samples: Vec::new(),
         }
     }
 }
@@ -187,5 +296,34 @@ mod tests {
         let back: RunReport = serde_json::from_str(&text).unwrap();
         assert_eq!(back, r);
         assert_eq!(serde_json::to_string(&back).unwrap(), text);
+    }
+
+    #[test]
+    fn steady_state_of_a_ramp_then_flat_series() {
+        // 1 s intervals: 100, 200, 300 IOPS, then 1000 flat for 8 s, then 400 for 3 s.
+        let rates = [
+            100u64, 200, 300, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 400, 400, 400,
+        ];
+        let series: Vec<Interval> = rates
+            .iter()
+            .enumerate()
+            .map(|(k, &n)| {
+                let mut io = PerDir::<DirStats>::default();
+                for _ in 0..n {
+                    io.read.record(4096, 1000);
+                }
+                Interval {
+                    phase: Phase::Measure,
+                    index: k as u32,
+                    start: Nanos(k as u64 * 1_000_000_000),
+                    end: Nanos((k as u64 + 1) * 1_000_000_000),
+                    io,
+                }
+            })
+            .collect();
+        let st = Steady::of(&series).unwrap();
+        assert_eq!(st.reached_at_s, Some(3.0));
+        assert_eq!(st.left_at_s, Some(11.0));
+        assert!(Steady::of(&series[..3]).is_none(), "too short to judge");
     }
 }

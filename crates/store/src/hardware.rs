@@ -1,0 +1,140 @@
+//! Workload I/O against hardware I/O: what the job issued next to what the devices under it
+//! completed over the same window, from /proc/diskstats snapshots taken on the interval grid.
+//! They differ for reasons a user must hear about in words: a cache absorbs reads, mirroring
+//! and journaling multiply writes, other processes share the disk.
+
+use crate::Summary;
+use iogauge_probe::{derive, Derived, Snapshot};
+use iogauge_stats::Nanos;
+use serde::{Deserialize, Serialize};
+
+/// One direction: issued by the workload, completed by the disks, and their ratio.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirCompare {
+    pub workload_iops: f64,
+    pub workload_mbps: f64,
+    pub device_iops: f64,
+    pub device_mbps: f64,
+    /// device_iops / workload_iops; `None` when the workload issued none.
+    pub ratio: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Hardware {
+    /// The whole disks summed (the bottom of each target's device chain).
+    pub disks: Vec<String>,
+    pub read: DirCompare,
+    pub write: DirCompare,
+    /// Sentences where the two differ by more than 10%.
+    pub notes: Vec<String>,
+}
+
+/// The snapshot taken closest to `t`.
+fn nearest(samples: &[Snapshot], t: Nanos) -> Option<usize> {
+    (0..samples.len()).min_by_key(|&i| samples[i].at_ns.abs_diff(t.0))
+}
+
+/// Device, CPU and memory figures between the snapshots nearest `start` and `end`.
+pub fn system_between(samples: &[Snapshot], start: Nanos, end: Nanos) -> Option<Derived> {
+    let (i, j) = (nearest(samples, start)?, nearest(samples, end)?);
+    (j > i).then(|| derive(&samples[i], &samples[j]))
+}
+
+/// Compares the measured window's workload with what `disks` completed in it.
+pub fn compare(
+    summary: &Summary,
+    window: (Nanos, Nanos),
+    samples: &[Snapshot],
+    disks: &[String],
+) -> Option<Hardware> {
+    let d = system_between(samples, window.0, window.1)?;
+    let sum = |f: &dyn Fn(&iogauge_probe::DiskRates) -> f64| -> f64 {
+        disks.iter().filter_map(|n| d.disks.get(n)).map(f).sum()
+    };
+    let dir = |iops: f64, mbps: f64, dev_iops: f64, dev_mbps: f64| DirCompare {
+        workload_iops: iops,
+        workload_mbps: mbps,
+        device_iops: dev_iops,
+        device_mbps: dev_mbps,
+        ratio: (iops > 0.0).then(|| dev_iops / iops),
+    };
+    let read = dir(
+        summary.read.iops,
+        summary.read.mbps,
+        sum(&|r| r.r_s),
+        sum(&|r| r.r_mb_s),
+    );
+    let write = dir(
+        summary.write.iops,
+        summary.write.mbps,
+        sum(&|r| r.w_s),
+        sum(&|r| r.w_mb_s),
+    );
+    let notes = notes(&read, &write);
+    Some(Hardware {
+        disks: disks.to_vec(),
+        read,
+        write,
+        notes,
+    })
+}
+
+/// The sentences, for differences beyond 10%.
+pub fn notes(read: &DirCompare, write: &DirCompare) -> Vec<String> {
+    let mut v = Vec::new();
+    if let Some(r) = read.ratio {
+        if r < 0.9 {
+            v.push(format!(
+                "{:.0}% of workload reads never reached a device: a cache (the page cache with --buffered, or a layer above the disks) absorbed them",
+                (1.0 - r) * 100.0
+            ));
+        } else if r > 1.1 {
+            v.push(format!(
+                "the devices completed {r:.2}x the workload's reads: read-ahead, other processes on the same disks, or a layout reading more than asked"
+            ));
+        }
+    }
+    if let Some(w) = write.ratio {
+        if w > 1.1 {
+            v.push(format!(
+                "the devices completed {w:.2}x the workload's writes: mirroring, journaling or other processes on the same disks multiply writes"
+            ));
+        } else if w < 0.9 {
+            v.push(format!(
+                "{:.0}% of workload writes had not reached a device by the end: they wait in the page cache (write-back)",
+                (1.0 - w) * 100.0
+            ));
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dc(w: f64, d: f64) -> DirCompare {
+        DirCompare {
+            workload_iops: w,
+            device_iops: d,
+            ratio: (w > 0.0).then(|| d / w),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn notes_only_beyond_ten_percent() {
+        assert!(notes(&dc(1000.0, 1050.0), &dc(1000.0, 950.0)).is_empty());
+        let n = notes(&dc(1000.0, 220.0), &dc(0.0, 0.0));
+        assert_eq!(n.len(), 1);
+        assert!(
+            n[0].starts_with("78% of workload reads never reached a device"),
+            "{n:?}"
+        );
+        let n = notes(&dc(0.0, 0.0), &dc(1000.0, 2000.0));
+        assert!(
+            n[0].contains("2.00x the workload's writes") && n[0].contains("mirroring"),
+            "{n:?}"
+        );
+    }
+}
