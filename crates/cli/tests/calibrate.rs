@@ -78,6 +78,15 @@ fn calibration_figures_store_and_show() {
     assert!(points
         .iter()
         .all(|p| !p["intervals"].as_array().unwrap().is_empty()));
+    // Each point's intervals carry what the disk under the file did (iostat figures).
+    let dev = v["targets"][0]["device"].as_str().unwrap();
+    for p in points {
+        let iv = &p["intervals"][0];
+        assert!(
+            iv["disks"][dev]["r_s"].is_number(),
+            "point {p} interval lacks {dev}"
+        );
+    }
     // max_iops is the best point under the cap, and latency is that point's mean in ms.
     let best = small
         .iter()

@@ -80,6 +80,8 @@ fn one() -> u32 {
 pub struct Measured {
     pub point: Point,
     pub intervals: Vec<Interval>,
+    /// /proc snapshots on the point's interval grid (devices, CPU).
+    pub samples: Vec<iogauge_probe::Snapshot>,
     pub hist: LatHist,
 }
 
@@ -461,6 +463,7 @@ impl Prober for EngineProber<'_> {
         Ok(Some(Measured {
             point,
             intervals: outcome.intervals,
+            samples: outcome.samples,
             hist: both.lat,
         }))
     }

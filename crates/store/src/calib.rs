@@ -85,7 +85,11 @@ impl CalibrationReport {
                 .iter()
                 .map(|m| PointReport {
                     point: m.point.clone(),
-                    intervals: m.intervals.iter().map(IntervalReport::of).collect(),
+                    intervals: m
+                        .intervals
+                        .iter()
+                        .map(|iv| IntervalReport::with_system(iv, &m.samples))
+                        .collect(),
                 })
                 .collect(),
             matrix: out.matrix.clone(),

@@ -76,6 +76,7 @@ impl Prober for Model {
                 lat_us: l,
             },
             intervals: vec![],
+            samples: vec![],
             hist: LatHist::new(),
         }))
     }
