@@ -249,13 +249,8 @@ fn calibrate_errors() {
         (vec!["calibrate", "--block", "1000"], "--block"),
         (vec!["show", "x"], "ID"),
     ] {
-        let out = bin().args(&args).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(
-            err.contains(flag) && err.trim_end().lines().count() == 1,
-            "{args:?}: {err}"
-        );
+        let err = fails(&args, 2);
+        assert!(err.contains(flag), "{args:?}: {err}");
     }
 }
 

@@ -67,12 +67,20 @@ pub fn run_json(args: &[&str]) -> serde_json::Value {
 /// Runs `iogauge run ARGS`, expects failure with `code`, and returns stderr, checking it is
 /// exactly one line and not a panic.
 pub fn run_fails(args: &[&str], code: i32) -> String {
-    let out = bin().arg("run").args(args).output().expect("spawn iogauge");
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    fails(&all, code)
+}
+
+/// Runs `iogauge ARGS`, expects failure with `code`, and returns stderr, checking it is
+/// exactly one `error:` line and not a panic.
+pub fn fails(args: &[&str], code: i32) -> String {
+    let out = bin().args(args).output().expect("spawn iogauge");
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(
         out.status.code(),
         Some(code),
-        "iogauge run {args:?}: wrong exit code; stderr: {err}"
+        "iogauge {args:?}: wrong exit code; stderr: {err}"
     );
     assert!(!err.contains("panicked"), "panic: {err}");
     assert_eq!(
