@@ -2,9 +2,11 @@
 //! 4 KiB covers every device iogauge meets).
 
 use rand_core::RngCore;
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::alloc::{alloc, dealloc, Layout};
 
 pub const BUF_ALIGN: usize = 4096;
+/// Size (and alignment) of a transparent huge page on x86-64.
+const HUGE: usize = 2 << 20;
 
 /// A heap buffer aligned to 4 KiB, owned and freed by this type.
 pub struct AlignedBuf {
@@ -18,14 +20,27 @@ unsafe impl Send for AlignedBuf {}
 
 impl AlignedBuf {
     /// A zeroed buffer of `len` bytes (rounded up to the alignment).
+    ///
+    /// Buffers of 2 MiB and more are aligned to 2 MiB and asked to be backed by transparent
+    /// huge pages before they are touched. Why: a 1 MiB I/O into 4 KiB pages needs 256
+    /// segments, and a device with fewer (virtio-blk here allows 254) splits every such
+    /// I/O in two, which cost 20-30% of 1 MiB sequential throughput against fio.
     pub fn new(len: usize) -> Self {
         let len = len.max(1).div_ceil(BUF_ALIGN) * BUF_ALIGN;
-        let layout = Layout::from_size_align(len, BUF_ALIGN).expect("valid buffer layout");
+        let align = if len >= HUGE { HUGE } else { BUF_ALIGN };
+        let layout = Layout::from_size_align(len, align).expect("valid buffer layout");
         // SAFETY: `layout` has a non-zero size.
-        let ptr = unsafe { alloc_zeroed(layout) };
+        let ptr = unsafe { alloc(layout) };
         if ptr.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
+        if align == HUGE {
+            // SAFETY: the range is the allocation just made; madvise only sets a hint on it.
+            // Failure (THP disabled) leaves ordinary pages, which is fine.
+            unsafe { libc::madvise(ptr.cast(), len, libc::MADV_HUGEPAGE) };
+        }
+        // SAFETY: `ptr` is valid for `len` writable bytes.
+        unsafe { std::ptr::write_bytes(ptr, 0, len) };
         AlignedBuf { ptr, layout }
     }
 
