@@ -90,6 +90,14 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
             ))
         })
         .collect::<Result<_, iogauge_stats::HistError>>()?;
+    if opts.json {
+        out.write_all(document.as_bytes())?;
+        out.write_all(b"\n")?;
+    } else {
+        out.write_all(calibration_body(&report).as_bytes())?;
+    }
+    out.flush()?;
+    // Printed before it is stored: a store that fails must not cost the user the result.
     let id = store.insert(&NewRun {
         kind: "calibrate",
         started_at: &report.start_time,
@@ -108,13 +116,6 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
         document: &document,
         histograms: &histograms,
     })?;
-    if opts.json {
-        out.write_all(document.as_bytes())?;
-        out.write_all(b"\n")?;
-    } else {
-        out.write_all(calibration_body(&report).as_bytes())?;
-    }
-    out.flush()?;
     eprintln!("stored as run {id} in {}", store.path().display());
     if let Some(dir) = &opts.csv {
         write_csv(dir, &report)?;

@@ -54,6 +54,16 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
         ("write".to_string(), total.write.lat.encode()?),
     ];
     let document = Json.render(&report);
+    let text = if opts.json {
+        document.clone()
+    } else {
+        Text.render(&report)
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|_| out.flush())
+        .context("writing the result to stdout")?;
+    // Printed before it is stored: a store that fails must not cost the user the result.
     let s = &report.summary;
     let id = store.insert(&NewRun {
         kind: "run",
@@ -73,15 +83,6 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
         document: &document,
         histograms: &histograms,
     })?;
-    let text = if opts.json {
-        document
-    } else {
-        Text.render(&report)
-    };
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|_| out.flush())
-        .context("writing the result to stdout")?;
     eprintln!("stored as run {id} in {}", store.path().display());
     Ok(if outcome.interrupted {
         ExitCode::from(INTERRUPTED)
