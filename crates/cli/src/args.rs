@@ -4,8 +4,10 @@
 use clap::{Args, Parser, Subcommand};
 use iogauge_engine::calibrate::Criterion;
 use iogauge_engine::spec::{
-    parse_duration, parse_size, BlockSplit, Dist, EngineKind, Region, RwMode,
+    parse_duration, parse_size, parse_steady_criterion, BlockSplit, Dist, EngineKind, Region,
+    RwMode,
 };
+use iogauge_stats::SteadyCriterion;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -31,6 +33,29 @@ pub enum Command {
     History(HistoryArgs),
     /// One stored run in full, as it was printed live.
     Show(ShowArgs),
+    /// Devices, CPU and the run in progress on one screen, refreshed every interval.
+    Watch(WatchArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct WatchArgs {
+    /// Refresh interval (100ms to 1h).
+    #[arg(long, default_value = "1s", value_parser = duration)]
+    pub interval: Duration,
+    /// Devices to show by kernel name, e.g. sda,nvme0n1. Default: every whole disk that has
+    /// done I/O.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub devices: Vec<String>,
+    /// One timestamped line per interval instead of the full-screen view (for logs, like
+    /// collectl -oT); implied when stdout is not a terminal.
+    #[arg(long)]
+    pub plain: bool,
+    /// Stop after this many intervals (default: until q or Ctrl-C).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
+    /// Results store whose runs in progress to follow.
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 /// The targets and how they are accessed (shared by `run` and `calibrate`).
@@ -88,6 +113,11 @@ pub struct ShowArgs {
     /// Print the stored JSON document exactly as it was saved.
     #[arg(long)]
     pub json: bool,
+    /// Re-render a run's time series at this coarser interval (a whole multiple of the
+    /// recorded one): workload percentiles from the stored per-interval histograms, device
+    /// figures from the raw snapshots. Prints the interval table (or the JSON document).
+    #[arg(long, value_parser = duration)]
+    pub interval: Option<Duration>,
 }
 
 #[derive(Args, Debug)]
@@ -187,6 +217,19 @@ pub struct RunArgs {
     /// Length of one interval of the time series.
     #[arg(long, default_value = "1s", value_parser = duration)]
     pub interval: Duration,
+    /// Ramp up until IOPS are steady, then measure: fio's criteria iops:PCT% (every interval
+    /// of the window within PCT% of its mean) or iops_slope:PCT% (slope per second, % of the
+    /// mean). Bare --steady means iops:20%. The ramp lasts at least --ramp.
+    #[arg(long, value_name = "CRITERION", num_args = 0..=1, default_missing_value = "iops:20%",
+          value_parser = parse_steady_criterion)]
+    pub steady: Option<SteadyCriterion>,
+    /// Rolling window the --steady criterion must hold over (fio's ss_dur).
+    #[arg(long, default_value = "5s", value_parser = duration, requires = "steady")]
+    pub steady_window: Duration,
+    /// Longest ramp under --steady; the measured window starts then, steady or not (and the
+    /// summary says so).
+    #[arg(long, default_value = "2m", value_parser = duration, requires = "steady")]
+    pub steady_timeout: Duration,
     #[command(flatten)]
     pub store: StoreArgs,
     /// Print the result as JSON on stdout.

@@ -53,10 +53,41 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
             )
         }
         _ => {
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or("error: invalid command line");
-            eprintln!("{first}");
+            eprintln!("{}", one_line(&e.to_string()));
             ExitCode::from(USAGE)
         }
+    }
+}
+
+/// clap's message on one line: the first line, and when it ends in a colon, the indented
+/// lines that complete it ("…not provided: --steady [<CRITERION>]").
+fn one_line(text: &str) -> String {
+    let mut lines = text.lines();
+    let mut out = lines
+        .next()
+        .unwrap_or("error: invalid command line")
+        .to_string();
+    if out.ends_with(':') {
+        let rest: Vec<&str> = lines
+            .take_while(|l| l.starts_with("  "))
+            .map(str::trim)
+            .collect();
+        if !rest.is_empty() {
+            out = format!("{out} {}", rest.join(", "));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn clap_lists_join_the_line() {
+        let t = "error: the following required arguments were not provided:\n  --steady [<CRITERION>]\n\nUsage: x\n";
+        assert_eq!(
+            super::one_line(t),
+            "error: the following required arguments were not provided: --steady [<CRITERION>]"
+        );
+        assert_eq!(super::one_line("error: bad\n\nUsage"), "error: bad");
     }
 }

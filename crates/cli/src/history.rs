@@ -3,7 +3,7 @@
 use crate::args::{HistoryArgs, ShowArgs};
 use crate::options::UsageError;
 use anyhow::Context;
-use iogauge_report::{calibration_body, calibration_head, Exporter, Text};
+use iogauge_report::{calibration_body, calibration_head, Exporter, Json, Text};
 use iogauge_store::{CalibrationReport, RunReport, Store};
 use std::io::Write;
 use std::process::ExitCode;
@@ -28,10 +28,28 @@ pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
             store.path().display()
         ))
     })?;
+    let ctx = || format!("run {}: the stored document does not parse", a.id);
+    if let Some(every) = a.interval {
+        if run.row.kind != "run" {
+            return Err(UsageError(format!(
+                "--interval re-renders runs; run {} is a {} (show it without --interval)",
+                a.id, run.row.kind
+            ))
+            .into());
+        }
+        let r: RunReport = serde_json::from_str(&run.document).with_context(ctx)?;
+        let r = r
+            .regrid(every, &run.histograms)
+            .map_err(|e| UsageError(format!("run {}: {e}", a.id)))?;
+        return print(&if a.json {
+            Json.render(&r)
+        } else {
+            Text.render(&r) + "\n" + &iogauge_report::interval_table(&r)
+        });
+    }
     if a.json {
         return print(&(run.document + "\n"));
     }
-    let ctx = || format!("run {}: the stored document does not parse", a.id);
     let text = match run.row.kind.as_str() {
         "calibrate" => {
             let r: CalibrationReport = serde_json::from_str(&run.document).with_context(ctx)?;

@@ -8,6 +8,7 @@ mod history;
 mod options;
 mod run;
 mod session;
+mod watch;
 
 use args::Command;
 use clap::Parser;
@@ -28,6 +29,7 @@ fn main() -> ExitCode {
             .and_then(calibrate::calibrate),
         Command::History(a) => history::history(a),
         Command::Show(a) => history::show(a),
+        Command::Watch(a) => watch::watch(a),
     };
     match result {
         Ok(code) => code,

@@ -66,6 +66,24 @@ impl RunOptions {
             return usage("--interval must be between 100ms and 1h");
         }
         spec.interval = a.interval;
+        if let Some(criterion) = a.steady {
+            if a.steady_window < a.interval * 2 {
+                return usage(format!(
+                    "--steady-window must hold at least two intervals of {:?} (a slope needs two points); raise it or lower --interval",
+                    a.interval
+                ));
+            }
+            if a.steady_timeout <= a.steady_window.max(a.ramp) {
+                return usage(
+                    "--steady-timeout must be longer than --steady-window and --ramp; raise it, e.g. --steady-timeout 2m",
+                );
+            }
+            spec.steady = Some(iogauge_engine::spec::SteadyWait {
+                criterion,
+                window: a.steady_window,
+                timeout: a.steady_timeout,
+            });
+        }
         if let Some(s) = a.io.seed {
             spec.seed = s;
         }

@@ -5,7 +5,8 @@ use crate::options::RunOptions;
 use crate::session::{check_engine, now, prepare_targets, stop_flag, target_names};
 use anyhow::Context;
 use iogauge_report::{progress_line, Exporter, Json, Text};
-use iogauge_store::{IntervalReport, NewRun, RunReport, RunStatus, Store};
+use iogauge_store::live::{LiveHeader, LiveInterval, LiveWriter};
+use iogauge_store::{IntervalReport, NewRun, RunReport, RunStatus, SteadyWaitReport, Store};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -15,9 +16,30 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
     let mut store = Store::open_resolved(opts.store.as_deref())?;
     let targets = prepare_targets(&opts.targets, opts.access, opts.scratch, &stop)?;
     let live = std::io::stderr().is_terminal();
+    // What `iogauge watch` follows; a run that cannot publish it still runs.
+    let mut feed = LiveWriter::create(
+        store.path(),
+        &LiveHeader {
+            pid: std::process::id(),
+            kind: "run".into(),
+            what: iogauge_report::job_line(&opts.spec),
+            started_at: now(),
+        },
+    );
+    let mut feed_error = None;
     let mut on_interval = |iv: &iogauge_stats::Interval| {
+        let rep = IntervalReport::of(iv);
+        if let Ok(f) = &mut feed {
+            let line = LiveInterval {
+                elapsed_s: iv.end.as_secs_f64(),
+                interval: rep.clone(),
+            };
+            if let Err(e) = f.push(&line) {
+                feed_error.get_or_insert(format!("live view for `iogauge watch` stopped: {e}"));
+            }
+        }
         if live {
-            let line = progress_line(iv.end.as_secs_f64(), &IntervalReport::of(iv));
+            let line = progress_line(iv.end.as_secs_f64(), &rep);
             eprint!("\r{line:<100}");
             let _ = std::io::stderr().flush();
         }
@@ -41,6 +63,23 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
     if let Some(e) = outcome.sample_error {
         report.warnings.push(e);
     }
+    match feed {
+        Err(e) => report
+            .warnings
+            .push(format!("no live view for `iogauge watch`: {e}")),
+        Ok(f) => drop(f),
+    }
+    report.warnings.extend(feed_error);
+    if let Some(w) = &outcome.steady_wait {
+        let wait = SteadyWaitReport::of(w, report.options.interval);
+        if !wait.reached && !outcome.interrupted {
+            report.warnings.push(format!(
+                "steady state was not reached within --steady-timeout {:.0} s; the measured window started anyway",
+                wait.measured_from_s
+            ));
+        }
+        report.steady_wait = Some(wait);
+    }
     if outcome.interrupted {
         report
             .warnings
@@ -49,10 +88,12 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
     let (total, _) = iogauge_stats::measured_totals(&outcome.intervals);
     let mut lat = total.read.lat.clone();
     lat += &total.write.lat;
-    let histograms = vec![
+    let mut histograms = vec![
         ("read".to_string(), total.read.lat.encode()?),
         ("write".to_string(), total.write.lat.encode()?),
     ];
+    // Per interval too, so `show --interval` can re-render exact percentiles later.
+    histograms.extend(iogauge_store::interval_histograms(&outcome.intervals)?);
     let document = Json.render(&report);
     let text = if opts.json {
         document.clone()

@@ -43,6 +43,33 @@ fn block_device_rules() {
     assert_eq!(v["targets"][0]["kind"], "block");
     assert_eq!(v["targets"][0]["size"], 32 << 20);
 
+    // The loop device and the disk under its image each get a row of their own.
+    let v = run_json(&["--target", p, "--time", "1s"]);
+    let h = &v["hardware"];
+    let disk = h["disks"][0].as_str().expect("the disk under the image");
+    let loop_name = p.trim_start_matches("/dev/");
+    assert_ne!(disk, loop_name);
+    let rows = h["devices"].as_array().expect("per-device rows");
+    let row = |n: &str| rows.iter().find(|r| r["name"] == n);
+    let lr = row(loop_name).unwrap_or_else(|| panic!("no {loop_name} row: {h}"));
+    assert!(row(disk).is_some(), "no {disk} row: {h}");
+    let issued = f(&v["summary"]["read"]["iops"]);
+    let done = f(&lr["r_s"]);
+    assert!(
+        (done - issued).abs() <= 0.05 * issued + 5.0,
+        "{loop_name} r/s {done} vs {issued}"
+    );
+    let out = bin()
+        .args(["run", "--target", p, "--time", "500ms"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("*{loop_name} ")) && text.contains(&format!(" {disk} ")),
+        "{text}"
+    );
+
     let err = run_fails(&["--target", p, "--rw", "randwrite", "--ios", "10"], 2);
     assert!(
         err.contains("--allow-overwrite") && err.contains(p),

@@ -28,20 +28,6 @@ fn quick(target: &str, extra: &[&str]) -> Vec<String> {
     a
 }
 
-fn stored_id(stderr: &[u8]) -> i64 {
-    let err = String::from_utf8_lossy(stderr);
-    let line = err
-        .lines()
-        .find(|l| l.starts_with("stored as run "))
-        .unwrap_or_else(|| panic!("no id: {err}"));
-    line["stored as run ".len()..]
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
-}
-
 #[test]
 fn calibration_figures_store_and_show() {
     let _g = heavy();

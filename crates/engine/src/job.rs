@@ -6,10 +6,10 @@ use crate::error::EngineError;
 use crate::offsets::{check_fits, Extent, OpGen, Space};
 use crate::spec::{fmt_size, EngineKind, JobSpec};
 use crate::target::Target;
-use crate::worker::{Gate, Msg, Plan};
+use crate::worker::{Gate, Msg, Plan, RampEnd};
 use crate::{psync, uring, WorkerCtx};
 use iogauge_probe::{Sampler, Snapshot};
-use iogauge_stats::{Interval, Nanos, Phase};
+use iogauge_stats::{Interval, Nanos, Phase, SteadyDetector};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, RecvTimeoutError};
@@ -27,6 +27,59 @@ pub struct JobOutcome {
     pub samples: Vec<Snapshot>,
     /// Why device sampling stopped early, if it did.
     pub sample_error: Option<String>,
+    /// `--steady`: how the ramp ended (`None` without `--steady`).
+    pub steady_wait: Option<SteadyOutcome>,
+}
+
+/// How a `--steady` ramp ended.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SteadyOutcome {
+    /// Ramp intervals [start, end) of the first window that met the criterion; `None` when
+    /// the timeout came first.
+    pub window: Option<(u32, u32)>,
+    /// Where the measured window started, from the job's start.
+    pub ramp: Duration,
+}
+
+/// The job's side of `--steady`: feeds ramp intervals to the detector and, once steady,
+/// ends the ramp at the next interval boundary the workers can still meet.
+struct SteadyWatch<'a> {
+    detector: SteadyDetector,
+    ramp_end: &'a RampEnd,
+    every: Duration,
+    /// The ramp lasts at least this (`--ramp`, rounded up to the grid).
+    min: Duration,
+    /// ... and at most this (`--steady-timeout`, on the grid).
+    timeout: Duration,
+    window: Option<(u32, u32)>,
+}
+
+impl SteadyWatch<'_> {
+    fn observe(&mut self, iv: &Interval, since_t0: Duration) {
+        if iv.phase != Phase::Ramp || self.window.is_some() {
+            return;
+        }
+        let d = iv.duration();
+        if d.0 == 0 || !self.detector.push(iv.io.read.iops(d) + iv.io.write.iops(d)) {
+            return;
+        }
+        // Workers must see the boundary before they reach it: leave them a margin.
+        let margin = (self.every / 2).min(Duration::from_millis(50));
+        let earliest = (since_t0 + margin).max(self.min);
+        let k = earliest.as_nanos().div_ceil(self.every.as_nanos());
+        let end = self.every * k as u32;
+        if end >= self.timeout {
+            return;
+        }
+        let first = self.detector.reached_at().unwrap_or(0) as u32;
+        self.window = Some((first, iv.index + 1));
+        self.ramp_end.set(end);
+    }
+}
+
+/// Rounds `d` up to a whole number of `every`.
+fn on_grid(d: Duration, every: Duration) -> Duration {
+    every * d.as_nanos().div_ceil(every.as_nanos()) as u32
 }
 
 /// Lays the targets' regions out as the logical space (concat), checking each region is
@@ -95,6 +148,16 @@ pub fn run(
     let devices = devices_of(targets);
     let done = AtomicBool::new(false);
     let halt = AtomicBool::new(false);
+    let ramp_end = RampEnd::new();
+    let steady_timeout = spec.steady.map(|w| on_grid(w.timeout, spec.interval));
+    let mut watch = spec.steady.map(|w| SteadyWatch {
+        detector: SteadyDetector::new(w.config(spec.interval)),
+        ramp_end: &ramp_end,
+        every: spec.interval,
+        min: on_grid(spec.ramp, spec.interval),
+        timeout: steady_timeout.unwrap_or_default(),
+        window: None,
+    });
     let (tx, rx) = channel::<Msg>();
 
     std::thread::scope(|scope| {
@@ -110,10 +173,12 @@ pub fn run(
                     ios: spec.ios.map(|t| share(t, n, id as u64)),
                     every: spec.interval,
                     rate: spec.rate_iops.map(|r| r as f64 / n as f64),
+                    steady_timeout,
                 },
                 qd,
                 gate: &gate,
                 halt: &halt,
+                ramp_end: spec.steady.map(|_| &ramp_end),
                 tx: tx.clone(),
             };
             let builder = std::thread::Builder::new().name(format!("iogauge-w{id}"));
@@ -134,12 +199,16 @@ pub fn run(
         }
         drop(tx);
         let sampler = scope.spawn(|| sample_devices(&devices, spec, &gate, &done));
-        let mut outcome = collect(threads, &rx, stop, &halt, &gate, on_interval);
+        let mut outcome = collect(threads, &rx, stop, &halt, &gate, &mut watch, on_interval);
         done.store(true, Ordering::Relaxed);
         let (samples, sample_error) = sampler.join().expect("sampler thread");
         if let Ok(o) = &mut outcome {
             o.samples = samples;
             o.sample_error = sample_error;
+            o.steady_wait = watch.map(|w| SteadyOutcome {
+                window: w.window,
+                ramp: ramp_end.get().unwrap_or(w.timeout),
+            });
         }
         outcome
     })
@@ -197,7 +266,13 @@ fn sample_devices(
         }
         std::thread::sleep(Duration::from_millis(1));
     };
-    let ramp_end = t0 + spec.ramp;
+    // A ramp that ends off the grid gets a sample of its own (a --steady ramp ends on it).
+    let ramp_end = t0
+        + if spec.steady.is_some() {
+            Duration::ZERO
+        } else {
+            spec.ramp
+        };
     let mut next = t0;
     loop {
         let finished = loop {
@@ -233,6 +308,7 @@ fn collect(
     stop: &AtomicBool,
     halt: &AtomicBool,
     gate: &Gate,
+    watch: &mut Option<SteadyWatch<'_>>,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Result<JobOutcome, EngineError> {
     type Key = (Phase, u32);
@@ -252,6 +328,9 @@ fn collect(
                     break;
                 }
                 let iv = pending.remove(&key).expect("key just seen");
+                if let (Some(w), Some(t0)) = (watch.as_mut(), gate.t0()) {
+                    w.observe(&iv, t0.elapsed());
+                }
                 on_interval(&iv);
                 finished.push(iv);
             }
@@ -300,12 +379,111 @@ fn collect(
         interrupted: interrupted || stop.load(Ordering::Relaxed),
         samples: Vec::new(),
         sample_error: None,
+        steady_wait: None,
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::share;
+    use super::*;
+    use iogauge_stats::{DirStats, PerDir, SteadyConfig, SteadyCriterion};
+
+    fn ramp_iv(index: u32, ios: u64) -> Interval {
+        let mut io = PerDir::<DirStats>::default();
+        for _ in 0..ios {
+            io.read.record(4096, 1000);
+        }
+        Interval {
+            phase: Phase::Ramp,
+            index,
+            start: Nanos(u64::from(index) * 1_000_000_000),
+            end: Nanos(u64::from(index + 1) * 1_000_000_000),
+            io,
+        }
+    }
+
+    fn watch(ramp_end: &RampEnd, min_s: u64, timeout_s: u64) -> SteadyWatch<'_> {
+        SteadyWatch {
+            detector: SteadyDetector::new(SteadyConfig {
+                criterion: SteadyCriterion::Deviation { pct: 10.0 },
+                window: 3,
+                interval_s: 1.0,
+                drop_pct: 30.0,
+                drop_intervals: 3,
+            }),
+            ramp_end,
+            every: Duration::from_secs(1),
+            min: Duration::from_secs(min_s),
+            timeout: Duration::from_secs(timeout_s),
+            window: None,
+        }
+    }
+
+    #[test]
+    fn steady_watch_ends_the_ramp_on_the_next_reachable_boundary() {
+        // Ramp then flat: 100, 200, 300, 1000, 1000, 1000 → the window 3..6 holds.
+        let end = RampEnd::new();
+        let mut w = watch(&end, 0, 60);
+        for (i, ios) in [100, 200, 300, 1000, 1000].into_iter().enumerate() {
+            w.observe(
+                &ramp_iv(i as u32, ios),
+                Duration::from_millis(1000 * i as u64 + 1010),
+            );
+            assert_eq!(end.get(), None, "decided too early at {i}");
+        }
+        // The collector sees interval 5 (ended at 6 s) at 6.01 s: the next boundary is 7 s.
+        w.observe(&ramp_iv(5, 1000), Duration::from_millis(6010));
+        assert_eq!(w.window, Some((3, 6)));
+        assert_eq!(end.get(), Some(Duration::from_secs(7)));
+        // Latched: later intervals change nothing.
+        w.observe(&ramp_iv(6, 10), Duration::from_millis(7010));
+        assert_eq!(end.get(), Some(Duration::from_secs(7)));
+        // Too close to the boundary (under the 50 ms margin): the one after.
+        let end = RampEnd::new();
+        let mut w = watch(&end, 0, 60);
+        for i in 0..3 {
+            w.observe(&ramp_iv(i, 500), Duration::from_millis(2980));
+        }
+        assert_eq!(end.get(), Some(Duration::from_secs(4)));
+    }
+
+    #[test]
+    fn steady_watch_respects_min_ramp_and_timeout() {
+        let end = RampEnd::new();
+        let mut w = watch(&end, 10, 60);
+        for i in 0..3 {
+            w.observe(&ramp_iv(i, 500), Duration::from_millis(3010));
+        }
+        assert_eq!(
+            end.get(),
+            Some(Duration::from_secs(10)),
+            "--ramp is a floor"
+        );
+        // Steady only at the timeout boundary: the timeout ends the ramp, not the watch.
+        let end = RampEnd::new();
+        let mut w = watch(&end, 0, 4);
+        for i in 0..3 {
+            w.observe(&ramp_iv(i, 500), Duration::from_millis(3990));
+        }
+        assert_eq!(end.get(), None);
+        assert_eq!(w.window, None);
+        // Never steady: nothing set.
+        let end = RampEnd::new();
+        let mut w = watch(&end, 0, 60);
+        for (i, ios) in [100, 300, 900, 2700, 8100].into_iter().enumerate() {
+            w.observe(&ramp_iv(i as u32, ios), Duration::from_secs(i as u64 + 1));
+        }
+        assert_eq!(end.get(), None);
+    }
+
+    #[test]
+    fn on_grid_rounds_up() {
+        let s = Duration::from_millis;
+        assert_eq!(on_grid(s(0), s(250)), s(0));
+        assert_eq!(on_grid(s(1), s(250)), s(250));
+        assert_eq!(on_grid(s(1500), s(250)), s(1500));
+        assert_eq!(on_grid(s(1501), s(1000)), s(2000));
+    }
 
     #[test]
     fn shares_add_up() {

@@ -17,7 +17,7 @@ mod uring;
 mod worker;
 
 pub use error::EngineError;
-pub use job::{devices_of, disks_of, layout, run, JobOutcome};
+pub use job::{devices_of, disks_of, layout, run, JobOutcome, SteadyOutcome};
 pub use spec::{EngineKind, JobSpec, RwMode};
 pub use target::{prepare, Access, Target, TargetError, TargetInfo, TargetSpec};
 pub use uring::probe as probe_uring;
@@ -36,5 +36,7 @@ pub(crate) struct WorkerCtx<'a> {
     pub qd: u32,
     pub gate: &'a worker::Gate,
     pub halt: &'a AtomicBool,
+    /// `--steady`: where the job announces the ramp's end.
+    pub ramp_end: Option<&'a worker::RampEnd>,
     pub tx: Sender<worker::Msg>,
 }

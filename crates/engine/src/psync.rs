@@ -7,7 +7,7 @@ use crate::buf::AlignedBuf;
 use crate::error::EngineError;
 use crate::worker::{may_issue, Clock, Pacer};
 use crate::WorkerCtx;
-use iogauge_stats::Direction;
+use iogauge_stats::{Direction, Phase};
 use rand::SeedableRng;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::Ordering;
@@ -21,12 +21,23 @@ pub(crate) fn run(mut ctx: WorkerCtx<'_>) -> Result<(), EngineError> {
     let t0 = ctx.gate.wait();
     let tx = ctx.tx.clone();
     let mut clock = Clock::new(ctx.id, t0, ctx.plan.every, &tx);
-    for bounds in ctx.plan.phases(t0) {
+    for mut bounds in ctx.plan.phases(t0) {
+        if let Some(r) = ctx.ramp_end {
+            r.apply(&mut bounds, t0, ctx.plan.time);
+        }
         clock.begin(&bounds);
         let mut pacer = ctx.plan.rate.map(|r| Pacer::new(r, bounds.start));
         let mut issued = 0u64;
         let mut now = Instant::now();
-        while may_issue(&bounds, now, issued, ctx.halt.load(Ordering::Relaxed)) {
+        loop {
+            if let Some(r) = ctx.ramp_end {
+                if bounds.phase == Phase::Ramp && r.apply(&mut bounds, t0, None) {
+                    clock.set_deadline(bounds.deadline);
+                }
+            }
+            if !may_issue(&bounds, now, issued, ctx.halt.load(Ordering::Relaxed)) {
+                break;
+            }
             if let Some(p) = &mut pacer {
                 if let Some(w) = p.wait_for(now) {
                     std::thread::sleep(w);

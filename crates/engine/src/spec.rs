@@ -1,6 +1,7 @@
 //! The validated job: plain data that says what to run, built from the command line (or a
 //! campaign file) by parsing each value once. The engine never sees raw flags.
 
+use iogauge_stats::{SteadyConfig, SteadyCriterion};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -364,6 +365,59 @@ pub struct JobSpec {
     #[serde(with = "secs")]
     pub interval: Duration,
     pub seed: u64,
+    /// `--steady`: the ramp lasts until IOPS are steady (at least `ramp`, at most the
+    /// wait's timeout), and the measured window starts at the next interval boundary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<SteadyWait>,
+}
+
+/// How `--steady` decides that the ramp is over: fio's `ss=` criterion over a rolling
+/// window (`ss_dur`), checked on every ramp interval, for at most `timeout`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SteadyWait {
+    pub criterion: SteadyCriterion,
+    #[serde(with = "secs")]
+    pub window: Duration,
+    #[serde(with = "secs")]
+    pub timeout: Duration,
+}
+
+impl SteadyWait {
+    /// The detector's configuration on this job's interval grid (a window of at least two
+    /// intervals; leaving steady state as the report judges it: 3 intervals 30% down).
+    pub fn config(&self, interval: Duration) -> SteadyConfig {
+        let every = interval.as_secs_f64();
+        SteadyConfig {
+            criterion: self.criterion,
+            window: ((self.window.as_secs_f64() / every).round() as usize).max(2),
+            interval_s: every,
+            drop_pct: 30.0,
+            drop_intervals: 3,
+        }
+    }
+}
+
+/// Parses fio's steady-state criteria: `iops:20%` (max deviation from the window's mean) or
+/// `iops_slope:2%` (least-squares slope, % of the mean per second).
+pub fn parse_steady_criterion(s: &str) -> Result<SteadyCriterion, String> {
+    let bad = || {
+        format!("'{s}' is not a steady-state criterion: use iops:PCT% (e.g. iops:20%) or iops_slope:PCT% (e.g. iops_slope:2%)")
+    };
+    let (kind, value) = s.split_once(':').ok_or_else(bad)?;
+    let pct: f64 = value
+        .trim()
+        .strip_suffix('%')
+        .unwrap_or(value.trim())
+        .parse()
+        .map_err(|_| bad())?;
+    if !(pct.is_finite() && pct > 0.0 && pct < 1000.0) {
+        return Err(bad());
+    }
+    match kind.trim() {
+        "iops" => Ok(SteadyCriterion::Deviation { pct }),
+        "iops_slope" => Ok(SteadyCriterion::Slope { pct_per_s: pct }),
+        _ => Err(bad()),
+    }
 }
 
 impl JobSpec {
@@ -385,6 +439,7 @@ impl JobSpec {
             direct: true,
             interval: Duration::from_secs(1),
             seed: 0x0106_a06e,
+            steady: None,
         }
     }
 
@@ -491,6 +546,42 @@ pub fn fmt_size(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn steady_criteria_table() {
+        assert_eq!(
+            parse_steady_criterion("iops:20%"),
+            Ok(SteadyCriterion::Deviation { pct: 20.0 })
+        );
+        assert_eq!(
+            parse_steady_criterion("iops_slope:0.5%"),
+            Ok(SteadyCriterion::Slope { pct_per_s: 0.5 })
+        );
+        assert_eq!(
+            parse_steady_criterion("iops:5"),
+            Ok(SteadyCriterion::Deviation { pct: 5.0 })
+        );
+        for bad in [
+            "iops",
+            "iops:",
+            "iops:-1%",
+            "iops:0%",
+            "lat:5%",
+            "iops:x%",
+            "iops:nan%",
+        ] {
+            assert!(parse_steady_criterion(bad).is_err(), "{bad}");
+        }
+        let w = SteadyWait {
+            criterion: SteadyCriterion::Deviation { pct: 20.0 },
+            window: Duration::from_secs(5),
+            timeout: Duration::from_secs(60),
+        };
+        let c = w.config(Duration::from_millis(500));
+        assert_eq!(c.window, 10);
+        assert_eq!(c.interval_s, 0.5);
+        assert!(c.validate().is_ok());
+    }
 
     #[test]
     fn sizes_table() {

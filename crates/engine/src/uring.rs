@@ -10,7 +10,7 @@ use crate::error::EngineError;
 use crate::worker::{may_issue, Clock, Pacer};
 use crate::WorkerCtx;
 use io_uring::{opcode, types, IoUring, Probe};
-use iogauge_stats::Direction;
+use iogauge_stats::{Direction, Phase};
 use rand::SeedableRng;
 use std::io;
 use std::os::unix::io::AsRawFd;
@@ -122,13 +122,21 @@ pub(crate) fn run(mut ctx: WorkerCtx<'_>) -> Result<(), EngineError> {
     let mut failure: Option<EngineError> = None;
     let (submitter, mut sq, mut cq) = ring.split();
 
-    for bounds in ctx.plan.phases(t0) {
+    for mut bounds in ctx.plan.phases(t0) {
+        if let Some(r) = ctx.ramp_end {
+            r.apply(&mut bounds, t0, ctx.plan.time);
+        }
         clock.begin(&bounds);
         let mut pacer = ctx.plan.rate.map(|r| Pacer::new(r, bounds.start));
         let mut issued = 0u64;
         let mut inflight = 0usize;
         let mut now = Instant::now();
         loop {
+            if let Some(r) = ctx.ramp_end {
+                if bounds.phase == Phase::Ramp && r.apply(&mut bounds, t0, None) {
+                    clock.set_deadline(bounds.deadline);
+                }
+            }
             let halt = failure.is_some() || ctx.halt.load(Ordering::Relaxed);
             let issuing = may_issue(&bounds, now, issued, halt);
             let mut wait_limit = None;

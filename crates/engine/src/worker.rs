@@ -4,6 +4,7 @@
 
 use crate::error::EngineError;
 use iogauge_stats::{DirStats, Direction, Interval, Nanos, PerDir, Phase};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
@@ -55,6 +56,49 @@ impl Gate {
     }
 }
 
+/// The end of a `--steady` ramp, decided by the job while the workers run: nanoseconds from
+/// t0, `u64::MAX` until decided. Workers read it on every loop (one relaxed load).
+pub(crate) struct RampEnd(AtomicU64);
+
+impl RampEnd {
+    pub fn new() -> Self {
+        RampEnd(AtomicU64::new(u64::MAX))
+    }
+
+    pub fn set(&self, from_t0: Duration) {
+        self.0.store(from_t0.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    pub fn get(&self) -> Option<Duration> {
+        match self.0.load(Ordering::Relaxed) {
+            u64::MAX => None,
+            ns => Some(Duration::from_nanos(ns)),
+        }
+    }
+
+    /// Moves a phase to the decided ramp end: the ramp's deadline, or the measured window's
+    /// start (and its deadline, `time` later). True when the bounds changed.
+    #[inline]
+    pub fn apply(&self, b: &mut PhaseBounds, t0: Instant, time: Option<Duration>) -> bool {
+        let Some(end) = self.get() else {
+            return false;
+        };
+        let at = t0 + end;
+        match b.phase {
+            Phase::Ramp if b.deadline != Some(at) => {
+                b.deadline = Some(at);
+                true
+            }
+            Phase::Measure if b.start != at => {
+                b.start = at;
+                b.deadline = time.map(|t| at + t);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
 /// The bounds of one phase for one worker.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PhaseBounds {
@@ -74,20 +118,25 @@ pub(crate) struct Plan {
     pub every: Duration,
     /// This worker's share of `--rate-iops`.
     pub rate: Option<f64>,
+    /// `--steady`: the longest the ramp may last (its end comes through [`RampEnd`]).
+    pub steady_timeout: Option<Duration>,
 }
 
 impl Plan {
+    /// The ramp (if any) and the measured window. Under `--steady` the ramp runs until the
+    /// timeout unless [`RampEnd::apply`] moves both phases earlier.
     pub fn phases(&self, t0: Instant) -> Vec<PhaseBounds> {
+        let ramp = self.steady_timeout.unwrap_or(self.ramp);
         let mut out = Vec::with_capacity(2);
-        if !self.ramp.is_zero() {
+        if !ramp.is_zero() {
             out.push(PhaseBounds {
                 phase: Phase::Ramp,
                 start: t0,
-                deadline: Some(t0 + self.ramp),
+                deadline: Some(t0 + ramp),
                 quota: None,
             });
         }
-        let start = t0 + self.ramp;
+        let start = t0 + ramp;
         out.push(PhaseBounds {
             phase: Phase::Measure,
             start,
@@ -128,6 +177,11 @@ impl<'a> Clock<'a> {
             cur: PerDir::default(),
             tx,
         }
+    }
+
+    /// A phase's deadline moved (`--steady` decided the ramp's end).
+    pub fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.stop_at = deadline;
     }
 
     pub fn begin(&mut self, b: &PhaseBounds) {
@@ -244,6 +298,7 @@ mod tests {
             ios: None,
             every: ms(100),
             rate: None,
+            steady_timeout: None,
         };
         let phases = plan.phases(t0);
         assert_eq!(phases.len(), 2);
@@ -296,6 +351,7 @@ mod tests {
             ios: None,
             every: ms(100),
             rate: None,
+            steady_timeout: None,
         };
         c.begin(&plan.phases(t0)[0]);
         c.tick(t0 + ms(150));

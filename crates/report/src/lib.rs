@@ -3,9 +3,13 @@
 
 mod calib;
 mod history;
+mod series;
+mod watch;
 
 pub use calib::{calibration_body, calibration_head, matrix_csv, point_line, preflight_text};
 pub use history::history_table;
+pub use series::interval_table;
+pub use watch::watch_line;
 
 use iogauge_engine::spec::fmt_size;
 use iogauge_engine::TargetInfo;
@@ -41,25 +45,19 @@ impl Exporter for Text {
             (None, Some(n)) => format!("{n} I/Os"),
             (None, None) => "until stopped".into(),
         };
-        let mix = if o.rw == iogauge_engine::RwMode::RandRw {
-            format!(" ({}% reads)", o.read_pct)
-        } else {
-            String::new()
-        };
         let _ = writeln!(
             s,
-            "iogauge run: {}{mix} {}, QD {} x {} worker{}, {}, {}, {bound}{}",
-            o.rw,
-            o.bs,
-            o.qd,
-            o.workers,
-            if o.workers == 1 { "" } else { "s" },
-            o.engine,
-            if o.direct { "O_DIRECT" } else { "buffered" },
-            if o.ramp.is_zero() {
-                String::new()
-            } else {
-                format!(" after {:.0} s ramp", o.ramp.as_secs_f64())
+            "iogauge run: {}, {bound}{}",
+            job_line(o),
+            match (&o.steady, &r.steady_wait) {
+                (Some(w), Some(sw)) => format!(
+                    " after ramp-up to steady state ({}, {:.0} s window): {:.0} s",
+                    criterion_text(&w.criterion),
+                    w.window.as_secs_f64(),
+                    sw.measured_from_s
+                ),
+                _ if o.ramp.is_zero() => String::new(),
+                _ => format!(" after {:.0} s ramp", o.ramp.as_secs_f64()),
             }
         );
         for t in &r.targets {
@@ -88,6 +86,20 @@ impl Exporter for Text {
         }
         if let Some(h) = &r.hardware {
             s.push_str(&hardware_text(h));
+        }
+        if let Some(sw) = &r.steady_wait {
+            let _ = match sw.window_s {
+                Some((a, b)) => writeln!(
+                    s,
+                    "steady state reached in the ramp-up ({a:.1}–{b:.1} s); measured from {:.1} s, everything before excluded",
+                    sw.measured_from_s
+                ),
+                None => writeln!(
+                    s,
+                    "steady state NOT reached within --steady-timeout; measured from {:.1} s anyway",
+                    sw.measured_from_s
+                ),
+            };
         }
         if let Some(st) = &r.steady {
             let _ = match (st.reached_at_s, st.left_at_s) {
@@ -121,6 +133,33 @@ impl Exporter for Text {
     }
 }
 
+/// The job in one line: `randrw (70% reads) 8k, QD 32 x 2 workers, io_uring, O_DIRECT`.
+pub fn job_line(o: &iogauge_engine::JobSpec) -> String {
+    let mix = if o.rw == iogauge_engine::RwMode::RandRw {
+        format!(" ({}% reads)", o.read_pct)
+    } else {
+        String::new()
+    };
+    format!(
+        "{}{mix} {}, QD {} x {} worker{}, {}, {}",
+        o.rw,
+        o.bs,
+        o.qd,
+        o.workers,
+        if o.workers == 1 { "" } else { "s" },
+        o.engine,
+        if o.direct { "O_DIRECT" } else { "buffered" },
+    )
+}
+
+/// fio's spelling of a steady-state criterion.
+fn criterion_text(c: &iogauge_stats::SteadyCriterion) -> String {
+    match c {
+        iogauge_stats::SteadyCriterion::Deviation { pct } => format!("iops:{pct}%"),
+        iogauge_stats::SteadyCriterion::Slope { pct_per_s } => format!("iops_slope:{pct_per_s}%"),
+    }
+}
+
 /// The workload vs hardware table and its sentences.
 fn hardware_text(h: &iogauge_store::Hardware) -> String {
     let mut s = format!(
@@ -147,6 +186,27 @@ fn hardware_text(h: &iogauge_store::Hardware) -> String {
             d.device_mbps,
             d.ratio.map_or("-".to_string(), |r| format!("{r:.2}"))
         );
+    }
+    if !h.devices.is_empty() {
+        let _ = writeln!(
+            s,
+            "{:<14}{:>10}{:>10}{:>9}{:>9}{:>7}",
+            "device", "r/s", "w/s", "rMB/s", "wMB/s", "%util"
+        );
+        for d in &h.devices {
+            let member = if h.disks.contains(&d.name) { " " } else { "*" };
+            let _ = writeln!(
+                s,
+                "{:<14}{:>10.1}{:>10.1}{:>9.1}{:>9.1}{:>7.1}",
+                format!("{member}{}", d.name),
+                d.r_s,
+                d.w_s,
+                d.r_mb_s,
+                d.w_mb_s,
+                d.util
+            );
+        }
+        let _ = writeln!(s, "(* a layer above the disks: loop, md, dm or partition)");
     }
     for n in &h.notes {
         let _ = writeln!(s, "note: {n}");

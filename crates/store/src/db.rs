@@ -324,6 +324,11 @@ impl Store {
         Location::find(flag, iogauge_store, xdg_data_home, home).map(|l| l.path)
     }
 
+    /// Where `--store` (`flag`) or the environment puts the store, without opening it.
+    pub fn locate(flag: Option<&Path>) -> Option<PathBuf> {
+        Location::from_env(flag).map(|l| l.path)
+    }
+
     /// [`Store::resolve_path`] without `--store`, from the process environment.
     pub fn default_path() -> Option<PathBuf> {
         Location::from_env(None).map(|l| l.path)

@@ -27,6 +27,23 @@ pub struct Hardware {
     pub write: DirCompare,
     /// Sentences where the two differ by more than 10%.
     pub notes: Vec<String>,
+    /// Every device of the targets' chains on its own row (the target's md/dm/loop device
+    /// and each member disk), when there is more than one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<DeviceRow>,
+}
+
+/// One device over the measured window, iostat -x names.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceRow {
+    pub name: String,
+    pub r_s: f64,
+    pub w_s: f64,
+    #[serde(rename = "rMB_s")]
+    pub r_mb_s: f64,
+    #[serde(rename = "wMB_s")]
+    pub w_mb_s: f64,
+    pub util: f64,
 }
 
 /// The snapshot taken closest to `t`.
@@ -71,11 +88,27 @@ pub fn compare(
         sum(&|r| r.w_mb_s),
     );
     let notes = notes(&read, &write);
+    let devices = if d.disks.len() > 1 {
+        d.disks
+            .iter()
+            .map(|(name, r)| DeviceRow {
+                name: name.clone(),
+                r_s: r.r_s,
+                w_s: r.w_s,
+                r_mb_s: r.r_mb_s,
+                w_mb_s: r.w_mb_s,
+                util: r.util,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     Some(Hardware {
         disks: disks.to_vec(),
         read,
         write,
         notes,
+        devices,
     })
 }
 

@@ -16,9 +16,12 @@ use std::time::SystemTime;
 mod calib;
 mod db;
 mod hardware;
+pub mod live;
+mod regrid;
 pub use calib::{CalibrationReport, PointReport};
 pub use db::{NewRun, RunRow, RunStatus, Store, StoreError, StoredRun};
 pub use hardware::{compare as compare_hardware, system_between, DirCompare, Hardware};
+pub use regrid::{interval_histograms, interval_label, RegridError};
 
 /// Version of the JSON schema; bump on any incompatible change.
 pub const SCHEMA: u32 = 1;
@@ -144,6 +147,30 @@ impl Steady {
     }
 }
 
+/// How a `--steady` ramp ended (the criterion, window and timeout are in `options.steady`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SteadyWaitReport {
+    /// Steady state was reached before `--steady-timeout`.
+    pub reached: bool,
+    /// The first window that met the criterion, seconds from the job's start.
+    pub window_s: Option<(f64, f64)>,
+    /// Where the measured window started: ramp-up excluded from every figure.
+    pub measured_from_s: f64,
+}
+
+impl SteadyWaitReport {
+    pub fn of(o: &iogauge_engine::SteadyOutcome, interval: std::time::Duration) -> Self {
+        let every = interval.as_secs_f64();
+        SteadyWaitReport {
+            reached: o.window.is_some(),
+            window_s: o
+                .window
+                .map(|(a, b)| (f64::from(a) * every, f64::from(b) * every)),
+            measured_from_s: o.ramp.as_secs_f64(),
+        }
+    }
+}
+
 /// A finished `iogauge run`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunReport {
@@ -160,6 +187,9 @@ pub struct RunReport {
     /// Whether the measured window's IOPS settled (fio's `ss=iops:20%` over 5 intervals).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady: Option<Steady>,
+    /// `--steady`: when the ramp-up reached steady state and the measured window began.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_wait: Option<SteadyWaitReport>,
     /// Workload against the disks under the targets over the measured window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hardware: Option<Hardware>,
@@ -223,6 +253,7 @@ impl RunReport {
             },
             hardware: None,
             steady: Steady::of(intervals),
+            steady_wait: None,
             intervals: intervals.iter().map(IntervalReport::of).collect(),
             warnings: Vec::new(),
             samples: Vec::new(),

@@ -139,3 +139,18 @@ pub fn f(v: &serde_json::Value) -> f64 {
 pub fn u(v: &serde_json::Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
 }
+
+/// The id in iogauge's "stored as run N in …" line.
+pub fn stored_id(stderr: &[u8]) -> i64 {
+    let err = String::from_utf8_lossy(stderr);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("stored as run "))
+        .unwrap_or_else(|| panic!("no id: {err}"));
+    line["stored as run ".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}

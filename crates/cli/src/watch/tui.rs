@@ -1,0 +1,232 @@
+//! The full-screen view (ratatui on crossterm): device table in iostat -x columns, a CPU bar,
+//! and the followed run's IOPS and p99 latency as sparklines. `q`, Esc or Ctrl-C quits.
+
+use super::{device_names, refresh_follow, timestamp, Follow, Frame, Watch};
+use anyhow::Context;
+use iogauge_probe::{derive, Sampler, Snapshot};
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Gauge, Paragraph, Row, Sparkline, Table};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+pub(super) fn run(
+    w: &Watch,
+    sampler: &Sampler,
+    t0: Instant,
+    prev: Snapshot,
+    stop: &AtomicBool,
+) -> anyhow::Result<ExitCode> {
+    let mut terminal = ratatui::try_init()
+        .context("starting the full-screen view (use --plain on this terminal)")?;
+    let result = event_loop(&mut terminal, w, sampler, t0, prev, stop);
+    let restored = ratatui::try_restore().context("restoring the terminal");
+    result.and_then(|code| restored.map(|_| code))
+}
+
+/// Waits for the next tick, handling keys; true when the user quits.
+fn wait_tick(at: Instant, stop: &AtomicBool) -> anyhow::Result<bool> {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(true);
+        }
+        let now = Instant::now();
+        if now >= at {
+            return Ok(false);
+        }
+        let left = (at - now).min(Duration::from_millis(100));
+        if event::poll(left).context("reading the keyboard")? {
+            if let Event::Key(k) = event::read().context("reading the keyboard")? {
+                let ctrl_c =
+                    k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL);
+                if k.kind == KeyEventKind::Press
+                    && (ctrl_c || matches!(k.code, KeyCode::Char('q') | KeyCode::Esc))
+                {
+                    return Ok(true);
+                }
+            }
+        }
+    }
+}
+
+fn event_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    w: &Watch,
+    sampler: &Sampler,
+    t0: Instant,
+    mut prev: Snapshot,
+    stop: &AtomicBool,
+) -> anyhow::Result<ExitCode> {
+    let mut follow: Option<Follow> = None;
+    for k in 1u64.. {
+        if wait_tick(t0 + w.every * k as u32, stop)? {
+            break;
+        }
+        let cur = sampler
+            .sample(t0.elapsed().as_nanos() as u64)
+            .context("sampling /proc")?;
+        let d = derive(&prev, &cur);
+        refresh_follow(w, &mut follow);
+        let devices = device_names(w, &d);
+        let frame = Frame {
+            timestamp: timestamp(),
+            every: w.every,
+            system: &d,
+            devices: &devices,
+            live: follow.as_ref(),
+        };
+        terminal
+            .draw(|f| draw(f, &frame))
+            .context("drawing the view")?;
+        prev = cur;
+        if w.count.is_some_and(|c| k >= c) {
+            break;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn draw(f: &mut ratatui::Frame, fr: &Frame) {
+    let table_h = fr.devices.len() as u16 + 3;
+    let [title, table, cpu, work] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(table_h),
+        Constraint::Length(3),
+        Constraint::Min(6),
+    ])
+    .areas(f.area());
+    f.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled("iogauge watch", Style::new().add_modifier(Modifier::BOLD)),
+            Span::raw(format!(
+                "  {}  every {:?}  (q quits)",
+                fr.timestamp, fr.every
+            )),
+        ])),
+        title,
+    );
+    f.render_widget(device_table(fr), table);
+    let c = &fr.system.cpu;
+    let busy = (100.0 - c.idle).clamp(0.0, 100.0);
+    f.render_widget(
+        Gauge::default()
+            .block(Block::default().borders(Borders::ALL).title("CPU"))
+            .gauge_style(Style::new().fg(Color::Cyan))
+            .ratio(busy / 100.0)
+            .label(format!(
+                "busy {busy:.0}%  usr {:.0}  sys {:.0}  iowait {:.0}  steal {:.0}",
+                c.user, c.system, c.iowait, c.steal
+            )),
+        cpu,
+    );
+    workload(f, fr, work);
+}
+
+fn device_table(fr: &Frame) -> Table<'static> {
+    let header = [
+        "device", "r/s", "w/s", "rMB/s", "wMB/s", "rareq-sz", "wareq-sz", "aqu-sz", "r_await",
+        "w_await", "%util",
+    ];
+    let rows = fr
+        .devices
+        .iter()
+        .map(|name| match fr.system.disks.get(name) {
+            Some(x) => Row::new(vec![
+                Cell::from(name.clone()),
+                Cell::from(format!("{:.0}", x.r_s)),
+                Cell::from(format!("{:.0}", x.w_s)),
+                Cell::from(format!("{:.1}", x.r_mb_s)),
+                Cell::from(format!("{:.1}", x.w_mb_s)),
+                Cell::from(format!("{:.1}", x.rareq_sz)),
+                Cell::from(format!("{:.1}", x.wareq_sz)),
+                Cell::from(format!("{:.2}", x.aqu_sz)),
+                Cell::from(format!("{:.2}", x.r_await)),
+                Cell::from(format!("{:.2}", x.w_await)),
+                Cell::from(format!("{:.1}", x.util)),
+            ]),
+            None => Row::new(vec![Cell::from(name.clone()), Cell::from("gone")]),
+        });
+    let widths = [Constraint::Length(12)]
+        .into_iter()
+        .chain(std::iter::repeat_n(Constraint::Length(9), 10));
+    Table::new(rows.collect::<Vec<_>>(), widths)
+        .header(Row::new(header).style(Style::new().add_modifier(Modifier::BOLD)))
+        .block(Block::default().borders(Borders::ALL).title("devices"))
+}
+
+fn workload(f: &mut ratatui::Frame, fr: &Frame, area: Rect) {
+    let Some(live) = fr.live else {
+        f.render_widget(
+            Paragraph::new("no run in progress: start `iogauge run` and it appears here")
+                .block(Block::default().borders(Borders::ALL).title("workload")),
+            area,
+        );
+        return;
+    };
+    let h = live.header();
+    let last = live.history.last();
+    let now = last.map_or_else(
+        || "waiting for its first interval".to_string(),
+        |iv| {
+            let i = &iv.interval;
+            format!(
+                "{:.0} s{}: read {:.0} IOPS p99 {:.0} us, write {:.0} IOPS p99 {:.0} us",
+                iv.elapsed_s,
+                if i.phase == iogauge_stats::Phase::Ramp {
+                    " (ramp)"
+                } else {
+                    ""
+                },
+                i.read.iops,
+                i.read.lat_us.p99,
+                i.write.iops,
+                i.write.lat_us.p99
+            )
+        },
+    );
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(format!("{} {}: {}", h.kind, h.pid, h.what));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let [line, iops, lat] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Percentage(50),
+        Constraint::Percentage(50),
+    ])
+    .areas(inner);
+    f.render_widget(Paragraph::new(now), line);
+    let width = iops.width as usize;
+    let recent = &live.history[live.history.len().saturating_sub(width)..];
+    let iops_data: Vec<u64> = recent
+        .iter()
+        .map(|iv| (iv.interval.read.iops + iv.interval.write.iops) as u64)
+        .collect();
+    let p99_data: Vec<u64> = recent
+        .iter()
+        .map(|iv| {
+            iv.interval
+                .read
+                .lat_us
+                .p99
+                .max(iv.interval.write.lat_us.p99) as u64
+        })
+        .collect();
+    f.render_widget(
+        Sparkline::default()
+            .block(Block::default().title("IOPS"))
+            .data(&iops_data)
+            .style(Style::new().fg(Color::Green)),
+        iops,
+    );
+    f.render_widget(
+        Sparkline::default()
+            .block(Block::default().title("p99 latency (us)"))
+            .data(&p99_data)
+            .style(Style::new().fg(Color::Yellow)),
+        lat,
+    );
+}

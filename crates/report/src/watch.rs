@@ -1,0 +1,56 @@
+//! `iogauge watch --plain`: one timestamped line per interval (collectl -oT style), the
+//! devices in iostat -x terms, the CPU split, and the workload of a run in progress.
+
+use iogauge_probe::Derived;
+use iogauge_store::live::{LiveHeader, LiveInterval};
+use std::fmt::Write as _;
+
+/// `2026-11-22T05:30:01Z vda r/s 20864 w/s 0 rMB/s 163.0 … util 79.2 | cpu usr 1 sys 14 iow 33
+/// steal 0 | run 1234 read 20848 IOPS p99 479 us`.
+pub fn watch_line(
+    timestamp: &str,
+    d: &Derived,
+    devices: &[String],
+    live: Option<(&LiveHeader, &LiveInterval)>,
+) -> String {
+    let mut s = timestamp.to_string();
+    for name in devices {
+        match d.disks.get(name) {
+            Some(x) => {
+                let _ = write!(
+                    s,
+                    " | {name} r/s {:.0} w/s {:.0} rMB/s {:.1} wMB/s {:.1} rareq-sz {:.1} wareq-sz {:.1} aqu-sz {:.2} r_await {:.2} w_await {:.2} util {:.1}",
+                    x.r_s, x.w_s, x.r_mb_s, x.w_mb_s, x.rareq_sz, x.wareq_sz, x.aqu_sz, x.r_await, x.w_await, x.util
+                );
+            }
+            None => {
+                let _ = write!(s, " | {name} gone");
+            }
+        }
+    }
+    let c = &d.cpu;
+    let _ = write!(
+        s,
+        " | cpu usr {:.0} sys {:.0} iow {:.0} steal {:.0} idle {:.0}",
+        c.user, c.system, c.iowait, c.steal, c.idle
+    );
+    if let Some(p) = d.psi_some_pct {
+        let _ = write!(s, " psi {p:.1}");
+    }
+    if let Some((h, iv)) = live {
+        let _ = write!(s, " | {} {}", h.kind, h.pid);
+        if iv.interval.phase == iogauge_stats::Phase::Ramp {
+            s.push_str(" ramp");
+        }
+        for (name, dir) in [("read", &iv.interval.read), ("write", &iv.interval.write)] {
+            if dir.ios > 0 {
+                let _ = write!(
+                    s,
+                    " {name} {:.0} IOPS {:.1} MiB/s p99 {:.0} us",
+                    dir.iops, dir.mbps, dir.lat_us.p99
+                );
+            }
+        }
+    }
+    s
+}
