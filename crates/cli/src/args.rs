@@ -35,6 +35,8 @@ pub enum Command {
     Show(ShowArgs),
     /// Devices, CPU and the run in progress on one screen, refreshed every interval.
     Watch(WatchArgs),
+    /// Capacity planning: workload IOPS to hardware IOPS, disks and enclosures.
+    Plan(crate::plan::PlanArgs),
 }
 
 #[derive(Args, Debug)]

@@ -6,6 +6,7 @@ mod calibrate;
 mod exit;
 mod history;
 mod options;
+mod plan;
 mod run;
 mod session;
 mod watch;
@@ -30,6 +31,7 @@ fn main() -> ExitCode {
         Command::History(a) => history::history(a),
         Command::Show(a) => history::show(a),
         Command::Watch(a) => watch::watch(a),
+        Command::Plan(a) => plan::plan(a),
     };
     match result {
         Ok(code) => code,
