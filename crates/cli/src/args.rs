@@ -37,6 +37,8 @@ pub enum Command {
     Watch(WatchArgs),
     /// Capacity planning: workload IOPS to hardware IOPS, disks and enclosures.
     Plan(crate::plan::PlanArgs),
+    /// A real PostgreSQL doing physical I/O on the storage under test (the SLOB method).
+    Db(crate::db::DbArgs),
 }
 
 #[derive(Args, Debug)]

@@ -30,6 +30,9 @@ fn code_of(e: &anyhow::Error) -> u8 {
     if let Some(en) = e.downcast_ref::<EngineError>() {
         return if en.is_usage() { USAGE } else { RUNTIME };
     }
+    if let Some(p) = e.downcast_ref::<iogauge_pg::PgError>() {
+        return if p.is_usage() { USAGE } else { RUNTIME };
+    }
     if let Some(s) = e.downcast_ref::<StoreError>() {
         return if s.is_usage() { USAGE } else { RUNTIME };
     }

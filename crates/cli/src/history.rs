@@ -51,6 +51,11 @@ pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
         return print(&(run.document + "\n"));
     }
     let text = match run.row.kind.as_str() {
+        "db" => {
+            let r: iogauge_store::DbReport =
+                serde_json::from_str(&run.document).with_context(ctx)?;
+            iogauge_report::db_run_text(&r)
+        }
         "calibrate" => {
             let r: CalibrationReport = serde_json::from_str(&run.document).with_context(ctx)?;
             calibration_head(&r) + &calibration_body(&r)

@@ -3,6 +3,7 @@
 
 mod args;
 mod calibrate;
+mod db;
 mod exit;
 mod history;
 mod options;
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
         Command::Show(a) => history::show(a),
         Command::Watch(a) => watch::watch(a),
         Command::Plan(a) => plan::plan(a),
+        Command::Db(a) => db::db(a),
     };
     match result {
         Ok(code) => code,

@@ -6,12 +6,14 @@
 //! meminfo and pressure/io on the run's interval grid and derives iostat -x figures.
 
 mod fs;
+mod grid;
 pub mod mdstat;
 pub mod preflight;
 pub mod sample;
 pub mod sysfs;
 
 pub use fs::{backing_device, fs_of, FsInfo};
+pub use grid::{devices_of_path, disks_of_path, sample_grid};
 pub use mdstat::{parse_mdstat, read_mdstat, MdArray, MdMember, MdSync, MdstatError};
 pub use preflight::{preflight, warnings_for, Preflight, TargetFacts, SHORT_SPAN_PCT};
 pub use sample::{

@@ -163,7 +163,7 @@ fn whole_disks() -> Result<HashSet<String>, SampleError> {
 }
 
 /// Figures of one interval between two snapshots.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Derived {
     /// Per device present in both snapshots, by kernel name.
     pub disks: BTreeMap<String, DiskRates>,

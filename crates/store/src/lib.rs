@@ -15,11 +15,16 @@ use std::time::SystemTime;
 
 mod calib;
 mod db;
+mod dbrun;
 mod hardware;
 pub mod live;
 mod regrid;
 pub use calib::{CalibrationReport, PointReport};
 pub use db::{NewRun, RunRow, RunStatus, Store, StoreError, StoredRun};
+pub use dbrun::{
+    cache_compare, CacheCompare, DataSet, DbContext, DbIntervalReport, DbReport, DbServer,
+    DbSteady, DbSummary, SessionSummary,
+};
 pub use hardware::{compare as compare_hardware, system_between, DirCompare, Hardware};
 pub use regrid::{interval_histograms, interval_label, RegridError};
 

@@ -118,7 +118,7 @@ pub fn parse_diskstats(text: &str) -> Result<Vec<DiskCounters>, SampleError> {
 
 /// iostat -x figures of one device over one interval. Serde names are iostat's column
 /// names with `/` and `-` as `_`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DiskRates {
     pub r_s: f64,
     pub w_s: f64,

@@ -1,0 +1,205 @@
+//! The `db` command line, and its checks.
+
+use crate::args::StoreArgs;
+use crate::options::UsageError;
+use clap::{Args, Subcommand};
+use iogauge_engine::spec::{parse_duration, parse_size};
+use iogauge_pg::{parse_override, RedoStress, SchemaSpec};
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub const DEFAULT_SEED: u64 = 0x510b;
+
+#[derive(Args, Debug)]
+pub struct DbArgs {
+    #[command(subcommand)]
+    pub cmd: DbCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum DbCommand {
+    /// Create a private cluster on the storage under test (or use --dsn) and load the
+    /// SLOB-style schemas: one row per 8 KiB block, keys in shuffled order, an index.
+    Setup(SetupArgs),
+    /// Run sessions of index reads and updates and measure every layer.
+    Run(DbRunArgs),
+    /// Back to the data as loaded (a file-level copy taken after setup).
+    Reset(WhereArgs),
+    /// Remove the private cluster (or iogauge's schemas on a --dsn server).
+    Drop(WhereArgs),
+}
+
+/// Which server.
+#[derive(Args, Debug, Clone)]
+pub struct WhereArgs {
+    /// Directory of the private cluster, on the storage under test. Default ./iogauge-pg.
+    #[arg(long, value_name = "DIR", conflicts_with = "dsn")]
+    pub dir: Option<PathBuf>,
+    /// An existing server instead (postgres://user:pass@host/db or key=value form).
+    #[arg(long, value_name = "DSN")]
+    pub dsn: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct SetupArgs {
+    #[command(flatten)]
+    pub place: WhereArgs,
+    /// Schemas (one table each; sessions spread over them).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub schemas: u32,
+    /// Size of each schema's table: bytes with a unit (64M, 1G) or a bare number of 8 KiB
+    /// blocks (one row each).
+    #[arg(long, default_value = "64M", value_parser = scale)]
+    pub scale: u64,
+    /// Connections loading at once (one per schema at most).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub load_parallel: u32,
+    /// A server setting over iogauge's (repeatable): --pg-set shared_buffers=64MB.
+    #[arg(long = "pg-set", value_name = "NAME=VALUE")]
+    pub pg_set: Vec<String>,
+    /// WAL on another device (initdb --waldir); default: with the data.
+    #[arg(long, value_name = "DIR")]
+    pub wal_dir: Option<PathBuf>,
+}
+
+impl SetupArgs {
+    pub fn spec(&self) -> SchemaSpec {
+        SchemaSpec {
+            schemas: self.schemas,
+            blocks_per_schema: self.scale,
+            load_parallel: self.load_parallel,
+            seed: DEFAULT_SEED,
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), UsageError> {
+        if self.scale < 16 {
+            return Err(UsageError(
+                "--scale must hold at least 16 blocks (128k) per schema".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn overrides(&self) -> anyhow::Result<Vec<(String, String)>> {
+        overrides(&self.pg_set)
+    }
+
+    /// iogauge's defaults, for `db run` on a directory without a cluster.
+    pub fn defaults(place: WhereArgs, pg_set: Vec<String>) -> SetupArgs {
+        SetupArgs {
+            place,
+            schemas: 4,
+            scale: 64 << 20 >> 13,
+            load_parallel: 2,
+            pg_set,
+            wal_dir: None,
+        }
+    }
+}
+
+pub fn overrides(pg_set: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+    pg_set
+        .iter()
+        .map(|s| parse_override(s).map_err(|e| UsageError(format!("--pg-set {s}: {e}")).into()))
+        .collect()
+}
+
+#[derive(Args, Debug)]
+pub struct DbRunArgs {
+    #[command(flatten)]
+    pub place: WhereArgs,
+    /// Sessions that only read (SLOB runit's readers).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=4096))]
+    pub readers: Option<u32>,
+    /// Sessions that only update.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=4096))]
+    pub writers: Option<u32>,
+    /// Sessions that each update with --update-pct probability, else read (SLOB2).
+    #[arg(long, conflicts_with_all = ["readers", "writers"],
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub sessions: Option<u32>,
+    /// With --sessions: share of operations that update, in percent.
+    #[arg(long, requires = "sessions", value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub update_pct: Option<u8>,
+    /// Rows per operation, through the index from a random key up (SLOB's WORK_UNIT).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub work_unit: u32,
+    /// What an update changes besides a counter: none, lite (one padding column) or heavy
+    /// (all of them): more WAL per update.
+    #[arg(long, default_value = "none", value_parser = redo)]
+    pub redo_stress: RedoStress,
+    /// Every Nth operation goes to schema 1 (SLOB's HOT_SCHEMA_FREQUENCY).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub hot_schema_every: Option<u32>,
+    /// Pause between a session's operations.
+    #[arg(long, value_parser = duration)]
+    pub think_time: Option<Duration>,
+    /// Measured time.
+    #[arg(long, default_value = "30s", value_parser = duration)]
+    pub time: Duration,
+    /// Run this long first, left out of the figures.
+    #[arg(long, default_value = "0s", value_parser = duration)]
+    pub ramp: Duration,
+    /// Length of one interval of the time series.
+    #[arg(long, default_value = "1s", value_parser = duration)]
+    pub interval: Duration,
+    /// As root: run the private server in a memory cgroup of this size (its page cache
+    /// included), so reads cannot be served from a large OS cache. The OS cache is dropped
+    /// first.
+    #[arg(long, value_parser = size)]
+    pub cache_limit: Option<u64>,
+    /// A server setting for this run (repeatable; private cluster, restarts it).
+    #[arg(long = "pg-set", value_name = "NAME=VALUE")]
+    pub pg_set: Vec<String>,
+    /// Seed for the sessions' key choices.
+    #[arg(long, default_value_t = DEFAULT_SEED)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Print the result as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn duration(s: &str) -> Result<Duration, String> {
+    parse_duration(s)
+}
+
+fn size(s: &str) -> Result<u64, String> {
+    parse_size(s)
+}
+
+/// A bare number is blocks; with a unit, bytes rounded up to whole 8 KiB blocks.
+fn scale(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()) {
+        return t
+            .parse()
+            .map_err(|_| format!("'{s}' is not a number of blocks"));
+    }
+    Ok(parse_size(t)?.div_ceil(8192))
+}
+
+fn redo(s: &str) -> Result<RedoStress, String> {
+    match s {
+        "none" => Ok(RedoStress::None),
+        "lite" => Ok(RedoStress::Lite),
+        "heavy" => Ok(RedoStress::Heavy),
+        _ => Err(format!(
+            "'{s}' is not a redo stress: use none, lite or heavy"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn scale_in_blocks_or_bytes() {
+        assert_eq!(super::scale("1000"), Ok(1000));
+        assert_eq!(super::scale("64M"), Ok(8192));
+        assert_eq!(super::scale("1G"), Ok(131_072));
+        assert_eq!(super::scale("10k"), Ok(2));
+        assert!(super::scale("x").is_err());
+    }
+}

@@ -1,0 +1,258 @@
+//! Average active sessions by wait event, ASH style: `pg_stat_activity` sampled every 100 ms;
+//! per interval, AAS of an event = (process-samples in that event) / (samples taken). The test
+//! sessions are counted apart from the checkpointer, background writer and WAL writer.
+//!
+//! An active process with no wait event is on CPU (or in a wait PostgreSQL does not
+//! instrument) and counts as "CPU", as in Oracle's ASH. Waits of type Activity (a background
+//! process's idle loop) and Client (a session waiting for its next statement) are idle and
+//! not counted. LWLock `WALWrite` is reported as `WALWriteLock` (its name before
+//! PostgreSQL 13) so it stays apart from the I/O event `WALWrite`.
+
+use postgres::Client;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// `application_name` of the test sessions, how the sampler tells them apart.
+pub const SESSION_APP: &str = "iogauge-session";
+/// How often `pg_stat_activity` is sampled.
+pub const SAMPLE_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// One row of `pg_stat_activity`, as sampled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ActivityRow {
+    pub backend_type: String,
+    pub application_name: String,
+    pub state: Option<String>,
+    pub wait_event_type: Option<String>,
+    pub wait_event: Option<String>,
+}
+
+/// Average active sessions per event over one interval, per group of processes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Aas {
+    /// Samples taken in the interval (the denominator).
+    pub samples: u32,
+    pub sessions: BTreeMap<String, f64>,
+    pub checkpointer: BTreeMap<String, f64>,
+    pub bgwriter: BTreeMap<String, f64>,
+    pub walwriter: BTreeMap<String, f64>,
+}
+
+impl Aas {
+    /// Total AAS of the test sessions over all events.
+    pub fn sessions_total(&self) -> f64 {
+        self.sessions.values().sum()
+    }
+
+    /// Several intervals as one: each average weighted by its interval's samples, which is
+    /// the average over all their samples.
+    pub fn combine<'a>(parts: impl IntoIterator<Item = &'a Aas>) -> Aas {
+        let mut out = Aas::default();
+        for a in parts {
+            let n = a.samples as f64;
+            out.samples += a.samples;
+            for (dst, src) in [
+                (&mut out.sessions, &a.sessions),
+                (&mut out.checkpointer, &a.checkpointer),
+                (&mut out.bgwriter, &a.bgwriter),
+                (&mut out.walwriter, &a.walwriter),
+            ] {
+                for (k, v) in src {
+                    *dst.entry(k.clone()).or_default() += v * n;
+                }
+            }
+        }
+        let total = out.samples.max(1) as f64;
+        for m in [
+            &mut out.sessions,
+            &mut out.checkpointer,
+            &mut out.bgwriter,
+            &mut out.walwriter,
+        ] {
+            m.values_mut().for_each(|v| *v /= total);
+        }
+        out
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Who {
+    Sessions,
+    Checkpointer,
+    BgWriter,
+    WalWriter,
+}
+
+/// Which group a row belongs to and the event it counts as; `None` for idle or other
+/// processes.
+fn classify(r: &ActivityRow) -> Option<(Who, String)> {
+    let who = if r.application_name == SESSION_APP && r.backend_type == "client backend" {
+        Who::Sessions
+    } else {
+        match r.backend_type.as_str() {
+            "checkpointer" => Who::Checkpointer,
+            "background writer" => Who::BgWriter,
+            "walwriter" => Who::WalWriter,
+            _ => return None,
+        }
+    };
+    match (r.wait_event_type.as_deref(), r.wait_event.as_deref()) {
+        (Some("Activity" | "Client"), _) => None,
+        (Some("LWLock"), Some("WALWrite")) => Some((who, "WALWriteLock".into())),
+        (Some(_), Some(e)) => Some((who, e.to_string())),
+        _ if who == Who::Sessions && r.state.as_deref() != Some("active") => None,
+        _ => Some((who, "CPU".into())),
+    }
+}
+
+/// Counts samples for one interval; [`AasAcc::finish`] turns them into averages.
+#[derive(Clone, Debug, Default)]
+pub struct AasAcc {
+    samples: u32,
+    counts: [BTreeMap<String, u32>; 4],
+}
+
+impl AasAcc {
+    /// Adds one sample: every row of one `pg_stat_activity` read.
+    pub fn add(&mut self, rows: &[ActivityRow]) {
+        self.samples += 1;
+        for r in rows {
+            if let Some((who, ev)) = classify(r) {
+                *self.counts[who as usize].entry(ev).or_default() += 1;
+            }
+        }
+    }
+
+    pub fn finish(&self) -> Aas {
+        let avg = |m: &BTreeMap<String, u32>| {
+            m.iter()
+                .map(|(k, &n)| (k.clone(), n as f64 / self.samples.max(1) as f64))
+                .collect()
+        };
+        Aas {
+            samples: self.samples,
+            sessions: avg(&self.counts[Who::Sessions as usize]),
+            checkpointer: avg(&self.counts[Who::Checkpointer as usize]),
+            bgwriter: avg(&self.counts[Who::BgWriter as usize]),
+            walwriter: avg(&self.counts[Who::WalWriter as usize]),
+        }
+    }
+}
+
+pub(crate) const SAMPLE_SQL: &str = "SELECT backend_type, coalesce(application_name, ''), state, \
+     wait_event_type, wait_event FROM pg_stat_activity \
+     WHERE pid <> pg_backend_pid() AND (application_name = $1 \
+     OR backend_type IN ('checkpointer', 'background writer', 'walwriter'))";
+
+/// One sample of `pg_stat_activity`.
+pub(crate) fn sample(
+    c: &mut Client,
+    stmt: &postgres::Statement,
+) -> Result<Vec<ActivityRow>, postgres::Error> {
+    Ok(c.query(stmt, &[&SESSION_APP])?
+        .iter()
+        .map(|r| ActivityRow {
+            backend_type: r.get::<_, Option<String>>(0).unwrap_or_default(),
+            application_name: r.get(1),
+            state: r.get(2),
+            wait_event_type: r.get(3),
+            wait_event: r.get(4),
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(bt: &str, app: &str, state: Option<&str>, ev: Option<(&str, &str)>) -> ActivityRow {
+        ActivityRow {
+            backend_type: bt.into(),
+            application_name: app.into(),
+            state: state.map(Into::into),
+            wait_event_type: ev.map(|e| e.0.into()),
+            wait_event: ev.map(|e| e.1.into()),
+        }
+    }
+
+    #[test]
+    fn classification_table() {
+        let s = |state, ev| row("client backend", SESSION_APP, state, ev);
+        for (r, want) in [
+            (
+                s(Some("active"), Some(("IO", "DataFileRead"))),
+                Some((Who::Sessions, "DataFileRead")),
+            ),
+            (s(Some("active"), None), Some((Who::Sessions, "CPU"))),
+            (s(Some("idle"), Some(("Client", "ClientRead"))), None),
+            (s(Some("idle"), None), None),
+            (
+                s(Some("active"), Some(("LWLock", "WALWrite"))),
+                Some((Who::Sessions, "WALWriteLock")),
+            ),
+            (
+                s(Some("active"), Some(("LWLock", "BufferIO"))),
+                Some((Who::Sessions, "BufferIO")),
+            ),
+            (row("client backend", "psql", Some("active"), None), None),
+            (
+                row(
+                    "checkpointer",
+                    "",
+                    None,
+                    Some(("Activity", "CheckpointerMain")),
+                ),
+                None,
+            ),
+            (
+                row("checkpointer", "", None, Some(("IO", "DataFileSync"))),
+                Some((Who::Checkpointer, "DataFileSync")),
+            ),
+            (
+                row("background writer", "", None, None),
+                Some((Who::BgWriter, "CPU")),
+            ),
+            (
+                row("walwriter", "", None, Some(("IO", "WALWrite"))),
+                Some((Who::WalWriter, "WALWrite")),
+            ),
+            (row("autovacuum launcher", "", None, None), None),
+        ] {
+            let got = classify(&r);
+            assert_eq!(got.as_ref().map(|(w, e)| (*w, e.as_str())), want, "{r:?}");
+        }
+    }
+
+    #[test]
+    fn aas_is_process_samples_over_samples_taken() {
+        let read = row(
+            "client backend",
+            SESSION_APP,
+            Some("active"),
+            Some(("IO", "DataFileRead")),
+        );
+        let cpu = row("client backend", SESSION_APP, Some("active"), None);
+        let wal = row("walwriter", "", None, Some(("IO", "WALWrite")));
+        let mut acc = AasAcc::default();
+        acc.add(&[read.clone(), read.clone(), cpu.clone()]);
+        acc.add(&[read.clone(), wal]);
+        acc.add(&[]);
+        acc.add(&[cpu]);
+        let a = acc.finish();
+        assert_eq!(a.samples, 4);
+        assert_eq!(a.sessions["DataFileRead"], 0.75);
+        assert_eq!(a.sessions["CPU"], 0.5);
+        assert_eq!(a.sessions_total(), 1.25);
+        assert_eq!(a.walwriter["WALWrite"], 0.25);
+        assert!(a.checkpointer.is_empty() && a.bgwriter.is_empty());
+        assert_eq!(AasAcc::default().finish(), Aas::default());
+
+        // Combining equals having sampled everything into one accumulator.
+        let mut b = AasAcc::default();
+        b.add(std::slice::from_ref(&read));
+        let both = Aas::combine([&a, &b.finish()]);
+        assert_eq!(both.samples, 5);
+        assert_eq!(both.sessions["DataFileRead"], 4.0 / 5.0);
+        assert_eq!(both.walwriter["WALWrite"], 1.0 / 5.0);
+    }
+}

@@ -1,0 +1,159 @@
+//! A memory cgroup that caps the private server's page cache, so reads the data set would
+//! otherwise get from a large page cache reach the device.
+//!
+//! The postmaster joins the group between fork and exec (its children inherit it), so no
+//! server process ever runs outside it. Page cache is charged to the group of the process that
+//! first touches a page: pages cached before the server started (by the load, say) stay
+//! charged elsewhere, so drop the OS cache before a cold run ([`drop_os_cache`]).
+//!
+//! cgroup v2 (`/sys/fs/cgroup/cgroup.controllers` exists): `<root>/<name>/memory.max`.
+//! cgroup v1: `/sys/fs/cgroup/memory/<name>/memory.limit_in_bytes`.
+
+use crate::error::PgError;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const ROOT: &str = "/sys/fs/cgroup";
+
+/// A memory cgroup this process created; [`MemCgroup::remove`] deletes it once empty.
+#[derive(Debug)]
+pub struct MemCgroup {
+    dir: PathBuf,
+    /// `cgroup.procs`, opened before fork so the child only has to write(2) to it.
+    procs: File,
+}
+
+impl MemCgroup {
+    /// Creates `<memory root>/<name>` with a memory limit of `limit` bytes.
+    pub fn create(name: &str, limit: u64) -> Result<MemCgroup, PgError> {
+        let root = Path::new(ROOT);
+        let (dir, limit_file) = if root.join("cgroup.controllers").exists() {
+            enable_v2_memory(root)?;
+            (root.join(name), "memory.max")
+        } else {
+            let v1 = root.join("memory");
+            if !v1.join("memory.limit_in_bytes").exists() {
+                return Err(PgError::Cgroup {
+                    path: v1,
+                    why: "no memory controller mounted (neither cgroup v2 nor v1 memory); \
+                          run without a cache limit"
+                        .into(),
+                });
+            }
+            (v1.join(name), "memory.limit_in_bytes")
+        };
+        let cg_err = |why: String| PgError::Cgroup {
+            path: dir.clone(),
+            why,
+        };
+        std::fs::create_dir(&dir).map_err(|e| {
+            cg_err(format!(
+                "cannot create: {e} (a cache limit needs root and a writable cgroup fs)"
+            ))
+        })?;
+        let opened = write_file(&dir.join(limit_file), &limit.to_string()).and_then(|_| {
+            OpenOptions::new()
+                .write(true)
+                .open(dir.join("cgroup.procs"))
+                .map_err(|e| format!("cgroup.procs: {e}"))
+        });
+        match opened {
+            Ok(procs) => Ok(MemCgroup { dir, procs }),
+            Err(why) => {
+                let _ = std::fs::remove_dir(&dir);
+                Err(cg_err(why))
+            }
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// A closure for `CommandExt::pre_exec` that moves the child into this group.
+    ///
+    /// Only async-signal-safe calls run in the child: getpid(2), formatting into a stack
+    /// buffer, write(2) to an fd opened before fork.
+    pub fn joiner(&self) -> impl FnMut() -> std::io::Result<()> + Send + Sync + 'static {
+        let fd = self.procs.as_raw_fd();
+        move || {
+            let mut buf = [0u8; 24];
+            // SAFETY: getpid cannot fail and is async-signal-safe.
+            let mut pid = unsafe { libc::getpid() } as u64;
+            let mut i = buf.len();
+            loop {
+                i -= 1;
+                buf[i] = b'0' + (pid % 10) as u8;
+                pid /= 10;
+                if pid == 0 {
+                    break;
+                }
+            }
+            let digits = &buf[i..];
+            // SAFETY: fd is open (the parent holds the File until after spawn) and `digits`
+            // is valid for its length.
+            let n = unsafe { libc::write(fd, digits.as_ptr().cast(), digits.len()) };
+            if n < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        }
+    }
+
+    /// Removes the group. The server must have exited; the kernel may take a moment to see
+    /// the last task leave, so this retries for a few seconds.
+    pub fn remove(self) -> Result<(), PgError> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            match std::fs::remove_dir(&self.dir) {
+                Ok(()) => return Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+                Err(e) if Instant::now() >= deadline => {
+                    return Err(PgError::Cgroup {
+                        path: self.dir.clone(),
+                        why: format!("cannot remove: {e}"),
+                    })
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+    }
+}
+
+fn write_file(p: &Path, s: &str) -> Result<(), String> {
+    OpenOptions::new()
+        .write(true)
+        .open(p)
+        .and_then(|mut f| f.write_all(s.as_bytes()))
+        .map_err(|e| format!("{}: {e}", p.display()))
+}
+
+/// cgroup v2 needs the memory controller enabled for the root's children.
+fn enable_v2_memory(root: &Path) -> Result<(), PgError> {
+    let ctl = root.join("cgroup.subtree_control");
+    let on = std::fs::read_to_string(&ctl).unwrap_or_default();
+    if on.split_whitespace().any(|c| c == "memory") {
+        return Ok(());
+    }
+    write_file(&ctl, "+memory").map_err(|why| PgError::Cgroup {
+        path: ctl.clone(),
+        why: format!("cannot enable the memory controller: {why}"),
+    })
+}
+
+/// `sync; echo 1 > /proc/sys/vm/drop_caches`: writes back dirty pages, then drops the clean
+/// page cache of the whole machine (root only: the error names the file). For cold reads at
+/// the start of a run.
+pub fn drop_os_cache() -> Result<(), PgError> {
+    // SAFETY: sync(2) takes no arguments and cannot fail.
+    unsafe { libc::sync() };
+    let p = Path::new("/proc/sys/vm/drop_caches");
+    OpenOptions::new()
+        .write(true)
+        .open(p)
+        .and_then(|mut f| f.write_all(b"1"))
+        .map_err(|e| PgError::io(p, e))
+}

@@ -1,0 +1,126 @@
+//! The PostgreSQL layer's errors: each names the directory or the server (password left out)
+//! and, where there is one, the way out.
+
+use std::io;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PgError {
+    #[error(
+        "PostgreSQL server binaries (initdb, postgres, pg_ctl) not found on PATH or under \
+         {searched}; install them, e.g. `apt-get install postgresql`"
+    )]
+    NoPostgres { searched: String },
+    #[error("{path}: {why}")]
+    Dir { path: PathBuf, why: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{what} failed (see {log}): {why}")]
+    Command {
+        what: String,
+        log: PathBuf,
+        why: String,
+    },
+    #[error("PostgreSQL server on {dir} did not come up: {why}")]
+    Start { dir: PathBuf, why: String },
+    #[error("invalid connection string {dsn}: {why}")]
+    Dsn { dsn: String, why: String },
+    #[error("cannot connect to PostgreSQL at {server}: {why}; check the DSN and that the server is running")]
+    Connect { server: String, why: String },
+    #[error("PostgreSQL at {server}: {why}")]
+    Server { server: String, why: String },
+    #[error("{what}: {why}")]
+    Layout { what: String, why: String },
+    #[error("invalid setting {0:?}: expected name=value with a PostgreSQL parameter name")]
+    Setting(String),
+    #[error("memory cgroup {path}: {why}")]
+    Cgroup { path: PathBuf, why: String },
+    #[error("{0}")]
+    Usage(String),
+    #[error("cannot start thread: {0}")]
+    Thread(io::Error),
+}
+
+impl PgError {
+    /// True when the user asked for something impossible as written (exit code 2): a wrong
+    /// DSN, no PostgreSQL installed, a directory iogauge did not create.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            PgError::NoPostgres { .. }
+                | PgError::Dir { .. }
+                | PgError::Dsn { .. }
+                | PgError::Connect { .. }
+                | PgError::Setting(_)
+                | PgError::Usage(_)
+        )
+    }
+
+    pub(crate) fn io(path: impl Into<PathBuf>, source: io::Error) -> Self {
+        PgError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn dir(path: impl Into<PathBuf>, why: impl Into<String>) -> Self {
+        PgError::Dir {
+            path: path.into(),
+            why: why.into(),
+        }
+    }
+}
+
+/// One line for a client error: the error, its causes (tokio-postgres puts the reason for a
+/// failed connect in the source, not in `Display`), and a server error's detail and hint, all
+/// joined with ": " so a terminal shows one line.
+pub fn error_text(e: &postgres::Error) -> String {
+    let mut out = match e.as_db_error() {
+        Some(db) => db.to_string(),
+        None => {
+            let mut s = e.to_string();
+            let mut src = std::error::Error::source(e);
+            while let Some(c) = src {
+                s.push_str(": ");
+                s.push_str(&c.to_string());
+                src = c.source();
+            }
+            s
+        }
+    };
+    out = out.replace('\n', ": ");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_errors_are_the_users_fault() {
+        assert!(PgError::NoPostgres {
+            searched: "x".into()
+        }
+        .is_usage());
+        assert!(PgError::dir("/x", "not empty").is_usage());
+        assert!(!PgError::io("/x", io::Error::other("boom")).is_usage());
+        assert!(!PgError::Server {
+            server: "s".into(),
+            why: "gone".into()
+        }
+        .is_usage());
+    }
+
+    #[test]
+    fn no_postgres_message_says_how_to_install() {
+        let m = PgError::NoPostgres {
+            searched: "/usr/lib/postgresql/*/bin".into(),
+        }
+        .to_string();
+        assert!(m.contains("apt-get install postgresql"), "{m}");
+    }
+}

@@ -1,0 +1,274 @@
+//! The cluster directory's files: the marker that says what iogauge created there (and locks
+//! the cluster while a process uses it), the pristine copy, restoring it, and removing
+//! exactly what iogauge made.
+
+use crate::error::PgError;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The marker's file name in the cluster directory.
+pub const MARKER: &str = ".iogauge-pg";
+const MAGIC: &str = "iogauge-pg 1";
+
+/// What the marker records.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Marker {
+    /// iogauge created the cluster directory itself (so `drop` may remove it).
+    pub created_dir: bool,
+    /// A separate WAL directory, and whether iogauge created it.
+    pub wal_dir: Option<(PathBuf, bool)>,
+    /// The PostgreSQL binaries that ran initdb.
+    pub bin: PathBuf,
+}
+
+impl Marker {
+    pub fn write(&self, dir: &Path) -> Result<(), PgError> {
+        let p = dir.join(MARKER);
+        std::fs::write(&p, self.render()).map_err(|e| PgError::io(&p, e))
+    }
+
+    pub fn read(dir: &Path) -> Result<Marker, PgError> {
+        let p = dir.join(MARKER);
+        let text = std::fs::read_to_string(&p).map_err(|_| {
+            PgError::dir(
+                dir,
+                "no iogauge cluster here (no marker); iogauge only touches directories it created",
+            )
+        })?;
+        Marker::parse(&text).ok_or_else(|| PgError::dir(&p, "unreadable iogauge marker"))
+    }
+
+    fn render(&self) -> String {
+        let mut s = format!("{MAGIC}\ncreated_dir={}\n", self.created_dir as u8);
+        if let Some((w, created)) = &self.wal_dir {
+            s.push_str(&format!(
+                "wal_dir={}\ncreated_wal_dir={}\n",
+                w.display(),
+                *created as u8
+            ));
+        }
+        s.push_str(&format!("bin={}\n", self.bin.display()));
+        s
+    }
+
+    fn parse(text: &str) -> Option<Marker> {
+        let mut lines = text.lines();
+        if lines.next()? != MAGIC {
+            return None;
+        }
+        let (mut created_dir, mut wal, mut created_wal, mut bin) = (None, None, false, None);
+        for l in lines {
+            let (k, v) = l.split_once('=')?;
+            match k {
+                "created_dir" => created_dir = Some(v == "1"),
+                "wal_dir" => wal = Some(PathBuf::from(v)),
+                "created_wal_dir" => created_wal = v == "1",
+                "bin" => bin = Some(PathBuf::from(v)),
+                _ => {}
+            }
+        }
+        Some(Marker {
+            created_dir: created_dir?,
+            wal_dir: wal.map(|w| (w, created_wal)),
+            bin: bin?,
+        })
+    }
+}
+
+/// Locks the cluster for this process (flock on the marker, released when the file closes).
+pub fn lock(dir: &Path) -> Result<File, PgError> {
+    let p = dir.join(MARKER);
+    let f = File::open(&p).map_err(|e| PgError::io(&p, e))?;
+    // SAFETY: flock on an open fd.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return Err(PgError::dir(dir, "in use by another iogauge process"));
+    }
+    Ok(f)
+}
+
+/// Copies with `cp -a`: it keeps owners, modes and the `pg_wal` symlink, and reflinks where
+/// the filesystem can. No crate does all of that.
+fn cp(from: &Path, to: &Path) -> Result<(), PgError> {
+    let out = Command::new("cp")
+        .args(["-a", "--reflink=auto"])
+        .arg(from)
+        .arg(to)
+        .output()
+        .map_err(|e| PgError::io(to, e))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(PgError::dir(
+            to,
+            format!(
+                "copy from {} failed: {}",
+                from.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        ))
+    }
+}
+
+/// Puts a copy on the device and out of the page cache: syncfs(2) on its filesystem (one
+/// journal commit; fsync per file costs one each, seconds for a data directory's thousand
+/// files on a busy disk), then drops every file's now clean pages. Otherwise the copy's
+/// write-back pollutes the next run, and its reads come from the copy's page cache (charged
+/// to iogauge, outside any cache limit of the server) instead of the device.
+fn sync_and_evict(path: &Path) -> Result<(), PgError> {
+    let f = File::open(path).map_err(|e| PgError::io(path, e))?;
+    // SAFETY: syncfs on an open fd.
+    if unsafe { libc::syncfs(f.as_raw_fd()) } != 0 {
+        return Err(PgError::io(path, std::io::Error::last_os_error()));
+    }
+    evict(path)
+}
+
+/// posix_fadvise(DONTNEED) on every regular file under `path` (advisory: a kernel that
+/// ignores it leaves the cache warm).
+fn evict(path: &Path) -> Result<(), PgError> {
+    let m = std::fs::symlink_metadata(path).map_err(|e| PgError::io(path, e))?;
+    if m.is_dir() {
+        for e in std::fs::read_dir(path).map_err(|e| PgError::io(path, e))? {
+            evict(&e.map_err(|e| PgError::io(path, e))?.path())?;
+        }
+    } else if m.is_file() {
+        let f = File::open(path).map_err(|e| PgError::io(path, e))?;
+        // SAFETY: posix_fadvise on an open fd.
+        unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    }
+    Ok(())
+}
+
+fn remove_tree(p: &Path) -> Result<(), PgError> {
+    match std::fs::symlink_metadata(p) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(p).map_err(|e| PgError::io(p, e)),
+        Ok(_) => std::fs::remove_file(p).map_err(|e| PgError::io(p, e)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(PgError::io(p, e)),
+    }
+}
+
+fn remove_contents(dir: &Path) -> Result<(), PgError> {
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(PgError::io(dir, e)),
+    };
+    for e in rd {
+        remove_tree(&e.map_err(|e| PgError::io(dir, e))?.path())?;
+    }
+    Ok(())
+}
+
+/// Copies the stopped cluster's data (and WAL directory) to `DIR/pristine`.
+pub fn snapshot(dir: &Path, wal: Option<&Path>) -> Result<(), PgError> {
+    let p = dir.join("pristine");
+    remove_tree(&p)?;
+    std::fs::create_dir(&p).map_err(|e| PgError::io(&p, e))?;
+    cp(&dir.join("data"), &p.join("data"))?;
+    if let Some(w) = wal {
+        cp(w, &p.join("wal"))?;
+    }
+    sync_and_evict(&p)
+}
+
+/// Replaces the stopped cluster's data (and WAL directory contents) with the pristine copy.
+pub fn restore(dir: &Path, wal: Option<&Path>) -> Result<(), PgError> {
+    let p = dir.join("pristine");
+    if !p.join("data").is_dir() {
+        return Err(PgError::dir(
+            dir,
+            "no pristine copy to reset to; run setup again (it takes the copy after loading)",
+        ));
+    }
+    let data = dir.join("data");
+    remove_tree(&data)?;
+    cp(&p.join("data"), &data)?;
+    if let Some(w) = wal {
+        remove_contents(w)?;
+        // `SRC/.` copies the contents into the existing directory (kept: the user may own it).
+        cp(&p.join("wal").join("."), w)?;
+        sync_and_evict(w)?;
+    }
+    sync_and_evict(&data)
+}
+
+/// Removes what the marker says iogauge created: the cluster's files, the WAL directory (or
+/// its contents, if the user made it), the marker, and the directory if iogauge made it and
+/// nothing else is left in it.
+pub fn remove(dir: &Path, marker: &Marker) -> Result<(), PgError> {
+    for name in ["pristine", "data", "run", "server.log"] {
+        remove_tree(&dir.join(name))?;
+    }
+    if let Some((w, created)) = &marker.wal_dir {
+        if *created {
+            remove_tree(w)?;
+        } else {
+            remove_contents(w)?;
+        }
+    }
+    remove_tree(&dir.join(MARKER))?;
+    if marker.created_dir {
+        // Left in place if someone else put files there since.
+        let _ = std::fs::remove_dir(dir);
+    }
+    Ok(())
+}
+
+pub fn absolute(p: &Path) -> Result<PathBuf, PgError> {
+    std::path::absolute(p).map_err(|e| PgError::io(p, e))
+}
+
+/// Makes `dir` iogauge's: creates it (true), or accepts an existing empty one (false).
+/// Refuses a non-empty directory, or one that already holds an iogauge cluster.
+pub fn claim_dir(dir: &Path) -> Result<bool, PgError> {
+    match std::fs::read_dir(dir) {
+        Ok(mut rd) => {
+            if dir.join(MARKER).exists() {
+                return Err(PgError::dir(
+                    dir,
+                    "already holds an iogauge cluster; reset or drop it first",
+                ));
+            }
+            if rd.next().is_some() {
+                return Err(PgError::dir(
+                    dir,
+                    "not empty and not created by iogauge; refusing to use it (choose an empty or new directory)",
+                ));
+            }
+            Ok(false)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(dir).map_err(|e| PgError::io(dir, e))?;
+            Ok(true)
+        }
+        Err(e) => Err(PgError::io(dir, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marker_round_trip() {
+        for m in [
+            Marker {
+                created_dir: true,
+                wal_dir: None,
+                bin: "/usr/lib/postgresql/15/bin".into(),
+            },
+            Marker {
+                created_dir: false,
+                wal_dir: Some(("/u03/wal".into(), true)),
+                bin: "/usr/bin".into(),
+            },
+        ] {
+            assert_eq!(Marker::parse(&m.render()), Some(m));
+        }
+        assert_eq!(Marker::parse("something else\n"), None);
+        assert_eq!(Marker::parse("iogauge-pg 1\nbin=/x\n"), None);
+    }
+}

@@ -1,0 +1,56 @@
+//! PostgreSQL for iogauge: what a real database does on the storage under test, the SLOB
+//! method (Kevin Closson's Silly Little Oracle Benchmark, and pgio, its PostgreSQL port).
+//!
+//! The seams, in the order the CLI uses them:
+//! - [`PgBin::find`]: the newest PostgreSQL on PATH or under /usr/lib/postgresql/*/bin.
+//! - [`Cluster`]: a private cluster on the directory under test — [`Cluster::init`] (initdb,
+//!   settings for physical I/O testing from [`settings::DEFAULTS`] plus overrides),
+//!   [`Cluster::open`], [`Cluster::start`] / [`Cluster::stop`] (the postmaster is this
+//!   process's child, in its own process group, optionally in a memory cgroup via
+//!   [`Cluster::set_cache_limit`]), [`Cluster::config`] / [`Cluster::client`],
+//!   [`Cluster::settings`], [`Cluster::snapshot_pristine`] / [`Cluster::reset`] (file-level
+//!   copy of the stopped, loaded cluster), [`Cluster::destroy`]. Dropping a `Cluster` stops
+//!   the server it started: it is the running-server guard.
+//! - An existing server instead: [`parse_dsn`] gives a `postgres::Config`; everything below
+//!   takes a `Config`, so the schema, driver and samplers are the same. There is no
+//!   lifecycle and no file-level reset for such a server: reset means running
+//!   [`schema::setup`] again, which drops iogauge's schemas and reloads them (same seed, same
+//!   row placement).
+//! - [`schema::setup`] / [`schema::verify`] / [`schema::discover`]: the data set — per schema
+//!   one table with one row per 8 KiB block, keys in shuffled order, an index on the key.
+//! - [`driver::run`]: sessions on a barrier, reads and updates through the index, per-interval
+//!   session figures, the load profile ([`LoadDelta`], [`LoadRates`]) and average active
+//!   sessions by wait event ([`Aas`]), all on one [`Grid`].
+//!
+//! Nothing here prints: progress goes to a callback, results to the caller. Errors are
+//! [`PgError`]; [`PgError::is_usage`] tells the user's mistakes from run-time failures. No
+//! message carries a password ([`redact_dsn`], [`describe`]).
+
+mod aas;
+mod bin;
+mod cgroup;
+mod cluster;
+pub mod driver;
+mod dsn;
+mod error;
+mod files;
+mod outcome;
+mod profile;
+mod sampler;
+pub mod schema;
+mod server;
+mod session;
+pub mod settings;
+mod workload;
+
+pub use aas::{Aas, AasAcc, ActivityRow, SAMPLE_EVERY, SESSION_APP};
+pub use bin::PgBin;
+pub use cgroup::drop_os_cache;
+pub use cluster::{Cluster, ClusterConfig, DATABASE};
+pub use dsn::{connect, describe, parse_dsn, redact_dsn};
+pub use error::{error_text, PgError};
+pub use outcome::{DbInterval, DbOutcome, Measured, SessionTotals};
+pub use profile::{BuffersWritten, LoadDelta, LoadRates};
+pub use schema::{LoadReport, SchemaSpec, TableCheck};
+pub use settings::{parse_override, Setting};
+pub use workload::{Grid, Mode, RedoStress, Slot, Workload};

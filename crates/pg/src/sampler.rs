@@ -1,0 +1,91 @@
+//! The database sampler: on its own connection, reads the cumulative load counters at t0 and
+//! at every interval boundary, and `pg_stat_activity` every 100 ms in between. The last
+//! snapshot waits for the sessions to finish (they flush their statistics first), so the
+//! totals include everything they did.
+
+use crate::aas::{sample, AasAcc, SAMPLE_EVERY, SAMPLE_SQL};
+use crate::dsn::connect;
+use crate::error::PgError;
+use crate::profile::{snapshot, snapshot_sql};
+use crate::server::wait_until;
+use crate::session::{run_error, Msg, Shared};
+use postgres::Config;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
+
+/// How long the final snapshot waits for sessions to leave after the end or a stop.
+const DRAIN_LIMIT: Duration = Duration::from_secs(60);
+
+pub(crate) fn sampler(sh: &Shared, cfg: &Config, version_num: i32, tx: &Sender<Msg>) {
+    let mut started = false;
+    let result = run(sh, cfg, version_num, tx, &mut started);
+    if result.is_err() {
+        sh.halt.store(true, Ordering::SeqCst);
+        sh.gate.abort();
+    }
+    let _ = tx.send(Msg::SamplerDone { started, result });
+}
+
+fn run(
+    sh: &Shared,
+    cfg: &Config,
+    version_num: i32,
+    tx: &Sender<Msg>,
+    started: &mut bool,
+) -> Result<(), PgError> {
+    let mut c = connect(cfg)?;
+    let err = |e: postgres::Error| run_error(cfg, "load-profile sampler", &e);
+    let sql = snapshot_sql(version_num)
+        .ok_or_else(|| PgError::Usage("PostgreSQL 14 or newer is needed (pg_stat_wal)".into()))?;
+    let snap = c.prepare(&sql).map_err(err)?;
+    let act = c.prepare(SAMPLE_SQL).map_err(err)?;
+    let Some(t0) = sh.gate.arrive() else {
+        return Ok(());
+    };
+    *started = true;
+    let snap_sql = |c: &mut postgres::Client| snapshot(c, &snap);
+    let mut prev = snap_sql(&mut c).map_err(err)?;
+    let last = sh.slots.len() - 1;
+    let mut slot = 0;
+    let mut acc = AasAcc::default();
+    // Samples sit half a period off the grid, so a 1 s interval holds exactly 10.
+    let mut next_sample = t0 + SAMPLE_EVERY / 2;
+    loop {
+        if sh.halt.load(Ordering::Relaxed) || sh.running.load(Ordering::SeqCst) == 0 {
+            break;
+        }
+        let now = Instant::now();
+        let boundary = (slot < last).then(|| t0 + sh.slots[slot].end);
+        if let Some(b) = boundary.filter(|&b| now >= b) {
+            let s = snap_sql(&mut c).map_err(err)?;
+            let _ = tx.send(Msg::Load {
+                slot,
+                end: b,
+                load: s.since(&prev),
+                aas: std::mem::take(&mut acc).finish(),
+            });
+            prev = s;
+            slot += 1;
+            continue;
+        }
+        if now >= next_sample {
+            acc.add(&sample(&mut c, &act).map_err(err)?);
+            while next_sample <= Instant::now() {
+                next_sample += SAMPLE_EVERY;
+            }
+            continue;
+        }
+        let wake = boundary.map_or(next_sample, |b| b.min(next_sample));
+        std::thread::sleep((wake - now).min(Duration::from_millis(20)));
+    }
+    wait_until(DRAIN_LIMIT, || sh.running.load(Ordering::SeqCst) == 0);
+    let s = snap_sql(&mut c).map_err(err)?;
+    let _ = tx.send(Msg::Load {
+        slot,
+        end: Instant::now(),
+        load: s.since(&prev),
+        aas: acc.finish(),
+    });
+    Ok(())
+}

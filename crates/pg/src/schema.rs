@@ -1,0 +1,372 @@
+//! The SLOB/pgio data set: per schema `iogauge_N` one table `cf1` with one row per 8 KiB block,
+//! keys loaded in shuffled order (neighbouring keys live in random blocks), a unique index on
+//! the key. Loading runs in parallel, one connection per table; verification checks one row
+//! per block and measures the data set.
+//!
+//! One row per block comes from the row size and the fill factor together. With
+//! `fillfactor = 10` PostgreSQL inserts a row into a page only while 90% of the page
+//! (7,372 bytes) stays free after it (`RelationGetBufferForTuple`). A row here is 645 bytes
+//! (648 aligned): an empty page (8,164 bytes usable) takes one, and then has too little room
+//! for a second — but still room for ~11 HOT versions of it, so updates (which never change
+//! the indexed key) stay on the page. [`rows_per_page`] models the rule; [`verify`] checks the
+//! result on the server.
+
+use crate::dsn::{connect, describe, server_err};
+use crate::error::PgError;
+use iogauge_stats::Bytes;
+use postgres::{Client, Config};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Padding columns `p1..p5`, each this many ASCII characters.
+pub const PAD_COLS: usize = 5;
+pub const PAD_LEN: usize = 120;
+/// What the schemas carry as their comment, so iogauge drops only its own.
+const SCHEMA_MARK: &str = "iogauge";
+/// Rows per INSERT while loading.
+const CHUNK: usize = 2000;
+
+/// What to create.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SchemaSpec {
+    pub schemas: u32,
+    /// Rows, hence 8 KiB heap blocks, per schema.
+    pub blocks_per_schema: u64,
+    /// Tables loaded at once (one connection each).
+    pub load_parallel: u32,
+    /// Seed of the key shuffle: the same seed gives the same row placement.
+    pub seed: u64,
+}
+
+/// One table as verified on the server.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableCheck {
+    pub schema: u32,
+    pub rows: u64,
+    /// Distinct heap blocks holding a row.
+    pub blocks_used: u64,
+    /// Blocks in the table's main fork.
+    pub blocks: u64,
+    /// Table, index and TOAST together (`pg_total_relation_size`).
+    pub total_bytes: Bytes,
+}
+
+/// The loaded data set.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LoadReport {
+    pub schemas: u32,
+    pub rows: u64,
+    pub blocks: u64,
+    /// Sum of `pg_total_relation_size` over the tables: compare with RAM and shared_buffers.
+    pub bytes: Bytes,
+    pub tables: Vec<TableCheck>,
+    /// Load time (zero for a plain `verify`).
+    pub elapsed_s: f64,
+}
+
+pub fn schema_name(schema: u32) -> String {
+    format!("iogauge_{schema}")
+}
+
+/// `iogauge_N.cf1`; schemas count from 1 (schema 1 is SLOB's hot schema).
+pub fn table_name(schema: u32) -> String {
+    format!("{}.cf1", schema_name(schema))
+}
+
+/// Rows of `tuple_len` bytes that PostgreSQL's insert path puts in one 8 KiB heap page at
+/// `fillfactor` (`RelationGetBufferForTuple`: a page takes a row while
+/// `MAXALIGN(len) + (100 − fillfactor)% of BLCKSZ ≤ free space − one line pointer`).
+pub fn rows_per_page(tuple_len: usize, fillfactor: usize) -> usize {
+    const BLCKSZ: usize = 8192;
+    const PAGE_HEADER: usize = 24;
+    const ITEM_ID: usize = 4;
+    let len = tuple_len.div_ceil(8) * 8;
+    let save = BLCKSZ * (100 - fillfactor) / 100;
+    let mut free = BLCKSZ - PAGE_HEADER;
+    let mut n = 0;
+    while free >= ITEM_ID && len + save <= free - ITEM_ID {
+        free -= len + ITEM_ID;
+        n += 1;
+    }
+    n
+}
+
+/// Bytes of one row: 23-byte heap tuple header aligned to 24, two int8, and the padding
+/// texts with their 1-byte varlena headers (short values, stored uncompressed).
+pub const TUPLE_LEN: usize = 24 + 8 + 8 + PAD_COLS * (PAD_LEN + 1);
+
+fn ddl(schema: u32) -> String {
+    let s = schema_name(schema);
+    let pads: Vec<String> = (1..=PAD_COLS)
+        .map(|i| format!("p{i} text NOT NULL"))
+        .collect();
+    let plain: Vec<String> = (1..=PAD_COLS)
+        .map(|i| format!("ALTER COLUMN p{i} SET STORAGE PLAIN"))
+        .collect();
+    format!(
+        "CREATE SCHEMA {s}; COMMENT ON SCHEMA {s} IS '{SCHEMA_MARK}'; \
+         CREATE TABLE {s}.cf1 (key int8 NOT NULL, scratch int8 NOT NULL, {}) \
+         WITH (fillfactor = 10, autovacuum_enabled = false, toast.autovacuum_enabled = false); \
+         ALTER TABLE {s}.cf1 {};",
+        pads.join(", "),
+        plain.join(", ")
+    )
+}
+
+fn insert_sql(schema: u32) -> String {
+    let pads: Vec<String> = (1..=PAD_COLS).map(|i| format!("p{i}")).collect();
+    let vals = ["pad"; PAD_COLS].join(", ");
+    format!(
+        "INSERT INTO {} (key, scratch, {}) SELECT k, 0, {vals} FROM \
+         (SELECT k, left(repeat(md5(k::text), {}), {PAD_LEN}) AS pad \
+          FROM unnest($1::int8[]) WITH ORDINALITY AS u(k, o) ORDER BY o) s",
+        table_name(schema),
+        pads.join(", "),
+        PAD_LEN.div_ceil(32)
+    )
+}
+
+/// Creates and loads `spec.schemas` tables, replacing any iogauge schemas already there;
+/// calls `progress(rows done, rows total)` about every 100 ms from the calling thread. Ends
+/// with [`verify`].
+pub fn setup(
+    cfg: &Config,
+    spec: &SchemaSpec,
+    progress: &dyn Fn(u64, u64),
+) -> Result<LoadReport, PgError> {
+    if spec.schemas == 0 || spec.blocks_per_schema == 0 {
+        return Err(PgError::Usage(
+            "schemas and blocks per schema must be at least 1".into(),
+        ));
+    }
+    let t = Instant::now();
+    let mut admin = connect(cfg)?;
+    drop_all(cfg, &mut admin)?;
+    let total = spec.schemas as u64 * spec.blocks_per_schema;
+    let done = AtomicU64::new(0);
+    let next = AtomicU32::new(1);
+    let failed = AtomicBool::new(false);
+    let threads = spec.load_parallel.clamp(1, spec.schemas);
+    let result: Result<(), PgError> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                sc.spawn(|| -> Result<(), PgError> {
+                    let mut c = connect(cfg)?;
+                    loop {
+                        let schema = next.fetch_add(1, Ordering::Relaxed);
+                        if schema > spec.schemas || failed.load(Ordering::Relaxed) {
+                            return Ok(());
+                        }
+                        load_one(cfg, &mut c, spec, schema, &done, &failed).inspect_err(|_| {
+                            failed.store(true, Ordering::Relaxed);
+                        })?;
+                    }
+                })
+            })
+            .collect();
+        while !handles.iter().all(|h| h.is_finished()) {
+            progress(done.load(Ordering::Relaxed), total);
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let mut first = Ok(());
+        for h in handles {
+            let r = h
+                .join()
+                .unwrap_or_else(|_| Err(PgError::Usage("a loader thread panicked".into())));
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        first
+    });
+    result?;
+    progress(done.load(Ordering::Relaxed), total);
+    // Checkpoint now so the first run does not pay for the load's dirty buffers. Needs
+    // superuser or pg_checkpoint on a DSN server; without, the run's first checkpoint will.
+    if let Err(e) = admin.batch_execute("CHECKPOINT") {
+        if e.code() != Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) {
+            return Err(server_err(cfg, &e));
+        }
+    }
+    let mut report = verify(cfg, spec.schemas)?;
+    if report
+        .tables
+        .iter()
+        .any(|t| t.rows != spec.blocks_per_schema)
+    {
+        return Err(PgError::Layout {
+            what: describe(cfg),
+            why: format!(
+                "expected {} rows per table, found {:?}",
+                spec.blocks_per_schema,
+                report.tables.iter().map(|t| t.rows).collect::<Vec<_>>()
+            ),
+        });
+    }
+    report.elapsed_s = t.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+fn load_one(
+    cfg: &Config,
+    c: &mut Client,
+    spec: &SchemaSpec,
+    schema: u32,
+    done: &AtomicU64,
+    failed: &AtomicBool,
+) -> Result<(), PgError> {
+    let err = |e: postgres::Error| server_err(cfg, &e);
+    c.batch_execute(&ddl(schema)).map_err(err)?;
+    c.batch_execute("SET synchronous_commit = off")
+        .map_err(err)?;
+    let mut keys: Vec<i64> = (1..=spec.blocks_per_schema as i64).collect();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(
+        spec.seed ^ (schema as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+    );
+    keys.shuffle(&mut rng);
+    let stmt = c.prepare(&insert_sql(schema)).map_err(err)?;
+    for chunk in keys.chunks(CHUNK) {
+        if failed.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        c.execute(&stmt, &[&chunk]).map_err(err)?;
+        done.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+    }
+    let t = table_name(schema);
+    // VACUUM sets hint bits and the visibility map now, so the first reads of a run do not
+    // dirty every page they touch.
+    c.batch_execute(&format!("CREATE UNIQUE INDEX cf1_key ON {t} (key)"))
+        .map_err(err)?;
+    // Its own statement: VACUUM cannot run in the implicit transaction of a multi-statement
+    // query.
+    c.batch_execute(&format!("VACUUM (ANALYZE) {t}"))
+        .map_err(err)
+}
+
+/// Drops every schema iogauge created (those carrying its comment) on this server; refuses
+/// when a schema with an iogauge name is not iogauge's.
+pub fn drop_all(cfg: &Config, c: &mut Client) -> Result<(), PgError> {
+    let err = |e: postgres::Error| server_err(cfg, &e);
+    let rows = c
+        .query(
+            "SELECT nspname, coalesce(obj_description(oid, 'pg_namespace'), '') = $1 \
+             FROM pg_namespace WHERE nspname ~ '^iogauge_[0-9]+$'",
+            &[&SCHEMA_MARK],
+        )
+        .map_err(err)?;
+    for r in &rows {
+        let (name, ours): (String, bool) = (r.get(0), r.get(1));
+        if !ours {
+            return Err(PgError::Usage(format!(
+                "schema {name} on {} was not created by iogauge; refusing to replace it",
+                describe(cfg)
+            )));
+        }
+    }
+    for r in &rows {
+        let name: String = r.get(0);
+        c.batch_execute(&format!("DROP SCHEMA {name} CASCADE"))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// The loaded data set's shape: (schemas, blocks per schema), from iogauge's schemas on the
+/// server; `None` when there are none.
+pub fn discover(cfg: &Config) -> Result<Option<(u32, u64)>, PgError> {
+    let mut c = connect(cfg)?;
+    let err = |e: postgres::Error| server_err(cfg, &e);
+    let n: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_namespace WHERE nspname ~ '^iogauge_[0-9]+$' \
+             AND obj_description(oid, 'pg_namespace') = $1",
+            &[&SCHEMA_MARK],
+        )
+        .map_err(err)?
+        .get(0);
+    if n == 0 {
+        return Ok(None);
+    }
+    let max: Option<i64> = c
+        .query_one(&format!("SELECT max(key) FROM {}", table_name(1)), &[])
+        .map_err(err)?
+        .get(0);
+    Ok(Some((n as u32, max.unwrap_or(0) as u64)))
+}
+
+/// Checks one row per block in each table (rows = distinct blocks holding a row = blocks in
+/// the table) and measures the data set.
+pub fn verify(cfg: &Config, schemas: u32) -> Result<LoadReport, PgError> {
+    let mut c = connect(cfg)?;
+    let mut tables = Vec::new();
+    for schema in 1..=schemas {
+        let t = table_name(schema);
+        let r = c
+            .query_one(
+                &format!(
+                    "SELECT count(*), count(DISTINCT (ctid::text::point)[0]), \
+                     pg_relation_size('{t}') / current_setting('block_size')::int8, \
+                     pg_total_relation_size('{t}') FROM {t}"
+                ),
+                &[],
+            )
+            .map_err(|e| server_err(cfg, &e))?;
+        let check = TableCheck {
+            schema,
+            rows: r.get::<_, i64>(0) as u64,
+            blocks_used: r.get::<_, i64>(1) as u64,
+            blocks: r.get::<_, i64>(2) as u64,
+            total_bytes: Bytes(r.get::<_, i64>(3) as u64),
+        };
+        if check.rows != check.blocks_used || check.rows != check.blocks {
+            return Err(PgError::Layout {
+                what: format!("{t} on {}", describe(cfg)),
+                why: format!(
+                    "not one row per block: {} rows in {} blocks, table has {} blocks; \
+                     run setup again",
+                    check.rows, check.blocks_used, check.blocks
+                ),
+            });
+        }
+        tables.push(check);
+    }
+    Ok(LoadReport {
+        schemas,
+        rows: tables.iter().map(|t| t.rows).sum(),
+        blocks: tables.iter().map(|t| t.blocks).sum(),
+        bytes: Bytes(tables.iter().map(|t| t.total_bytes.0).sum()),
+        tables,
+        elapsed_s: 0.0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_row_per_page_with_room_for_hot_updates() {
+        assert_eq!(TUPLE_LEN, 645);
+        assert_eq!(rows_per_page(TUPLE_LEN, 10), 1);
+        // The same row at the default fill factor packs 12 to a page.
+        assert_eq!(rows_per_page(TUPLE_LEN, 100), 12);
+        // The window where fillfactor 10 gives exactly one row: roughly 400..=792 bytes.
+        assert_eq!(rows_per_page(380, 10), 2);
+        assert_eq!(rows_per_page(790, 10), 1);
+        // Room left on the page after the one row: ~11 more versions for HOT updates.
+        let left = 8192 - 24 - (648 + 4);
+        assert!(left / (648 + 4) >= 10);
+    }
+
+    #[test]
+    fn names() {
+        assert_eq!(table_name(3), "iogauge_3.cf1");
+        assert!(ddl(1).contains("fillfactor = 10"));
+        assert!(ddl(1).contains("autovacuum_enabled = false"));
+        assert!(insert_sql(2).contains("INSERT INTO iogauge_2.cf1"));
+    }
+}

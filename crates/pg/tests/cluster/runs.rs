@@ -1,0 +1,305 @@
+//! Runs of the session driver on the shared cluster: reads, updates, counts, stopping, an
+//! existing server by DSN, and a server that dies mid-run.
+
+use super::util::{check_counts, grid, ms, procs_in, run, workload};
+use super::Ctx;
+use iogauge_pg::{connect, driver, drop_os_cache, parse_dsn, schema, Mode, RedoStress};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub fn cold_reads_under_cache_limit(ctx: &mut Ctx) {
+    let c = ctx.cluster();
+    c.stop().unwrap();
+    c.set_cache_limit(Some(8 << 20));
+    let e = c.start().unwrap_err();
+    assert!(e.is_usage() && e.to_string().contains("too small"), "{e}");
+    c.set_cache_limit(Some(56 << 20));
+    c.start().unwrap();
+    let cg = c.cgroup().expect("server runs in a cgroup").to_path_buf();
+    let procs = std::fs::read_to_string(cg.join("cgroup.procs")).unwrap();
+    let pid = c.pid().unwrap().to_string();
+    assert!(
+        procs.lines().any(|l| l == pid),
+        "postmaster {pid} not in {}: {procs}",
+        cg.display()
+    );
+    drop_os_cache().unwrap();
+    let wl = workload(
+        ctx,
+        Mode::ReadersWriters {
+            readers: 2,
+            writers: 0,
+        },
+    );
+    let o = run(ctx, &wl, &grid(500, 2500));
+    check_counts(&o, 8);
+    assert_eq!(o.intervals.len(), 6);
+    assert!(o.intervals[0].ramp && !o.intervals[1].ramp);
+    let m = o.measured();
+    assert!(m.sessions.read_ops > 0 && m.sessions.update_ops == 0);
+    assert!(m.load.blks_read > 0, "physical reads: {:?}", m.load);
+    let r = m.rates();
+    assert!(
+        r.avg_read_ms.is_some_and(|v| v > 0.0),
+        "track_io_timing gives read time: {r:?}"
+    );
+    assert!(r.logical_reads_s >= r.physical_reads_s);
+    let read_aas = m.aas.sessions.get("DataFileRead").copied().unwrap_or(0.0);
+    assert!(
+        read_aas > 0.0,
+        "DataFileRead seen in wait events: {:?}",
+        m.aas
+    );
+    assert!(
+        m.aas.samples >= 20,
+        "about 10 samples a second: {}",
+        m.aas.samples
+    );
+    println!(
+        "  reads/s {:.0} (physical {:.0}, {:.3} ms), AAS {:?}",
+        r.logical_reads_s,
+        r.physical_reads_s,
+        r.avg_read_ms.unwrap(),
+        m.aas.sessions
+    );
+    let c = ctx.cluster();
+    c.stop().unwrap();
+    assert!(!cg.exists(), "cgroup {} removed after stop", cg.display());
+    c.set_cache_limit(None);
+    c.start().unwrap();
+}
+
+pub fn mixed_sessions_counts_add_up(ctx: &mut Ctx) {
+    let mut wl = workload(
+        ctx,
+        Mode::Sessions {
+            sessions: 3,
+            update_pct: 50.0,
+        },
+    );
+    wl.hot_schema_every = Some(3);
+    wl.work_unit = 4;
+    wl.think_time = Some(ms(1));
+    let o = run(ctx, &wl, &grid(0, 1500));
+    check_counts(&o, 4);
+    assert_eq!(o.session_schema, [1, 2, 1]);
+    let m = o.measured();
+    assert!(
+        m.sessions.read_ops > 0 && m.sessions.update_ops > 0,
+        "{:?}",
+        m.sessions.per_session
+    );
+    assert!(
+        m.load.tup_updated >= m.sessions.rows_updated,
+        "server counted the updates: {:?}",
+        m.load
+    );
+    assert!(m.load.xact_commit >= m.sessions.ops());
+    ctx.cluster().reset().unwrap();
+}
+
+pub fn writers_make_wal_and_write_buffers(ctx: &mut Ctx) {
+    let mut wl = workload(
+        ctx,
+        Mode::ReadersWriters {
+            readers: 1,
+            writers: 2,
+        },
+    );
+    wl.redo_stress = RedoStress::Heavy;
+    let cfg = ctx.cluster().config();
+    // A checkpoint inside the window makes the checkpointer write the dirtied buffers.
+    let ckpt = std::thread::spawn(move || {
+        std::thread::sleep(ms(1200));
+        connect(&cfg).unwrap().batch_execute("CHECKPOINT").unwrap();
+    });
+    let o = run(ctx, &wl, &grid(0, 2000));
+    ckpt.join().unwrap();
+    check_counts(&o, 8);
+    let m = o.measured();
+    assert!(m.sessions.update_ops > 0 && m.sessions.read_ops > 0);
+    assert!(
+        m.load.wal_bytes > 0 && m.load.wal_records > 0,
+        "{:?}",
+        m.load
+    );
+    assert!(m.load.buffers_written() > 0, "{:?}", m.load);
+    assert!(
+        m.load.buffers_checkpointer > 0,
+        "checkpoint wrote: {:?}",
+        m.load
+    );
+    // Heavy redo logs the rewritten padding: well over 600 bytes per updated row.
+    assert!(
+        m.load.wal_bytes > m.sessions.rows_updated * 600,
+        "{:?}",
+        m.load
+    );
+    let r = m.rates();
+    println!(
+        "  updates/s {:.0}, WAL {:.0} B/s, syncs/s {:.0}, written/s {:?}, AAS {:?}",
+        m.sessions.update_ops as f64 / m.secs,
+        r.wal_bytes_s,
+        r.wal_syncs_s,
+        r.buffers_written_s,
+        m.aas.sessions
+    );
+    ctx.cluster().reset().unwrap();
+}
+
+fn scratch_and_changed_pads(ctx: &mut Ctx) -> (i64, i64) {
+    let mut c = ctx.cluster().client().unwrap();
+    let r = c
+        .query_one(
+            "SELECT sum(scratch)::int8, count(*) FILTER \
+             (WHERE p1 <> left(repeat(md5(key::text), 4), 120)) FROM iogauge_1.cf1",
+            &[],
+        )
+        .unwrap();
+    (r.get(0), r.get(1))
+}
+
+pub fn reset_restores_changed_rows(ctx: &mut Ctx) {
+    assert_eq!(
+        scratch_and_changed_pads(ctx),
+        (0, 0),
+        "pristine to begin with"
+    );
+    let mut wl = workload(
+        ctx,
+        Mode::ReadersWriters {
+            readers: 0,
+            writers: 2,
+        },
+    );
+    wl.redo_stress = RedoStress::Lite;
+    run(ctx, &wl, &grid(0, 800));
+    let (scratch, pads) = scratch_and_changed_pads(ctx);
+    assert!(
+        scratch > 0 && pads > 0,
+        "the writers changed rows: {scratch} {pads}"
+    );
+    let t = Instant::now();
+    ctx.cluster().reset().unwrap();
+    println!("  reset in {:.2}s", t.elapsed().as_secs_f64());
+    assert!(ctx.cluster().pid().is_some(), "reset restarts the server");
+    assert_eq!(scratch_and_changed_pads(ctx), (0, 0));
+    schema::verify(&ctx.cluster().config(), 2).unwrap();
+}
+
+pub fn stop_flag_interrupts_promptly(ctx: &mut Ctx) {
+    let wl = workload(
+        ctx,
+        Mode::ReadersWriters {
+            readers: 2,
+            writers: 1,
+        },
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let s2 = stop.clone();
+    let cfg = ctx.cluster().config();
+    let t = Instant::now();
+    let o = driver::run(&cfg, &wl, &grid(0, 30_000), stop, move |_| {
+        std::thread::spawn(move || {
+            std::thread::sleep(ms(1000));
+            s2.store(true, Ordering::SeqCst);
+        });
+    })
+    .unwrap();
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(4), "took {took:?}");
+    assert!(o.interrupted && o.error.is_none(), "{:?}", o.error);
+    assert!(
+        !o.intervals.is_empty() && o.intervals.len() <= 4,
+        "{}",
+        o.intervals.len()
+    );
+    check_counts(&o, 8);
+    // Stopping the cluster leaves no process of it behind.
+    let data = ctx.cluster().data_dir();
+    assert!(!procs_in(&data).is_empty());
+    ctx.cluster().stop().unwrap();
+    assert!(
+        procs_in(&data).is_empty(),
+        "left behind: {:?}",
+        procs_in(&data)
+    );
+    assert!(!data.join("postmaster.pid").exists());
+    ctx.cluster().reset().unwrap();
+    ctx.cluster().start().unwrap();
+}
+
+pub fn existing_server_by_dsn(ctx: &mut Ctx) {
+    let dsn = format!(
+        "host={} port=5432 user={} dbname=iogauge password=unused",
+        ctx.cluster().run_dir().display(),
+        ctx.cluster().config().get_user().unwrap()
+    );
+    let cfg = parse_dsn(&dsn).unwrap();
+    let wl = workload(
+        ctx,
+        Mode::Sessions {
+            sessions: 2,
+            update_pct: 0.0,
+        },
+    );
+    let o = driver::run(
+        &cfg,
+        &wl,
+        &grid(0, 600),
+        Arc::new(AtomicBool::new(false)),
+        |_| {},
+    )
+    .unwrap();
+    assert!(o.error.is_none());
+    check_counts(&o, 8);
+    assert_eq!(schema::discover(&cfg).unwrap(), Some((2, 2000)));
+}
+
+pub fn server_death_ends_the_run_with_an_error(ctx: &mut Ctx) {
+    let wl = workload(
+        ctx,
+        Mode::ReadersWriters {
+            readers: 2,
+            writers: 1,
+        },
+    );
+    let pid = ctx.cluster().pid().unwrap() as i32;
+    let cfg = ctx.cluster().config();
+    let t = Instant::now();
+    let o = driver::run(
+        &cfg,
+        &wl,
+        &grid(0, 30_000),
+        Arc::new(AtomicBool::new(false)),
+        move |_| {
+            std::thread::spawn(move || {
+                std::thread::sleep(ms(800));
+                // SAFETY: kill(2) on the postmaster this test started.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            });
+        },
+    )
+    .unwrap();
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    assert!(o.interrupted);
+    let e = o.error.expect("the run reports the dead server");
+    assert!(e.contains("went away") && !e.contains('\n'), "{e}");
+    println!("  error: {e}");
+    let e = ctx.cluster().check_alive().unwrap_err();
+    assert!(e.to_string().contains("died"), "{e}");
+    let data = ctx.cluster().data_dir();
+    let gone = (0..250).any(|_| {
+        std::thread::sleep(ms(20));
+        procs_in(&data).is_empty()
+    });
+    assert!(
+        gone,
+        "backends outlived the postmaster: {:?}",
+        procs_in(&data)
+    );
+    ctx.cluster().reset().unwrap();
+    ctx.cluster().start().unwrap();
+}

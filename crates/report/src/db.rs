@@ -1,0 +1,242 @@
+//! The text of `iogauge db setup` and `iogauge db run`: sessions, the database's load profile
+//! (as an AWR load profile reads), average active sessions by wait event, and what reached
+//! the disks.
+
+use iogauge_pg::{Aas, LoadReport, Mode, Setting};
+use iogauge_stats::LatSummary;
+use iogauge_store::DbReport;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+fn mib(b: u64) -> String {
+    if b >= 10 << 30 {
+        format!("{:.0} GiB", b as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{:.0} MiB", b as f64 / (1u64 << 20) as f64)
+    }
+}
+
+/// After `db setup`: what was loaded, against RAM, and the settings in force.
+pub fn db_setup_text(r: &LoadReport, settings: &[Setting], location: &str, ram: u64) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "loaded {} schemas x {} rows into {location} in {:.1} s: one row per 8 KiB block ({} blocks, {} with indexes)",
+        r.schemas,
+        r.rows / u64::from(r.schemas.max(1)),
+        r.elapsed_s,
+        r.blocks,
+        mib(r.bytes.0)
+    );
+    if ram > 0 {
+        let _ = writeln!(
+            s,
+            "data set {} against RAM {}{}",
+            mib(r.bytes.0),
+            mib(ram),
+            if r.bytes.0 < ram {
+                ": it fits, so reads can come from the OS page cache (db run --cache-limit, as root, prevents that)"
+            } else {
+                ""
+            }
+        );
+    }
+    s.push_str(&settings_text(settings));
+    s
+}
+
+fn settings_text(settings: &[Setting]) -> String {
+    let mut s = String::from("settings:");
+    for st in settings {
+        let _ = write!(
+            s,
+            " {}={}{}",
+            st.name,
+            st.setting,
+            st.unit
+                .as_deref()
+                .map_or(String::new(), |u| format!("({u})"))
+        );
+    }
+    s.push('\n');
+    s
+}
+
+fn mode_text(m: &Mode) -> String {
+    match *m {
+        Mode::ReadersWriters { readers, writers } => {
+            format!("{readers} readers, {writers} writers")
+        }
+        Mode::Sessions {
+            sessions,
+            update_pct,
+        } => format!("{sessions} sessions, {update_pct:.0}% updates"),
+    }
+}
+
+fn lat_row(name: &str, per_s: f64, l: &LatSummary) -> String {
+    format!(
+        "{name:<8}{per_s:>12.1} |{:>10.0}{:>10.0}{:>10.0}{:>10.0}{:>11.0}\n",
+        l.mean, l.p50, l.p90, l.p99, l.max
+    )
+}
+
+fn aas_text(label: &str, m: &BTreeMap<String, f64>) -> Option<String> {
+    let mut v: Vec<(&String, &f64)> = m.iter().filter(|(_, &a)| a >= 0.005).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| b.1.total_cmp(a.1));
+    let parts: Vec<String> = v.iter().map(|(k, a)| format!("{k} {a:.2}")).collect();
+    Some(format!("{label}: {}", parts.join(", ")))
+}
+
+fn aas_lines(a: &Aas) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "average active sessions {:.2} ({} samples every 100 ms)",
+        a.sessions_total(),
+        a.samples
+    );
+    for (label, m) in [
+        ("  sessions", &a.sessions),
+        ("  checkpointer", &a.checkpointer),
+        ("  background writer", &a.bgwriter),
+        ("  WAL writer", &a.walwriter),
+    ] {
+        if let Some(line) = aas_text(label, m) {
+            let _ = writeln!(s, "{line}");
+        }
+    }
+    s
+}
+
+/// The summary printed at the end of `iogauge db run` (and by `show`).
+pub fn db_run_text(r: &DbReport) -> String {
+    let w = &r.workload;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "iogauge db run: {}, work unit {}, redo stress {:?}, on PostgreSQL {} ({} {}), {:.0} s{}",
+        mode_text(&w.mode),
+        w.work_unit,
+        w.redo_stress,
+        r.server.version,
+        if r.server.private {
+            "private cluster"
+        } else {
+            "server"
+        },
+        r.server.location,
+        r.grid.time.as_secs_f64(),
+        if r.grid.ramp.is_zero() {
+            String::new()
+        } else {
+            format!(" after {:.0} s ramp", r.grid.ramp.as_secs_f64())
+        }
+    );
+    let d = &r.data_set;
+    let _ = writeln!(
+        s,
+        "  data set {} in {} schemas; RAM {}{}{}",
+        mib(d.bytes),
+        d.schemas,
+        mib(d.ram_bytes),
+        d.shared_buffers_bytes
+            .map_or(String::new(), |b| format!(", shared_buffers {}", mib(b))),
+        r.server.cache_limit.map_or(String::new(), |c| format!(
+            ", server limited to {} (cgroup)",
+            mib(c)
+        ))
+    );
+    if r.interrupted {
+        let _ = writeln!(
+            s,
+            "  INTERRUPTED: figures cover the {:.1} s that ran",
+            r.summary.elapsed_s
+        );
+    }
+    let ss = &r.summary.sessions;
+    let _ = writeln!(
+        s,
+        "\n{:<8}{:>12} | latency us {:>4}{:>10}{:>10}{:>10}{:>11}",
+        "", "ops/s", "mean", "p50", "p90", "p99", "max"
+    );
+    if ss.reads_s > 0.0 {
+        s.push_str(&lat_row("read", ss.reads_s, &ss.read_lat_us));
+    }
+    if ss.updates_s > 0.0 {
+        s.push_str(&lat_row("update", ss.updates_s, &ss.update_lat_us));
+    }
+    let _ = writeln!(s, "rows/s {:.0}", ss.rows_s);
+    let db = &r.summary.db;
+    let _ = writeln!(
+        s,
+        "\ndatabase: logical reads/s {:.0}, physical reads/s {:.0} (avg read {}), commits/s {:.0}, rows updated/s {:.0}",
+        db.logical_reads_s,
+        db.physical_reads_s,
+        db.avg_read_ms
+            .map_or("-".to_string(), |m| format!("{m:.3} ms")),
+        db.commits_s,
+        db.rows_updated_s
+    );
+    let b = &db.buffers_written_s;
+    let _ = writeln!(
+        s,
+        "          WAL {:.2} MiB/s, {:.1} syncs/s; buffers written/s: checkpointer {:.0}, bgwriter {:.0}, backends {:.0}",
+        db.wal_bytes_s / (1u64 << 20) as f64,
+        db.wal_syncs_s,
+        b.checkpointer,
+        b.bgwriter,
+        b.backend
+    );
+    s.push_str(&aas_lines(&r.summary.aas));
+    if let Some(c) = &r.cache {
+        let _ = writeln!(
+            s,
+            "\nPostgreSQL read {:.0} blocks/s ({:.1} MiB/s) from the OS; {} completed {:.0} reads/s ({:.1} MiB/s){}",
+            c.db_physical_reads_s,
+            c.db_read_mb_s,
+            c.disks.join("+"),
+            c.device_reads_s,
+            c.device_read_mb_s,
+            c.page_cache_pct
+                .map_or(String::new(), |p| format!(": {p:.0}% came from the page cache"))
+        );
+        if let Some(n) = &c.note {
+            let _ = writeln!(s, "note: {n}");
+        }
+    }
+    if let Some(st) = &r.steady {
+        let _ = match (st.reached_at_s, st.left_at_s) {
+            (Some(a), None) => writeln!(s, "steady state from {a:.1} s into the measured window"),
+            (Some(a), Some(l)) => writeln!(
+                s,
+                "steady state from {a:.1} s, LEFT at {l:.1} s: operations/s fell {:.0}% below the steady mean",
+                st.drop_pct_observed.unwrap_or(0.0)
+            ),
+            _ => writeln!(
+                s,
+                "no steady state: operations/s never stayed within 20% over {} intervals",
+                st.config.window
+            ),
+        };
+    }
+    let _ = writeln!(
+        s,
+        "measured {:.2} s over {} intervals; {} sessions did {} operations",
+        r.summary.elapsed_s,
+        r.intervals.len(),
+        r.per_session.len(),
+        r.per_session.iter().sum::<u64>()
+    );
+    if let Some(e) = &r.error {
+        let _ = writeln!(s, "error: {e}");
+    }
+    for w in &r.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    s.push_str(&settings_text(&r.server.settings));
+    s
+}

@@ -1,0 +1,307 @@
+//! A finished `iogauge db run`: the sessions, the database's load profile and wait events,
+//! and the devices and CPU, per interval on one grid and over the measured window; with the
+//! comparison a DBA needs most — how many of PostgreSQL's "physical" reads reached a disk.
+
+use crate::hardware::system_between;
+use iogauge_pg::{Aas, DbInterval, DbOutcome, Grid, LoadRates, SessionTotals, Setting, Workload};
+use iogauge_probe::{Derived, Snapshot};
+use iogauge_stats::{detect, LatSummary, Nanos, SteadyConfig, SteadyCriterion};
+use serde::{Deserialize, Serialize};
+
+/// What the sessions did over a window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionSummary {
+    pub ops: u64,
+    pub ops_s: f64,
+    pub reads_s: f64,
+    pub updates_s: f64,
+    pub rows_s: f64,
+    /// Per read operation (`work_unit` rows through the index).
+    pub read_lat_us: LatSummary,
+    /// Per update operation, commit included.
+    pub update_lat_us: LatSummary,
+}
+
+impl SessionSummary {
+    pub fn of(s: &SessionTotals, secs: f64) -> Self {
+        let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+        SessionSummary {
+            ops: s.ops(),
+            ops_s: per_s(s.ops()),
+            reads_s: per_s(s.read_ops),
+            updates_s: per_s(s.update_ops),
+            rows_s: per_s(s.rows_read + s.rows_updated),
+            read_lat_us: s.read_lat.summary(),
+            update_lat_us: s.update_lat.summary(),
+        }
+    }
+}
+
+/// Where the server ran and what it was set to.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DbServer {
+    /// A private cluster iogauge started (else an existing server by DSN).
+    pub private: bool,
+    pub version: String,
+    /// The cluster directory (private) or the DSN without its password.
+    pub location: String,
+    /// Memory cgroup limit on the private server (its page cache included), bytes.
+    pub cache_limit: Option<u64>,
+    pub settings: Vec<Setting>,
+}
+
+/// The data set against the memory that could cache it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DataSet {
+    pub schemas: u32,
+    pub blocks_per_schema: u64,
+    pub bytes: u64,
+    pub ram_bytes: u64,
+    pub shared_buffers_bytes: Option<u64>,
+}
+
+/// PostgreSQL's reads from the OS against the reads the disks completed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CacheCompare {
+    pub disks: Vec<String>,
+    /// `blks_read` per second: what PostgreSQL calls physical reads.
+    pub db_physical_reads_s: f64,
+    pub db_read_mb_s: f64,
+    pub device_reads_s: f64,
+    pub device_read_mb_s: f64,
+    /// Share of the database's read bytes the devices did not deliver (served by the OS page
+    /// cache), 0–100; `None` without database reads.
+    pub page_cache_pct: Option<f64>,
+    pub note: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DbSummary {
+    pub elapsed_s: f64,
+    pub sessions: SessionSummary,
+    pub db: LoadRates,
+    pub aas: Aas,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DbIntervalReport {
+    pub phase: iogauge_stats::Phase,
+    pub t_s: f64,
+    pub dur_s: f64,
+    pub sessions: SessionSummary,
+    pub db: LoadRates,
+    pub aas: Aas,
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<Derived>,
+}
+
+/// Whether the measured window's operations/s settled (the run summary's criterion).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DbSteady {
+    pub config: SteadyConfig,
+    pub reached_at_s: Option<f64>,
+    pub left_at_s: Option<f64>,
+    pub drop_pct_observed: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DbReport {
+    pub schema: u32,
+    pub kind: String,
+    pub iogauge_version: String,
+    pub started_at: String,
+    pub interrupted: bool,
+    /// Why the run ended early, when not by Ctrl-C (the server died, …).
+    pub error: Option<String>,
+    pub server: DbServer,
+    pub workload: Workload,
+    pub grid: Grid,
+    pub data_set: DataSet,
+    pub summary: DbSummary,
+    pub steady: Option<DbSteady>,
+    pub cache: Option<CacheCompare>,
+    /// Operations per session over the whole run.
+    pub per_session: Vec<u64>,
+    pub intervals: Vec<DbIntervalReport>,
+    pub warnings: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<Snapshot>,
+}
+
+/// What `DbReport::build` needs besides the outcome.
+pub struct DbContext {
+    pub server: DbServer,
+    pub workload: Workload,
+    pub grid: Grid,
+    pub data_set: DataSet,
+    pub disks: Vec<String>,
+    pub samples: Vec<Snapshot>,
+}
+
+fn interval_report(iv: &DbInterval, samples: &[Snapshot]) -> DbIntervalReport {
+    let secs = iv.secs();
+    DbIntervalReport {
+        phase: if iv.ramp {
+            iogauge_stats::Phase::Ramp
+        } else {
+            iogauge_stats::Phase::Measure
+        },
+        t_s: iv.start_ns as f64 / 1e9,
+        dur_s: secs,
+        sessions: SessionSummary::of(&iv.sessions, secs),
+        db: iv.rates(),
+        aas: iv.aas.clone(),
+        system: system_between(samples, Nanos(iv.start_ns), Nanos(iv.end_ns)),
+    }
+}
+
+impl DbReport {
+    pub fn build(o: &DbOutcome, ctx: DbContext) -> DbReport {
+        let m = o.measured();
+        let measured: Vec<&DbInterval> = o.intervals.iter().filter(|i| !i.ramp).collect();
+        let window = measured
+            .first()
+            .zip(measured.last())
+            .map(|(a, b)| (a.start_ns, b.end_ns));
+        let cache = window.and_then(|(a, b)| {
+            let d = system_between(&ctx.samples, Nanos(a), Nanos(b))?;
+            Some(cache_compare(&m.rates(), &d, &ctx.disks))
+        });
+        let started_at = o
+            .started
+            .and_then(|t| jiff::Timestamp::try_from(t).ok())
+            .map(|t| t.round(jiff::Unit::Millisecond).unwrap_or(t).to_string())
+            .unwrap_or_default();
+        DbReport {
+            schema: crate::SCHEMA,
+            kind: "db".into(),
+            iogauge_version: env!("CARGO_PKG_VERSION").into(),
+            started_at,
+            interrupted: o.interrupted,
+            error: o.error.clone(),
+            server: DbServer {
+                version: if o.server_version.is_empty() {
+                    ctx.server.version.clone()
+                } else {
+                    o.server_version.clone()
+                },
+                ..ctx.server
+            },
+            workload: ctx.workload,
+            grid: ctx.grid,
+            data_set: ctx.data_set,
+            summary: DbSummary {
+                elapsed_s: m.secs,
+                sessions: SessionSummary::of(&m.sessions, m.secs),
+                db: m.rates(),
+                aas: m.aas.clone(),
+            },
+            steady: steady(&measured),
+            cache,
+            per_session: o.per_session.clone(),
+            intervals: o
+                .intervals
+                .iter()
+                .map(|iv| interval_report(iv, &ctx.samples))
+                .collect(),
+            warnings: Vec::new(),
+            samples: ctx.samples,
+        }
+    }
+}
+
+fn steady(measured: &[&DbInterval]) -> Option<DbSteady> {
+    let every = measured.first()?.secs();
+    if every <= 0.0 {
+        return None;
+    }
+    let config = SteadyConfig {
+        criterion: SteadyCriterion::Deviation { pct: 20.0 },
+        window: ((3.0 / every).ceil() as usize).max(5),
+        interval_s: every,
+        drop_pct: 30.0,
+        drop_intervals: 3,
+    };
+    if measured.len() < config.window {
+        return None;
+    }
+    let ops: Vec<f64> = measured
+        .iter()
+        .map(|i| i.sessions.ops() as f64 / i.secs().max(1e-9))
+        .collect();
+    let r = detect(&ops, &config);
+    let t0 = measured[0].start_ns as f64 / 1e9;
+    let at = |k: Option<usize>| k.map(|k| measured[k].start_ns as f64 / 1e9 - t0);
+    Some(DbSteady {
+        reached_at_s: at(r.reached_at),
+        left_at_s: at(r.left_at),
+        drop_pct_observed: r.drop_pct_observed,
+        config,
+    })
+}
+
+/// 8 KiB blocks, as PostgreSQL's default `block_size`.
+const BLOCK: f64 = 8192.0;
+
+/// PostgreSQL's reads from the OS against what `disks` completed in the same window.
+pub fn cache_compare(db: &LoadRates, d: &Derived, disks: &[String]) -> CacheCompare {
+    let sum = |f: &dyn Fn(&iogauge_probe::DiskRates) -> f64| -> f64 {
+        disks.iter().filter_map(|n| d.disks.get(n)).map(f).sum()
+    };
+    let db_mb = db.physical_reads_s * BLOCK / (1 << 20) as f64;
+    let dev_mb = sum(&|r| r.r_mb_s);
+    let pct = (db_mb > 0.0).then(|| ((1.0 - dev_mb / db_mb) * 100.0).clamp(0.0, 100.0));
+    let note = pct.and_then(|p| {
+        (p > 10.0).then(|| {
+            format!(
+                "{p:.0}% of PostgreSQL's physical reads never reached a disk: the OS page cache served them (use --cache-limit, or a data set larger than RAM)"
+            )
+        })
+    });
+    CacheCompare {
+        disks: disks.to_vec(),
+        db_physical_reads_s: db.physical_reads_s,
+        db_read_mb_s: db_mb,
+        device_reads_s: sum(&|r| r.r_s),
+        device_read_mb_s: dev_mb,
+        page_cache_pct: pct,
+        note,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iogauge_probe::DiskRates;
+
+    #[test]
+    fn page_cache_share_from_bytes() {
+        let db = LoadRates {
+            physical_reads_s: 1280.0, // 10 MiB/s
+            ..Default::default()
+        };
+        let mut d = Derived::default();
+        d.disks.insert(
+            "vda".into(),
+            DiskRates {
+                r_s: 350.0,
+                r_mb_s: 5.5,
+                ..Default::default()
+            },
+        );
+        let c = cache_compare(&db, &d, &["vda".to_string()]);
+        assert!((c.db_read_mb_s - 10.0).abs() < 1e-9);
+        assert!((c.page_cache_pct.unwrap() - 45.0).abs() < 1e-9);
+        assert!(c
+            .note
+            .unwrap()
+            .starts_with("45% of PostgreSQL's physical reads"));
+        // Read-ahead beyond the database's reads: 0%, no note.
+        d.disks.get_mut("vda").unwrap().r_mb_s = 12.0;
+        let c = cache_compare(&db, &d, &["vda".to_string()]);
+        assert_eq!(c.page_cache_pct, Some(0.0));
+        assert!(c.note.is_none());
+        let none = cache_compare(&LoadRates::default(), &d, &["vda".to_string()]);
+        assert_eq!(none.page_cache_pct, None);
+    }
+}
