@@ -3,6 +3,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use iogauge_engine::calibrate::Criterion;
+use iogauge_engine::layout::{FailGroups, LayoutSpec, ReadFrom};
 use iogauge_engine::spec::{
     parse_duration, parse_size, parse_steady_criterion, BlockSplit, Dist, EngineKind, Region,
     RwMode,
@@ -88,6 +89,25 @@ pub struct TargetArgs {
     /// Seed for the offset generators (same seed, same offsets).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// How I/Os land on the targets: concat (default), stripe:UNIT (RAID 0, e.g. stripe:1m),
+    /// mirror:2|3 (ASM normal/high, RAID 1/10), combined as mirror:2,stripe:1m.
+    #[arg(long, value_parser = str::parse::<LayoutSpec>)]
+    pub layout: Option<LayoutSpec>,
+    /// Failure groups for a mirror: members by name (path or its last part), groups
+    /// separated by '/': d1,d2/d3,d4. Copies never share a group. Default: one per target.
+    #[arg(long, value_name = "GROUPS", value_parser = str::parse::<FailGroups>)]
+    pub failgroups: Option<FailGroups>,
+    /// Treat this target as failed (repeatable): its reads move to partners, its writes are
+    /// dropped, as a degraded mirror does.
+    #[arg(long, value_name = "TARGET")]
+    pub degraded: Vec<String>,
+    /// Which copy a mirrored read goes to: primary, or balanced over the live copies.
+    #[arg(long, value_parser = str::parse::<ReadFrom>)]
+    pub read_from: Option<ReadFrom>,
+    /// Throttle every target to this many I/Os per second (a token bucket each), for
+    /// deterministic layout experiments.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub member_iops: Option<u64>,
 }
 
 /// Where results are stored.

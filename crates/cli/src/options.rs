@@ -1,9 +1,10 @@
 //! Validated options: the raw command line checked as a whole and turned into plain data
 //! (a `JobSpec` and target specs). Every error names the flag and the way out.
 
-use crate::args::{CalibrateArgs, RunArgs};
+use crate::args::{CalibrateArgs, RunArgs, TargetArgs};
 use iogauge_engine::calibrate::CalibrateSpec;
 use iogauge_engine::spec::fmt_size;
+use iogauge_engine::spec::LayoutOpts;
 use iogauge_engine::{Access, JobSpec, RwMode, TargetSpec};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -87,6 +88,7 @@ impl RunOptions {
         if let Some(s) = a.io.seed {
             spec.seed = s;
         }
+        spec.layout = layout_opts(&a.io)?;
         if !spec.rw.is_random() && spec.dist != iogauge_engine::spec::Dist::Uniform {
             return usage(format!(
                 "--dist applies to random modes only (got --rw {})",
@@ -231,6 +233,7 @@ impl CalibrateOptions {
             direct: !a.io.buffered,
             region: a.io.region,
             seed: a.io.seed.unwrap_or(0x0106_a06e),
+            layout: layout_opts(&a.io)?,
         };
         let (targets, scratch) = target_specs(a.io.targets, a.io.size)?;
         Ok(CalibrateOptions {
@@ -247,4 +250,34 @@ impl CalibrateOptions {
             csv: a.csv,
         })
     }
+}
+
+/// `--layout` and its companions; any of them alone implies `--layout concat`.
+fn layout_opts(io: &TargetArgs) -> Result<Option<LayoutOpts>, UsageError> {
+    let any = io.layout.is_some()
+        || io.failgroups.is_some()
+        || !io.degraded.is_empty()
+        || io.read_from.is_some()
+        || io.member_iops.is_some();
+    if !any {
+        return Ok(None);
+    }
+    if io.engine != iogauge_engine::EngineKind::IoUring {
+        return Err(UsageError(
+            "--layout runs on --engine io_uring only; drop --engine psync".into(),
+        ));
+    }
+    let spec = io.layout.unwrap_or_default();
+    if spec.copies < 2 && !io.degraded.is_empty() {
+        return Err(UsageError(format!(
+            "--degraded needs a mirrored layout (mirror:2 or mirror:3); --layout {spec} keeps one copy, so a failed member loses data"
+        )));
+    }
+    Ok(Some(LayoutOpts {
+        spec,
+        failgroups: io.failgroups.clone(),
+        degraded: io.degraded.clone(),
+        read_from: io.read_from.unwrap_or_default(),
+        member_iops: io.member_iops,
+    }))
 }

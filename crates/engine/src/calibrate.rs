@@ -129,6 +129,9 @@ pub struct CalibrateSpec {
     pub direct: bool,
     pub region: Region,
     pub seed: u64,
+    /// `--layout` over the targets, as in `run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<crate::spec::LayoutOpts>,
 }
 
 impl CalibrateSpec {
@@ -345,6 +348,7 @@ impl EngineProber<'_> {
         j.direct = self.spec.direct;
         j.region = self.spec.region;
         j.seed = self.spec.seed.wrapping_add(self.runs);
+        j.layout = self.spec.layout.clone();
         j
     }
 

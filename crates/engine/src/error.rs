@@ -34,11 +34,13 @@ pub enum EngineError {
     Region { path: PathBuf, why: String },
     #[error("cannot start worker thread: {0}")]
     Thread(io::Error),
+    #[error("--layout: {0}")]
+    Layout(String),
 }
 
 impl EngineError {
     /// True when the command line asked for something impossible as written (exit code 2).
     pub fn is_usage(&self) -> bool {
-        matches!(self, EngineError::Region { .. })
+        matches!(self, EngineError::Region { .. } | EngineError::Layout(_))
     }
 }

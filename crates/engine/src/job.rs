@@ -7,7 +7,7 @@ use crate::offsets::{check_fits, Extent, OpGen, Space};
 use crate::spec::{fmt_size, EngineKind, JobSpec};
 use crate::target::Target;
 use crate::worker::{Gate, Msg, Plan, RampEnd};
-use crate::{psync, uring, WorkerCtx};
+use crate::{psync, uring, uring_layout, WorkerCtx};
 use iogauge_probe::{Sampler, Snapshot};
 use iogauge_stats::{Interval, Nanos, Phase, SteadyDetector};
 use std::collections::BTreeMap;
@@ -124,6 +124,107 @@ pub fn layout(spec: &JobSpec, targets: &[Target]) -> Result<Space, EngineError> 
     Ok(space)
 }
 
+/// A layout over the targets' regions, ready for the workers: the mapping, where each
+/// member's region starts, and the optional per-member throttle.
+#[derive(Debug)]
+pub struct Placement {
+    pub layout: crate::layout::Layout,
+    pub starts: Vec<u64>,
+    pub throttle: Option<Throttle>,
+}
+
+/// `--member-iops`: one token bucket per member, shared by every worker, kept as GCRA's
+/// theoretical arrival time (ns from t0): a member I/O may start at its reservation, which
+/// moves the member's next free time one period on. A member may bank up to `BURST` of
+/// idle time, so one member's backlog holding up the workers (they issue in order) does not
+/// cost the others their rate; over a window the rate still holds within BURST's worth.
+#[derive(Debug)]
+pub struct Throttle {
+    period_ns: u64,
+    tat: Vec<std::sync::atomic::AtomicU64>,
+}
+
+/// How much idle time a throttled member may bank.
+const BURST_NS: u64 = 50_000_000;
+
+impl Throttle {
+    pub fn new(members: usize, iops: u64) -> Self {
+        Throttle {
+            period_ns: 1_000_000_000 / iops.max(1),
+            tat: (0..members)
+                .map(|_| std::sync::atomic::AtomicU64::new(0))
+                .collect(),
+        }
+    }
+
+    /// Reserves one I/O on `member` at or after `now_ns`; returns when it may start.
+    #[inline]
+    pub fn reserve(&self, member: usize, now_ns: u64) -> u64 {
+        let t = &self.tat[member];
+        let mut cur = t.load(Ordering::Relaxed);
+        loop {
+            let start = cur.max(now_ns.saturating_sub(BURST_NS));
+            match t.compare_exchange_weak(
+                cur,
+                start + self.period_ns,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return start,
+                Err(seen) => cur = seen,
+            }
+        }
+    }
+}
+
+/// Builds the job's layout over the targets' regions, or `None` without `--layout`.
+pub fn placement(spec: &JobSpec, targets: &[Target]) -> Result<Option<Placement>, EngineError> {
+    let Some(opts) = &spec.layout else {
+        return Ok(None);
+    };
+    if spec.engine != EngineKind::IoUring {
+        return Err(EngineError::Layout(
+            "layouts run on --engine io_uring only; drop --engine psync".into(),
+        ));
+    }
+    let space = layout(spec, targets)?;
+    let (starts, sizes): (Vec<u64>, Vec<u64>) =
+        space.extents().iter().map(|e| (e.start, e.len)).unzip();
+    let names: Vec<String> = targets
+        .iter()
+        .map(|t| t.info.path.display().to_string())
+        .collect();
+    let groups = opts
+        .failgroups
+        .as_ref()
+        .map(|g| g.resolve(&names))
+        .transpose()
+        .map_err(EngineError::Layout)?;
+    let degraded = opts
+        .degraded
+        .iter()
+        .map(|d| crate::layout::target_index(&names, d))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| EngineError::Layout(format!("--degraded: {e}")))?;
+    let layout = crate::layout::Layout::new(opts.spec, &sizes, groups, &degraded, spec.align())
+        .map_err(|e| EngineError::Layout(e.to_string()))?
+        .with_read_from(opts.read_from);
+    if layout.logical_size() < spec.bs.max() {
+        return Err(EngineError::Layout(format!(
+            "{} over these targets holds {} bytes, less than the block size {}; use larger targets",
+            opts.spec,
+            layout.logical_size(),
+            fmt_size(spec.bs.max())
+        )));
+    }
+    let throttle = opts.member_iops.map(|n| Throttle::new(targets.len(), n));
+    Ok(Some(Placement {
+        layout,
+        starts,
+        throttle,
+    }))
+}
+
 /// Splits `total` into `n` nearly equal shares (the first ones one larger).
 fn share(total: u64, n: u64, i: u64) -> u64 {
     total / n + u64::from(i < total % n)
@@ -137,7 +238,16 @@ pub fn run(
     stop: &AtomicBool,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Result<JobOutcome, EngineError> {
-    let space = layout(spec, targets)?;
+    let placement = placement(spec, targets)?;
+    let space = match &placement {
+        // Offsets are drawn in the layout's logical space; the workers map them.
+        Some(p) => Space::new(vec![Extent {
+            target: 0,
+            start: 0,
+            len: p.layout.logical_size(),
+        }]),
+        None => layout(spec, targets)?,
+    };
     // psync has one I/O per thread: QD N becomes N threads.
     let (threads, qd) = match spec.engine {
         EngineKind::IoUring => (spec.workers as usize, spec.qd),
@@ -179,12 +289,14 @@ pub fn run(
                 gate: &gate,
                 halt: &halt,
                 ramp_end: spec.steady.map(|_| &ramp_end),
+                placement: placement.as_ref(),
                 tx: tx.clone(),
             };
             let builder = std::thread::Builder::new().name(format!("iogauge-w{id}"));
             let spawned = builder.spawn_scoped(scope, move || {
                 let tx = ctx.tx.clone();
                 let result = match spec.engine {
+                    EngineKind::IoUring if ctx.placement.is_some() => uring_layout::run(ctx),
                     EngineKind::IoUring => uring::run(ctx),
                     EngineKind::Psync => psync::run(ctx),
                 };
@@ -355,7 +467,7 @@ fn collect(
                 match pending.get_mut(&key) {
                     Some(acc) => acc.absorb(&interval),
                     None => {
-                        pending.insert(key, interval);
+                        pending.insert(key, *interval);
                     }
                 }
             }
@@ -399,6 +511,7 @@ mod tests {
             start: Nanos(u64::from(index) * 1_000_000_000),
             end: Nanos(u64::from(index + 1) * 1_000_000_000),
             io,
+            members: Vec::new(),
         }
     }
 

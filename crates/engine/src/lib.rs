@@ -8,16 +8,18 @@ mod buf;
 pub mod calibrate;
 mod error;
 mod job;
+pub mod layout;
 pub mod marker;
 pub mod offsets;
 mod psync;
 pub mod spec;
 pub mod target;
 mod uring;
+mod uring_layout;
 mod worker;
 
 pub use error::EngineError;
-pub use job::{devices_of, disks_of, layout, run, JobOutcome, SteadyOutcome};
+pub use job::{devices_of, disks_of, layout, placement, run, JobOutcome, Placement, SteadyOutcome};
 pub use spec::{EngineKind, JobSpec, RwMode};
 pub use target::{prepare, Access, Target, TargetError, TargetInfo, TargetSpec};
 pub use uring::probe as probe_uring;
@@ -36,6 +38,8 @@ pub(crate) struct WorkerCtx<'a> {
     pub qd: u32,
     pub gate: &'a worker::Gate,
     pub halt: &'a AtomicBool,
+    /// `--layout`: how logical I/Os become member I/Os (io_uring only).
+    pub placement: Option<&'a job::Placement>,
     /// `--steady`: where the job announces the ramp's end.
     pub ramp_end: Option<&'a worker::RampEnd>,
     pub tx: Sender<worker::Msg>,

@@ -369,6 +369,22 @@ pub struct JobSpec {
     /// wait's timeout), and the measured window starts at the next interval boundary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady: Option<SteadyWait>,
+    /// `--layout` and its companions: how logical I/Os land on the targets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<LayoutOpts>,
+}
+
+/// A layout over the targets (`--layout`, `--failgroups`, `--degraded`, `--read-from`,
+/// `--member-iops`); see [`crate::layout`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LayoutOpts {
+    pub spec: crate::layout::LayoutSpec,
+    pub failgroups: Option<crate::layout::FailGroups>,
+    /// Targets marked failed, as given on the command line.
+    pub degraded: Vec<String>,
+    pub read_from: crate::layout::ReadFrom,
+    /// Each member throttled to this many I/Os per second (a token bucket per member).
+    pub member_iops: Option<u64>,
 }
 
 /// How `--steady` decides that the ramp is over: fio's `ss=` criterion over a rolling
@@ -440,6 +456,7 @@ impl JobSpec {
             interval: Duration::from_secs(1),
             seed: 0x0106_a06e,
             steady: None,
+            layout: None,
         }
     }
 

@@ -20,7 +20,7 @@ use std::time::Instant;
 /// Builds a ring of `entries` with SINGLE_ISSUER + COOP_TASKRUN (6.0+; no IPI per completion),
 /// else COOP_TASKRUN (5.19+), else plain. DEFER_TASKRUN was measured too and lost: on a 2-core
 /// VM, running every completion's task work in the submitting thread cost 5-15% IOPS at QD 32.
-fn build_ring(entries: u32) -> Result<IoUring, EngineError> {
+pub(crate) fn build_ring(entries: u32) -> Result<IoUring, EngineError> {
     let attempts: [fn(&mut io_uring::Builder); 3] = [
         |b| {
             b.setup_single_issuer().setup_coop_taskrun();

@@ -12,7 +12,10 @@ use std::time::{Duration, Instant, SystemTime};
 /// What a worker tells the job.
 pub(crate) enum Msg {
     /// One finished slice of this worker's I/O.
-    Part { worker: usize, interval: Interval },
+    Part {
+        worker: usize,
+        interval: Box<Interval>,
+    },
     /// The worker has stopped; its last part was already sent.
     Done {
         worker: usize,
@@ -160,6 +163,8 @@ pub(crate) struct Clock<'a> {
     /// the deadline join the last interval instead of forming a sliver of their own.
     stop_at: Option<Instant>,
     cur: PerDir<DirStats>,
+    /// Under a layout: member I/Os completed in the current interval, `[reads, writes]`.
+    members: Vec<[u64; 2]>,
     tx: &'a Sender<Msg>,
 }
 
@@ -175,6 +180,7 @@ impl<'a> Clock<'a> {
             next: t0 + every,
             stop_at: None,
             cur: PerDir::default(),
+            members: Vec::new(),
             tx,
         }
     }
@@ -212,6 +218,17 @@ impl<'a> Clock<'a> {
         }
     }
 
+    /// Counts member I/Os per target (layouts); `n` members.
+    pub fn with_members(mut self, n: usize) -> Self {
+        self.members = vec![[0, 0]; n];
+        self
+    }
+
+    #[inline]
+    pub fn record_member(&mut self, member: usize, dir: Direction) {
+        self.members[member][usize::from(dir == Direction::Write)] += 1;
+    }
+
     #[inline]
     pub fn record(&mut self, dir: Direction, bytes: u64, lat_ns: u64) {
         self.cur[dir].record(bytes, lat_ns);
@@ -224,18 +241,20 @@ impl<'a> Clock<'a> {
 
     fn flush(&mut self, end: Instant) {
         let rel = |t: Instant| Nanos::from_duration(t.saturating_duration_since(self.t0));
+        let n = self.members.len();
         let interval = Interval {
             phase: self.phase,
             index: self.index,
             start: rel(self.part_start),
             end: rel(end),
             io: std::mem::take(&mut self.cur),
+            members: std::mem::replace(&mut self.members, vec![[0, 0]; n]),
         };
         // The receiver lives until every worker is done; a failed send means the job is
         // already tearing down, and there is nobody left to tell.
         let _ = self.tx.send(Msg::Part {
             worker: self.worker,
-            interval,
+            interval: Box::new(interval),
         });
     }
 }

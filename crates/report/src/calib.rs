@@ -165,6 +165,14 @@ pub fn calibration_body(r: &CalibrationReport) -> String {
             let _ = writeln!(s, "  - {v}");
         }
     }
+    // Warnings beyond the preflight's (printed above with the targets).
+    for w in r
+        .warnings
+        .iter()
+        .filter(|w| !r.preflight.warnings.contains(w))
+    {
+        let _ = writeln!(s, "warning: {w}");
+    }
     s
 }
 

@@ -86,6 +86,9 @@ impl Exporter for Text {
         if r.summary.read.ios + r.summary.write.ios == 0 {
             let _ = writeln!(s, "(no I/O completed in the measured window)");
         }
+        if let Some(l) = &r.layout {
+            s.push_str(&layout_text(l));
+        }
         if let Some(h) = &r.hardware {
             s.push_str(&hardware_text(h));
         }
@@ -152,6 +155,43 @@ pub fn job_line(o: &iogauge_engine::JobSpec) -> String {
         o.engine,
         if o.direct { "O_DIRECT" } else { "buffered" },
     )
+}
+
+/// Per-member rates under a layout, amplification, and a degraded member said plainly.
+fn layout_text(l: &iogauge_store::LayoutReport) -> String {
+    let mut s = format!(
+        "\nlayout {} over {} targets\n{:<48}{:>11}{:>11}\n",
+        l.layout,
+        l.members.len(),
+        "member",
+        "reads/s",
+        "writes/s"
+    );
+    for m in &l.members {
+        let _ = writeln!(
+            s,
+            "{:<48}{:>11.1}{:>11.1}{}",
+            m.path,
+            m.reads_s,
+            m.writes_s,
+            if m.degraded { "  DEGRADED" } else { "" }
+        );
+    }
+    let amp = |a: Option<f64>| a.map_or("-".to_string(), |a| format!("{a:.2}"));
+    let _ = writeln!(
+        s,
+        "member I/Os per workload I/O: reads {}, writes {}",
+        amp(l.read_amplification),
+        amp(l.write_amplification)
+    );
+    for m in l.members.iter().filter(|m| m.degraded) {
+        let _ = writeln!(
+            s,
+            "DEGRADED: {} is treated as failed: its reads went to its partners and its writes were dropped, so these figures are a degraded array's, not a healthy one's",
+            m.path
+        );
+    }
+    s
 }
 
 /// fio's spelling of a steady-state criterion.
@@ -274,6 +314,7 @@ mod tests {
             start: Nanos(0),
             end: Nanos(1_000_000_000),
             io,
+            members: Vec::new(),
         };
         RunReport::from_series(
             JobSpec::new(RwMode::RandRead),

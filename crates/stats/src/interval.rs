@@ -22,6 +22,8 @@ pub struct Interval {
     pub start: Nanos,
     pub end: Nanos,
     pub io: PerDir<DirStats>,
+    /// Under a layout: I/Os each member target completed, `[reads, writes]`, by member.
+    pub members: Vec<[u64; 2]>,
 }
 
 impl Interval {
@@ -35,6 +37,13 @@ impl Interval {
         self.start = self.start.min(other.start);
         self.end = self.end.max(other.end);
         self.io += &other.io;
+        if self.members.len() < other.members.len() {
+            self.members.resize(other.members.len(), [0, 0]);
+        }
+        for (a, b) in self.members.iter_mut().zip(&other.members) {
+            a[0] += b[0];
+            a[1] += b[1];
+        }
     }
 }
 
@@ -68,6 +77,7 @@ mod tests {
             start: Nanos(start),
             end: Nanos(end),
             io,
+            members: Vec::new(),
         }
     }
 

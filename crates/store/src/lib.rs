@@ -20,6 +20,7 @@ mod hardware;
 pub mod live;
 mod regrid;
 pub use calib::{CalibrationReport, PointReport};
+
 pub use db::{NewRun, RunRow, RunStatus, Store, StoreError, StoredRun};
 pub use dbrun::{
     cache_compare, CacheCompare, DataSet, DbContext, DbIntervalReport, DbReport, DbServer,
@@ -152,6 +153,72 @@ impl Steady {
     }
 }
 
+/// Under `--layout`: what each member target did over the measured window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LayoutReport {
+    /// `mirror:2,stripe:1m`, as parsed.
+    pub layout: String,
+    pub members: Vec<MemberReport>,
+    /// Member reads and writes per workload read and write (2.00 for writes at mirror:2).
+    pub read_amplification: Option<f64>,
+    pub write_amplification: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MemberReport {
+    pub path: String,
+    pub degraded: bool,
+    pub reads_s: f64,
+    pub writes_s: f64,
+}
+
+impl LayoutReport {
+    fn of(
+        opts: &iogauge_engine::spec::LayoutOpts,
+        targets: &[TargetInfo],
+        intervals: &[Interval],
+        s: &Summary,
+    ) -> Self {
+        let mut sums = vec![[0u64; 2]; targets.len()];
+        for iv in intervals.iter().filter(|i| i.phase == Phase::Measure) {
+            for (a, b) in sums.iter_mut().zip(&iv.members) {
+                a[0] += b[0];
+                a[1] += b[1];
+            }
+        }
+        let secs = s.elapsed_s.max(1e-9);
+        let names: Vec<String> = targets
+            .iter()
+            .map(|t| t.path.display().to_string())
+            .collect();
+        let degraded: Vec<usize> = opts
+            .degraded
+            .iter()
+            .filter_map(|d| iogauge_engine::layout::target_index(&names, d).ok())
+            .collect();
+        let members: Vec<MemberReport> = names
+            .iter()
+            .enumerate()
+            .map(|(i, p)| MemberReport {
+                path: p.clone(),
+                degraded: degraded.contains(&i),
+                reads_s: sums[i][0] as f64 / secs,
+                writes_s: sums[i][1] as f64 / secs,
+            })
+            .collect();
+        let (mr, mw): (f64, f64) = members
+            .iter()
+            .map(|m| (m.reads_s, m.writes_s))
+            .fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
+        LayoutReport {
+            layout: opts.spec.to_string(),
+            members,
+            read_amplification: (s.read.iops > 0.0).then(|| mr / s.read.iops),
+            write_amplification: (s.write.iops > 0.0).then(|| mw / s.write.iops),
+        }
+    }
+}
+
 /// How a `--steady` ramp ended (the criterion, window and timeout are in `options.steady`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SteadyWaitReport {
@@ -195,6 +262,9 @@ pub struct RunReport {
     /// `--steady`: when the ramp-up reached steady state and the measured window began.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_wait: Option<SteadyWaitReport>,
+    /// `--layout`: per-member I/O rates and the read and write amplification.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<LayoutReport>,
     /// Workload against the disks under the targets over the measured window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hardware: Option<Hardware>,
@@ -240,6 +310,15 @@ impl RunReport {
         interrupted: bool,
     ) -> Self {
         let (total, elapsed): (PerDir<DirStats>, Nanos) = measured_totals(intervals);
+        let summary = Summary {
+            elapsed_s: elapsed.as_secs_f64(),
+            read: DirSummary::of(&total.read, elapsed),
+            write: DirSummary::of(&total.write, elapsed),
+        };
+        let layout = options
+            .layout
+            .as_ref()
+            .map(|o| LayoutReport::of(o, &targets, intervals, &summary));
         let started_at = jiff::Timestamp::try_from(started)
             .map(|t| t.round(jiff::Unit::Millisecond).unwrap_or(t).to_string())
             .unwrap_or_default();
@@ -251,14 +330,11 @@ impl RunReport {
             interrupted,
             options,
             targets,
-            summary: Summary {
-                elapsed_s: elapsed.as_secs_f64(),
-                read: DirSummary::of(&total.read, elapsed),
-                write: DirSummary::of(&total.write, elapsed),
-            },
+            summary,
             hardware: None,
             steady: Steady::of(intervals),
             steady_wait: None,
+            layout,
             intervals: intervals.iter().map(IntervalReport::of).collect(),
             warnings: Vec::new(),
             samples: Vec::new(),
@@ -285,6 +361,7 @@ mod tests {
                     start: Nanos(u64::from(i) * 1_000_000_000),
                     end: Nanos(u64::from(i + 1) * 1_000_000_000),
                     io,
+                    members: Vec::new(),
                 }
             })
             .collect()
@@ -354,6 +431,7 @@ mod tests {
                     start: Nanos(k as u64 * 1_000_000_000),
                     end: Nanos((k as u64 + 1) * 1_000_000_000),
                     io,
+                    members: Vec::new(),
                 }
             })
             .collect();

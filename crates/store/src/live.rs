@@ -177,6 +177,7 @@ mod tests {
                 start: Nanos(u64::from(i) * 1_000_000_000),
                 end: Nanos(u64::from(i + 1) * 1_000_000_000),
                 io,
+                members: Vec::new(),
             }),
         }
     }

@@ -103,6 +103,7 @@ impl RunReport {
                 start: nanos(r.t_s),
                 end: nanos(r.t_s + r.dur_s),
                 io,
+                members: Vec::new(),
             };
             match merged.last_mut() {
                 Some(last) if (last.phase, last.index) == (iv.phase, iv.index) => last.absorb(&iv),
@@ -152,6 +153,7 @@ mod tests {
                     start: Nanos(u64::from(i) * 1_000_000_000),
                     end: Nanos(u64::from(i + 1) * 1_000_000_000),
                     io,
+                    members: Vec::new(),
                 }
             })
             .collect()

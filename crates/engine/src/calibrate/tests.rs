@@ -99,6 +99,7 @@ fn spec(cap_us: f64, max: u32) -> CalibrateSpec {
         direct: true,
         region: Region::default(),
         seed: 1,
+        layout: None,
     }
 }
 
