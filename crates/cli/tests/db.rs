@@ -109,11 +109,31 @@ fn db_setup_run_show_reset_drop() {
     assert!(f(&db["wal_bytes_s"]) > 0.0, "{db}");
     assert!(f(&db["rows_updated_s"]) > 0.0, "{db}");
     assert!(f(&v["summary"]["sessions"]["updates_s"]) > 0.0);
+    assert_eq!(v["workload"]["driver"], "server", "the default driver");
+
+    // The client driver: one statement per operation, the same figures.
+    let (v, _) = run_json(
+        d,
+        &[
+            "--sessions",
+            "2",
+            "--update-pct",
+            "50",
+            "--time",
+            "1s",
+            "--driver",
+            "client",
+        ],
+    );
+    assert_eq!(v["workload"]["driver"], "client");
+    assert!(f(&v["summary"]["sessions"]["reads_s"]) > 0.0);
+    assert!(f(&v["summary"]["sessions"]["updates_s"]) > 0.0);
 
     // Stored and shown; listed as a db run.
     let shown = bin().args(["show", &id.to_string()]).output().unwrap();
     let text = String::from_utf8_lossy(&shown.stdout);
     assert!(text.contains("iogauge db run: 2 readers"), "{text}");
+    assert!(text.contains("server driver"), "{text}");
     assert!(text.contains("average active sessions"), "{text}");
     let hist = bin().args(["history"]).output().unwrap();
     assert!(String::from_utf8_lossy(&hist.stdout).contains(" db "));
@@ -237,6 +257,11 @@ fn db_errors_are_one_line() {
     assert!(e.contains("--scale"), "{e}");
     let e = fails(&["db", "run", "--redo-stress", "max"], 2);
     assert!(e.contains("lite or heavy"), "{e}");
+    let e = fails(&["db", "run", "--driver", "both"], 2);
+    assert!(
+        e.contains("--driver") && e.contains("server or client"),
+        "{e}"
+    );
     let e = fails(&["db", "run", "--pg-set", "nonsense"], 2);
     assert!(e.contains("--pg-set"), "{e}");
 }

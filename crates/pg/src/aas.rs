@@ -7,6 +7,10 @@
 //! process's idle loop) and Client (a session waiting for its next statement) are idle and
 //! not counted. LWLock `WALWrite` is reported as `WALWriteLock` (its name before
 //! PostgreSQL 13) so it stays apart from the I/O event `WALWrite`.
+//!
+//! With the server driver a session stays active for a whole batch, so its waits and CPU
+//! are sampled inside the procedure and it counts nearly 1 even on CPU; with the client
+//! driver it is idle (Client `ClientRead`) for part of every round trip.
 
 use postgres::Client;
 use serde::{Deserialize, Serialize};

@@ -18,8 +18,9 @@
 //!   row placement).
 //! - [`schema::setup`] / [`schema::verify`] / [`schema::discover`]: the data set — per schema
 //!   one table with one row per 8 KiB block, keys in shuffled order, an index on the key.
-//! - [`driver::run`]: sessions on a barrier, reads and updates through the index, per-interval
-//!   session figures, the load profile ([`LoadDelta`], [`LoadRates`]) and average active
+//! - [`driver::run`]: sessions on a barrier, reads and updates through the index — by default
+//!   in batches run by a PL/pgSQL procedure inside the server ([`Driver::Server`], as pgio and
+//!   SLOB do), or one statement per operation ([`Driver::Client`]) — per-interval session figures, the load profile ([`LoadDelta`], [`LoadRates`]) and average active
 //!   sessions by wait event ([`Aas`]), all on one [`Grid`].
 //!
 //! Nothing here prints: progress goes to a callback, results to the caller. Errors are
@@ -27,6 +28,7 @@
 //! message carries a password ([`redact_dsn`], [`describe`]).
 
 mod aas;
+mod batch;
 mod bin;
 mod cgroup;
 mod cluster;
@@ -34,6 +36,7 @@ pub mod driver;
 mod dsn;
 mod error;
 mod files;
+mod ops;
 mod outcome;
 mod profile;
 mod sampler;
@@ -53,4 +56,4 @@ pub use outcome::{DbInterval, DbOutcome, Measured, SessionTotals};
 pub use profile::{BuffersWritten, LoadDelta, LoadRates};
 pub use schema::{LoadReport, SchemaSpec, TableCheck};
 pub use settings::{parse_override, Setting};
-pub use workload::{Grid, Mode, RedoStress, Slot, Workload};
+pub use workload::{Driver, Grid, Mode, RedoStress, Slot, Workload};

@@ -14,9 +14,12 @@ pub struct SessionTotals {
     pub update_ops: u64,
     pub rows_read: u64,
     pub rows_updated: u64,
-    /// Per-operation latency: one read of `work_unit` rows through the index.
+    /// Per-operation latency: one read of `work_unit` rows through the index. Server
+    /// driver: measured in the database (µs resolution); client driver: by the client, the
+    /// round trip included.
     pub read_lat: LatHist,
-    /// Per-operation latency: one autocommit update of `work_unit` rows, commit included.
+    /// Per-operation latency: one autocommit update of `work_unit` rows, commit included
+    /// (measured as for reads).
     pub update_lat: LatHist,
     /// Operations per session, indexed by session number.
     pub per_session: Vec<u64>,

@@ -1,17 +1,18 @@
 //! One database session: a thread with its own connection that picks random keys and reads or
-//! updates `work_unit` rows through the key index, one operation at a time, and hands its
-//! latencies to the collector at each interval boundary.
+//! updates `work_unit` rows through the key index, and hands its latencies to the collector
+//! at each interval boundary. The client driver lives here (one statement per operation);
+//! the server driver, batches run by a procedure in the database, in `batch`.
 
 use crate::aas::Aas;
+use crate::batch;
 use crate::dsn::{connect, describe};
 use crate::error::{error_text, PgError};
+use crate::ops::OpGen;
 use crate::profile::LoadDelta;
 use crate::schema::{table_name, PAD_COLS, PAD_LEN};
-use crate::workload::{RedoStress, Role, Slot, Workload};
+use crate::workload::{Driver, RedoStress, Slot, Workload};
 use postgres::error::SqlState;
 use postgres::{CancelToken, Client, Config, Statement};
-use rand::{Rng, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Condvar, Mutex};
@@ -34,11 +35,7 @@ pub(crate) fn read_sql(schema: u32, lo: &str, hi: &str) -> String {
 /// The update: always changes `scratch` (a same-value update logs no real change), plus
 /// padding per `redo`, set to `pad`.
 pub(crate) fn update_sql(schema: u32, redo: RedoStress, lo: &str, hi: &str, pad: &str) -> String {
-    let cols = match redo {
-        RedoStress::None => 0,
-        RedoStress::Lite => 1,
-        RedoStress::Heavy => PAD_COLS,
-    };
+    let cols = pad_cols(redo);
     let mut set = String::from("scratch = scratch + 1");
     for i in 1..=cols {
         set.push_str(&format!(", p{i} = {pad}"));
@@ -47,6 +44,15 @@ pub(crate) fn update_sql(schema: u32, redo: RedoStress, lo: &str, hi: &str, pad:
         "UPDATE {} SET {set} WHERE key BETWEEN {lo} AND {hi}",
         table_name(schema)
     )
+}
+
+/// Padding columns an update sets.
+pub(crate) fn pad_cols(redo: RedoStress) -> usize {
+    match redo {
+        RedoStress::None => 0,
+        RedoStress::Lite => 1,
+        RedoStress::Heavy => PAD_COLS,
+    }
 }
 
 /// A barrier that can be called off: every party arrives; the last one stamps t0 and lets
@@ -135,6 +141,7 @@ pub(crate) enum Msg {
     },
 }
 
+/// A session's prepared statements for the client driver.
 struct Stmts {
     read: Statement,
     update: Statement,
@@ -178,6 +185,38 @@ pub(crate) fn session(id: usize, sh: &Shared, tx: &Sender<Msg>) {
     let _ = tx.send(Msg::SessionDone { started, result });
 }
 
+/// What a session's loop works with, either driver.
+pub(crate) struct Run<'a> {
+    pub sh: &'a Shared,
+    pub t0: Instant,
+    /// The end of the last slot: no operation starts after it.
+    pub deadline: Instant,
+    pub ops: OpGen,
+    pub tally: Tally<'a>,
+}
+
+impl Run<'_> {
+    /// Halted, or past the end of the run.
+    pub fn over(&self) -> bool {
+        self.sh.halt.load(Ordering::Relaxed) || Instant::now() >= self.deadline
+    }
+
+    /// The workload's think time, cut short by the end of the run or a halt.
+    pub fn think(&self) {
+        if let Some(think) = self.sh.wl.think_time {
+            let until = (Instant::now() + think).min(self.deadline);
+            while !self.sh.halt.load(Ordering::Relaxed) && Instant::now() < until {
+                std::thread::sleep((until - Instant::now()).min(Duration::from_millis(20)));
+            }
+        }
+    }
+}
+
+enum Prepared {
+    Client { own: Stmts, hot: Option<Stmts> },
+    Server(Statement),
+}
+
 fn run(id: usize, sh: &Shared, tx: &Sender<Msg>, started: &mut bool) -> Result<(), PgError> {
     let wl = &sh.wl;
     let who = format!("session {id}");
@@ -185,100 +224,128 @@ fn run(id: usize, sh: &Shared, tx: &Sender<Msg>, started: &mut bool) -> Result<(
     let err = |e: postgres::Error| run_error(&sh.cfg, &who, &e);
     c.batch_execute(SESSION_SETUP).map_err(err)?;
     let own_schema = wl.schema_of(id as u32);
-    let own = prepare(&mut c, own_schema, wl.redo_stress).map_err(err)?;
-    let hot = match wl.hot_schema_every {
-        Some(_) if own_schema != 1 => Some(prepare(&mut c, 1, wl.redo_stress).map_err(err)?),
-        _ => None,
+    let prepared = match wl.driver {
+        Driver::Client => Prepared::Client {
+            own: prepare(&mut c, own_schema, wl.redo_stress).map_err(err)?,
+            hot: match wl.hot_schema_every {
+                Some(_) if own_schema != 1 => {
+                    Some(prepare(&mut c, 1, wl.redo_stress).map_err(err)?)
+                }
+                _ => None,
+            },
+        },
+        Driver::Server => Prepared::Server(c.prepare(&batch::call_sql(own_schema)).map_err(err)?),
     };
     sh.tokens.lock().unwrap_or_else(|p| p.into_inner())[id] = Some(c.cancel_token());
     let Some(t0) = sh.gate.arrive() else {
         return Ok(());
     };
     *started = true;
-    let deadline = t0 + sh.slots.last().map_or(Duration::ZERO, |s| s.end);
-    let role = wl.role(id as u32);
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(
-        wl.seed ^ (id as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-    );
-    let span = wl.blocks_per_schema - wl.work_unit as u64 + 1;
-    let mut slot = 0;
-    let mut part = Part::new(id, 0);
-    let mut ops: u64 = 0;
-    let mut pad = String::with_capacity(PAD_LEN);
-    let outcome = loop {
-        if sh.halt.load(Ordering::Relaxed) || Instant::now() >= deadline {
-            break Ok(());
-        }
-        ops += 1;
-        let stmts = match (&hot, wl.hot_schema_every) {
-            (Some(h), Some(n)) if ops.is_multiple_of(n as u64) => h,
-            _ => &own,
-        };
-        let update = match role {
-            Role::Reader => false,
-            Role::Writer => true,
-            Role::Mixed(p) => rng.random::<f64>() < p,
-        };
-        let lo = rng.random_range(1..=span) as i64;
-        let hi = lo + wl.work_unit as i64 - 1;
-        if update && wl.redo_stress != RedoStress::None {
-            pad.clear();
-            pad.extend((0..PAD_LEN).map(|_| rng.random_range(b'a'..=b'z') as char));
-        }
-        let t = Instant::now();
-        let r = if update {
-            if wl.redo_stress == RedoStress::None {
-                c.execute(&stmts.update, &[&lo, &hi])
-            } else {
-                c.execute(&stmts.update, &[&lo, &hi, &pad])
-            }
-        } else {
-            c.query_one(&stmts.read, &[&lo, &hi])
-                .map(|row| row.get::<_, i64>(0) as u64)
-        };
-        let done = Instant::now();
-        let rows = match r {
-            Ok(n) => n,
-            Err(e)
-                if sh.halt.load(Ordering::Relaxed)
-                    && e.code() == Some(&SqlState::QUERY_CANCELED) =>
-            {
-                break Ok(());
-            }
-            Err(e) => break Err(err(e)),
-        };
-        let rel = done - t0;
-        while slot + 1 < sh.slots.len() && rel >= sh.slots[slot].end {
-            let _ = tx.send(Msg::Part(std::mem::replace(
-                &mut part,
-                Part::new(id, slot + 1),
-            )));
-            slot += 1;
-        }
-        let ns = (done - t).as_nanos() as u64;
-        if update {
-            part.update_lat.push(ns);
-            part.rows_updated += rows;
-        } else {
-            part.read_lat.push(ns);
-            part.rows_read += rows;
-        }
-        if let Some(think) = wl.think_time {
-            let until = (Instant::now() + think).min(deadline);
-            while !sh.halt.load(Ordering::Relaxed) && Instant::now() < until {
-                std::thread::sleep((until - Instant::now()).min(Duration::from_millis(20)));
-            }
-        }
+    let mut r = Run {
+        sh,
+        t0,
+        deadline: t0 + sh.slots.last().map_or(Duration::ZERO, |s| s.end),
+        ops: OpGen::new(wl, id as u32),
+        tally: Tally::new(id, &sh.slots, tx),
     };
-    let _ = tx.send(Msg::Part(part));
+    let outcome = match &prepared {
+        Prepared::Client { own, hot } => client_loop(&mut c, own, hot.as_ref(), &mut r),
+        Prepared::Server(call) => batch::server_loop(&mut c, call, &mut r),
+    };
+    r.tally.finish();
     sh.tokens.lock().unwrap_or_else(|p| p.into_inner())[id] = None;
-    outcome?;
+    if let Err(e) = outcome {
+        // A halt cancels what is in flight: the end of the run, not an error.
+        if !(sh.halt.load(Ordering::Relaxed) && e.code() == Some(&SqlState::QUERY_CANCELED)) {
+            return Err(err(e));
+        }
+    }
     if sh.flush_stats {
         // Publish this backend's pending statistics now, so the final snapshot has them.
         c.batch_execute("SELECT pg_stat_force_next_flush()")
             .map_err(err)?;
     }
     Ok(())
+}
+
+/// The client driver: one prepared statement, so one round trip, per operation.
+fn client_loop(
+    c: &mut Client,
+    own: &Stmts,
+    hot: Option<&Stmts>,
+    r: &mut Run,
+) -> Result<(), postgres::Error> {
+    let wl = &r.sh.wl;
+    let mut pad = String::with_capacity(PAD_LEN);
+    while !r.over() {
+        let op = r.ops.next(&mut pad);
+        let stmts = match hot {
+            Some(h) if op.hot => h,
+            _ => own,
+        };
+        let hi = op.lo + wl.work_unit as i64 - 1;
+        let t = Instant::now();
+        let rows = if !op.update {
+            c.query_one(&stmts.read, &[&op.lo, &hi])?.get::<_, i64>(0) as u64
+        } else if wl.redo_stress == RedoStress::None {
+            c.execute(&stmts.update, &[&op.lo, &hi])?
+        } else {
+            c.execute(&stmts.update, &[&op.lo, &hi, &pad])?
+        };
+        let done = Instant::now();
+        let ns = (done - t).as_nanos() as u64;
+        r.tally.record(done - r.t0, op.update, ns, rows);
+        r.think();
+    }
+    Ok(())
+}
+
+/// A session's figures cut on the grid: an operation counts in the slot its completion
+/// falls in; a slot's part goes to the collector when the session moves past it.
+pub(crate) struct Tally<'a> {
+    slots: &'a [Slot],
+    tx: &'a Sender<Msg>,
+    slot: usize,
+    part: Part,
+}
+
+impl<'a> Tally<'a> {
+    pub fn new(id: usize, slots: &'a [Slot], tx: &'a Sender<Msg>) -> Tally<'a> {
+        Tally {
+            slots,
+            tx,
+            slot: 0,
+            part: Part::new(id, 0),
+        }
+    }
+
+    /// One operation that completed `rel` after t0, took `ns` and touched `rows`.
+    /// Completions must come in time order.
+    pub fn record(&mut self, rel: Duration, update: bool, ns: u64, rows: u64) {
+        while self.slot + 1 < self.slots.len() && rel >= self.slots[self.slot].end {
+            let next = Part::new(self.part.session, self.slot + 1);
+            let _ = self
+                .tx
+                .send(Msg::Part(std::mem::replace(&mut self.part, next)));
+            self.slot += 1;
+        }
+        let p = &mut self.part;
+        if update {
+            p.update_lat.push(ns);
+            p.rows_updated += rows;
+        } else {
+            p.read_lat.push(ns);
+            p.rows_read += rows;
+        }
+    }
+
+    /// Sends the last part.
+    pub fn finish(&mut self) {
+        let last = Part::new(self.part.session, self.slot);
+        let _ = self
+            .tx
+            .send(Msg::Part(std::mem::replace(&mut self.part, last)));
+    }
 }
 
 impl Part {

@@ -27,6 +27,36 @@ pub enum RedoStress {
     Heavy,
 }
 
+/// Where a session's loop of operations runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Driver {
+    /// As pgio and SLOB do it: each session calls a PL/pgSQL procedure that performs a batch
+    /// of operations inside the server, each update its own committed transaction, and
+    /// returns every operation's latency as measured there with `clock_timestamp()`
+    /// (microsecond resolution). One round trip per batch, so the client's share of the CPU
+    /// stays small and the latency is the database's own.
+    #[default]
+    Server,
+    /// One round trip per operation (a prepared statement): the latency includes the
+    /// protocol round trip and the client's wake-up, as an application would see it.
+    Client,
+}
+
+impl Driver {
+    /// Runs stored before the choice existed were all driven by the client.
+    fn before_the_choice() -> Driver {
+        Driver::Client
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Driver::Server => "server",
+            Driver::Client => "client",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Workload {
     pub mode: Mode,
@@ -41,6 +71,8 @@ pub struct Workload {
     pub schemas: u32,
     pub blocks_per_schema: u64,
     pub seed: u64,
+    #[serde(default = "Driver::before_the_choice")]
+    pub driver: Driver,
 }
 
 /// What one session does.
@@ -168,6 +200,7 @@ mod tests {
             schemas: 3,
             blocks_per_schema: 100,
             seed: 1,
+            driver: Driver::Server,
         }
     }
 
@@ -221,6 +254,21 @@ mod tests {
             update_pct: 25.0,
         });
         assert_eq!(m.role(3), Role::Mixed(0.25));
+    }
+
+    #[test]
+    fn driver_names_and_the_stored_default() {
+        assert_eq!(Driver::default(), Driver::Server);
+        assert_eq!(Driver::Client.name(), "client");
+        let w = wl(Mode::Sessions {
+            sessions: 1,
+            update_pct: 0.0,
+        });
+        let mut v = serde_json::to_value(&w).unwrap();
+        assert_eq!(v["driver"], "server");
+        v.as_object_mut().unwrap().remove("driver");
+        let old: Workload = serde_json::from_value(v).unwrap();
+        assert_eq!(old.driver, Driver::Client, "runs stored before the choice");
     }
 
     #[test]

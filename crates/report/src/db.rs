@@ -118,10 +118,11 @@ pub fn db_run_text(r: &DbReport) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "iogauge db run: {}, work unit {}, redo stress {:?}, on PostgreSQL {} ({} {}), {:.0} s{}",
+        "iogauge db run: {}, work unit {}, redo stress {:?}, {} driver, on PostgreSQL {} ({} {}), {:.0} s{}",
         mode_text(&w.mode),
         w.work_unit,
         w.redo_stress,
+        w.driver.name(),
         r.server.version,
         if r.server.private {
             "private cluster"

@@ -4,7 +4,7 @@ use crate::args::StoreArgs;
 use crate::options::UsageError;
 use clap::{Args, Subcommand};
 use iogauge_engine::spec::{parse_duration, parse_size};
-use iogauge_pg::{parse_override, RedoStress, SchemaSpec};
+use iogauge_pg::{parse_override, Driver, RedoStress, SchemaSpec};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -135,6 +135,12 @@ pub struct DbRunArgs {
     /// Pause between a session's operations.
     #[arg(long, value_parser = duration)]
     pub think_time: Option<Duration>,
+    /// Where the sessions' loop runs: server (a PL/pgSQL procedure runs batches of
+    /// operations inside the database, one round trip per batch, latency measured there, as
+    /// pgio and SLOB do) or client (one statement and round trip per operation, latency
+    /// includes the round trip; costs more client CPU).
+    #[arg(long, default_value = "server", value_parser = driver)]
+    pub driver: Driver,
     /// Measured time.
     #[arg(long, default_value = "30s", value_parser = duration)]
     pub time: Duration,
@@ -192,6 +198,14 @@ fn redo(s: &str) -> Result<RedoStress, String> {
     }
 }
 
+fn driver(s: &str) -> Result<Driver, String> {
+    match s {
+        "server" => Ok(Driver::Server),
+        "client" => Ok(Driver::Client),
+        _ => Err(format!("'{s}' is not a driver: use server or client")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -201,5 +215,14 @@ mod tests {
         assert_eq!(super::scale("1G"), Ok(131_072));
         assert_eq!(super::scale("10k"), Ok(2));
         assert!(super::scale("x").is_err());
+    }
+
+    #[test]
+    fn drivers() {
+        assert_eq!(super::driver("client"), Ok(iogauge_pg::Driver::Client));
+        assert_eq!(super::driver("server"), Ok(iogauge_pg::Driver::Server));
+        assert!(super::driver("both")
+            .unwrap_err()
+            .contains("server or client"));
     }
 }

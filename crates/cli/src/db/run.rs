@@ -158,6 +158,7 @@ pub fn run(a: DbRunArgs) -> anyhow::Result<ExitCode> {
         schemas,
         blocks_per_schema: blocks,
         seed: a.seed,
+        driver: a.driver,
     };
     let grid = Grid {
         interval: a.interval,

@@ -5,7 +5,8 @@ use super::runs::*;
 use super::util::{grid, procs_in};
 use super::Ctx;
 use iogauge_pg::{
-    connect, driver, parse_dsn, schema, Cluster, ClusterConfig, Mode, PgBin, RedoStress, Workload,
+    connect, driver, parse_dsn, schema, Cluster, ClusterConfig, Driver, Mode, PgBin, RedoStress,
+    Workload,
 };
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -35,6 +36,7 @@ pub fn all() -> Vec<Case> {
         ),
         ("cold_reads_under_cache_limit", cold_reads_under_cache_limit),
         ("mixed_sessions_counts_add_up", mixed_sessions_counts_add_up),
+        ("client_driver_counts_add_up", client_driver_counts_add_up),
         (
             "writers_make_wal_and_write_buffers",
             writers_make_wal_and_write_buffers,
@@ -132,6 +134,7 @@ fn wrong_dsn_is_a_one_line_error(_ctx: &mut Ctx) {
         schemas: 1,
         blocks_per_schema: 10,
         seed: 1,
+        driver: Driver::Server,
     };
     let e = driver::run(
         &cfg,

@@ -1,9 +1,10 @@
 //! Runs of the session driver on the shared cluster: reads, updates, counts, stopping, an
-//! existing server by DSN, and a server that dies mid-run.
+//! existing server by DSN, and a server that dies mid-run. All with the default (server)
+//! driver, but for the client driver's own run.
 
 use super::util::{check_counts, grid, ms, procs_in, run, workload};
 use super::Ctx;
-use iogauge_pg::{connect, driver, drop_os_cache, parse_dsn, schema, Mode, RedoStress};
+use iogauge_pg::{connect, driver, drop_os_cache, parse_dsn, schema, Driver, Mode, RedoStress};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -71,6 +72,17 @@ pub fn cold_reads_under_cache_limit(ctx: &mut Ctx) {
 }
 
 pub fn mixed_sessions_counts_add_up(ctx: &mut Ctx) {
+    mixed_sessions(ctx, Driver::Server);
+}
+
+pub fn client_driver_counts_add_up(ctx: &mut Ctx) {
+    mixed_sessions(ctx, Driver::Client);
+}
+
+/// Three sessions reading and updating, every third operation on the hot schema. The client
+/// driver also pauses between operations; with think time the server driver would run
+/// batches of one, so it runs without, in full batches.
+fn mixed_sessions(ctx: &mut Ctx, driver: Driver) {
     let mut wl = workload(
         ctx,
         Mode::Sessions {
@@ -78,9 +90,12 @@ pub fn mixed_sessions_counts_add_up(ctx: &mut Ctx) {
             update_pct: 50.0,
         },
     );
+    wl.driver = driver;
     wl.hot_schema_every = Some(3);
     wl.work_unit = 4;
-    wl.think_time = Some(ms(1));
+    if driver == Driver::Client {
+        wl.think_time = Some(ms(1));
+    }
     let o = run(ctx, &wl, &grid(0, 1500));
     check_counts(&o, 4);
     assert_eq!(o.session_schema, [1, 2, 1]);
@@ -95,7 +110,18 @@ pub fn mixed_sessions_counts_add_up(ctx: &mut Ctx) {
         "server counted the updates: {:?}",
         m.load
     );
-    assert!(m.load.xact_commit >= m.sessions.ops());
+    // Each update commits on its own; the server driver's reads share transactions.
+    let commits = match driver {
+        Driver::Client => m.sessions.ops(),
+        Driver::Server => m.sessions.update_ops,
+    };
+    assert!(m.load.xact_commit >= commits, "{:?}", m.load);
+    let lat = &m.sessions.read_lat;
+    println!(
+        "  {driver:?} driver: {:.0} ops/s, read mean {:.0} µs",
+        m.sessions.ops() as f64 / m.secs,
+        lat.mean_ns() / 1e3
+    );
     ctx.cluster().reset().unwrap();
 }
 
@@ -174,7 +200,17 @@ pub fn reset_restores_changed_rows(ctx: &mut Ctx) {
         },
     );
     wl.redo_stress = RedoStress::Lite;
-    run(ctx, &wl, &grid(0, 800));
+    let o = run(ctx, &wl, &grid(0, 800));
+    check_counts(&o, 8);
+    // Every update is its own transaction with the server driver too: one commit each, not
+    // one per batch.
+    let m = o.measured();
+    assert!(
+        m.sessions.update_ops > 64 && m.load.xact_commit >= m.sessions.update_ops,
+        "{} updates, {} commits",
+        m.sessions.update_ops,
+        m.load.xact_commit
+    );
     let (scratch, pads) = scratch_and_changed_pads(ctx);
     assert!(
         scratch > 0 && pads > 0,
@@ -255,6 +291,19 @@ pub fn existing_server_by_dsn(ctx: &mut Ctx) {
     assert!(o.error.is_none());
     check_counts(&o, 8);
     assert_eq!(schema::discover(&cfg).unwrap(), Some((2, 2000)));
+    // The server driver's procedures live in iogauge's schemas, so dropping those drops them.
+    let procs: Vec<String> = connect(&cfg)
+        .unwrap()
+        .query(
+            "SELECT pronamespace::regnamespace::text FROM pg_proc WHERE proname = 'slob_batch' \
+             ORDER BY 1",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(procs, ["iogauge_1", "iogauge_2"]);
 }
 
 pub fn server_death_ends_the_run_with_an_error(ctx: &mut Ctx) {

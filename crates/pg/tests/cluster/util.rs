@@ -1,7 +1,7 @@
 //! Helpers the test cases share.
 
 use super::Ctx;
-use iogauge_pg::{driver, DbOutcome, Grid, Mode, RedoStress, Workload};
+use iogauge_pg::{driver, DbOutcome, Driver, Grid, Mode, RedoStress, Workload};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -21,6 +21,7 @@ pub fn workload(ctx: &Ctx, mode: Mode) -> Workload {
         schemas: ctx.spec.schemas,
         blocks_per_schema: ctx.spec.blocks_per_schema,
         seed: 42,
+        driver: Driver::default(),
     }
 }
 

@@ -1,0 +1,140 @@
+//! A session's sequence of operations: which schema, read or update, the first key and the
+//! update's padding. Both drivers draw from it, so a seed gives the same operations whether
+//! the client sends them one by one or hands them to the server in batches.
+
+use crate::schema::PAD_LEN;
+use crate::workload::{RedoStress, Role, Workload};
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+/// One operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Op {
+    /// On schema 1 instead of the session's own (SLOB's hot schema).
+    pub hot: bool,
+    pub update: bool,
+    /// The first key; the operation covers `lo ..= lo + work_unit − 1`.
+    pub lo: i64,
+}
+
+/// Draws session `id`'s operations in order.
+pub(crate) struct OpGen {
+    rng: Xoshiro256PlusPlus,
+    role: Role,
+    /// Keys a work unit may start at: `1 ..= span`.
+    span: u64,
+    /// Every Nth operation goes to schema 1, when the session's own schema is another.
+    hot_every: Option<u64>,
+    pad: bool,
+    ops: u64,
+}
+
+impl OpGen {
+    pub fn new(wl: &Workload, id: u32) -> OpGen {
+        OpGen {
+            rng: Xoshiro256PlusPlus::seed_from_u64(
+                wl.seed ^ (id as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            ),
+            role: wl.role(id),
+            span: wl.blocks_per_schema - wl.work_unit as u64 + 1,
+            hot_every: wl
+                .hot_schema_every
+                .filter(|_| wl.schema_of(id) != 1)
+                .map(u64::from),
+            pad: wl.redo_stress != RedoStress::None,
+            ops: 0,
+        }
+    }
+
+    /// The next operation; for an update under redo stress, `pad` is refilled with its
+    /// `PAD_LEN` random letters (left alone otherwise).
+    pub fn next(&mut self, pad: &mut String) -> Op {
+        self.ops += 1;
+        let hot = self.hot_every.is_some_and(|n| self.ops.is_multiple_of(n));
+        let update = match self.role {
+            Role::Reader => false,
+            Role::Writer => true,
+            Role::Mixed(p) => self.rng.random::<f64>() < p,
+        };
+        let lo = self.rng.random_range(1..=self.span) as i64;
+        if update && self.pad {
+            pad.clear();
+            pad.extend((0..PAD_LEN).map(|_| self.rng.random_range(b'a'..=b'z') as char));
+        }
+        Op { hot, update, lo }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::{Driver, Mode};
+
+    fn wl(mode: Mode, hot: Option<u32>, redo: RedoStress) -> Workload {
+        Workload {
+            mode,
+            work_unit: 8,
+            redo_stress: redo,
+            hot_schema_every: hot,
+            think_time: None,
+            schemas: 2,
+            blocks_per_schema: 100,
+            seed: 9,
+            driver: Driver::Server,
+        }
+    }
+
+    fn draw(w: &Workload, id: u32, n: usize) -> Vec<(Op, String)> {
+        let mut g = OpGen::new(w, id);
+        let mut pad = String::new();
+        (0..n)
+            .map(|_| {
+                pad.clear();
+                (g.next(&mut pad), pad.clone())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn keys_stay_in_range_and_repeat_with_the_seed() {
+        let w = wl(
+            Mode::Sessions {
+                sessions: 2,
+                update_pct: 50.0,
+            },
+            None,
+            RedoStress::None,
+        );
+        let a = draw(&w, 0, 500);
+        assert!(a.iter().all(|(o, _)| (1..=93).contains(&o.lo)));
+        assert!(a.iter().any(|(o, _)| o.update) && a.iter().any(|(o, _)| !o.update));
+        assert_eq!(a, draw(&w, 0, 500));
+        assert_ne!(a, draw(&w, 1, 500), "sessions draw apart");
+    }
+
+    #[test]
+    fn hot_schema_rule_and_roles() {
+        let rw = Mode::ReadersWriters {
+            readers: 1,
+            writers: 1,
+        };
+        let w = wl(rw, Some(3), RedoStress::Lite);
+        // Session 1 (a writer on schema 2): every third operation on schema 1, padded.
+        let s1 = draw(&w, 1, 9);
+        let hot: Vec<bool> = s1.iter().map(|(o, _)| o.hot).collect();
+        assert_eq!(
+            hot,
+            [false, false, true, false, false, true, false, false, true]
+        );
+        assert!(s1.iter().all(|(o, p)| o.update && p.len() == PAD_LEN));
+        assert!(s1
+            .iter()
+            .all(|(_, p)| p.bytes().all(|b| b.is_ascii_lowercase())));
+        // Session 0 (a reader on schema 1, the hot one itself): never hot, never padded.
+        let s0 = draw(&w, 0, 9);
+        assert!(s0.iter().all(|(o, p)| !o.hot && !o.update && p.is_empty()));
+        // No redo stress: updates carry no padding.
+        let plain = draw(&wl(rw, None, RedoStress::None), 1, 5);
+        assert!(plain.iter().all(|(o, p)| o.update && p.is_empty()));
+    }
+}
