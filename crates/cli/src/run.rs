@@ -24,6 +24,7 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
             kind: "run".into(),
             what: iogauge_report::job_line(&opts.spec),
             started_at: now(),
+            db: None,
         },
     );
     let mut feed_error = None;

@@ -9,6 +9,7 @@ use crate::args::WatchArgs;
 use crate::options::UsageError;
 use crate::session::stop_flag;
 use anyhow::Context;
+use iogauge_pg::watch::{DbNow, DbWatch};
 use iogauge_probe::{derive, Derived, Sampler, Snapshot};
 use iogauge_store::live::{running, LiveHeader, LiveInterval, LiveTail};
 use iogauge_store::Store;
@@ -27,10 +28,14 @@ pub struct Frame<'a> {
     pub live: Option<&'a Follow>,
 }
 
-/// The run being followed and the intervals seen of it so far.
+/// The run being followed and the intervals seen of it so far; for a database run, its
+/// server as of the last look.
 pub struct Follow {
     tail: LiveTail,
     pub history: Vec<LiveInterval>,
+    db: Option<DbWatch>,
+    pub db_now: Option<DbNow>,
+    pub db_error: Option<String>,
 }
 
 impl Follow {
@@ -120,14 +125,35 @@ fn refresh_follow(w: &Watch, follow: &mut Option<Follow>) {
         let Some(store) = &w.store else { return };
         if let Some(path) = running(store).first() {
             if let Ok(tail) = LiveTail::open(path) {
+                let (db, db_error) = match &tail.header.db {
+                    Some(addr) => match DbWatch::connect(addr) {
+                        Ok(d) => (Some(d), None),
+                        Err(e) => (None, Some(e.to_string())),
+                    },
+                    None => (None, None),
+                };
                 *follow = Some(Follow {
                     tail,
                     history: Vec::new(),
+                    db,
+                    db_now: None,
+                    db_error,
                 });
             }
         }
     }
     if let Some(f) = follow {
+        if let Some(d) = &mut f.db {
+            match d.look() {
+                Ok(now) => f.db_now = Some(now),
+                Err(e) => {
+                    // The run is ending (server stopping) or gone: stop asking.
+                    f.db_error = Some(e.to_string());
+                    f.db = None;
+                    f.db_now = None;
+                }
+            }
+        }
         match f.tail.poll() {
             Ok(new) => f.history.extend(new),
             Err(_) => *follow = None,
@@ -159,10 +185,9 @@ fn run_plain(
             .context("sampling /proc")?;
         let d = derive(&prev, &cur);
         refresh_follow(w, &mut follow);
-        let live = follow
-            .as_ref()
-            .and_then(|f| f.history.last().map(|iv| (f.header(), iv)));
-        let line = iogauge_report::watch_line(&timestamp(), &d, &device_names(w, &d), live);
+        let live = follow.as_ref().map(|f| (f.header(), f.history.last()));
+        let db = follow.as_ref().and_then(|f| f.db_now.as_ref());
+        let line = iogauge_report::watch_line(&timestamp(), &d, &device_names(w, &d), live, db);
         writeln!(out, "{line}")
             .and_then(|_| out.flush())
             .context("writing to stdout")?;

@@ -265,3 +265,45 @@ fn db_errors_are_one_line() {
     let e = fails(&["db", "run", "--pg-set", "nonsense"], 2);
     assert!(e.contains("--pg-set"), "{e}");
 }
+
+/// `iogauge watch` follows a database run: its plain lines carry the load profile and the
+/// sessions active by wait event, read from the private server while the run goes on.
+#[test]
+fn watch_shows_the_database_of_a_run_in_progress() {
+    require_root();
+    let _g = heavy();
+    let w = workdir();
+    let dir = w.path().join("pg");
+    let d = dir.to_str().unwrap();
+    ok(&["setup", "--dir", d, "--schemas", "2", "--scale", "2000"]);
+    let run = spawn(&["db", "run", "--dir", d, "--readers", "2", "--time", "6s"]);
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let out = bin()
+        .args(["watch", "--plain", "--count", "3", "--interval", "500ms"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let tag = format!("| db run {}", run.id());
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains(&tag)).collect();
+    assert!(!lines.is_empty(), "run not followed: {text}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("| db logical/s ") && l.contains("| active ")),
+        "{text}"
+    );
+    let busy = lines.iter().any(|l| {
+        l.split("| active")
+            .nth(1)
+            .is_some_and(|a| !a.trim().starts_with("none"))
+    });
+    assert!(busy, "no active session seen: {text}");
+    let out = run.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    ok(&["drop", "--dir", d]);
+}

@@ -44,6 +44,7 @@ pub mod schema;
 mod server;
 mod session;
 pub mod settings;
+pub mod watch;
 mod workload;
 
 pub use aas::{Aas, AasAcc, ActivityRow, SAMPLE_EVERY, SESSION_APP};

@@ -1,6 +1,7 @@
 //! `iogauge watch --plain`: one timestamped line per interval (collectl -oT style), the
 //! devices in iostat -x terms, the CPU split, and the workload of a run in progress.
 
+use iogauge_pg::watch::DbNow;
 use iogauge_probe::Derived;
 use iogauge_store::live::{LiveHeader, LiveInterval};
 use std::fmt::Write as _;
@@ -11,7 +12,8 @@ pub fn watch_line(
     timestamp: &str,
     d: &Derived,
     devices: &[String],
-    live: Option<(&LiveHeader, &LiveInterval)>,
+    live: Option<(&LiveHeader, Option<&LiveInterval>)>,
+    db: Option<&DbNow>,
 ) -> String {
     let mut s = timestamp.to_string();
     for name in devices {
@@ -39,6 +41,12 @@ pub fn watch_line(
     }
     if let Some((h, iv)) = live {
         let _ = write!(s, " | {} {}", h.kind, h.pid);
+        let Some(iv) = iv else {
+            if let Some(db) = db {
+                s.push_str(&db_part(db));
+            }
+            return s;
+        };
         if iv.interval.phase == iogauge_stats::Phase::Ramp {
             s.push_str(" ramp");
         }
@@ -51,6 +59,34 @@ pub fn watch_line(
                 );
             }
         }
+    }
+    if let Some(db) = db {
+        s.push_str(&db_part(db));
+    }
+    s
+}
+
+/// ` db logical/s … physical/s … | active DataFileRead 3 CPU 1`.
+fn db_part(db: &DbNow) -> String {
+    let mut s = String::new();
+    if let Some(r) = &db.rates {
+        let _ = write!(
+            s,
+            " | db logical/s {:.0} physical/s {:.0} avg read {} commits/s {:.0} WAL MiB/s {:.2}",
+            r.logical_reads_s,
+            r.physical_reads_s,
+            r.avg_read_ms
+                .map_or("-".to_string(), |m| format!("{m:.3} ms")),
+            r.commits_s,
+            r.wal_bytes_s / (1u64 << 20) as f64
+        );
+    }
+    s.push_str(" | active");
+    if db.active.is_empty() {
+        s.push_str(" none");
+    }
+    for (event, n) in &db.active {
+        let _ = write!(s, " {event} {n}");
     }
     s
 }

@@ -19,6 +19,9 @@ pub struct LiveHeader {
     /// One line describing the job, as its summary's first line.
     pub what: String,
     pub started_at: String,
+    /// A database run's private server, for the database panel (never a DSN: no passwords).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db: Option<iogauge_pg::watch::SocketAddr>,
 }
 
 /// Every further line: one finished interval.
@@ -191,6 +194,7 @@ mod tests {
             kind: "run".into(),
             what: "randread 8k".into(),
             started_at: "2026-11-22T00:00:00Z".into(),
+            db: None,
         };
         let mut w = LiveWriter::create(&store, &header).unwrap();
         let files = running(&store);

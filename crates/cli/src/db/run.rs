@@ -194,6 +194,7 @@ pub fn run(a: DbRunArgs) -> anyhow::Result<ExitCode> {
             kind: "db run".into(),
             what: format!("{:?} on {location}", workload.mode),
             started_at: now(),
+            db: cluster.as_ref().and_then(|_| socket_addr(&cfg)),
         },
     );
 
@@ -309,4 +310,18 @@ fn shared_buffers(settings: &[iogauge_pg::Setting]) -> Option<u64> {
         Some(_) => return None,
     };
     Some(n * unit)
+}
+
+/// Where `iogauge watch` can reach the private server: its unix socket, no password.
+fn socket_addr(cfg: &postgres::Config) -> Option<iogauge_pg::watch::SocketAddr> {
+    let dir = cfg.get_hosts().iter().find_map(|h| match h {
+        postgres::config::Host::Unix(p) => Some(p.clone()),
+        _ => None,
+    })?;
+    Some(iogauge_pg::watch::SocketAddr {
+        socket_dir: dir,
+        port: cfg.get_ports().first().copied().unwrap_or(5432),
+        user: cfg.get_user()?.to_string(),
+        dbname: cfg.get_dbname()?.to_string(),
+    })
 }

@@ -122,7 +122,55 @@ fn draw(f: &mut ratatui::Frame, fr: &Frame) {
             )),
         cpu,
     );
-    workload(f, fr, work);
+    match fr
+        .live
+        .filter(|l| l.db_now.is_some() || l.db_error.is_some())
+    {
+        Some(live) => {
+            let [w, db] = Layout::vertical([Constraint::Min(6), Constraint::Length(4)]).areas(work);
+            workload(f, fr, w);
+            database(f, live, db);
+        }
+        None => workload(f, fr, work),
+    }
+}
+
+/// The database panel of a `db run` in progress: load profile rates and active sessions.
+fn database(f: &mut ratatui::Frame, live: &Follow, area: Rect) {
+    let mut lines = Vec::new();
+    match (&live.db_now, &live.db_error) {
+        (Some(now), _) => {
+            lines.push(Line::from(match &now.rates {
+                Some(r) => format!(
+                    "logical reads/s {:.0}  physical reads/s {:.0}  avg read {}  commits/s {:.0}  WAL {:.2} MiB/s",
+                    r.logical_reads_s,
+                    r.physical_reads_s,
+                    r.avg_read_ms
+                        .map_or("-".to_string(), |m| format!("{m:.3} ms")),
+                    r.commits_s,
+                    r.wal_bytes_s / (1u64 << 20) as f64
+                ),
+                None => "first look: rates from the next interval".to_string(),
+            }));
+            let mut active: Vec<(&String, &u32)> = now.active.iter().collect();
+            active.sort_by(|a, b| b.1.cmp(a.1));
+            let parts: Vec<String> = active.iter().map(|(e, n)| format!("{e} {n}")).collect();
+            lines.push(Line::from(format!(
+                "active sessions: {}",
+                if parts.is_empty() {
+                    "none".to_string()
+                } else {
+                    parts.join("  ")
+                }
+            )));
+        }
+        (None, Some(e)) => lines.push(Line::from(format!("database not reachable: {e}"))),
+        (None, None) => {}
+    }
+    f.render_widget(
+        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title("database")),
+        area,
+    );
 }
 
 fn device_table(fr: &Frame) -> Table<'static> {

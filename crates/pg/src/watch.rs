@@ -1,0 +1,98 @@
+//! What `iogauge watch` shows of a database run in progress: the load profile's rates since
+//! the previous look, and how many test sessions are active right now, by wait event. Its own
+//! connection, read once per watch interval (the run's own samplers are separate).
+
+use crate::aas::SESSION_APP;
+use crate::dsn::{connect, server_err};
+use crate::error::PgError;
+use crate::profile::{snapshot, snapshot_sql, LoadDelta, LoadRates};
+use postgres::{Client, Config, Statement};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Where a private cluster listens (no password: unix socket, peer or trust auth), as a
+/// run publishes it for `watch`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SocketAddr {
+    pub socket_dir: PathBuf,
+    pub port: u16,
+    pub user: String,
+    pub dbname: String,
+}
+
+impl SocketAddr {
+    pub fn config(&self) -> Config {
+        let mut c = Config::new();
+        c.host_path(&self.socket_dir)
+            .port(self.port)
+            .user(&self.user)
+            .dbname(&self.dbname)
+            .application_name("iogauge-watch")
+            .connect_timeout(std::time::Duration::from_secs(2));
+        c
+    }
+}
+
+/// One look at the database.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DbNow {
+    /// Rates since the previous look; `None` on the first.
+    pub rates: Option<LoadRates>,
+    /// Test sessions active at this instant, by wait event ("CPU" when not waiting).
+    pub active: BTreeMap<String, u32>,
+}
+
+pub struct DbWatch {
+    cfg: Config,
+    client: Client,
+    stmt: Statement,
+    prev: Option<(Instant, LoadDelta)>,
+}
+
+impl DbWatch {
+    pub fn connect(addr: &SocketAddr) -> Result<DbWatch, PgError> {
+        let cfg = addr.config();
+        let mut client = connect(&cfg)?;
+        let num: i32 = client
+            .query_one("SELECT current_setting('server_version_num')::int4", &[])
+            .map_err(|e| server_err(&cfg, &e))?
+            .get(0);
+        let sql = snapshot_sql(num).ok_or_else(|| {
+            PgError::Usage(format!(
+                "PostgreSQL {num} has no pg_stat_wal; watch needs 14 or later"
+            ))
+        })?;
+        let stmt = client.prepare(&sql).map_err(|e| server_err(&cfg, &e))?;
+        Ok(DbWatch {
+            cfg,
+            client,
+            stmt,
+            prev: None,
+        })
+    }
+
+    pub fn look(&mut self) -> Result<DbNow, PgError> {
+        let now = Instant::now();
+        let cur = snapshot(&mut self.client, &self.stmt).map_err(|e| server_err(&self.cfg, &e))?;
+        let rates = self.prev.as_ref().map(|(t, p)| {
+            cur.since(p)
+                .rates(now.duration_since(*t).as_secs_f64().max(1e-6))
+        });
+        self.prev = Some((now, cur));
+        let rows = self
+            .client
+            .query(
+                "SELECT coalesce(wait_event, 'CPU'), count(*)::int4 FROM pg_stat_activity \
+                 WHERE application_name = $1 AND state = 'active' GROUP BY 1",
+                &[&SESSION_APP],
+            )
+            .map_err(|e| server_err(&self.cfg, &e))?;
+        let active = rows
+            .iter()
+            .map(|r| (r.get::<_, String>(0), r.get::<_, i32>(1).max(0) as u32))
+            .collect();
+        Ok(DbNow { rates, active })
+    }
+}
