@@ -34,25 +34,42 @@ impl Default for LatHist {
     }
 }
 
+/// Same recorded values and counts (histograms that grew to different sizes still compare
+/// equal when they hold the same data).
 impl PartialEq for LatHist {
     fn eq(&self, other: &Self) -> bool {
-        self.0 == other.0
+        self.0.len() == other.0.len()
+            && self
+                .0
+                .iter_recorded()
+                .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                .eq(other
+                    .0
+                    .iter_recorded()
+                    .map(|v| (v.value_iterated_to(), v.count_at_value())))
     }
 }
 
 impl LatHist {
+    /// An auto-resizing histogram: its buckets grow only as far as the slowest value recorded
+    /// (a run keeps two per interval; sized for an hour from the start, each would hold ~270 KB
+    /// of counters, ~16 KB empty and ~90 KB up to a millisecond this way). Precision is the
+    /// same 3 digits at every size.
     pub fn new() -> Self {
-        // The bounds are constants that hdrhistogram accepts; failure here is a programming error.
-        LatHist(
-            Histogram::new_with_bounds(LOWEST_NS, HIGHEST_NS, SIGFIG)
-                .expect("constant histogram bounds are valid"),
-        )
+        // 3 significant digits is a constant hdrhistogram accepts; failure is a programming error.
+        let mut h = Histogram::new(SIGFIG).expect("3 significant digits are valid");
+        h.auto(true);
+        LatHist(h)
     }
 
     /// Records one latency. Values below 1 ns count as 1 ns, above one hour as one hour.
     #[inline]
     pub fn record(&mut self, ns: u64) {
-        self.0.saturating_record(ns.max(LOWEST_NS));
+        let v = ns.clamp(LOWEST_NS, HIGHEST_NS);
+        if self.0.record(v).is_err() {
+            // Only when growing the buckets failed (out of memory): keep the count.
+            self.0.saturating_record(v);
+        }
     }
 
     pub fn count(&self) -> u64 {
@@ -67,12 +84,12 @@ impl LatHist {
         self.0.reset();
     }
 
-    /// Adds another histogram's counts (exact: same bounds, bucket by bucket).
+    /// Adds another histogram's counts (exact: same precision, bucket by bucket; this one
+    /// grows to the other's range first).
     pub fn merge(&mut self, other: &LatHist) {
-        // Same bounds on both sides, so `add` cannot fail on range.
         self.0
             .add(&other.0)
-            .expect("histograms with identical bounds always merge");
+            .expect("auto-resizing histograms of equal precision always merge");
     }
 
     /// The value at quantile `q` (0..=1) in nanoseconds: the highest value equivalent to the
@@ -166,6 +183,35 @@ pub struct LatSummary {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn buckets_grow_only_as_far_as_the_slowest_value() {
+        let full = Histogram::<u64>::new_with_bounds(LOWEST_NS, HIGHEST_NS, SIGFIG).unwrap();
+        let mut h = LatHist::new();
+        for ns in [5_000, 80_000, 1_000_000] {
+            h.record(ns);
+        }
+        assert!(
+            h.0.distinct_values() * 3 <= full.distinct_values(),
+            "{} vs {}",
+            h.0.distinct_values(),
+            full.distinct_values()
+        );
+        // Merging a slow outlier grows it, and the result is exact.
+        let mut slow = LatHist::new();
+        slow.record(2_000_000_000);
+        h += &slow;
+        assert_eq!(h.count(), 4);
+        assert!((h.max_ns() as f64 / 2e9 - 1.0).abs() < 1e-3);
+        let mut same = LatHist::new();
+        for ns in [2_000_000_000, 1_000_000, 80_000, 5_000] {
+            same.record(ns);
+        }
+        assert_eq!(
+            h, same,
+            "equal data compares equal whatever the growth order"
+        );
+    }
 
     #[test]
     fn empty_histogram_reports_zeros() {
