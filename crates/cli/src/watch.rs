@@ -161,6 +161,23 @@ fn refresh_follow(w: &Watch, follow: &mut Option<Follow>) {
     }
 }
 
+/// One refresh: the system since the previous sample, and the followed run brought up to date.
+fn look(
+    w: &Watch,
+    sampler: &Sampler,
+    t0: Instant,
+    prev: &mut Snapshot,
+    follow: &mut Option<Follow>,
+) -> anyhow::Result<Derived> {
+    let cur = sampler
+        .sample(t0.elapsed().as_nanos() as u64)
+        .context("sampling /proc")?;
+    let d = derive(prev, &cur);
+    *prev = cur;
+    refresh_follow(w, follow);
+    Ok(d)
+}
+
 fn timestamp() -> String {
     let t = jiff::Timestamp::now();
     t.round(jiff::Unit::Second).unwrap_or(t).to_string()
@@ -180,18 +197,13 @@ fn run_plain(
         if sleep_until(t0 + w.every * k as u32, stop) {
             break;
         }
-        let cur = sampler
-            .sample(t0.elapsed().as_nanos() as u64)
-            .context("sampling /proc")?;
-        let d = derive(&prev, &cur);
-        refresh_follow(w, &mut follow);
+        let d = look(w, sampler, t0, &mut prev, &mut follow)?;
         let live = follow.as_ref().map(|f| (f.header(), f.history.last()));
         let db = follow.as_ref().and_then(|f| f.db_now.as_ref());
         let line = iogauge_report::watch_line(&timestamp(), &d, &device_names(w, &d), live, db);
         writeln!(out, "{line}")
             .and_then(|_| out.flush())
             .context("writing to stdout")?;
-        prev = cur;
         if w.count.is_some_and(|c| k >= c) {
             break;
         }

@@ -65,6 +65,35 @@ pub fn probe() -> Result<(), EngineError> {
     Ok(())
 }
 
+/// Submits what is queued and waits for one completion, or until `wait_limit` (a paced or
+/// throttled worker's next issue time). Interruptions and timeouts are not errors; a ring
+/// that fails is (nothing more will complete).
+pub(crate) fn enter(
+    submitter: &io_uring::Submitter<'_>,
+    wait_limit: Option<std::time::Duration>,
+) -> Result<(), EngineError> {
+    let r = match wait_limit {
+        Some(w) => {
+            let ts = types::Timespec::from(w);
+            let args = types::SubmitArgs::new().timespec(&ts);
+            submitter.submit_with_args(1, &args)
+        }
+        None => submitter.submit_and_wait(1),
+    };
+    match r {
+        Ok(_) => Ok(()),
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EINTR | libc::ETIME | libc::EBUSY | libc::EAGAIN)
+            ) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(EngineError::UringSetup(e)),
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Slot {
     start: Instant,
@@ -201,26 +230,7 @@ pub(crate) fn run(mut ctx: WorkerCtx<'_>) -> Result<(), EngineError> {
                 now = Instant::now();
                 continue;
             }
-            let r = match wait_limit {
-                Some(w) => {
-                    let ts = types::Timespec::from(w);
-                    let args = types::SubmitArgs::new().timespec(&ts);
-                    submitter.submit_with_args(1, &args)
-                }
-                None => submitter.submit_and_wait(1),
-            };
-            match r {
-                Ok(_) => {}
-                Err(e)
-                    if matches!(
-                        e.raw_os_error(),
-                        Some(libc::EINTR | libc::ETIME | libc::EBUSY | libc::EAGAIN)
-                    ) => {}
-                Err(e) => {
-                    // The ring itself failed: nothing more will complete.
-                    return Err(EngineError::UringSetup(e));
-                }
-            }
+            enter(&submitter, wait_limit)?;
             now = Instant::now();
             clock.tick(now);
             cq.sync();

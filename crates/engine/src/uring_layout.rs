@@ -12,7 +12,7 @@ use crate::buf::AlignedBuf;
 use crate::error::EngineError;
 use crate::job::Placement;
 use crate::layout::MemberIo;
-use crate::uring::build_ring;
+use crate::uring::{build_ring, enter};
 use crate::worker::{may_issue, Clock, Pacer};
 use crate::WorkerCtx;
 use io_uring::{opcode, types};
@@ -240,23 +240,7 @@ pub(crate) fn run(mut ctx: WorkerCtx<'_>) -> Result<(), EngineError> {
                 now = Instant::now();
                 continue;
             }
-            let r = match wait_limit {
-                Some(w) => {
-                    let ts = types::Timespec::from(w);
-                    let args = types::SubmitArgs::new().timespec(&ts);
-                    submitter.submit_with_args(1, &args)
-                }
-                None => submitter.submit_and_wait(1),
-            };
-            match r {
-                Ok(_) => {}
-                Err(e)
-                    if matches!(
-                        e.raw_os_error(),
-                        Some(libc::EINTR | libc::ETIME | libc::EBUSY | libc::EAGAIN)
-                    ) => {}
-                Err(e) => return Err(EngineError::UringSetup(e)),
-            }
+            enter(&submitter, wait_limit)?;
             now = Instant::now();
             clock.tick(now);
             cq.sync();

@@ -210,19 +210,7 @@ pub fn db_run_text(r: &DbReport) -> String {
         }
     }
     if let Some(st) = &r.steady {
-        let _ = match (st.reached_at_s, st.left_at_s) {
-            (Some(a), None) => writeln!(s, "steady state from {a:.1} s into the measured window"),
-            (Some(a), Some(l)) => writeln!(
-                s,
-                "steady state from {a:.1} s, LEFT at {l:.1} s: operations/s fell {:.0}% below the steady mean",
-                st.drop_pct_observed.unwrap_or(0.0)
-            ),
-            _ => writeln!(
-                s,
-                "no steady state: operations/s never stayed within 20% over {} intervals",
-                st.config.window
-            ),
-        };
+        s.push_str(&crate::steady_text(st, "operations/s"));
     }
     let _ = writeln!(
         s,

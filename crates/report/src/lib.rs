@@ -11,7 +11,7 @@ pub use calib::{calibration_body, calibration_head, matrix_csv, point_line, pref
 pub use db::{db_run_text, db_setup_text};
 pub use history::history_table;
 pub use series::interval_table;
-pub use watch::watch_line;
+pub use watch::{db_rates_line, watch_line};
 
 use iogauge_engine::spec::fmt_size;
 use iogauge_engine::TargetInfo;
@@ -107,23 +107,7 @@ impl Exporter for Text {
             };
         }
         if let Some(st) = &r.steady {
-            let _ = match (st.reached_at_s, st.left_at_s) {
-                (Some(a), None) => writeln!(
-                    s,
-                    "steady state from {a:.1} s into the measured window (IOPS within 20% over {} intervals)",
-                    st.config.window
-                ),
-                (Some(a), Some(l)) => writeln!(
-                    s,
-                    "steady state from {a:.1} s, LEFT at {l:.1} s: IOPS fell {:.0}% below the steady mean",
-                    st.report.drop_pct_observed.unwrap_or(0.0)
-                ),
-                _ => writeln!(
-                    s,
-                    "no steady state: IOPS never stayed within 20% over {} intervals; treat the figures with care",
-                    st.config.window
-                ),
-            };
+            s.push_str(&steady_text(st, "IOPS"));
         }
         let _ = writeln!(
             s,
@@ -192,6 +176,24 @@ fn layout_text(l: &iogauge_store::LayoutReport) -> String {
         );
     }
     s
+}
+
+/// Whether the measured window's `what` (IOPS, operations/s) settled, and whether it left.
+pub(crate) fn steady_text(st: &iogauge_store::Steady, what: &str) -> String {
+    match (st.reached_at_s, st.left_at_s) {
+        (Some(a), None) => format!(
+            "steady state from {a:.1} s into the measured window ({what} within 20% over {} intervals)\n",
+            st.config.window
+        ),
+        (Some(a), Some(l)) => format!(
+            "steady state from {a:.1} s, LEFT at {l:.1} s: {what} fell {:.0}% below the steady mean\n",
+            st.report.drop_pct_observed.unwrap_or(0.0)
+        ),
+        _ => format!(
+            "no steady state: {what} never stayed within 20% over {} intervals; treat the figures with care\n",
+            st.config.window
+        ),
+    }
 }
 
 /// fio's spelling of a steady-state criterion.

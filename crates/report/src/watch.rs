@@ -70,16 +70,7 @@ pub fn watch_line(
 fn db_part(db: &DbNow) -> String {
     let mut s = String::new();
     if let Some(r) = &db.rates {
-        let _ = write!(
-            s,
-            " | db logical/s {:.0} physical/s {:.0} avg read {} commits/s {:.0} WAL MiB/s {:.2}",
-            r.logical_reads_s,
-            r.physical_reads_s,
-            r.avg_read_ms
-                .map_or("-".to_string(), |m| format!("{m:.3} ms")),
-            r.commits_s,
-            r.wal_bytes_s / (1u64 << 20) as f64
-        );
+        let _ = write!(s, " | db {}", db_rates_line(r));
     }
     s.push_str(" | active");
     if db.active.is_empty() {
@@ -89,4 +80,18 @@ fn db_part(db: &DbNow) -> String {
         let _ = write!(s, " {event} {n}");
     }
     s
+}
+
+/// The database's rates in one line: `logical/s 1200 physical/s 300 avg read 0.250 ms
+/// commits/s 40 WAL MiB/s 1.25` (the watch line and the full-screen panel).
+pub fn db_rates_line(r: &iogauge_pg::LoadRates) -> String {
+    format!(
+        "logical/s {:.0} physical/s {:.0} avg read {} commits/s {:.0} WAL MiB/s {:.2}",
+        r.logical_reads_s,
+        r.physical_reads_s,
+        r.avg_read_ms
+            .map_or("-".to_string(), |m| format!("{m:.3} ms")),
+        r.commits_s,
+        r.wal_bytes_s / (1u64 << 20) as f64
+    )
 }

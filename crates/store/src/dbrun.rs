@@ -5,7 +5,7 @@
 use crate::hardware::system_between;
 use iogauge_pg::{Aas, DbInterval, DbOutcome, Grid, LoadRates, SessionTotals, Setting, Workload};
 use iogauge_probe::{Derived, Snapshot};
-use iogauge_stats::{detect, LatSummary, Nanos, SteadyConfig, SteadyCriterion};
+use iogauge_stats::{LatSummary, Nanos};
 use serde::{Deserialize, Serialize};
 
 /// What the sessions did over a window.
@@ -95,15 +95,6 @@ pub struct DbIntervalReport {
     pub system: Option<Derived>,
 }
 
-/// Whether the measured window's operations/s settled (the run summary's criterion).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct DbSteady {
-    pub config: SteadyConfig,
-    pub reached_at_s: Option<f64>,
-    pub left_at_s: Option<f64>,
-    pub drop_pct_observed: Option<f64>,
-}
-
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DbReport {
     pub schema: u32,
@@ -118,7 +109,8 @@ pub struct DbReport {
     pub grid: Grid,
     pub data_set: DataSet,
     pub summary: DbSummary,
-    pub steady: Option<DbSteady>,
+    /// Whether the measured window's operations/s settled (the run summary's criterion).
+    pub steady: Option<crate::Steady>,
     pub cache: Option<CacheCompare>,
     /// Operations per session over the whole run.
     pub per_session: Vec<u64>,
@@ -210,34 +202,13 @@ impl DbReport {
     }
 }
 
-fn steady(measured: &[&DbInterval]) -> Option<DbSteady> {
-    let every = measured.first()?.secs();
-    if every <= 0.0 {
-        return None;
-    }
-    let config = SteadyConfig {
-        criterion: SteadyCriterion::Deviation { pct: 20.0 },
-        window: ((3.0 / every).ceil() as usize).max(5),
-        interval_s: every,
-        drop_pct: 30.0,
-        drop_intervals: 3,
-    };
-    if measured.len() < config.window {
-        return None;
-    }
+fn steady(measured: &[&DbInterval]) -> Option<crate::Steady> {
     let ops: Vec<f64> = measured
         .iter()
         .map(|i| i.sessions.ops() as f64 / i.secs().max(1e-9))
         .collect();
-    let r = detect(&ops, &config);
-    let t0 = measured[0].start_ns as f64 / 1e9;
-    let at = |k: Option<usize>| k.map(|k| measured[k].start_ns as f64 / 1e9 - t0);
-    Some(DbSteady {
-        reached_at_s: at(r.reached_at),
-        left_at_s: at(r.left_at),
-        drop_pct_observed: r.drop_pct_observed,
-        config,
-    })
+    let starts: Vec<f64> = measured.iter().map(|i| i.start_ns as f64 / 1e9).collect();
+    crate::Steady::of_series(&ops, &starts, measured.first()?.secs())
 }
 
 /// 8 KiB blocks, as PostgreSQL's default `block_size`.

@@ -24,7 +24,7 @@ pub use calib::{CalibrationReport, PointReport};
 pub use db::{NewRun, RunRow, RunStatus, Store, StoreError, StoredRun};
 pub use dbrun::{
     cache_compare, CacheCompare, DataSet, DbContext, DbIntervalReport, DbReport, DbServer,
-    DbSteady, DbSummary, SessionSummary,
+    DbSummary, SessionSummary,
 };
 pub use hardware::{compare as compare_hardware, system_between, DirCompare, Hardware};
 pub use regrid::{interval_histograms, interval_label, RegridError};
@@ -120,8 +120,21 @@ impl Steady {
             .iter()
             .filter(|i| i.phase == Phase::Measure)
             .collect();
-        let every = measured.first()?.duration().as_secs_f64();
-        if every <= 0.0 {
+        let iops: Vec<f64> = measured
+            .iter()
+            .map(|i| {
+                let d = i.duration();
+                i.io.read.iops(d) + i.io.write.iops(d)
+            })
+            .collect();
+        let starts: Vec<f64> = measured.iter().map(|i| i.start.as_secs_f64()).collect();
+        Self::of_series(&iops, &starts, measured.first()?.duration().as_secs_f64())
+    }
+
+    /// The same judgement on any per-interval rate (IOPS, database operations/s), given each
+    /// interval's start in seconds and the interval length.
+    pub fn of_series(rates: &[f64], starts_s: &[f64], every: f64) -> Option<Steady> {
+        if every <= 0.0 || starts_s.len() != rates.len() {
             return None;
         }
         let config = SteadyConfig {
@@ -131,19 +144,11 @@ impl Steady {
             drop_pct: 30.0,
             drop_intervals: 3,
         };
-        if measured.len() < config.window {
+        if rates.len() < config.window {
             return None;
         }
-        let iops: Vec<f64> = measured
-            .iter()
-            .map(|i| {
-                let d = i.duration();
-                i.io.read.iops(d) + i.io.write.iops(d)
-            })
-            .collect();
-        let report = detect(&iops, &config);
-        let t0 = measured[0].start.as_secs_f64();
-        let at = |k: Option<usize>| k.map(|k| measured[k].start.as_secs_f64() - t0);
+        let report = detect(rates, &config);
+        let at = |k: Option<usize>| k.map(|k| starts_s[k] - starts_s[0]);
         Some(Steady {
             reached_at_s: at(report.reached_at),
             left_at_s: at(report.left_at),

@@ -1,9 +1,9 @@
 //! The full-screen view (ratatui on crossterm): device table in iostat -x columns, a CPU bar,
 //! and the followed run's IOPS and p99 latency as sparklines. `q`, Esc or Ctrl-C quits.
 
-use super::{device_names, refresh_follow, timestamp, Follow, Frame, Watch};
+use super::{device_names, look, timestamp, Follow, Frame, Watch};
 use anyhow::Context;
-use iogauge_probe::{derive, Sampler, Snapshot};
+use iogauge_probe::{Sampler, Snapshot};
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -65,11 +65,7 @@ fn event_loop(
         if wait_tick(t0 + w.every * k as u32, stop)? {
             break;
         }
-        let cur = sampler
-            .sample(t0.elapsed().as_nanos() as u64)
-            .context("sampling /proc")?;
-        let d = derive(&prev, &cur);
-        refresh_follow(w, &mut follow);
+        let d = look(w, sampler, t0, &mut prev, &mut follow)?;
         let devices = device_names(w, &d);
         let frame = Frame {
             timestamp: timestamp(),
@@ -81,7 +77,6 @@ fn event_loop(
         terminal
             .draw(|f| draw(f, &frame))
             .context("drawing the view")?;
-        prev = cur;
         if w.count.is_some_and(|c| k >= c) {
             break;
         }
@@ -141,15 +136,7 @@ fn database(f: &mut ratatui::Frame, live: &Follow, area: Rect) {
     match (&live.db_now, &live.db_error) {
         (Some(now), _) => {
             lines.push(Line::from(match &now.rates {
-                Some(r) => format!(
-                    "logical reads/s {:.0}  physical reads/s {:.0}  avg read {}  commits/s {:.0}  WAL {:.2} MiB/s",
-                    r.logical_reads_s,
-                    r.physical_reads_s,
-                    r.avg_read_ms
-                        .map_or("-".to_string(), |m| format!("{m:.3} ms")),
-                    r.commits_s,
-                    r.wal_bytes_s / (1u64 << 20) as f64
-                ),
+                Some(r) => iogauge_report::db_rates_line(r),
                 None => "first look: rates from the next interval".to_string(),
             }));
             let mut active: Vec<(&String, &u32)> = now.active.iter().collect();
