@@ -4,6 +4,7 @@
 //! Nothing here touches the OS or the clock; every input is a count or a duration, so every
 //! function is tested on fixed tables.
 
+pub mod compare;
 mod counters;
 mod hist;
 mod interval;
