@@ -40,6 +40,14 @@ pub enum Command {
     Plan(crate::plan::PlanArgs),
     /// A real PostgreSQL doing physical I/O on the storage under test (the SLOB method).
     Db(crate::db::DbArgs),
+    /// Run a campaign file: configurations × repetitions, stored as they finish, resumable.
+    Campaign(crate::campaign::CampaignArgs),
+    /// A campaign's self-contained HTML report (charts, statistics, every run's series).
+    Report(crate::campaign::results::ReportArgs),
+    /// Two runs, or two cases of a campaign, side by side with the ratio and a verdict.
+    Compare(crate::campaign::results::CompareArgs),
+    /// A campaign's tables as CSV, Markdown or JSON.
+    Export(crate::campaign::results::ExportArgs),
 }
 
 #[derive(Args, Debug)]

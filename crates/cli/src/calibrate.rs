@@ -12,6 +12,7 @@ use std::process::ExitCode;
 
 pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
     let stop = stop_flag()?;
+    let tag = crate::session::campaign_tag()?;
     check_engine(opts.spec.engine)?;
     // Open the store first: a bad --store fails before minutes of measuring.
     let mut store = Store::open_resolved(opts.store.as_deref())?;
@@ -124,6 +125,7 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
         disks: Some(report.num_disks),
         document: &document,
         histograms: &histograms,
+        campaign: tag.as_ref(),
     })?;
     eprintln!("stored as run {id} in {}", store.path().display());
     if let Some(dir) = &opts.csv {

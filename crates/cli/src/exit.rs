@@ -33,6 +33,9 @@ fn code_of(e: &anyhow::Error) -> u8 {
     if let Some(p) = e.downcast_ref::<iogauge_pg::PgError>() {
         return if p.is_usage() { USAGE } else { RUNTIME };
     }
+    if let Some(g) = e.downcast_ref::<iogauge_campaign::gather::GatherError>() {
+        return if g.is_usage() { USAGE } else { RUNTIME };
+    }
     if let Some(s) = e.downcast_ref::<StoreError>() {
         return if s.is_usage() { USAGE } else { RUNTIME };
     }
@@ -64,7 +67,7 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
 
 /// clap's message on one line: the first line, and when it ends in a colon, the indented
 /// lines that complete it ("…not provided: --steady [<CRITERION>]").
-fn one_line(text: &str) -> String {
+pub fn one_line(text: &str) -> String {
     let mut lines = text.lines();
     let mut out = lines
         .next()

@@ -3,6 +3,7 @@
 
 mod args;
 mod calibrate;
+mod campaign;
 mod db;
 mod exit;
 mod history;
@@ -34,6 +35,10 @@ fn main() -> ExitCode {
         Command::Watch(a) => watch::watch(a),
         Command::Plan(a) => plan::plan(a),
         Command::Db(a) => db::db(a),
+        Command::Campaign(a) => campaign::campaign(a),
+        Command::Report(a) => campaign::results::report(a),
+        Command::Compare(a) => campaign::results::compare(a),
+        Command::Export(a) => campaign::results::export(a),
     };
     match result {
         Ok(code) => code,

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 
 pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
     let stop = stop_flag()?;
+    let tag = crate::session::campaign_tag()?;
     check_engine(opts.spec.engine)?;
     let mut store = Store::open_resolved(opts.store.as_deref())?;
     let targets = prepare_targets(&opts.targets, opts.access, opts.scratch, &stop)?;
@@ -124,6 +125,7 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
         disks: None,
         document: &document,
         histograms: &histograms,
+        campaign: tag.as_ref(),
     })?;
     eprintln!("stored as run {id} in {}", store.path().display());
     Ok(if outcome.interrupted {

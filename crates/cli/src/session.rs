@@ -78,3 +78,17 @@ pub fn now() -> String {
     let t = jiff::Timestamp::now();
     t.round(jiff::Unit::Millisecond).unwrap_or(t).to_string()
 }
+
+/// Set by `iogauge campaign` on the runs it starts: which case and repetition a run is, so
+/// the run and its place in the campaign are stored in one transaction. Not for users.
+pub const CAMPAIGN_ENV: &str = "IOGAUGE_CAMPAIGN_RUN";
+
+/// The campaign tag of this run, if `iogauge campaign` started it.
+pub fn campaign_tag() -> anyhow::Result<Option<iogauge_store::CampaignTag>> {
+    match std::env::var(CAMPAIGN_ENV) {
+        Err(_) => Ok(None),
+        Ok(v) => serde_json::from_str(&v)
+            .map(Some)
+            .with_context(|| format!("${CAMPAIGN_ENV} is set by `iogauge campaign` only; unset it")),
+    }
+}

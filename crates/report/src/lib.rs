@@ -2,11 +2,13 @@
 //! and the JSON export implement one trait; the caller decides where the text goes.
 
 mod calib;
+mod campaign;
 mod db;
 mod history;
 mod series;
 mod watch;
 
+pub use campaign::{campaign_csv, campaign_html, campaign_json, campaign_markdown};
 pub use calib::{calibration_body, calibration_head, matrix_csv, point_line, preflight_text};
 pub use db::{db_run_text, db_setup_text};
 pub use history::history_table;

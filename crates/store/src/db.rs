@@ -19,13 +19,15 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod campaign;
 mod locate;
+pub use campaign::{CampaignRow, CampaignRunRow, CampaignTag};
 use locate::{identity_of_header, read_header, Identity, Location};
 
 /// `PRAGMA application_id` of an iogauge store: "ioga" in ASCII.
 const APPLICATION_ID: i32 = 0x696f_6761;
 /// `PRAGMA user_version`: the schema version; bump (and migrate) on any schema change.
-const SCHEMA_VERSION: i32 = 1;
+const SCHEMA_VERSION: i32 = 2;
 /// How long a writer waits for another one before giving up with "database is locked".
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -164,6 +166,8 @@ pub struct NewRun<'a> {
     pub document: &'a str,
     /// Label → serialised HDR histogram.
     pub histograms: &'a [(String, Vec<u8>)],
+    /// The campaign run this is, stored with it in the same transaction.
+    pub campaign: Option<&'a CampaignTag>,
 }
 
 /// A row of `iogauge history` (like DBA_RSRC_IO_CALIBRATE).
@@ -288,12 +292,22 @@ impl Store {
         let tx = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(sqlite("locking"))?;
-        if let Identity::Empty | Identity::Ours { version: 0 } = check(identity(&tx))? {
-            tx.execute_batch(SCHEMA)
-                .map_err(sqlite("creating the schema"))?;
-            tx.pragma_update(None, "application_id", APPLICATION_ID)
-                .and_then(|()| tx.pragma_update(None, "user_version", SCHEMA_VERSION))
-                .map_err(sqlite("marking it as iogauge's"))?;
+        match check(identity(&tx))? {
+            Identity::Empty | Identity::Ours { version: 0 } => {
+                tx.execute_batch(SCHEMA)
+                    .and_then(|()| tx.execute_batch(campaign::SCHEMA))
+                    .map_err(sqlite("creating the schema"))?;
+                tx.pragma_update(None, "application_id", APPLICATION_ID)
+                    .and_then(|()| tx.pragma_update(None, "user_version", SCHEMA_VERSION))
+                    .map_err(sqlite("marking it as iogauge's"))?;
+            }
+            // Version 1 had no campaigns: add their tables, keep every run.
+            Identity::Ours { version: 1 } => {
+                tx.execute_batch(campaign::SCHEMA)
+                    .and_then(|()| tx.pragma_update(None, "user_version", SCHEMA_VERSION))
+                    .map_err(sqlite("upgrading the schema to version 2"))?;
+            }
+            _ => {}
         }
         tx.commit().map_err(sqlite("creating the schema"))?;
 
@@ -400,6 +414,9 @@ impl Store {
                 stmt.execute(params![id, label, data]).map_err(err)?;
             }
         }
+        if let Some(tag) = run.campaign {
+            campaign::link(&tx, id, tag, run.status).map_err(err)?;
+        }
         tx.commit().map_err(err)?;
         Ok(id)
     }
@@ -487,6 +504,7 @@ mod tests {
             disks: Some(4),
             document,
             histograms,
+            campaign: None,
         }
     }
 
@@ -631,7 +649,7 @@ mod tests {
         };
         assert_eq!(q("PRAGMA journal_mode"), "Text(\"wal\")");
         assert_eq!(q("PRAGMA application_id"), "Integer(1768908641)");
-        assert_eq!(q("PRAGMA user_version"), "Integer(1)");
+        assert_eq!(q("PRAGMA user_version"), "Integer(2)");
         assert_eq!(q("PRAGMA foreign_keys"), "Integer(1)");
     }
 
@@ -696,11 +714,11 @@ mod tests {
     #[test]
     fn refuses_a_newer_schema() {
         let (_dir, path, store) = temp_store();
-        store.conn.pragma_update(None, "user_version", 2).unwrap();
+        store.conn.pragma_update(None, "user_version", 3).unwrap();
         drop(store);
         let e = Store::open(&path).unwrap_err();
         assert!(
-            matches!(e, StoreError::NewerSchema { found: 2, .. }),
+            matches!(e, StoreError::NewerSchema { found: 3, .. }),
             "{e:?}"
         );
     }

@@ -21,7 +21,10 @@ pub mod live;
 mod regrid;
 pub use calib::{CalibrationReport, PointReport};
 
-pub use db::{NewRun, RunRow, RunStatus, Store, StoreError, StoredRun};
+pub use db::{
+    CampaignRow, CampaignRunRow, CampaignTag, NewRun, RunRow, RunStatus, Store, StoreError,
+    StoredRun,
+};
 pub use dbrun::{
     cache_compare, CacheCompare, DataSet, DbContext, DbIntervalReport, DbReport, DbServer,
     DbSummary, SessionSummary,

@@ -83,6 +83,7 @@ fn validate(a: &DbRunArgs) -> Result<(), UsageError> {
 pub fn run(a: DbRunArgs) -> anyhow::Result<ExitCode> {
     validate(&a)?;
     let stop = stop_flag()?;
+    let tag = crate::session::campaign_tag()?;
     let mut store = Store::open_resolved(a.store.store.as_deref())?;
     let pg_set = overrides(&a.pg_set)?;
     let mut warnings = Vec::new();
@@ -286,6 +287,7 @@ pub fn run(a: DbRunArgs) -> anyhow::Result<ExitCode> {
         disks: None,
         document: &document,
         histograms: &histograms,
+        campaign: tag.as_ref(),
     })?;
     eprintln!("stored as run {id} in {}", store.path().display());
     if let Some(e) = &outcome.error {

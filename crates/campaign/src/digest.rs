@@ -1,0 +1,582 @@
+//! One stored run reduced to what a campaign report shows ([`RunDigest`]): the figures compared
+//! across cases (keys of the [`catalogue`]), the time series, the steady-state window, wait
+//! events and warnings; and a case's latency curves from its runs' histograms merged
+//! ([`lat_curves`]).
+//!
+//! Documents are read through the serde types of `iogauge-store` (they are the JSON schema),
+//! so a document this iogauge cannot read is an error naming the run, never a silent gap.
+//! A metric goes into a run's map only when it means something for that run: a direction
+//! without I/Os has no latency, a run without device samples no device figures.
+
+use crate::view::{AasPoint, LatCurve, RunDigest, SeriesPoint};
+use iogauge_probe::Derived;
+use iogauge_stats::{HistError, LatHist, LatSummary, Phase, MIB};
+use iogauge_store::{CalibrationReport, DbReport, DirSummary, IntervalReport, RunReport};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// A figure compared across cases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Metric {
+    /// Key in [`RunDigest::metrics`] and [`crate::MetricView::key`].
+    pub key: &'static str,
+    pub label: &'static str,
+    pub unit: &'static str,
+    /// False for latencies: a ratio above 1 is then worse.
+    pub higher_is_better: bool,
+}
+
+const fn m(key: &'static str, label: &'static str, unit: &'static str, hib: bool) -> Metric {
+    Metric {
+        key,
+        label,
+        unit,
+        higher_is_better: hib,
+    }
+}
+
+/// Every metric a digest can produce, in report order: `run`, then `calibrate`, then `db run`
+/// (`device_iops` and `device_mbps` serve `run` and `db run`). Latencies are milliseconds.
+pub const CATALOGUE: &[Metric] = &[
+    // iogauge run: the measured window's summary (reads + writes).
+    m("iops", "IOPS", "IOPS", true),
+    m("mbps", "throughput", "MiB/s", true),
+    m("read_iops", "read IOPS", "IOPS", true),
+    m("write_iops", "write IOPS", "IOPS", true),
+    m("read_mbps", "read throughput", "MiB/s", true),
+    m("write_mbps", "write throughput", "MiB/s", true),
+    m("read_lat_mean_ms", "read latency mean", "ms", false),
+    m("read_lat_p99_ms", "read latency p99", "ms", false),
+    m("read_lat_p99_9_ms", "read latency p99.9", "ms", false),
+    m("read_lat_p99_99_ms", "read latency p99.99", "ms", false),
+    m("write_lat_mean_ms", "write latency mean", "ms", false),
+    m("write_lat_p99_ms", "write latency p99", "ms", false),
+    m("write_lat_p99_9_ms", "write latency p99.9", "ms", false),
+    m("write_lat_p99_99_ms", "write latency p99.99", "ms", false),
+    // iogauge calibrate: CALIBRATE_IO's figures.
+    m("max_iops", "max_iops", "IOPS", true),
+    m("latency_ms", "latency at max_iops", "ms", false),
+    m("max_mbps", "max_mbps", "MiB/s", true),
+    m("max_pmbps", "max_pmbps (one process)", "MiB/s", true),
+    // iogauge db run: the sessions, then PostgreSQL's load profile.
+    m("ops_s", "operations/s", "ops/s", true),
+    m("op_read_lat_mean_ms", "read op latency mean", "ms", false),
+    m("op_read_lat_p99_ms", "read op latency p99", "ms", false),
+    m("op_read_lat_p99_9_ms", "read op latency p99.9", "ms", false),
+    m(
+        "op_read_lat_p99_99_ms",
+        "read op latency p99.99",
+        "ms",
+        false,
+    ),
+    m(
+        "op_update_lat_mean_ms",
+        "update op latency mean",
+        "ms",
+        false,
+    ),
+    m("op_update_lat_p99_ms", "update op latency p99", "ms", false),
+    m(
+        "op_update_lat_p99_9_ms",
+        "update op latency p99.9",
+        "ms",
+        false,
+    ),
+    m(
+        "op_update_lat_p99_99_ms",
+        "update op latency p99.99",
+        "ms",
+        false,
+    ),
+    m("db_logical_reads_s", "logical reads/s", "reads/s", true),
+    m("db_physical_reads_s", "physical reads/s", "reads/s", true),
+    m("db_avg_read_ms", "average read time", "ms", false),
+    m("commits_s", "commits/s", "commits/s", true),
+    m("wal_mbps", "WAL throughput", "MiB/s", true),
+    // What the whole disks under the targets completed (reads + writes).
+    m("device_iops", "device IOPS", "IOPS", true),
+    m("device_mbps", "device throughput", "MiB/s", true),
+];
+
+/// The metric catalogue ([`CATALOGUE`]).
+pub fn catalogue() -> &'static [Metric] {
+    CATALOGUE
+}
+
+/// The catalogue entry of `key`.
+pub fn metric(key: &str) -> Option<&'static Metric> {
+    CATALOGUE.iter().find(|m| m.key == key)
+}
+
+/// Percentiles sampled for a [`LatCurve`]; 100 stands for the maximum, 0 for the minimum.
+pub const CURVE_PERCENTILES: [f64; 12] = [
+    0.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 99.999, 100.0,
+];
+
+/// A stored run that cannot be digested.
+#[derive(Debug, thiserror::Error)]
+pub enum DigestError {
+    #[error("run {id}: the stored document does not read as {what}: {source}; it may come from another iogauge version, see `iogauge show {id} --json`")]
+    Document {
+        id: i64,
+        what: &'static str,
+        source: serde_json::Error,
+    },
+    #[error("run {id}: a {kind:?} run is not one a campaign compares (run, calibrate, db run); leave it out of the campaign")]
+    Kind { id: i64, kind: String },
+    #[error("run {id}: stored histogram {label} does not decode ({source}); the store may be damaged, re-run that repetition")]
+    Histogram {
+        id: i64,
+        label: String,
+        source: HistError,
+    },
+    #[error("run {index} of the case (counting from 1 in the order given): stored histogram {label} does not decode ({source}); the store may be damaged, re-run that repetition")]
+    CurveHistogram {
+        index: usize,
+        label: String,
+        source: HistError,
+    },
+}
+
+/// Digests the stored run `id` (repetition `rep`) from its JSON document and histograms.
+///
+/// `histograms` are the run's stored ones; the whole-run `read`, `write` (and `update` for
+/// database runs) give the p99.99 metrics and are checked to decode.
+pub fn digest(
+    id: i64,
+    rep: u32,
+    document: &str,
+    histograms: &[(String, Vec<u8>)],
+) -> Result<RunDigest, DigestError> {
+    #[derive(Deserialize)]
+    struct Head {
+        kind: String,
+    }
+    let head: Head = parse(id, document, "an iogauge result")?;
+    let hists = Hists {
+        id,
+        all: histograms,
+    };
+    match head.kind.as_str() {
+        "run" => run(id, rep, &parse(id, document, "a run document")?, &hists),
+        "calibrate" => Ok(calibrate(
+            id,
+            rep,
+            &parse(id, document, "a calibrate document")?,
+        )),
+        "db" | "db run" => db(id, rep, &parse(id, document, "a db run document")?, &hists),
+        _ => Err(DigestError::Kind {
+            id,
+            kind: head.kind,
+        }),
+    }
+}
+
+fn parse<'a, T: Deserialize<'a>>(
+    id: i64,
+    document: &'a str,
+    what: &'static str,
+) -> Result<T, DigestError> {
+    serde_json::from_str(document).map_err(|source| DigestError::Document { id, what, source })
+}
+
+/// A run's stored histograms, decoded on demand.
+struct Hists<'a> {
+    id: i64,
+    all: &'a [(String, Vec<u8>)],
+}
+
+impl Hists<'_> {
+    /// The histogram labelled `label`; `None` when absent or empty.
+    fn get(&self, label: &str) -> Result<Option<LatHist>, DigestError> {
+        let Some((_, bytes)) = self.all.iter().find(|(l, _)| l == label) else {
+            return Ok(None);
+        };
+        let h = LatHist::decode(bytes).map_err(|source| DigestError::Histogram {
+            id: self.id,
+            label: label.to_string(),
+            source,
+        })?;
+        Ok((!h.is_empty()).then_some(h))
+    }
+}
+
+/// A run's metrics: only finite values go in.
+#[derive(Default)]
+struct Metrics(BTreeMap<String, f64>);
+
+impl Metrics {
+    fn put(&mut self, key: &str, v: f64) {
+        debug_assert!(metric(key).is_some(), "{key} is not in the catalogue");
+        if v.is_finite() {
+            self.0.insert(key.to_string(), v);
+        }
+    }
+
+    /// `{prefix}_lat_mean_ms`, `_p99_ms`, `_p99_9_ms` from the document's summary (µs), and
+    /// `_p99_99_ms` from the stored histogram when there is one.
+    fn latency(&mut self, prefix: &str, lat: &LatSummary, hist: Option<&LatHist>) {
+        self.put(&format!("{prefix}_lat_mean_ms"), lat.mean / 1e3);
+        self.put(&format!("{prefix}_lat_p99_ms"), lat.p99 / 1e3);
+        self.put(&format!("{prefix}_lat_p99_9_ms"), lat.p99_9 / 1e3);
+        if let Some(h) = hist {
+            let p99_99 = h.quantile_ns(0.9999) as f64 / 1e6;
+            self.put(&format!("{prefix}_lat_p99_99_ms"), p99_99);
+        }
+    }
+}
+
+fn run(id: i64, rep: u32, r: &RunReport, hists: &Hists) -> Result<RunDigest, DigestError> {
+    let s = &r.summary;
+    let mut m = Metrics::default();
+    if s.elapsed_s > 0.0 {
+        m.put("iops", s.read.iops + s.write.iops);
+        m.put("mbps", s.read.mbps + s.write.mbps);
+    }
+    for (d, dir) in [(&s.read, "read"), (&s.write, "write")] {
+        if d.ios == 0 {
+            continue;
+        }
+        m.put(&format!("{dir}_iops"), d.iops);
+        m.put(&format!("{dir}_mbps"), d.mbps);
+        m.latency(dir, &d.lat_us, hists.get(dir)?.as_ref());
+    }
+    let disks: &[String] = r.hardware.as_ref().map_or(&[], |h| &h.disks);
+    if let Some(h) = &r.hardware {
+        m.put("device_iops", h.read.device_iops + h.write.device_iops);
+        m.put("device_mbps", h.read.device_mbps + h.write.device_mbps);
+    }
+    let first = first_measured(r.intervals.iter().map(|i| (i.phase, i.t_s)));
+    let mut steady_from_s = steady_at(first, r.steady.as_ref().and_then(|s| s.reached_at_s));
+    if steady_from_s.is_none() {
+        // `--steady` found its window during the ramp, but the measured window was too short
+        // to be judged again.
+        steady_from_s = r
+            .steady_wait
+            .as_ref()
+            .filter(|w| w.reached)
+            .and_then(|w| w.window_s.map(|(a, _)| a));
+    }
+    let mut warnings = r.warnings.clone();
+    warnings.extend(r.hardware.iter().flat_map(|h| h.notes.iter().cloned()));
+    Ok(RunDigest {
+        id,
+        rep,
+        kind: "run".into(),
+        started_at: r.started_at.clone(),
+        interrupted: r.interrupted,
+        metrics: m.0,
+        series: r.intervals.iter().map(|iv| io_point(iv, disks)).collect(),
+        steady_from_s,
+        steady_left_s: steady_at(first, r.steady.as_ref().and_then(|s| s.left_at_s)),
+        read_share: share(s.read.ios as f64, s.write.ios as f64),
+        aas: Vec::new(),
+        warnings,
+    })
+}
+
+/// The series of the max_iops point (else of the last point): a calibration's steady figure.
+fn calibrate(id: i64, rep: u32, c: &CalibrationReport) -> RunDigest {
+    let mut m = Metrics::default();
+    for (key, v) in [
+        ("max_iops", c.max_iops),
+        ("latency_ms", c.latency),
+        ("max_mbps", c.max_mbps),
+        ("max_pmbps", c.max_pmbps),
+    ] {
+        if let Some(v) = v {
+            m.put(key, v);
+        }
+    }
+    // max_iops is the iops of one small-I/O point, copied exactly (serde_json round-trips f64).
+    let best = c
+        .points
+        .iter()
+        .find(|p| Some(p.point.iops) == c.max_iops && Some(p.point.outstanding) == c.outstanding)
+        .or(c.points.last());
+    let (reads, writes) = c
+        .points
+        .iter()
+        .flat_map(|p| &p.intervals)
+        .filter(|i| i.phase == Phase::Measure)
+        .fold((0.0, 0.0), |(r, w), i| {
+            (r + i.read.ios as f64, w + i.write.ios as f64)
+        });
+    let mut warnings = c.warnings.clone();
+    warnings.extend(c.verdicts.iter().cloned());
+    RunDigest {
+        id,
+        rep,
+        kind: "calibrate".into(),
+        started_at: c.start_time.clone(),
+        interrupted: c.interrupted,
+        metrics: m.0,
+        series: best.map_or_else(Vec::new, |p| {
+            p.intervals.iter().map(|iv| io_point(iv, &[])).collect()
+        }),
+        steady_from_s: None,
+        steady_left_s: None,
+        read_share: share(reads, writes),
+        aas: Vec::new(),
+        warnings,
+    }
+}
+
+fn db(id: i64, rep: u32, r: &DbReport, hists: &Hists) -> Result<RunDigest, DigestError> {
+    let s = &r.summary;
+    let ss = &s.sessions;
+    let mut m = Metrics::default();
+    let disks: &[String] = r.cache.as_ref().map_or(&[], |c| &c.disks);
+    let series: Vec<SeriesPoint> = r
+        .intervals
+        .iter()
+        .map(|iv| {
+            let lat = |f: fn(&LatSummary) -> f64| {
+                larger([
+                    (iv.sessions.reads_s > 0.0).then(|| f(&iv.sessions.read_lat_us)),
+                    (iv.sessions.updates_s > 0.0).then(|| f(&iv.sessions.update_lat_us)),
+                ])
+            };
+            let dev = device(iv.system.as_ref(), disks);
+            SeriesPoint {
+                t_s: iv.t_s,
+                dur_s: iv.dur_s,
+                ramp: iv.phase == Phase::Ramp,
+                read_iops: iv.sessions.reads_s,
+                write_iops: iv.sessions.updates_s,
+                lat_mean_us: lat(|l| l.mean),
+                lat_p99_us: lat(|l| l.p99),
+                dev_iops: dev.map(|d| d.iops),
+                util_pct: dev.map(|d| d.util),
+            }
+        })
+        .collect();
+    if s.elapsed_s > 0.0 {
+        m.put("ops_s", ss.ops_s);
+        m.put("db_logical_reads_s", s.db.logical_reads_s);
+        m.put("db_physical_reads_s", s.db.physical_reads_s);
+        if let Some(ms) = s.db.avg_read_ms {
+            m.put("db_avg_read_ms", ms);
+        }
+        if ss.updates_s > 0.0 {
+            m.put("commits_s", s.db.commits_s);
+            m.put("wal_mbps", s.db.wal_bytes_s / MIB);
+        }
+    }
+    if ss.reads_s > 0.0 {
+        m.latency("op_read", &ss.read_lat_us, hists.get("read")?.as_ref());
+    }
+    if ss.updates_s > 0.0 {
+        let h = hists.get("update")?;
+        m.latency("op_update", &ss.update_lat_us, h.as_ref());
+    }
+    // The measured window's device rates: each interval's rate weighted by its length, which
+    // is the window's count over its duration when the intervals tile it.
+    let measured: Vec<(f64, Device)> = r
+        .intervals
+        .iter()
+        .filter(|iv| iv.phase == Phase::Measure)
+        .filter_map(|iv| Some((iv.dur_s, device(iv.system.as_ref(), disks)?)))
+        .collect();
+    let secs: f64 = measured.iter().map(|(d, _)| d).sum();
+    if secs > 0.0 {
+        let avg =
+            |f: fn(&Device) -> f64| measured.iter().map(|(d, x)| d * f(x)).sum::<f64>() / secs;
+        m.put("device_iops", avg(|d| d.iops));
+        m.put("device_mbps", avg(|d| d.mbps));
+    }
+    let first = first_measured(r.intervals.iter().map(|i| (i.phase, i.t_s)));
+    let mut warnings = r.warnings.clone();
+    if let Some(e) = &r.error {
+        warnings.push(format!("the run ended early: {e}"));
+    }
+    warnings.extend(r.cache.as_ref().and_then(|c| c.note.clone()));
+    Ok(RunDigest {
+        id,
+        rep,
+        kind: "db run".into(),
+        started_at: r.started_at.clone(),
+        interrupted: r.interrupted,
+        metrics: m.0,
+        series,
+        steady_from_s: steady_at(first, r.steady.as_ref().and_then(|s| s.reached_at_s)),
+        steady_left_s: steady_at(first, r.steady.as_ref().and_then(|s| s.left_at_s)),
+        read_share: share(ss.reads_s, ss.updates_s),
+        aas: r
+            .intervals
+            .iter()
+            .map(|iv| AasPoint {
+                t_s: iv.t_s,
+                events: iv.aas.sessions.clone(),
+            })
+            .collect(),
+        warnings,
+    })
+}
+
+/// One interval of `run` or `calibrate`.
+fn io_point(iv: &IntervalReport, disks: &[String]) -> SeriesPoint {
+    let lat = |f: fn(&LatSummary) -> f64| {
+        let of = |d: &DirSummary| (d.ios > 0).then(|| f(&d.lat_us));
+        larger([of(&iv.read), of(&iv.write)])
+    };
+    let dev = device(iv.system.as_ref(), disks);
+    SeriesPoint {
+        t_s: iv.t_s,
+        dur_s: iv.dur_s,
+        ramp: iv.phase == Phase::Ramp,
+        read_iops: iv.read.iops,
+        write_iops: iv.write.iops,
+        lat_mean_us: lat(|l| l.mean),
+        lat_p99_us: lat(|l| l.p99),
+        dev_iops: dev.map(|d| d.iops),
+        util_pct: dev.map(|d| d.util),
+    }
+}
+
+fn larger(xs: [Option<f64>; 2]) -> Option<f64> {
+    xs.into_iter().flatten().max_by(f64::total_cmp)
+}
+
+/// Where the first measured interval starts, seconds from the run's start.
+fn first_measured(mut ivs: impl Iterator<Item = (Phase, f64)>) -> Option<f64> {
+    ivs.find(|(p, _)| *p == Phase::Measure).map(|(_, t)| t)
+}
+
+/// A steady-state time stored relative to the measured window, made relative to the run.
+fn steady_at(first_measured: Option<f64>, rel: Option<f64>) -> Option<f64> {
+    Some(first_measured? + rel?)
+}
+
+fn share(reads: f64, writes: f64) -> Option<f64> {
+    (reads + writes > 0.0).then(|| reads / (reads + writes))
+}
+
+/// What the whole disks did in one interval.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Device {
+    /// r/s + w/s summed.
+    iops: f64,
+    /// rMB/s + wMB/s summed.
+    mbps: f64,
+    /// The busiest disk's %util.
+    util: f64,
+}
+
+/// Sums the whole disks of an interval: those named by the run (`hardware.disks`,
+/// `cache.disks`) when the interval has them, else [`whole_disks`] of its map.
+fn device(system: Option<&Derived>, disks: &[String]) -> Option<Device> {
+    let map = &system?.disks;
+    let mut names: Vec<&str> = disks
+        .iter()
+        .map(String::as_str)
+        .filter(|n| map.contains_key(*n))
+        .collect();
+    if names.is_empty() {
+        names = whole_disks(map.keys().map(String::as_str));
+    }
+    let rates: Vec<_> = names.iter().filter_map(|n| map.get(*n)).collect();
+    if rates.is_empty() {
+        return None;
+    }
+    Some(Device {
+        iops: rates.iter().map(|r| r.r_s + r.w_s).sum(),
+        mbps: rates.iter().map(|r| r.r_mb_s + r.w_mb_s).sum(),
+        util: rates.iter().map(|r| r.util).fold(0.0, f64::max),
+    })
+}
+
+/// The names among `names` that look like whole disks, for a run that did not record its
+/// disks (calibrate): neither a virtual device (loop, md, dm, zram, nbd) nor a partition of
+/// another name present. A partition is named as the kernel's `disk_name()` does: the disk's
+/// name plus the number, with a `p` between when the disk's name ends in a digit (`sda1`,
+/// `nvme0n1p2`). All names when none qualifies.
+pub fn whole_disks<'a>(names: impl Iterator<Item = &'a str> + Clone) -> Vec<&'a str> {
+    let virt = ["loop", "md", "dm-", "zram", "nbd", "ram"];
+    let partition_of = |part: &str, disk: &str| {
+        let Some(rest) = part.strip_prefix(disk) else {
+            return false;
+        };
+        let rest = if disk.ends_with(|c: char| c.is_ascii_digit()) {
+            match rest.strip_prefix('p') {
+                Some(r) => r,
+                None => return false,
+            }
+        } else {
+            rest
+        };
+        !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit())
+    };
+    let whole: Vec<&str> = names
+        .clone()
+        .filter(|n| !virt.iter().any(|v| n.starts_with(v)))
+        .filter(|n| !names.clone().any(|d| partition_of(n, d)))
+        .collect();
+    if whole.is_empty() {
+        names.collect()
+    } else {
+        whole
+    }
+}
+
+/// Merges the whole-run histograms of a case's runs (`runs[i]` is one run's stored
+/// histograms) per label and samples each at [`CURVE_PERCENTILES`] → (percentile, µs).
+///
+/// Whole-run labels are those without `/` (per-interval `iv/…`) or `:` (calibration points,
+/// which have no whole-run histogram, so a calibration case has no curve). A case whose runs
+/// stored an `update` histogram is a database case: its curves are labelled `db read` and
+/// `db update`. Order: read, write, update, then any other label alphabetically. Empty
+/// histograms are skipped, so a direction without I/Os has no curve.
+pub fn lat_curves(runs: &[&[(String, Vec<u8>)]]) -> Result<Vec<LatCurve>, DigestError> {
+    let whole = |l: &str| !l.contains(['/', ':']);
+    let db = runs
+        .iter()
+        .flat_map(|r| r.iter())
+        .any(|(l, _)| l == "update");
+    let mut merged: BTreeMap<(usize, &str), LatHist> = BTreeMap::new();
+    for (i, run) in runs.iter().enumerate() {
+        for (label, bytes) in run.iter().filter(|(l, _)| whole(l)) {
+            let h = LatHist::decode(bytes).map_err(|source| DigestError::CurveHistogram {
+                index: i + 1,
+                label: label.clone(),
+                source,
+            })?;
+            if h.is_empty() {
+                continue;
+            }
+            let rank = ["read", "write", "update"]
+                .iter()
+                .position(|k| k == label)
+                .unwrap_or(3);
+            merged.entry((rank, label.as_str())).or_default().merge(&h);
+        }
+    }
+    Ok(merged
+        .into_iter()
+        .map(|((_, label), h)| LatCurve {
+            label: if db {
+                format!("db {label}")
+            } else {
+                label.to_string()
+            },
+            points: curve(&h),
+        })
+        .collect())
+}
+
+/// `h` at [`CURVE_PERCENTILES`], microseconds.
+fn curve(h: &LatHist) -> Vec<(f64, f64)> {
+    CURVE_PERCENTILES
+        .iter()
+        .map(|&p| {
+            let ns = if p <= 0.0 {
+                h.min_ns()
+            } else if p >= 100.0 {
+                h.max_ns()
+            } else {
+                h.quantile_ns(p / 100.0)
+            };
+            (p, ns as f64 / 1e3)
+        })
+        .collect()
+}

@@ -1,0 +1,197 @@
+//! From the store to a [`CampaignView`]: the campaign's stored definition, its measured runs
+//! per case (warm-ups and interrupted runs left out), each digested, and the statistics.
+
+use crate::analysis;
+use crate::digest::{self, DigestError};
+use crate::spec::Campaign;
+use crate::view::{CampaignView, CaseView, Environment};
+use iogauge_store::{RunStatus, Store, StoreError};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// What the store keeps as a campaign's definition: the expanded file and where it ran.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Definition {
+    pub campaign: Campaign,
+    pub environment: Environment,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GatherError {
+    #[error("no campaign {name:?} in the results store {store}{known}; run `iogauge campaign FILE` first or pass --store", known = if .known.is_empty() { String::new() } else { format!(" (it has: {})", .known.join(", ")) })]
+    NotFound {
+        name: String,
+        store: String,
+        known: Vec<String>,
+    },
+    #[error("campaign {name:?}: its stored definition does not read ({why}); it was made by another iogauge version")]
+    Definition { name: String, why: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Digest(#[from] DigestError),
+}
+
+impl GatherError {
+    /// Whether the user named something that is not there (exit code 2).
+    pub fn is_usage(&self) -> bool {
+        match self {
+            GatherError::NotFound { .. } => true,
+            GatherError::Store(s) => s.is_usage(),
+            _ => false,
+        }
+    }
+}
+
+/// The stored definition of campaign `name` and its generation.
+pub fn definition(store: &Store, name: &str) -> Result<(Definition, i64), GatherError> {
+    let Some(row) = store.campaign(name)? else {
+        return Err(GatherError::NotFound {
+            name: name.into(),
+            store: store.path().display().to_string(),
+            known: store.campaign_names()?,
+        });
+    };
+    let def: Definition =
+        serde_json::from_str(&row.definition).map_err(|e| GatherError::Definition {
+            name: name.into(),
+            why: e.to_string(),
+        })?;
+    Ok((def, row.generation))
+}
+
+/// The whole campaign, ready to render.
+pub fn gather(store: &Store, name: &str) -> Result<CampaignView, GatherError> {
+    let (def, generation) = definition(store, name)?;
+    let file = store
+        .campaign(name)?
+        .map(|r| r.file)
+        .unwrap_or_default();
+    let links = store.campaign_runs(name, generation)?;
+    let mut environment = def.environment.clone();
+    let mut targets = BTreeSet::new();
+    let mut devices = BTreeSet::new();
+    let mut starts = Vec::new();
+    let mut interrupted = 0;
+    let mut cases = Vec::with_capacity(def.campaign.cases.len());
+    for case in &def.campaign.cases {
+        let mut mine: Vec<_> = links
+            .iter()
+            .filter(|l| l.case == case.name && !l.warmup)
+            .collect();
+        interrupted += mine
+            .iter()
+            .filter(|l| l.status == RunStatus::Interrupted)
+            .count();
+        mine.retain(|l| l.status == RunStatus::Complete);
+        mine.sort_by_key(|l| l.rep);
+        let mut runs = Vec::with_capacity(mine.len());
+        let mut hists = Vec::with_capacity(mine.len());
+        for l in mine {
+            let Some(stored) = store.get(l.run_id)? else {
+                continue;
+            };
+            note_environment(&stored.document, &mut targets, &mut devices);
+            starts.push(stored.row.started_at.clone());
+            runs.push(digest::digest(
+                l.run_id,
+                l.rep,
+                &stored.document,
+                &stored.histograms,
+            )?);
+            hists.push(stored.histograms);
+        }
+        let refs: Vec<&[(String, Vec<u8>)]> = hists.iter().map(Vec::as_slice).collect();
+        cases.push(CaseView {
+            name: case.name.clone(),
+            vars: case.vars_map(),
+            args: case.args.clone(),
+            runs,
+            lat_curves: digest::lat_curves(&refs)?,
+        });
+    }
+    starts.sort();
+    environment.targets = targets.into_iter().collect();
+    environment.devices = devices.into_iter().collect();
+    environment.first_run = starts.first().cloned();
+    environment.last_run = starts.last().cloned();
+    let metrics = analysis::metrics(&cases, &def.campaign.baseline);
+    let mut warnings = analysis::warnings(&cases, def.campaign.repeat);
+    if interrupted > 0 {
+        warnings.push(format!(
+            "{interrupted} interrupted run(s) are left out of the figures (their repetitions were run again or are still to run)"
+        ));
+    }
+    Ok(CampaignView {
+        schema: crate::SCHEMA,
+        name: def.campaign.name.clone(),
+        file,
+        command: def.campaign.command.to_string(),
+        baseline: def.campaign.baseline.clone(),
+        smoke: def.campaign.smoke,
+        repeat: def.campaign.repeat,
+        environment,
+        cases,
+        metrics,
+        warnings,
+    })
+}
+
+/// Targets and disks named in a run's document (`run`, `calibrate` or `db run`).
+fn note_environment(doc: &str, targets: &mut BTreeSet<String>, devices: &mut BTreeSet<String>) {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(doc) else {
+        return;
+    };
+    if let Some(ts) = v.get("targets").and_then(|t| t.as_array()) {
+        for t in ts {
+            let s = |k: &str| t.get(k).and_then(|x| x.as_str()).unwrap_or("?").to_string();
+            let size = t.get("size").and_then(|x| x.as_u64()).unwrap_or(0);
+            targets.insert(format!(
+                "{}: {} on {} ({}, {:.1} GiB)",
+                s("path"),
+                s("fs"),
+                s("device"),
+                s("kind"),
+                size as f64 / f64::from(1u32 << 30)
+            ));
+        }
+    }
+    if let Some(loc) = v.pointer("/server/location").and_then(|x| x.as_str()) {
+        let version = v
+            .pointer("/server/version")
+            .and_then(|x| x.as_str())
+            .unwrap_or("");
+        targets.insert(format!("PostgreSQL {version} at {loc}"));
+    }
+    for ptr in ["/hardware/disks", "/cache/disks"] {
+        if let Some(ds) = v.pointer(ptr).and_then(|x| x.as_array()) {
+            devices.extend(ds.iter().filter_map(|d| d.as_str().map(String::from)));
+        }
+    }
+}
+
+/// Where this machine is, for the stored definition.
+pub fn this_machine() -> Environment {
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
+    let ram_kb = read("/proc/meminfo")
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    Environment {
+        host: read("/proc/sys/kernel/hostname"),
+        kernel: format!(
+            "{} {}",
+            read("/proc/sys/kernel/ostype"),
+            read("/proc/sys/kernel/osrelease")
+        ),
+        iogauge_version: env!("CARGO_PKG_VERSION").to_string(),
+        cpus: std::thread::available_parallelism().map_or(0, |n| n.get() as u32),
+        ram_bytes: ram_kb * 1024,
+        ..Environment::default()
+    }
+}

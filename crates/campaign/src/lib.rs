@@ -1,0 +1,29 @@
+//! Campaigns: a TOML file that declares configurations (variables and their values, or
+//! explicit cases), the workload command and its options, repetitions, warm-up, order and a
+//! baseline; its expansion into an ordered plan of runs; and, once the runs are stored, the
+//! statistics per case and metric that reports render.
+//!
+//! Pure: no process is spawned and no store is opened here. `iogauge campaign` (the binary)
+//! runs the plan, `iogauge report` / `export` / `compare` read the store and render a
+//! [`view::CampaignView`].
+
+pub mod analysis;
+pub mod digest;
+pub mod gather;
+pub mod plan;
+pub mod spec;
+#[cfg(test)]
+mod spec_tests;
+pub mod view;
+
+pub use analysis::{metrics, warnings};
+pub use digest::{catalogue, digest, lat_curves, DigestError, Metric};
+pub use plan::PlannedRun;
+pub use spec::{Campaign, Case, Command, Order, SpecError, Warmup};
+pub use view::{
+    AasPoint, CampaignView, CaseView, Environment, LatCurve, MetricCase, MetricView, RunDigest,
+    SeriesPoint,
+};
+
+/// Version of the campaign JSON export; bump on any incompatible change.
+pub const SCHEMA: u32 = 1;

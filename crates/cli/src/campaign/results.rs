@@ -1,0 +1,416 @@
+//! Reading campaigns back: `iogauge report` (HTML), `iogauge export` (CSV, Markdown, JSON),
+//! `iogauge compare` (two runs, or two cases of a campaign), and the lines `iogauge campaign`
+//! prints as it goes.
+
+use crate::args::StoreArgs;
+use crate::options::UsageError;
+use anyhow::Context;
+use iogauge_campaign::digest::{catalogue, digest};
+use iogauge_campaign::gather::gather;
+use iogauge_campaign::CampaignView;
+use iogauge_stats::compare::{Describe, Ratio, Verdict};
+use iogauge_store::{CampaignTag, RunStatus, Store};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(clap::Args, Debug)]
+pub struct ReportArgs {
+    /// The campaign, by the name `iogauge campaign` stored it under.
+    #[arg(long)]
+    pub campaign: String,
+    /// Write the HTML here (default: stdout). An existing file is replaced only with --force.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Replace an existing output file.
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ExportArgs {
+    /// The campaign, by the name `iogauge campaign` stored it under.
+    #[arg(long)]
+    pub campaign: String,
+    /// csv (one row per case and metric), md (Markdown tables) or json (everything).
+    #[arg(long, value_parser = ["csv", "md", "json"])]
+    pub format: String,
+    /// Write here (default: stdout). An existing file is replaced only with --force.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Replace an existing output file.
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CompareArgs {
+    /// The reference: a run id, or with --campaign a case name.
+    pub a: String,
+    /// Compared with the reference: a run id, or with --campaign a case name.
+    pub b: String,
+    /// Compare two cases of this campaign (every repetition, with confidence intervals).
+    #[arg(long)]
+    pub campaign: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+fn open_view(store: &StoreArgs, name: &str) -> anyhow::Result<CampaignView> {
+    let store = Store::open_resolved(store.store.as_deref())?;
+    gather(&store, name).map_err(|e| {
+        if e.is_usage() {
+            UsageError(e.to_string()).into()
+        } else {
+            anyhow::Error::new(e)
+        }
+    })
+}
+
+pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
+    check_output(a.output.as_deref(), a.force)?;
+    let view = open_view(&a.store, &a.campaign)?;
+    let html = iogauge_report::campaign_html(&view);
+    write_output(a.output.as_deref(), &html)?;
+    if let Some(p) = &a.output {
+        eprintln!(
+            "wrote {} ({} cases, {} runs, {:.1} MB)",
+            p.display(),
+            view.cases.len(),
+            view.cases.iter().map(|c| c.runs.len()).sum::<usize>(),
+            html.len() as f64 / 1e6
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
+    check_output(a.output.as_deref(), a.force)?;
+    let view = open_view(&a.store, &a.campaign)?;
+    let text = match a.format.as_str() {
+        "csv" => iogauge_report::campaign_csv(&view),
+        "md" => iogauge_report::campaign_markdown(&view),
+        _ => iogauge_report::campaign_json(&view),
+    };
+    write_output(a.output.as_deref(), &text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses an output path that cannot be written as asked, before any work is done.
+fn check_output(path: Option<&Path>, force: bool) -> Result<(), UsageError> {
+    let Some(p) = path else { return Ok(()) };
+    if p.is_dir() {
+        return Err(UsageError(format!(
+            "-o {}: is a directory; give a file name",
+            p.display()
+        )));
+    }
+    if p.exists() && !force {
+        return Err(UsageError(format!(
+            "-o {}: exists; choose another name or pass --force to replace it",
+            p.display()
+        )));
+    }
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(UsageError(format!(
+            "-o {}: directory {} does not exist; create it first",
+            p.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Writes whole or not at all: a temporary file beside the target, then a rename.
+fn write_output(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
+    let Some(p) = path else {
+        let mut out = std::io::stdout().lock();
+        return out
+            .write_all(text.as_bytes())
+            .and_then(|_| out.flush())
+            .context("writing to stdout");
+    };
+    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("report");
+    let tmp = p.with_file_name(format!(".{name}.iogauge-{}", std::process::id()));
+    let result = std::fs::write(&tmp, text).and_then(|_| std::fs::rename(&tmp, p));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.with_context(|| format!("-o {}: writing", p.display()))
+}
+
+/// `iogauge compare A B`.
+pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
+    let text = match &a.campaign {
+        Some(name) => {
+            let view = open_view(&a.store, name)?;
+            compare_cases(&view, &a.a, &a.b, a.json)?
+        }
+        None => {
+            let store = Store::open_resolved(a.store.store.as_deref())?;
+            compare_runs(&store, &a.a, &a.b, a.json)?
+        }
+    };
+    write_output(None, &text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Serialize)]
+struct MetricCompare {
+    metric: String,
+    unit: String,
+    a: f64,
+    b: f64,
+    /// b / a.
+    ratio: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    a_stats: Option<Describe>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    b_stats: Option<Describe>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ci95: Option<(f64, f64)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verdict: Option<String>,
+}
+
+fn compare_runs(store: &Store, a: &str, b: &str, json: bool) -> anyhow::Result<String> {
+    let load = |s: &str| -> anyhow::Result<iogauge_campaign::RunDigest> {
+        let id: i64 = s.parse().map_err(|_| {
+            UsageError(format!(
+                "{s:?} is not a run id; give two ids from `iogauge history`, or two case names with --campaign NAME"
+            ))
+        })?;
+        let run = store.get(id)?.ok_or_else(|| {
+            UsageError(format!(
+                "no run {id} in {}; `iogauge history` lists the stored runs",
+                store.path().display()
+            ))
+        })?;
+        Ok(digest(id, 1, &run.document, &run.histograms)?)
+    };
+    let (ra, rb) = (load(a)?, load(b)?);
+    if ra.kind != rb.kind {
+        return Err(UsageError(format!(
+            "run {a} is a {} and run {b} a {}: compare runs of one kind",
+            ra.kind, rb.kind
+        ))
+        .into());
+    }
+    let rows: Vec<MetricCompare> = catalogue()
+        .iter()
+        .filter_map(|m| {
+            let (x, y) = (*ra.metrics.get(m.key)?, *rb.metrics.get(m.key)?);
+            Some(MetricCompare {
+                metric: m.key.to_string(),
+                unit: m.unit.to_string(),
+                a: x,
+                b: y,
+                ratio: (x > 0.0).then(|| y / x),
+                a_stats: None,
+                b_stats: None,
+                ci95: None,
+                verdict: None,
+            })
+        })
+        .collect();
+    if json {
+        return Ok(serde_json::to_string_pretty(&serde_json::json!({
+            "a": {"id": ra.id, "kind": ra.kind, "started_at": ra.started_at},
+            "b": {"id": rb.id, "kind": rb.kind, "started_at": rb.started_at},
+            "metrics": rows,
+        }))? + "\n");
+    }
+    let mut s = format!(
+        "run {a} ({}) against run {b} ({}): single runs, so no confidence interval; a campaign's repetitions give one\n",
+        ra.started_at, rb.started_at
+    );
+    let _ = writeln!(s, "{:<24} {:>14} {:>14} {:>8}", "metric", format!("run {a}"), format!("run {b}"), "b/a");
+    for r in &rows {
+        let _ = writeln!(
+            s,
+            "{:<24} {:>14} {:>14} {:>8}",
+            format!("{} ({})", r.metric, r.unit),
+            fmt_num(r.a),
+            fmt_num(r.b),
+            r.ratio.map_or("-".into(), |x| format!("{x:.3}"))
+        );
+    }
+    Ok(s)
+}
+
+fn compare_cases(view: &CampaignView, a: &str, b: &str, json: bool) -> anyhow::Result<String> {
+    for name in [a, b] {
+        if !view.cases.iter().any(|c| c.name == name) {
+            let names: Vec<&str> = view.cases.iter().map(|c| c.name.as_str()).collect();
+            return Err(UsageError(format!(
+                "campaign {}: no case {name:?}; its cases are: {}",
+                view.name,
+                names.join(", ")
+            ))
+            .into());
+        }
+    }
+    let mut rows = Vec::new();
+    for m in &view.metrics {
+        let samples = |n: &str| m.cases.iter().find(|c| c.case == n).map(|c| &c.samples);
+        let (Some(xa), Some(xb)) = (samples(a), samples(b)) else {
+            continue;
+        };
+        let (Ok(da), Ok(db)) = (Describe::of(xa), Describe::of(xb)) else {
+            continue;
+        };
+        let ratio = Ratio::of(xb, xa, seed_of(&m.key)).ok();
+        rows.push(MetricCompare {
+            metric: m.key.clone(),
+            unit: m.unit.clone(),
+            a: da.mean,
+            b: db.mean,
+            ratio: ratio.as_ref().map(|r| r.ratio),
+            ci95: ratio.as_ref().and_then(|r| r.ci95).map(|c| (c.lo, c.hi)),
+            verdict: ratio
+                .as_ref()
+                .map(|r| Verdict::of(r).sentence(b, a, m.higher_is_better)),
+            a_stats: Some(da),
+            b_stats: Some(db),
+        });
+    }
+    if json {
+        return Ok(serde_json::to_string_pretty(&serde_json::json!({
+            "campaign": view.name, "a": a, "b": b, "metrics": rows,
+        }))? + "\n");
+    }
+    let mut s = format!("campaign {}: {b} against {a} (means of the repetitions)\n", view.name);
+    for r in &rows {
+        let _ = writeln!(
+            s,
+            "{:<24} {:>12} {:>12}  {}",
+            format!("{} ({})", r.metric, r.unit),
+            fmt_num(r.a),
+            fmt_num(r.b),
+            r.verdict.as_deref().unwrap_or("-")
+        );
+    }
+    Ok(s)
+}
+
+fn seed_of(key: &str) -> u64 {
+    key.bytes()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+}
+
+fn fmt_num(x: f64) -> String {
+    if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else if x.abs() >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+/// One line on a stored campaign run: its headline figures and its id.
+pub fn run_line(store: &Store, tag: &CampaignTag) -> anyhow::Result<String> {
+    let runs = store.campaign_runs(&tag.campaign, tag.generation)?;
+    let Some(link) = runs.iter().rev().find(|r| {
+        r.case == tag.case && r.rep == tag.rep && !r.warmup && r.status == RunStatus::Complete
+    }) else {
+        anyhow::bail!(
+            "campaign {}: the run of case {:?} repetition {} finished but is not in the store",
+            tag.campaign,
+            tag.case,
+            tag.rep
+        );
+    };
+    let run = store
+        .get(link.run_id)?
+        .context("a campaign run vanished from the store")?;
+    let d = digest(link.run_id, link.rep, &run.document, &run.histograms)?;
+    Ok(format!("{} (run {})", headline(&d.metrics), link.run_id))
+}
+
+/// Metrics a campaign prints first, in this order, when a run has them.
+const HEADLINE: &[&str] = &[
+    "iops",
+    "max_iops",
+    "ops_s",
+    "mbps",
+    "max_mbps",
+    "db_physical_reads_s",
+    "read_lat_p99_ms",
+    "write_lat_p99_ms",
+    "latency_ms",
+    "op_read_lat_p99_ms",
+    "op_update_lat_p99_ms",
+];
+
+/// The headline figures of a run, labelled.
+fn headline(metrics: &BTreeMap<String, f64>) -> String {
+    let parts: Vec<String> = HEADLINE
+        .iter()
+        .filter_map(|k| {
+            let m = iogauge_campaign::digest::metric(k)?;
+            let v = metrics.get(*k)?;
+            Some(if m.unit == "ms" {
+                format!("{} {} ms", m.label, fmt_num(*v))
+            } else {
+                format!("{} {}", fmt_num(*v), m.unit)
+            })
+        })
+        .take(4)
+        .collect();
+    parts.join(", ")
+}
+
+/// The end-of-campaign summary: per headline metric, each case's mean, spread and verdict.
+pub fn verdicts_text(view: &CampaignView) -> String {
+    let mut s = format!(
+        "\ncampaign {}: {} cases, baseline {:?}\n",
+        view.name,
+        view.cases.len(),
+        view.baseline
+    );
+    let shown = view
+        .metrics
+        .iter()
+        .filter(|m| HEADLINE.contains(&m.key.as_str()))
+        .take(4);
+    for m in shown {
+        let _ = writeln!(s, "\n{} ({}):", m.label, m.unit);
+        for c in &m.cases {
+            let d = &c.describe;
+            let _ = writeln!(
+                s,
+                "  {:<28} n={:<3} mean {:>10}  median {:>10}  trimmed {:>10}  CV {:>5}  {}",
+                c.case,
+                d.n,
+                fmt_num(d.mean),
+                fmt_num(d.median),
+                fmt_num(d.trimmed_mean),
+                d.cv.map_or("-".into(), |v| format!("{:.1}%", v * 100.0)),
+                c.verdict.as_deref().unwrap_or(if c.case == view.baseline {
+                    "(baseline)"
+                } else {
+                    ""
+                })
+            );
+        }
+    }
+    for w in &view.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    s
+}
