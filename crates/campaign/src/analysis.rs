@@ -118,8 +118,8 @@ pub fn modified_z(samples: &[f64]) -> Option<Vec<f64>> {
 
 /// The campaign's warnings, one sentence each: repetitions below what a verdict needs, then
 /// per case (in order) interrupted runs, cases short of `repeat` measured runs, outlying
-/// repetitions (modified z-score above 3.5, per run over every metric), noisy metrics (CV
-/// above [`NOISY_CV`]), and the runs' own warnings, each once with how many runs gave it (once
+/// repetitions (modified z-score above 3.5, per run over the [`watched`] metrics), noisy
+/// metrics (CV above [`NOISY_CV`], of the watched ones), and the runs' own warnings, each once with how many runs gave it (once
 /// for the whole campaign when every run of every case gave it).
 pub fn warnings(cases: &[CaseView], repeat: u32) -> Vec<String> {
     let mut out = Vec::new();
@@ -149,6 +149,7 @@ pub fn warnings(cases: &[CaseView], repeat: u32) -> Vec<String> {
         out.extend(outlier_warnings(c));
         let noisy: Vec<String> = catalogue()
             .iter()
+            .filter(|m| watched(m))
             .filter_map(|m| {
                 let cv = Describe::of(&samples(c, m.key)).ok()?.cv?;
                 (cv.abs() > NOISY_CV).then(|| format!("{} {:.1}%", m.key, cv.abs() * 100.0))
@@ -173,10 +174,21 @@ pub fn warnings(cases: &[CaseView], repeat: u32) -> Vec<String> {
     out
 }
 
-/// One sentence per outlying repetition of `c`, naming every metric it is an outlier in.
+/// Metrics whose noise and outliers are worth a warning: rates and mean latencies. Tail
+/// percentiles (p99 and beyond) of short runs rest on a handful of I/Os and vary by nature;
+/// their spread is in the tables and charts, not in the warnings.
+fn watched(m: &Metric) -> bool {
+    m.higher_is_better
+        || m.key.ends_with("_mean_ms")
+        || m.key == "latency_ms"
+        || m.key == "db_avg_read_ms"
+}
+
+/// One sentence per outlying repetition of `c`, naming every metric it is an outlier in
+/// (of the [`watched`] ones).
 fn outlier_warnings(c: &CaseView) -> Vec<String> {
     let mut by_run: BTreeMap<(u32, i64), Vec<String>> = BTreeMap::new();
-    for m in catalogue() {
+    for m in catalogue().iter().filter(|m| watched(m)) {
         let runs = measured(c, m.key);
         let values: Vec<f64> = runs.iter().map(|(_, v)| *v).collect();
         let flagged = outliers(&values);

@@ -63,10 +63,7 @@ pub fn definition(store: &Store, name: &str) -> Result<(Definition, i64), Gather
 /// The whole campaign, ready to render.
 pub fn gather(store: &Store, name: &str) -> Result<CampaignView, GatherError> {
     let (def, generation) = definition(store, name)?;
-    let file = store
-        .campaign(name)?
-        .map(|r| r.file)
-        .unwrap_or_default();
+    let file = store.campaign(name)?.map(|r| r.file).unwrap_or_default();
     let links = store.campaign_runs(name, generation)?;
     let mut environment = def.environment.clone();
     let mut targets = BTreeSet::new();

@@ -36,6 +36,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use toml::{Table, Value};
 
+mod expand;
+pub use expand::substitute;
+use expand::{apply_smoke, check_smoke_table, expand};
+
 /// What is wrong with a campaign file, in one sentence that names the key.
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error("{0}")]
@@ -191,9 +195,6 @@ struct RawCommands {
     reset: Option<String>,
 }
 
-/// Flags the campaign runner sets itself.
-const RESERVED: &[&str] = &["store", "json"];
-
 impl Campaign {
     /// Parses and expands a campaign file. `stem` names the campaign when the file does not;
     /// `smoke` applies the tiny scale (seconds-long runs, [`SMOKE_REPEAT`] repetitions, no
@@ -201,7 +202,12 @@ impl Campaign {
     /// with real ones.
     pub fn parse(text: &str, stem: &str, smoke: bool) -> Result<Campaign, SpecError> {
         let raw: RawFile = toml::from_str(text).map_err(|e| {
-            let msg: Vec<&str> = e.message().lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+            let msg: Vec<&str> = e
+                .message()
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
             let msg = msg.join(": ");
             let at = e
                 .span()
@@ -215,10 +221,14 @@ impl Campaign {
             Some("db run") => Command::DbRun,
             Some(other) => {
                 return bad(format!(
-                    "command = {other:?} is not a workload: use \"run\", \"calibrate\" or \"db run\""
-                ))
+                "command = {other:?} is not a workload: use \"run\", \"calibrate\" or \"db run\""
+            ))
             }
-            None => return bad("command is missing: add command = \"run\" (or \"calibrate\", \"db run\")"),
+            None => {
+                return bad(
+                    "command is missing: add command = \"run\" (or \"calibrate\", \"db run\")",
+                )
+            }
         };
         let repeat = match raw.repeat {
             None => 10,
@@ -346,244 +356,4 @@ fn check_name(name: &str) -> Result<(), SpecError> {
         ));
     }
     Ok(())
-}
-
-/// Flags that make runs long or wait for things; dropped at smoke scale.
-const SMOKE_DROPS: &[&str] = &["steady", "steady-window", "steady-timeout", "ios"];
-
-/// The built-in tiny scale per command, then the file's `[smoke]` table over it.
-fn apply_smoke(
-    command: Command,
-    options: &mut Table,
-    vars: &mut Table,
-    mut smoke: Table,
-) -> Result<(), SpecError> {
-    options.retain(|k, _| !SMOKE_DROPS.contains(&flag_name(k).as_str()));
-    let defaults: &[(&str, &str)] = match command {
-        Command::Run => &[("time", "1s"), ("ramp", "0s"), ("size", "64m")],
-        Command::Calibrate => &[("point-time", "250ms"), ("size", "64m")],
-        Command::DbRun => &[("time", "2s"), ("ramp", "0s"), ("interval", "500ms")],
-    };
-    for (k, v) in defaults {
-        options.retain(|key, _| flag_name(key) != *k);
-        options.insert((*k).to_string(), Value::String((*v).to_string()));
-    }
-    if let Some(v) = smoke.remove("vars") {
-        let Value::Table(t) = v else {
-            return bad("smoke.vars must be a table of value lists, as [vars] is");
-        };
-        for (k, v) in t {
-            if !vars.contains_key(&k) {
-                return bad(format!(
-                    "smoke.vars.{k}: there is no variable {k} under [vars] to override"
-                ));
-            }
-            vars.insert(k, v);
-        }
-    }
-    for (k, v) in smoke {
-        let name = flag_name(&k);
-        options.retain(|key, _| flag_name(key) != name);
-        options.insert(k, v);
-    }
-    Ok(())
-}
-
-fn check_smoke_table(smoke: &Table) -> Result<(), SpecError> {
-    match smoke.get("vars") {
-        Some(Value::Table(_)) | None => Ok(()),
-        Some(_) => bad("smoke.vars must be a table of value lists, as [vars] is"),
-    }
-}
-
-fn flag_name(key: &str) -> String {
-    key.replace('_', "-")
-}
-
-/// A variable's value as text.
-fn scalar(v: &Value, what: &str) -> Result<String, SpecError> {
-    match v {
-        Value::String(s) => Ok(s.clone()),
-        Value::Integer(i) => Ok(i.to_string()),
-        Value::Float(f) => Ok(f.to_string()),
-        Value::Boolean(b) => Ok(b.to_string()),
-        _ => bad(format!(
-            "{what}: use a string, number or boolean (got {})",
-            v.type_str()
-        )),
-    }
-}
-
-/// Cases: every explicit `[[case]]` (or one empty one) crossed with every combination of
-/// `[vars]`, first variable varying slowest. A case is named by its `name` (or its own
-/// variables) and the `[vars]` that take more than one value: `ext4 sessions=8`.
-fn expand(
-    explicit: &[Table],
-    vars: &Table,
-    options: &Table,
-    naming: &[String],
-) -> Result<Vec<Case>, SpecError> {
-    let mut lists: Vec<(String, Vec<String>)> = Vec::new();
-    for (k, v) in vars {
-        check_var_name(k, "vars")?;
-        let values = match v {
-            Value::Array(a) if a.is_empty() => {
-                return bad(format!("vars.{k} is empty: give it at least one value"))
-            }
-            Value::Array(a) => a
-                .iter()
-                .map(|x| scalar(x, &format!("vars.{k}")))
-                .collect::<Result<Vec<_>, _>>()?,
-            other => vec![scalar(other, &format!("vars.{k}"))?],
-        };
-        lists.push((k.clone(), values));
-    }
-    let mut bases: Vec<(Option<String>, Vec<(String, String)>)> = Vec::new();
-    for (i, t) in explicit.iter().enumerate() {
-        let mut name = None;
-        let mut cv = Vec::new();
-        for (k, v) in t {
-            if k == "name" {
-                name = Some(scalar(v, &format!("case {} name", i + 1))?);
-                continue;
-            }
-            check_var_name(k, &format!("case {}", i + 1))?;
-            if vars.contains_key(k) {
-                return bad(format!(
-                    "case {}: {k} is also under [vars]; give it in one place",
-                    i + 1
-                ));
-            }
-            cv.push((k.clone(), scalar(v, &format!("case {} {k}", i + 1))?));
-        }
-        bases.push((name, cv));
-    }
-    if bases.is_empty() {
-        bases.push((None, Vec::new()));
-    }
-    let mut combos: Vec<Vec<(String, String)>> = vec![Vec::new()];
-    for (k, values) in &lists {
-        combos = combos
-            .into_iter()
-            .flat_map(|c| {
-                values.iter().map(move |v| {
-                    let mut c = c.clone();
-                    c.push((k.clone(), v.clone()));
-                    c
-                })
-            })
-            .collect();
-    }
-    let mut cases = Vec::new();
-    for (name, base) in &bases {
-        for combo in &combos {
-            let mut parts: Vec<String> = Vec::new();
-            match name {
-                Some(n) => parts.push(n.clone()),
-                None => parts.extend(base.iter().map(|(k, v)| format!("{k}={v}"))),
-            }
-            // A variable with a single value names no case apart.
-            parts.extend(
-                combo
-                    .iter()
-                    .filter(|(k, _)| naming.contains(k))
-                    .map(|(k, v)| format!("{k}={v}")),
-            );
-            let name = if parts.is_empty() {
-                "default".to_string()
-            } else {
-                parts.join(" ")
-            };
-            let vars: Vec<(String, String)> = base.iter().chain(combo).cloned().collect();
-            let args = args_of(options, &vars)?;
-            if cases.iter().any(|c: &Case| c.name == name) {
-                return bad(format!(
-                    "two cases are named {name:?}: give each [[case]] its own name"
-                ));
-            }
-            cases.push(Case { name, vars, args });
-        }
-    }
-    Ok(cases)
-}
-
-fn check_var_name(k: &str, what: &str) -> Result<(), SpecError> {
-    if k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        return bad(format!(
-            "{what}: variable {k:?} must be letters, digits and '_'"
-        ));
-    }
-    Ok(())
-}
-
-/// The command line of one case: `--key value` per option, `${var}` replaced.
-fn args_of(options: &Table, vars: &[(String, String)]) -> Result<Vec<String>, SpecError> {
-    let mut args = Vec::new();
-    for (k, v) in options {
-        let flag = flag_name(k);
-        if flag.is_empty()
-            || !flag
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        {
-            return bad(format!(
-                "options.{k}: not a flag name (lowercase letters, digits, '-')"
-            ));
-        }
-        if RESERVED.contains(&flag.as_str()) {
-            return bad(format!(
-                "options.{k}: the campaign sets --{flag} itself; remove it (use `iogauge campaign --store`)"
-            ));
-        }
-        let what = format!("options.{k}");
-        let values: Vec<&Value> = match v {
-            Value::Array(a) => a.iter().collect(),
-            other => vec![other],
-        };
-        for v in values {
-            match v {
-                Value::Boolean(true) => args.push(format!("--{flag}")),
-                Value::Boolean(false) => {}
-                other => {
-                    let text = substitute(&scalar(other, &what)?, vars, &what)?;
-                    args.push(format!("--{flag}"));
-                    args.push(text);
-                }
-            }
-        }
-    }
-    Ok(args)
-}
-
-/// Replaces every `${name}` with the case's value; `$$` is a literal `$`.
-pub fn substitute(text: &str, vars: &[(String, String)], what: &str) -> Result<String, SpecError> {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(i) = rest.find('$') {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 1..];
-        if let Some(r) = after.strip_prefix('$') {
-            out.push('$');
-            rest = r;
-        } else if let Some(r) = after.strip_prefix('{') {
-            let Some(end) = r.find('}') else {
-                return bad(format!("{what}: '${{' without a closing '}}'"));
-            };
-            let name = &r[..end];
-            match vars.iter().find(|(k, _)| k == name) {
-                Some((_, v)) => out.push_str(v),
-                None => {
-                    return bad(format!(
-                        "{what}: ${{{name}}} is not a variable of every case; declare it under [vars] or in each [[case]]"
-                    ))
-                }
-            }
-            rest = &r[end + 1..];
-        } else {
-            out.push('$');
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    Ok(out)
 }

@@ -58,7 +58,10 @@ fn cross_product_first_variable_slowest() {
     );
     assert_eq!(c.name, "qd");
     assert_eq!(c.command, Command::Run);
-    assert_eq!((c.repeat, c.warmup, c.order), (3, Warmup::Case, Order::Interleaved));
+    assert_eq!(
+        (c.repeat, c.warmup, c.order),
+        (3, Warmup::Case, Order::Interleaved)
+    );
     assert_eq!(c.baseline, "qd=1 rw=randread");
     assert_eq!(c.cases[2].option("qd"), Some("4"));
     assert_eq!(c.cases[2].option("allow-overwrite"), Some(""));
@@ -114,7 +117,11 @@ pre = "echo ${dir} $HOME $$"
         ]
     );
     assert_eq!(c.cases[1].vars_map()["dir"], "/mnt/ext4/pg");
-    assert_eq!(c.cases[1].vars_map()["scale"], "1G", "single values are variables too");
+    assert_eq!(
+        c.cases[1].vars_map()["scale"],
+        "1G",
+        "single values are variables too"
+    );
     assert!(c.commands.reset_db);
     assert_eq!(c.baseline, "xfs sessions=8");
     assert_eq!(
@@ -136,29 +143,72 @@ fn no_vars_is_one_default_case() {
 fn errors_name_the_key_and_the_fix() {
     let table = [
         ("repeat = 3\n", "command is missing"),
-        ("command = \"fio\"\n", "use \"run\", \"calibrate\" or \"db run\""),
-        ("command = \"run\"\nrepeat = 0\n", "repeat = 0: use a number from 1 to 1000"),
-        ("command = \"run\"\norder = \"sideways\"\n", "order = \"sideways\""),
-        ("command = \"run\"\nwarmup = \"twice\"\n", "warmup = \"twice\""),
-        ("command = \"run\"\nbaseline = \"x\"\n", "baseline = \"x\" is not a case; the cases are: default"),
-        ("command = \"run\"\n[options]\nqd = \"${qd}\"\n", "options.qd: ${qd} is not a variable"),
-        ("command = \"run\"\n[options]\nstore = \"x\"\n", "the campaign sets --store itself"),
-        ("command = \"run\"\n[options]\nQD = 1\n", "options.QD: not a flag name"),
+        (
+            "command = \"fio\"\n",
+            "use \"run\", \"calibrate\" or \"db run\"",
+        ),
+        (
+            "command = \"run\"\nrepeat = 0\n",
+            "repeat = 0: use a number from 1 to 1000",
+        ),
+        (
+            "command = \"run\"\norder = \"sideways\"\n",
+            "order = \"sideways\"",
+        ),
+        (
+            "command = \"run\"\nwarmup = \"twice\"\n",
+            "warmup = \"twice\"",
+        ),
+        (
+            "command = \"run\"\nbaseline = \"x\"\n",
+            "baseline = \"x\" is not a case; the cases are: default",
+        ),
+        (
+            "command = \"run\"\n[options]\nqd = \"${qd}\"\n",
+            "options.qd: ${qd} is not a variable",
+        ),
+        (
+            "command = \"run\"\n[options]\nstore = \"x\"\n",
+            "the campaign sets --store itself",
+        ),
+        (
+            "command = \"run\"\n[options]\nQD = 1\n",
+            "options.QD: not a flag name",
+        ),
         ("command = \"run\"\n[vars]\nqd = []\n", "vars.qd is empty"),
-        ("command = \"run\"\n[vars]\nqd = [[1]]\n", "vars.qd: use a string, number or boolean"),
-        ("command = \"run\"\n[commands]\nreset = \"db\"\n", "needs command = \"db run\""),
+        (
+            "command = \"run\"\n[vars]\nqd = [[1]]\n",
+            "vars.qd: use a string, number or boolean",
+        ),
+        (
+            "command = \"run\"\n[commands]\nreset = \"db\"\n",
+            "needs command = \"db run\"",
+        ),
         ("command = \"run\"\nrepat = 3\n", "unknown field `repat`"),
-        ("command = \"run\"\n[[case]]\nname = \"a\"\n[[case]]\nname = \"a\"\n", "two cases are named \"a\""),
+        (
+            "command = \"run\"\n[[case]]\nname = \"a\"\n[[case]]\nname = \"a\"\n",
+            "two cases are named \"a\"",
+        ),
         ("command = \"run\"\nname = \"a b\"\n", "name = \"a b\""),
-        ("command = \"run\"\n[vars]\nx = [1]\n[[case]]\nx = 2\n", "case 1: x is also under [vars]"),
-        ("command = \"run\"\n[options]\nqd = \"${qd\"\n", "without a closing"),
+        (
+            "command = \"run\"\n[vars]\nx = [1]\n[[case]]\nx = 2\n",
+            "case 1: x is also under [vars]",
+        ),
+        (
+            "command = \"run\"\n[options]\nqd = \"${qd\"\n",
+            "without a closing",
+        ),
     ];
     for (text, want) in table {
         let got = err(text);
         assert!(got.contains(want), "{text:?}: {got:?} lacks {want:?}");
     }
     // TOML syntax errors say where.
-    assert!(err("command = \"run\"\nrepeat = \n").starts_with("line 2"), "{}", err("command = \"run\"\nrepeat = \n"));
+    assert!(
+        err("command = \"run\"\nrepeat = \n").starts_with("line 2"),
+        "{}",
+        err("command = \"run\"\nrepeat = \n")
+    );
 }
 
 #[test]
@@ -179,10 +229,12 @@ fn smoke_is_tiny_and_named_apart() {
     assert_eq!(case.option("size"), Some("16m"));
     assert_eq!(case.option("steady"), None);
     assert_eq!(case.option("steady-timeout"), None);
-    assert!(Campaign::parse(&format!("{QD}[smoke.vars]\nzz = [1]\n"), "qd", true)
-        .unwrap_err()
-        .0
-        .contains("no variable zz"));
+    assert!(
+        Campaign::parse(&format!("{QD}[smoke.vars]\nzz = [1]\n"), "qd", true)
+            .unwrap_err()
+            .0
+            .contains("no variable zz")
+    );
 }
 
 #[test]
@@ -235,12 +287,18 @@ fn plan_resumes_and_warms_up_again() {
             run(1, 2, false)
         ]
     );
-    let done: BTreeSet<(String, u32)> = [(c.cases[0].name.clone(), 1), (c.cases[1].name.clone(), 1)]
-        .into_iter()
-        .collect();
+    let done: BTreeSet<(String, u32)> =
+        [(c.cases[0].name.clone(), 1), (c.cases[1].name.clone(), 1)]
+            .into_iter()
+            .collect();
     assert_eq!(
         c.plan(&done),
-        [run(0, 2, true), run(0, 2, false), run(1, 2, true), run(1, 2, false)]
+        [
+            run(0, 2, true),
+            run(0, 2, false),
+            run(1, 2, true),
+            run(1, 2, false)
+        ]
     );
     c.warmup = Warmup::Run;
     assert_eq!(c.plan(&done).len(), 4);
@@ -271,6 +329,11 @@ fn plan_hash_follows_what_is_measured() {
 fn estimates() {
     let c = parse(QD).unwrap();
     assert_eq!(c.estimate(0).as_secs(), 6);
-    let d = Campaign::parse("command = \"db run\"\n[options]\ntime = \"1m\"\nramp = \"10s\"\n", "d", false).unwrap();
+    let d = Campaign::parse(
+        "command = \"db run\"\n[options]\ntime = \"1m\"\nramp = \"10s\"\n",
+        "d",
+        false,
+    )
+    .unwrap();
     assert_eq!(d.estimate(0).as_secs(), 74);
 }

@@ -66,7 +66,11 @@ fn load(a: &CampaignArgs) -> anyhow::Result<(Campaign, String)> {
     let mut c = Campaign::parse(&text, stem, a.smoke)
         .map_err(|e| UsageError(format!("campaign file {}: {e}", path.display())))?;
     if let Some(n) = &a.name {
-        if n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+        if n.is_empty()
+            || !n
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        {
             return Err(UsageError(format!(
                 "--name {n:?}: use letters, digits, '-', '_' and '.' only"
             ))
@@ -253,7 +257,10 @@ fn dry_run(c: &Campaign, a: &CampaignArgs) -> anyhow::Result<ExitCode> {
     }
     let plan = c.plan(&done);
     let mut total = Duration::ZERO;
-    println!("{:>4}  {:<30} {:>5}  {:>8}  command", "#", "case", "rep", "about");
+    println!(
+        "{:>4}  {:<30} {:>5}  {:>8}  command",
+        "#", "case", "rep", "about"
+    );
     for (i, p) in plan.iter().enumerate() {
         let case = &c.cases[p.case];
         let est = c.estimate(p.case);
@@ -270,7 +277,11 @@ fn dry_run(c: &Campaign, a: &CampaignArgs) -> anyhow::Result<ExitCode> {
             fmt_duration(est),
             c.command,
             case.args.join(" "),
-            if p.warmup { "   (warm-up, discarded)" } else { "" }
+            if p.warmup {
+                "   (warm-up, discarded)"
+            } else {
+                ""
+            }
         );
     }
     println!(

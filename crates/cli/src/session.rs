@@ -87,8 +87,8 @@ pub const CAMPAIGN_ENV: &str = "IOGAUGE_CAMPAIGN_RUN";
 pub fn campaign_tag() -> anyhow::Result<Option<iogauge_store::CampaignTag>> {
     match std::env::var(CAMPAIGN_ENV) {
         Err(_) => Ok(None),
-        Ok(v) => serde_json::from_str(&v)
-            .map(Some)
-            .with_context(|| format!("${CAMPAIGN_ENV} is set by `iogauge campaign` only; unset it")),
+        Ok(v) => serde_json::from_str(&v).map(Some).with_context(|| {
+            format!("${CAMPAIGN_ENV} is set by `iogauge campaign` only; unset it")
+        }),
     }
 }

@@ -139,7 +139,10 @@ fn interrupted_twice_resumed_every_run_stored_once() {
         .and_then(|s| s.rsplit(", ").next())
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("no 'N stored' in {err}"));
-    assert!((1..6).contains(&stored), "resumed after {stored} runs: {err}");
+    assert!(
+        (1..6).contains(&stored),
+        "resumed after {stored} runs: {err}"
+    );
 
     let v = export_json(&store, "tiny");
     let cases = v["cases"].as_array().unwrap();
@@ -202,7 +205,13 @@ fn report_export_compare(dir: &Path, store: &Path, v: &Value) {
     );
     let html = std::fs::read_to_string(&html_path).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"), "{}", &html[..100]);
-    for chart in ["bars:iops", "normalised:iops", "latcurve:", "series:", "rw:"] {
+    for chart in [
+        "bars:iops",
+        "normalised:iops",
+        "latcurve:",
+        "series:",
+        "rw:",
+    ] {
         assert!(html.contains(&format!("data-chart=\"{chart}")), "{chart}");
     }
     assert!(!html.contains("NaN"), "NaN in the report");
@@ -219,7 +228,10 @@ fn report_export_compare(dir: &Path, store: &Path, v: &Value) {
         ],
         2,
     );
-    assert!(e.contains("exists; choose another name or pass --force"), "{e}");
+    assert!(
+        e.contains("exists; choose another name or pass --force"),
+        "{e}"
+    );
 
     let out = bin()
         .args(["export", "--campaign", "tiny", "--format", "csv", "--store"])
@@ -228,7 +240,10 @@ fn report_export_compare(dir: &Path, store: &Path, v: &Value) {
         .unwrap();
     let csv = String::from_utf8(out.stdout).unwrap();
     let header = csv.lines().next().unwrap();
-    assert!(header.starts_with("campaign,case,metric,unit,n,mean"), "{header}");
+    assert!(
+        header.starts_with("campaign,case,metric,unit,n,mean"),
+        "{header}"
+    );
     let iops_rows: Vec<&str> = csv.lines().filter(|l| l.contains(",iops,")).collect();
     assert_eq!(iops_rows.len(), 2, "{csv}");
     // CSV means equal the JSON's.
@@ -240,7 +255,10 @@ fn report_export_compare(dir: &Path, store: &Path, v: &Value) {
         .unwrap();
     let mean0 = f(&iops["cases"][0]["describe"]["mean"]);
     let csv_mean: f64 = iops_rows[0].split(',').nth(5).unwrap().parse().unwrap();
-    assert!((csv_mean - mean0).abs() <= 1e-6 * mean0, "{csv_mean} vs {mean0}");
+    assert!(
+        (csv_mean - mean0).abs() <= 1e-6 * mean0,
+        "{csv_mean} vs {mean0}"
+    );
 
     let out = bin()
         .args(["export", "--campaign", "tiny", "--format", "md", "--store"])
@@ -252,11 +270,23 @@ fn report_export_compare(dir: &Path, store: &Path, v: &Value) {
 
     // Two cases: a verdict from three repetitions each.
     let out = bin()
-        .args(["compare", "qd=1", "qd=8", "--campaign", "tiny", "--json", "--store"])
+        .args([
+            "compare",
+            "qd=1",
+            "qd=8",
+            "--campaign",
+            "tiny",
+            "--json",
+            "--store",
+        ])
         .arg(store)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let c: Value = serde_json::from_slice(&out.stdout).unwrap();
     let m = c["metrics"]
         .as_array()
@@ -289,9 +319,16 @@ fn dry_run_lists_and_creates_nothing() {
     let store = dir.join("never.sqlite");
     let out = campaign_in(dir, &store, &["tiny.toml", "--dry-run"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(text.matches("(warm-up, discarded)").count(), 2, "{text}");
-    assert!(text.contains("2 cases × 3 repetitions, 0 already stored, 8 runs to make"), "{text}");
+    assert!(
+        text.contains("2 cases × 3 repetitions, 0 already stored, 8 runs to make"),
+        "{text}"
+    );
     assert!(text.contains("--qd 8"), "{text}");
     assert!(!store.exists(), "a dry run created the store");
     assert!(!dir.join("data").exists() && !dir.join("hooks.log").exists());
@@ -309,14 +346,23 @@ fn bad_campaigns_are_one_line_usage_errors() {
         p.to_str().unwrap().to_string()
     };
     let e = fails(&["campaign", "/nonexistent/x.toml", "--store", s], 2);
-    assert!(e.contains("campaign file /nonexistent/x.toml: not found"), "{e}");
+    assert!(
+        e.contains("campaign file /nonexistent/x.toml: not found"),
+        "{e}"
+    );
     let p = write("syntax.toml", "command = \"run\"\nrepeat = \n");
     let e = fails(&["campaign", &p, "--store", s], 2);
     assert!(e.contains("line 2"), "{e}");
     let p = write("flag.toml", "command = \"run\"\n[options]\nqdd = 4\n");
     let e = fails(&["campaign", &p, "--store", s], 2);
-    assert!(e.contains("case \"default\": unexpected argument '--qdd'"), "{e}");
-    let p = write("var.toml", "command = \"run\"\n[options]\nqd = \"${depth}\"\n");
+    assert!(
+        e.contains("case \"default\": unexpected argument '--qdd'"),
+        "{e}"
+    );
+    let p = write(
+        "var.toml",
+        "command = \"run\"\n[options]\nqd = \"${depth}\"\n",
+    );
     let e = fails(&["campaign", &p, "--store", s], 2);
     assert!(e.contains("${depth} is not a variable"), "{e}");
     assert!(!store.exists(), "errors before any run create no store");
@@ -324,7 +370,15 @@ fn bad_campaigns_are_one_line_usage_errors() {
     let e = fails(&["report", "--campaign", "nope", "--store", s], 2);
     assert!(e.contains("no campaign \"nope\""), "{e}");
     let e = fails(
-        &["export", "--campaign", "nope", "--format", "xml", "--store", s],
+        &[
+            "export",
+            "--campaign",
+            "nope",
+            "--format",
+            "xml",
+            "--store",
+            s,
+        ],
         2,
     );
     assert!(e.contains("xml"), "{e}");
@@ -339,7 +393,11 @@ fn a_changed_campaign_needs_fresh() {
     let one = "name = \"chg\"\ncommand = \"run\"\nrepeat = 1\nwarmup = \"none\"\n[options]\ntarget = \"./data\"\nsize = \"16m\"\ntime = \"300ms\"\ninterval = \"100ms\"\n";
     std::fs::write(dir.join("c.toml"), one).unwrap();
     let out = campaign_in(dir, &store, &["c.toml"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     std::fs::write(dir.join("c.toml"), one.replace("16m", "8m")).unwrap();
     let e = fails(
         &[
@@ -353,12 +411,22 @@ fn a_changed_campaign_needs_fresh() {
     assert!(e.contains("pass --fresh to start over"), "{e}");
     let out = campaign_in(dir, &store, &["c.toml", "--fresh"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && err.contains("0 stored, 1 runs to go"), "{err}");
+    assert!(
+        out.status.success() && err.contains("0 stored, 1 runs to go"),
+        "{err}"
+    );
     // More repetitions of the same cases resume instead.
-    std::fs::write(dir.join("c.toml"), one.replace("16m", "8m").replace("repeat = 1", "repeat = 2")).unwrap();
+    std::fs::write(
+        dir.join("c.toml"),
+        one.replace("16m", "8m").replace("repeat = 1", "repeat = 2"),
+    )
+    .unwrap();
     let out = campaign_in(dir, &store, &["c.toml"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && err.contains("1 stored, 1 runs to go"), "{err}");
+    assert!(
+        out.status.success() && err.contains("1 stored, 1 runs to go"),
+        "{err}"
+    );
 }
 
 /// Every shipped example runs at smoke scale (the filesystem one builds loop filesystems
@@ -388,7 +456,12 @@ fn examples_run_at_smoke_scale() {
         let v = export_json(&store, &format!("{stem}-smoke"));
         assert_eq!(v["smoke"], true);
         for c in v["cases"].as_array().unwrap() {
-            assert_eq!(c["runs"].as_array().unwrap().len(), 2, "{name}: {}", c["name"]);
+            assert_eq!(
+                c["runs"].as_array().unwrap().len(),
+                2,
+                "{name}: {}",
+                c["name"]
+            );
         }
         assert!(!v["metrics"].as_array().unwrap().is_empty(), "{name}");
     }

@@ -318,6 +318,7 @@ fn insert(store: &Path, kind: &str, document: &str) -> i64 {
         disks: None,
         document,
         histograms: &[],
+        campaign: None,
     })
     .expect("insert a run")
 }

@@ -8,8 +8,8 @@ mod history;
 mod series;
 mod watch;
 
-pub use campaign::{campaign_csv, campaign_html, campaign_json, campaign_markdown};
 pub use calib::{calibration_body, calibration_head, matrix_csv, point_line, preflight_text};
+pub use campaign::{campaign_csv, campaign_html, campaign_json, campaign_markdown};
 pub use db::{db_run_text, db_setup_text};
 pub use history::history_table;
 pub use series::interval_table;

@@ -46,7 +46,12 @@ impl<'a> Hooks<'a> {
     }
 
     pub fn after_run(&self, case: &Case, run: &PlannedRun) -> anyhow::Result<()> {
-        self.shell("post", self.c.commands.post.as_deref(), Some(case), Some(run))
+        self.shell(
+            "post",
+            self.c.commands.post.as_deref(),
+            Some(case),
+            Some(run),
+        )
     }
 
     fn reset_db(&self, case: &Case) -> anyhow::Result<()> {

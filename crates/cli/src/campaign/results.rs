@@ -238,7 +238,14 @@ fn compare_runs(store: &Store, a: &str, b: &str, json: bool) -> anyhow::Result<S
         "run {a} ({}) against run {b} ({}): single runs, so no confidence interval; a campaign's repetitions give one\n",
         ra.started_at, rb.started_at
     );
-    let _ = writeln!(s, "{:<24} {:>14} {:>14} {:>8}", "metric", format!("run {a}"), format!("run {b}"), "b/a");
+    let _ = writeln!(
+        s,
+        "{:<24} {:>14} {:>14} {:>8}",
+        "metric",
+        format!("run {a}"),
+        format!("run {b}"),
+        "b/a"
+    );
     for r in &rows {
         let _ = writeln!(
             s,
@@ -293,7 +300,10 @@ fn compare_cases(view: &CampaignView, a: &str, b: &str, json: bool) -> anyhow::R
             "campaign": view.name, "a": a, "b": b, "metrics": rows,
         }))? + "\n");
     }
-    let mut s = format!("campaign {}: {b} against {a} (means of the repetitions)\n", view.name);
+    let mut s = format!(
+        "campaign {}: {b} against {a} (means of the repetitions)\n",
+        view.name
+    );
     for r in &rows {
         let _ = writeln!(
             s,
@@ -308,8 +318,9 @@ fn compare_cases(view: &CampaignView, a: &str, b: &str, json: bool) -> anyhow::R
 }
 
 fn seed_of(key: &str) -> u64 {
-    key.bytes()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+    key.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 fn fmt_num(x: f64) -> String {

@@ -184,12 +184,31 @@ pub(super) fn text_width(s: &str) -> f64 {
     s.chars().count() as f64 * 6.3
 }
 
-/// A horizontal legend from (`x`, `y`), wrapping before `max_x`.
+/// Width of a legend entry: swatch, label, gap.
+fn entry_width(label: &str) -> f64 {
+    22.0 + text_width(label) + 14.0
+}
+
+/// Rows a [`legend`] from `x` wrapping before `max_x` takes for these labels (at least 1).
+pub(super) fn legend_rows<'a>(x: f64, max_x: f64, labels: impl Iterator<Item = &'a str>) -> usize {
+    let (mut cx, mut rows) = (x, 1);
+    for label in labels {
+        let w = entry_width(label);
+        if cx + w > max_x && cx > x {
+            cx = x;
+            rows += 1;
+        }
+        cx += w;
+    }
+    rows
+}
+
+/// A horizontal legend from (`x`, `y`), wrapping before `max_x` into rows 16 px apart.
 pub(super) fn legend(out: &mut String, x: f64, y: f64, max_x: f64, items: &[(Swatch, &str)]) {
     out.push_str("<g class=\"lg\">");
     let (mut cx, mut cy) = (x, y);
     for (sw, label) in items {
-        let w = 22.0 + text_width(label) + 14.0;
+        let w = entry_width(label);
         if cx + w > max_x && cx > x {
             cx = x;
             cy += 16.0;

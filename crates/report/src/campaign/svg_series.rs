@@ -4,7 +4,9 @@
 //! Series longer than [`MAX_POINTS`] are averaged into buckets so a long run stays small.
 
 use super::svg::{headroom, Fmt, Scale, N};
-use super::svg_draw::{legend, no_data, open, x_axis, y_axis, Frame, Line, Side, Swatch};
+use super::svg_draw::{
+    legend, legend_rows, no_data, open, x_axis, y_axis, Frame, Line, Side, Swatch,
+};
 use iogauge_campaign::{RunDigest, SeriesPoint};
 use std::fmt::Write as _;
 
@@ -241,8 +243,8 @@ fn layer_colour(names: &[&str], i: usize) -> &'static str {
 pub(super) fn aas(out: &mut String, run: &RunDigest) {
     let names = layers(run);
     let n_layers = names.len();
-    let legend_rows = 1.0 + (n_layers as f64 / 6.0).floor();
-    let top = 20.0 + 16.0 * legend_rows;
+    let rows = legend_rows(68.0, W - 8.0, names.iter().copied());
+    let top = 20.0 + 16.0 * rows as f64;
     let h = top + 150.0 + 42.0;
     let f = Frame::new(W, h, 68.0, 66.0, top, 42.0);
     let aria = format!("run {}: average active sessions by wait event", run.id);
@@ -252,15 +254,17 @@ pub(super) fn aas(out: &mut String, run: &RunDigest) {
         .collect();
     legend(out, f.x0, 14.0, W - 8.0, &items);
     let pts = &run.aas;
+    // Interval length: the sampling step, or with a single sample the series' interval
+    // (1 s when that is unknown too), so even one interval draws as an area.
     let step = if pts.len() >= 2 {
         (pts[pts.len() - 1].t_s - pts[0].t_s) / (pts.len() - 1) as f64
     } else {
-        0.0
+        run.series.first().map_or(1.0, |p| p.dur_s)
     };
     let step = if step.is_finite() && step > 0.0 {
         step
     } else {
-        0.0
+        1.0
     };
     let end = run_end(run).max(pts.last().map_or(0.0, |p| p.t_s + step));
     let xs = Scale::linear(0.0, if end > 0.0 { end } else { 1.0 }, f.x0, f.x1);

@@ -4,7 +4,8 @@
 
 use super::svg::{colour, compact, esc, headroom, Fmt, Scale, N};
 use super::svg_draw::{
-    cross, legend, no_data, open, text, text_width, x_axis, y_axis, Frame, Line, Side, Swatch,
+    cross, legend, legend_rows, no_data, open, text, text_width, x_axis, y_axis, Frame, Line, Side,
+    Swatch,
 };
 use iogauge_campaign::{CampaignView, CaseView, MetricView};
 use iogauge_stats::compare::Ci;
@@ -12,6 +13,9 @@ use std::fmt::Write as _;
 
 /// Width of the per-metric charts (two fit side by side in the page).
 const W: f64 = 560.0;
+
+/// Left margin of the charts with a y axis: tick labels and the axis title.
+const LEFT: f64 = 68.0;
 
 /// Position of case `name` in the campaign, which picks its colour everywhere.
 pub(super) fn case_index(view: &CampaignView, name: &str) -> usize {
@@ -326,18 +330,17 @@ pub(super) fn latcurve(out: &mut String, view: &CampaignView, label: &str) {
     let xmax = pts().map(|(x, _)| x).fold(2.0, f64::max).ceil().min(9.0);
     let ymin = pts().map(|(_, y)| y).fold(f64::INFINITY, f64::min);
     let ymax = pts().map(|(_, y)| y).fold(0.0, f64::max);
-    let n_cases = curves().count();
-    let legend_rows = 1.0 + (n_cases as f64 / 4.0).floor();
-    let top = 24.0 + 16.0 * legend_rows;
-    let h = 300.0 + top;
-    let f = Frame::new(W, h, 68.0, 30.0, top, 46.0);
-    let aria = format!("{label} latency by percentile, one line per case");
-    open(out, "latcurve", label, W, h, &aria);
     let names: Vec<String> = curves().map(|(_, c, _)| short(&c.name, 24)).collect();
     let items: Vec<(Swatch, &str)> = curves()
         .zip(&names)
         .map(|((i, _, _), n)| (Swatch::Line(colour(i)), n.as_str()))
         .collect();
+    let rows = legend_rows(LEFT, W - 8.0, names.iter().map(|n| n.as_str()));
+    let top = 24.0 + 16.0 * rows as f64;
+    let h = 300.0 + top;
+    let f = Frame::new(W, h, LEFT, 30.0, top, 46.0);
+    let aria = format!("{label} latency by percentile, one line per case");
+    open(out, "latcurve", label, W, h, &aria);
     legend(out, f.x0, 14.0, W - 8.0, &items);
     if ymax <= 0.0 {
         no_data(out, &f, "no latency recorded");

@@ -26,7 +26,7 @@ th,td{padding:4px 7px;border-bottom:1px solid #eaeef2;text-align:right;white-spa
 thead th{font-weight:600;background:var(--bg2);border-bottom:1px solid var(--bd)}
 th.l,td.l{text-align:left}
 td.v{white-space:normal;text-align:left;min-width:230px}
-td.l{white-space:normal;min-width:120px}
+td.l{white-space:normal;min-width:200px}
 .ci{display:block;font-size:11px;color:var(--mu)}
 tr.mh th{background:#fff;text-align:left;font-size:14px;padding-top:16px;border-bottom:2px solid var(--bd)}
 table.res tbody tr:hover td{background:#f6f8fa}

@@ -304,8 +304,7 @@ mod tests {
             )
             .unwrap();
         insert(&mut store, &tag("a", 1, false, 1), RunStatus::Complete).unwrap_err();
-        insert_any(&mut store, None, RunStatus::Complete)
-            .unwrap();
+        insert_any(&mut store, None, RunStatus::Complete).unwrap();
         drop(store);
         let mut store = Store::open(&path).unwrap();
         assert_eq!(store.list().unwrap().len(), 1);
