@@ -174,6 +174,9 @@ pub fn warnings(cases: &[CaseView], repeat: u32) -> Vec<String> {
     out
 }
 
+/// Smallest deviation from the median, as a share of it, that an outlier warning names.
+pub const MATERIAL: f64 = 0.02;
+
 /// Metrics whose noise and outliers are worth a warning: rates and mean latencies. Tail
 /// percentiles (p99 and beyond) of short runs rest on a handful of I/Os and vary by nature;
 /// their spread is in the tables and charts, not in the warnings.
@@ -195,7 +198,15 @@ fn outlier_warnings(c: &CaseView) -> Vec<String> {
         let Some(z) = modified_z(&values).filter(|_| !flagged.is_empty()) else {
             continue;
         };
-        for i in flagged {
+        let mut sorted = values.clone();
+        sorted.sort_by(f64::total_cmp);
+        let median = Describe::of(&sorted).map_or(0.0, |d| d.median);
+        // A repetition 0.3% off runs that agree to 0.1% has a huge z-score and no meaning:
+        // only deviations of at least MATERIAL of the median are worth a warning.
+        for i in flagged
+            .into_iter()
+            .filter(|&i| (values[i] - median).abs() >= MATERIAL * median.abs())
+        {
             let r = runs[i].0;
             by_run
                 .entry((r.rep, r.id))

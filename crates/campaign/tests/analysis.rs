@@ -371,13 +371,20 @@ fn warnings_table() {
                 "E",
                 (1..=5)
                     .map(|i| {
-                        let x = if i == 3 { 101.0 } else { 100.0 };
+                        let x = if i == 3 { 103.0 } else { 100.0 };
                         run(i, i as u32, &[("iops", x), ("mbps", x / 100.0)])
                     })
                     .collect(),
             )],
             5,
             vec!["case E: repetition 3 (run 3) is an outlier in iops (modified z 4.0), mbps (modified z 4.0); check what else ran on the machine then, or re-run it"],
+        ),
+        (
+            // The same shape 1% off: z is as large, but below MATERIAL (2%) of the median.
+            "an immaterial outlier is not named",
+            vec![series("E", 1, "iops", &[100.0, 100.0, 101.0, 100.0, 100.0])],
+            5,
+            vec![],
         ),
         (
             "short of repetitions, and too few for a verdict",

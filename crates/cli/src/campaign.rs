@@ -90,15 +90,30 @@ fn check_cases(c: &Campaign, path: &Path) -> Result<(), UsageError> {
         let argv = std::iter::once("iogauge")
             .chain(c.command.words().iter().copied())
             .chain(case.args.iter().map(String::as_str));
-        if let Err(e) = crate::args::Cli::try_parse_from(argv) {
-            let msg = crate::exit::one_line(&e.to_string());
-            return Err(UsageError(format!(
-                "campaign file {}: case {:?}: {} (from its [options])",
-                path.display(),
-                case.name,
-                msg.trim_start_matches("error: ")
-            )));
-        }
+        let msg = match crate::args::Cli::try_parse_from(argv) {
+            Err(e) => crate::exit::one_line(&e.to_string()),
+            // The checks between flags that `run` and `calibrate` make before touching
+            // anything (`db run` checks its own when it starts).
+            Ok(cli) => match cli.command {
+                crate::args::Command::Run(a) => match crate::options::RunOptions::from_args(a) {
+                    Ok(_) => continue,
+                    Err(e) => e.0,
+                },
+                crate::args::Command::Calibrate(a) => {
+                    match crate::options::CalibrateOptions::from_args(a) {
+                        Ok(_) => continue,
+                        Err(e) => e.0,
+                    }
+                }
+                _ => continue,
+            },
+        };
+        return Err(UsageError(format!(
+            "campaign file {}: case {:?}: {} (from its [options])",
+            path.display(),
+            case.name,
+            msg.trim_start_matches("error: ")
+        )));
     }
     Ok(())
 }
@@ -111,7 +126,8 @@ pub fn campaign(a: CampaignArgs) -> anyhow::Result<ExitCode> {
     let stop = stop_flag()?;
     let mut store = Store::open_resolved(a.store.store.as_deref())?;
     if let Some(old) = store.campaign(&c.name)? {
-        if old.plan_hash != c.plan_hash() && !a.fresh {
+        let has_runs = !store.campaign_runs(&c.name, old.generation)?.is_empty();
+        if old.plan_hash != c.plan_hash() && has_runs && !a.fresh {
             return Err(UsageError(format!(
                 "campaign {}: {} holds runs of it made with other cases or options; pass --fresh to start over (earlier runs stay in the history) or --name to store this one apart",
                 c.name,
@@ -173,7 +189,14 @@ pub fn campaign(a: CampaignArgs) -> anyhow::Result<ExitCode> {
             if run.warmup { " (warm-up)" } else { "" }
         );
         eprintln!("{label}: iogauge {} {}", c.command, case.args.join(" "));
-        hooks.before_run(case, run)?;
+        if let Err(e) = hooks.before_run(case, run) {
+            // Ctrl-C reaches a running hook too: that is an interruption, not its failure.
+            return if stop.load(Ordering::Relaxed) {
+                interrupted(&c)
+            } else {
+                Err(e)
+            };
+        }
         let tag = CampaignTag {
             campaign: c.name.clone(),
             generation,
@@ -181,6 +204,9 @@ pub fn campaign(a: CampaignArgs) -> anyhow::Result<ExitCode> {
             rep: run.rep,
             warmup: run.warmup,
         };
+        if stop.load(Ordering::Relaxed) {
+            return interrupted(&c);
+        }
         let code = run_child(&c, case, &tag, &store_path, &stop)?;
         match code {
             0 => {}
@@ -194,7 +220,13 @@ pub fn campaign(a: CampaignArgs) -> anyhow::Result<ExitCode> {
                 ))
             }
         }
-        hooks.after_run(case, run)?;
+        if let Err(e) = hooks.after_run(case, run) {
+            return if stop.load(Ordering::Relaxed) {
+                interrupted(&c)
+            } else {
+                Err(e)
+            };
+        }
         if !run.warmup {
             let store = Store::open(&store_path)?;
             eprintln!("{label}: {}", results::run_line(&store, &tag)?);
@@ -322,13 +354,18 @@ fn run_child(
         .env(CAMPAIGN_ENV, serde_json::to_string(tag)?)
         .stdin(Stdio::null())
         .stdout(Stdio::piped());
-    // SAFETY: prctl(2) with PR_SET_PDEATHSIG only sets a flag of the new process; it is
-    // async-signal-safe and touches no memory of the parent.
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: prctl(2), getppid(2) and _exit(2) are async-signal-safe and touch no memory of
+    // the parent. PR_SET_PDEATHSIG only covers a parent that dies after it is set; one that
+    // died before shows as a changed parent pid, and the run then never starts.
     unsafe {
         use std::os::unix::process::CommandExt;
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT) == -1 {
                 return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                libc::_exit(INTERRUPTED_CODE);
             }
             Ok(())
         });

@@ -72,6 +72,8 @@ fn start_until(dir: &Path, store: &Path, marker: &str) -> std::process::Child {
     }
     // Keep draining so the runner never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
+    // The label is printed as the run starts: let it get into its 600 ms.
+    std::thread::sleep(Duration::from_millis(300));
     child
 }
 
@@ -464,5 +466,32 @@ fn examples_run_at_smoke_scale() {
             );
         }
         assert!(!v["metrics"].as_array().unwrap().is_empty(), "{name}");
+
+        // Its report, from real runs, in a real browser.
+        let page = dir.join(format!("{stem}.html"));
+        let out = bin()
+            .args(["report", "--campaign", &format!("{stem}-smoke"), "-o"])
+            .arg(&page)
+            .arg("--store")
+            .arg(&store)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let html = std::fs::read_to_string(&page).unwrap();
+        for chart in ["bars:", "normalised:", "series:"] {
+            assert!(
+                html.contains(&format!("data-chart=\"{chart}")),
+                "{name}: {chart}"
+            );
+        }
+        if v["command"] == "db run" {
+            assert!(html.contains("data-chart=\"aas:"), "{name}: no AAS chart");
+        }
+        let console = chromium_console(&page);
+        assert!(console.is_empty(), "{name}: console messages {console:?}");
     }
 }

@@ -20,7 +20,7 @@ pub(super) fn apply_smoke(
     options.retain(|k, _| !SMOKE_DROPS.contains(&flag_name(k).as_str()));
     let defaults: &[(&str, &str)] = match command {
         Command::Run => &[("time", "1s"), ("ramp", "0s"), ("size", "64m")],
-        Command::Calibrate => &[("point-time", "250ms"), ("size", "64m")],
+        Command::Calibrate => &[("point-time", "500ms"), ("size", "64m")],
         Command::DbRun => &[("time", "2s"), ("ramp", "0s"), ("interval", "500ms")],
     };
     for (k, v) in defaults {

@@ -154,3 +154,46 @@ pub fn stored_id(stderr: &[u8]) -> i64 {
         .parse()
         .unwrap()
 }
+
+/// Renders `page` in real headless Chromium to a PNG beside it and returns the page's console
+/// messages (Chromium logs console output, uncaught exceptions and its complaints about the
+/// page, such as a bad SVG attribute, as `…:CONSOLE:…` lines on stderr; the rest of its
+/// stderr is the browser's own noise). A missing Chromium fails loudly.
+pub fn chromium_console(page: &Path) -> Vec<String> {
+    let bin = Path::new("/usr/bin/chromium");
+    assert!(
+        bin.exists(),
+        "/usr/bin/chromium is missing: the report is checked in a real browser; apt-get install -y chromium"
+    );
+    let png = page.with_extension("png");
+    let out = std::process::Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+        ])
+        .args(["--enable-logging=stderr", "--v=0", "--hide-scrollbars"])
+        .arg(format!(
+            "--user-data-dir={}",
+            page.with_extension("profile").display()
+        ))
+        .arg("--window-size=1400,3000")
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("start chromium");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "chromium failed: {err}");
+    let bytes = std::fs::read(&png).expect("chromium wrote no screenshot");
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 20_000,
+        "screenshot of {} is {} bytes",
+        page.display(),
+        bytes.len()
+    );
+    err.lines()
+        .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
+        .map(String::from)
+        .collect()
+}
