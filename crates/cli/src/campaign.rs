@@ -235,7 +235,9 @@ pub fn campaign(a: CampaignArgs) -> anyhow::Result<ExitCode> {
     if stop.load(Ordering::Relaxed) {
         return interrupted(&c);
     }
-    hooks.end()?;
+    if !plan.is_empty() {
+        hooks.end()?;
+    }
     let store = Store::open(&store_path)?;
     let view = gather::gather(&store, &c.name)?;
     print!("{}", results::verdicts_text(&view));

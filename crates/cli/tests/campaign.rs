@@ -186,6 +186,12 @@ fn interrupted_twice_resumed_every_run_stored_once() {
     let out = campaign_in(dir, &store, &["tiny.toml"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("6 stored, 0 runs to go"), "{err}");
+    let log = std::fs::read_to_string(dir.join("hooks.log")).unwrap();
+    assert_eq!(
+        log.matches("end").count(),
+        1,
+        "nothing ran, so no end: {log}"
+    );
 
     report_export_compare(dir, &store, &v);
 }
