@@ -179,10 +179,12 @@ pub fn campaign(a: CampaignArgs) -> anyhow::Result<ExitCode> {
             return interrupted(&c);
         }
         let case = &c.cases[run.case];
+        let left: Duration = plan[i..].iter().map(|p| c.estimate(p.case)).sum();
         let label = format!(
-            "[{}/{}] {} rep {}/{}{}",
+            "[{}/{}, ~{} left] {} rep {}/{}{}",
             i + 1,
             plan.len(),
+            fmt_duration(left),
             case.name,
             run.rep,
             c.repeat,

@@ -117,7 +117,7 @@ fn interrupted_twice_resumed_every_run_stored_once() {
     std::fs::write(dir.join("tiny.toml"), TINY).unwrap();
 
     // Ctrl-C in the middle: exit 130, finished runs kept.
-    let child = start_until(dir, &store, "[4/8]");
+    let child = start_until(dir, &store, "[4/8, ");
     sigint(&child);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));

@@ -17,12 +17,13 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// Which campaign, and where its rendering goes.
 #[derive(clap::Args, Debug)]
-pub struct ReportArgs {
+pub struct CampaignOutput {
     /// The campaign, by the name `iogauge campaign` stored it under.
     #[arg(long)]
     pub campaign: String,
-    /// Write the HTML here (default: stdout). An existing file is replaced only with --force.
+    /// Write here (default: stdout). An existing file is replaced only with --force.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Replace an existing output file.
@@ -33,21 +34,18 @@ pub struct ReportArgs {
 }
 
 #[derive(clap::Args, Debug)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub out: CampaignOutput,
+}
+
+#[derive(clap::Args, Debug)]
 pub struct ExportArgs {
-    /// The campaign, by the name `iogauge campaign` stored it under.
-    #[arg(long)]
-    pub campaign: String,
     /// csv (one row per case and metric), md (Markdown tables) or json (everything).
     #[arg(long, value_parser = ["csv", "md", "json"])]
     pub format: String,
-    /// Write here (default: stdout). An existing file is replaced only with --force.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Replace an existing output file.
-    #[arg(long)]
-    pub force: bool,
     #[command(flatten)]
-    pub store: StoreArgs,
+    pub out: CampaignOutput,
 }
 
 #[derive(clap::Args, Debug)]
@@ -78,11 +76,10 @@ fn open_view(store: &StoreArgs, name: &str) -> anyhow::Result<CampaignView> {
 }
 
 pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
-    check_output(a.output.as_deref(), a.force)?;
-    let view = open_view(&a.store, &a.campaign)?;
+    let (view, out) = open_for_output(&a.out)?;
     let html = iogauge_report::campaign_html(&view);
-    write_output(a.output.as_deref(), &html)?;
-    if let Some(p) = &a.output {
+    write_output(out, &html)?;
+    if let Some(p) = out {
         eprintln!(
             "wrote {} ({} cases, {} runs, {:.1} MB)",
             p.display(),
@@ -95,15 +92,22 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
-    check_output(a.output.as_deref(), a.force)?;
-    let view = open_view(&a.store, &a.campaign)?;
+    let (view, out) = open_for_output(&a.out)?;
     let text = match a.format.as_str() {
         "csv" => iogauge_report::campaign_csv(&view),
         "md" => iogauge_report::campaign_markdown(&view),
         _ => iogauge_report::campaign_json(&view),
     };
-    write_output(a.output.as_deref(), &text)?;
+    write_output(out, &text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Checks the output path first (nothing is read for a path that cannot be written), then
+/// gathers the campaign.
+fn open_for_output(o: &CampaignOutput) -> anyhow::Result<(CampaignView, Option<&Path>)> {
+    let out = o.output.as_deref();
+    check_output(out, o.force)?;
+    Ok((open_view(&o.store, &o.campaign)?, out))
 }
 
 /// Refuses an output path that cannot be written as asked, before any work is done.

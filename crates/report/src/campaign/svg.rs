@@ -200,49 +200,42 @@ pub(super) enum Fmt {
 }
 
 /// Appends the label of tick `v` (the ticks being `step` apart; 0 for log ticks).
+/// Decimals that show a step of `s` (up to 6).
+fn dec(s: f64) -> usize {
+    if s > 0.0 && s < 1.0 {
+        ((-s.log10()).ceil() as usize).min(6)
+    } else {
+        0
+    }
+}
+
+/// `v` in the first unit of `units` (at least, divisor, suffix) that its magnitude (or the
+/// step's) reaches, else in `base`, with the decimals the step needs.
+fn scaled(out: &mut String, v: f64, step: f64, units: &[(f64, f64, &str)], base: &str) {
+    let a = v.abs().max(step);
+    let (div, suf) = units
+        .iter()
+        .find(|(at, _, _)| a >= *at)
+        .map_or((1.0, base), |(_, d, s)| (*d, *s));
+    let step = if step > 0.0 { step } else { v.abs() };
+    if v == 0.0 {
+        out.push('0');
+    } else {
+        let _ = write!(out, "{:.*}{suf}", dec(step / div), v / div);
+    }
+}
+
+/// Appends the label of tick `v` (the ticks being `step` apart; 0 for log ticks).
 pub(super) fn tick_label(out: &mut String, v: f64, step: f64, fmt: Fmt) {
-    let dec = |s: f64| -> usize {
-        if s > 0.0 && s < 1.0 {
-            ((-s.log10()).ceil() as usize).min(6)
-        } else {
-            0
-        }
-    };
     match fmt {
-        Fmt::Si => {
-            let a = v.abs().max(step);
-            let (div, suf) = if a >= 1e9 {
-                (1e9, "G")
-            } else if a >= 1e6 {
-                (1e6, "M")
-            } else if a >= 1e4 {
-                (1e3, "k")
-            } else {
-                (1.0, "")
-            };
-            let step = if step > 0.0 { step } else { v.abs() };
-            if v == 0.0 {
-                out.push('0');
-            } else {
-                let _ = write!(out, "{:.*}{suf}", dec(step / div), v / div);
-            }
-        }
-        Fmt::Micros => {
-            let a = v.abs().max(step);
-            let (div, unit) = if a >= 1e6 {
-                (1e6, "s")
-            } else if a >= 1e3 {
-                (1e3, "ms")
-            } else {
-                (1.0, "µs")
-            };
-            let step = if step > 0.0 { step } else { v.abs() };
-            if v == 0.0 {
-                out.push('0');
-            } else {
-                let _ = write!(out, "{:.*} {unit}", dec(step / div), v / div);
-            }
-        }
+        Fmt::Si => scaled(
+            out,
+            v,
+            step,
+            &[(1e9, 1e9, "G"), (1e6, 1e6, "M"), (1e4, 1e3, "k")],
+            "",
+        ),
+        Fmt::Micros => scaled(out, v, step, &[(1e6, 1e6, " s"), (1e3, 1e3, " ms")], " µs"),
         Fmt::Pct => {
             let _ = write!(out, "{:.*}%", dec(step), v);
         }

@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS campaign_runs (
     warmup     INTEGER NOT NULL,
     status     TEXT NOT NULL
 );
+CREATE INDEX IF NOT EXISTS campaign_runs_by_campaign ON campaign_runs (campaign, generation);
 -- A measured repetition is stored complete at most once per generation.
 CREATE UNIQUE INDEX IF NOT EXISTS campaign_runs_once
     ON campaign_runs (campaign, generation, case_name, rep)
