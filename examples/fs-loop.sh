@@ -1,43 +1,61 @@
 #!/bin/sh
-# Builds (up) or removes (down) one filesystem per type under ROOT for
-# examples/filesystems.toml: a sparse image file each, on the same disk, attached as a
-# direct-I/O loop device (so the host's page cache does not cache it twice), formatted,
-# mounted at ROOT/FS, with an iogauge PostgreSQL cluster loaded in ROOT/FS/pg.
+# Builds (up) or removes (down) the storage of the filesystem campaigns under ROOT: one sparse
+# image file per kind, all on the same disk, each attached as a direct-I/O loop device (so the
+# host's page cache does not cache it twice). "raw" stays a bare device, reachable as the
+# symlink ROOT/raw/data; ext4, xfs and btrfs are formatted and mounted at ROOT/FS. With --db an
+# iogauge PostgreSQL cluster is loaded in ROOT/FS/pg (small under --smoke).
+#
+#   fs-loop.sh up ROOT [--db] KIND...      fs-loop.sh down ROOT KIND...
+#
 # Run by `iogauge campaign` (it sets $IOGAUGE and $IOGAUGE_SMOKE); needs root.
 set -eu
 action=$1
 root=$2
-fss="ext4 xfs btrfs"
+shift 2
+db=0
+if [ "${1:-}" = --db ]; then db=1; shift; fi
 if [ "$action" = up ]; then
-  if [ "${IOGAUGE_SMOKE:-0}" = 1 ]; then scale=16m; schemas=2; else scale=512m; schemas=4; fi
+  # The raw device's first FILL MiB (the span the campaign tests) get incompressible data:
+  # a sparse image's holes would answer reads without any I/O.
+  if [ "${IOGAUGE_SMOKE:-0}" = 1 ]; then scale=16m; schemas=2; fill=64; else scale=512m; schemas=4; fill=1024; fi
   mkdir -p "$root"
-  for fs in $fss; do
-    if mountpoint -q "$root/$fs"; then continue; fi
-    command -v "mkfs.$fs" >/dev/null || { echo "fs-loop.sh: mkfs.$fs missing (apt-get install -y xfsprogs btrfs-progs)" >&2; exit 1; }
+  for fs in "$@"; do
+    if [ -f "$root/$fs.loop" ]; then continue; fi
+    [ "$fs" = raw ] || command -v "mkfs.$fs" >/dev/null ||
+      { echo "fs-loop.sh: mkfs.$fs missing (apt-get install -y xfsprogs btrfs-progs)" >&2; exit 1; }
     truncate -s 8G "$root/$fs.img"
     dev=$(losetup --find --show --direct-io=on "$root/$fs.img")
     echo "$dev" > "$root/$fs.loop"
     case $fs in
+      raw)
+        dd if=/dev/urandom of="$dev" bs=1M count=$fill oflag=direct status=none
+        mkdir -p "$root/raw"
+        ln -sfn "$dev" "$root/raw/data"
+        continue ;;
       ext4) mkfs.ext4 -q -F "$dev" ;;
       xfs) mkfs.xfs -q -f "$dev" ;;
       btrfs) mkfs.btrfs -q -f "$dev" >/dev/null ;;
+      *) echo "fs-loop.sh: unknown kind $fs (raw, ext4, xfs, btrfs)" >&2; exit 2 ;;
     esac
     mkdir -p "$root/$fs"
     mount "$dev" "$root/$fs"
-    "$IOGAUGE" db setup --dir "$root/$fs/pg" --schemas "$schemas" --scale "$scale" >/dev/null
+    if [ $db = 1 ]; then
+      "$IOGAUGE" db setup --dir "$root/$fs/pg" --schemas "$schemas" --scale "$scale" >/dev/null
+    fi
   done
 elif [ "$action" = down ]; then
-  for fs in $fss; do
+  for fs in "$@"; do
     if [ -d "$root/$fs/pg" ] && mountpoint -q "$root/$fs"; then
       "$IOGAUGE" db drop --dir "$root/$fs/pg" >/dev/null || true
     fi
-    if mountpoint -q "$root/$fs"; then umount "$root/$fs"; fi
+    if mountpoint -q "$root/$fs" 2>/dev/null; then umount "$root/$fs"; fi
     if [ -f "$root/$fs.loop" ]; then losetup -d "$(cat "$root/$fs.loop")" || true; rm -f "$root/$fs.loop"; fi
     rm -f "$root/$fs.img"
+    if [ -L "$root/$fs/data" ]; then rm -f "$root/$fs/data"; fi
     rmdir "$root/$fs" 2>/dev/null || true
   done
   rmdir "$root" 2>/dev/null || true
 else
-  echo "usage: fs-loop.sh up|down ROOT" >&2
+  echo "usage: fs-loop.sh up ROOT [--db] KIND... | down ROOT KIND..." >&2
   exit 2
 fi

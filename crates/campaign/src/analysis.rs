@@ -47,14 +47,32 @@ pub fn seed(key: &str, case: &str) -> u64 {
 /// of 0), and no verdict below [`MIN_REPETITIONS`] a side (as [`crate::MetricCase::verdict`]
 /// documents; [`warnings`] says so once for the campaign).
 pub fn metrics(cases: &[CaseView], baseline: &str) -> Vec<MetricView> {
-    let base = cases.iter().find(|c| c.name == baseline);
+    metrics_with(cases, |c| (c.name != baseline).then_some(baseline))
+}
+
+/// As [`metrics`], each case against its own [`CaseView::baseline`] (`baseline = { fs =
+/// "raw" }`: every workload normalised to its raw device).
+pub fn metrics_per_case(cases: &[CaseView]) -> Vec<MetricView> {
+    metrics_with(cases, |c| c.baseline.as_deref())
+}
+
+fn metrics_with<'a>(
+    cases: &'a [CaseView],
+    base_of: impl Fn(&'a CaseView) -> Option<&'a str>,
+) -> Vec<MetricView> {
     catalogue()
         .iter()
         .filter_map(|m| {
-            let base_samples = base.map(|b| samples(b, m.key)).unwrap_or_default();
             let per_case: Vec<MetricCase> = cases
                 .iter()
-                .filter_map(|c| metric_case(m, c, &base_samples, baseline))
+                .filter_map(|c| {
+                    let base = base_of(c);
+                    let base_samples = base
+                        .and_then(|b| cases.iter().find(|x| x.name == b))
+                        .map(|b| samples(b, m.key))
+                        .unwrap_or_default();
+                    metric_case(m, c, &base_samples, base)
+                })
                 .collect();
             (!per_case.is_empty()).then(|| MetricView {
                 key: m.key.into(),
@@ -68,16 +86,22 @@ pub fn metrics(cases: &[CaseView], baseline: &str) -> Vec<MetricView> {
 }
 
 /// One case's figures on one metric; `None` when no measured run has it. Digests hold only
-/// finite values, so `Describe::of` fails only on an empty slice.
-fn metric_case(m: &Metric, c: &CaseView, base: &[f64], baseline: &str) -> Option<MetricCase> {
+/// finite values, so `Describe::of` fails only on an empty slice. `baseline` is the case it
+/// is compared with (`None` for a baseline).
+fn metric_case(
+    m: &Metric,
+    c: &CaseView,
+    base: &[f64],
+    baseline: Option<&str>,
+) -> Option<MetricCase> {
     let samples = samples(c, m.key);
     let describe = Describe::of(&samples).ok()?;
-    let ratio = (c.name != baseline && !base.is_empty())
-        .then(|| Ratio::of(&samples, base, seed(m.key, &c.name)).ok())
-        .flatten();
+    let ratio = baseline
+        .filter(|_| !base.is_empty())
+        .and_then(|_| Ratio::of(&samples, base, seed(m.key, &c.name)).ok());
     let verdict = ratio.as_ref().and_then(|r| match Verdict::of(r) {
         Verdict::TooFew { .. } => None,
-        v => Some(v.sentence(&c.name, baseline, m.higher_is_better)),
+        v => Some(v.sentence(&c.name, baseline.unwrap_or(""), m.higher_is_better)),
     });
     Some(MetricCase {
         case: c.name.clone(),

@@ -71,7 +71,14 @@ pub fn gather(store: &Store, name: &str) -> Result<CampaignView, GatherError> {
     let mut starts = Vec::new();
     let mut interrupted = 0;
     let mut cases = Vec::with_capacity(def.campaign.cases.len());
-    for case in &def.campaign.cases {
+    let baselines = def
+        .campaign
+        .baselines()
+        .map_err(|e| GatherError::Definition {
+            name: name.into(),
+            why: e.to_string(),
+        })?;
+    for (case, base) in def.campaign.cases.iter().zip(&baselines) {
         let mut mine: Vec<_> = links
             .iter()
             .filter(|l| l.case == case.name && !l.warmup)
@@ -105,6 +112,7 @@ pub fn gather(store: &Store, name: &str) -> Result<CampaignView, GatherError> {
             args: case.args.clone(),
             runs,
             lat_curves: digest::lat_curves(&refs)?,
+            baseline: base.map(|b| def.campaign.cases[b].name.clone()),
         });
     }
     starts.sort();
@@ -112,7 +120,7 @@ pub fn gather(store: &Store, name: &str) -> Result<CampaignView, GatherError> {
     environment.devices = devices.into_iter().collect();
     environment.first_run = starts.first().cloned();
     environment.last_run = starts.last().cloned();
-    let metrics = analysis::metrics(&cases, &def.campaign.baseline);
+    let metrics = analysis::metrics_per_case(&cases);
     let mut warnings = analysis::warnings(&cases, def.campaign.repeat);
     if interrupted > 0 {
         warnings.push(format!(

@@ -7,7 +7,9 @@
 //! repeat = 10                 # measured repetitions per case
 //! warmup = "case"             # "case" (one discarded run before a case's first), "run", "none"
 //! order = "interleaved"       # "as-written" | "interleaved" | "random" (seeded by `seed`)
-//! baseline = "qd=1"           # the case ratios are taken against; default the first
+//! baseline = "qd=1"           # the case ratios are taken against; default the first; or
+//!                             # { fs = "raw" }: each case against the case that differs
+//!                             # from it only in those variables (per-workload baselines)
 //!
 //! [vars]                      # the cross product, first variable varying slowest
 //! qd = [1, 4, 16]
@@ -38,7 +40,7 @@ use toml::{Table, Value};
 
 mod expand;
 pub use expand::substitute;
-use expand::{apply_smoke, check_smoke_table, expand};
+use expand::{apply_smoke, check_smoke_table, expand, scalar as scalar_text};
 
 /// What is wrong with a campaign file, in one sentence that names the key.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -153,7 +155,13 @@ pub struct Campaign {
     pub warmup: Warmup,
     pub order: Order,
     pub seed: u64,
+    /// The baseline case's name, or with [`Campaign::baseline_vars`] their description
+    /// (`fs=raw`).
     pub baseline: String,
+    /// `baseline = { fs = "raw" }`: each case is compared with the case whose variables are
+    /// its own with these values; empty for one baseline case.
+    #[serde(default)]
+    pub baseline_vars: Vec<(String, String)>,
     pub smoke: bool,
     pub cases: Vec<Case>,
     pub commands: Commands,
@@ -172,7 +180,7 @@ struct RawFile {
     warmup: Option<Value>,
     order: Option<String>,
     seed: Option<u64>,
-    baseline: Option<String>,
+    baseline: Option<Value>,
     #[serde(default)]
     vars: Table,
     #[serde(default)]
@@ -287,18 +295,36 @@ impl Campaign {
             check_smoke_table(&raw.smoke)?;
         }
         let cases = expand(&raw.case, &vars, &options, &naming)?;
-        let baseline = match raw.baseline {
-            None => cases[0].name.clone(),
-            Some(b) if cases.iter().any(|c| c.name == b) => b,
-            Some(b) => {
+        let (baseline, baseline_vars) = match raw.baseline {
+            None => (cases[0].name.clone(), Vec::new()),
+            Some(Value::String(b)) if cases.iter().any(|c| c.name == b) => (b, Vec::new()),
+            Some(Value::String(b)) => {
                 let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
                 return bad(format!(
                     "baseline = {b:?} is not a case; the cases are: {}",
                     names.join(", ")
                 ));
             }
+            Some(Value::Table(t)) if !t.is_empty() => {
+                let mut vars = Vec::new();
+                for (k, v) in &t {
+                    if !cases[0].vars.iter().any(|(n, _)| n == k) {
+                        return bad(format!(
+                            "baseline.{k}: not a variable of the cases; name one under [vars] or in [[case]]"
+                        ));
+                    }
+                    vars.push((k.clone(), scalar_text(v, &format!("baseline.{k}"))?));
+                }
+                let text: Vec<String> = vars.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                (text.join(" "), vars)
+            }
+            Some(other) => {
+                return bad(format!(
+                    "baseline = {other}: give a case name, or a table of variables such as {{ fs = \"raw\" }}"
+                ))
+            }
         };
-        Ok(Campaign {
+        let c = Campaign {
             name,
             description: raw.description,
             command,
@@ -307,6 +333,7 @@ impl Campaign {
             order,
             seed: raw.seed.unwrap_or(1),
             baseline,
+            baseline_vars,
             smoke,
             cases,
             commands: Commands {
@@ -316,7 +343,9 @@ impl Campaign {
                 end: raw.commands.end,
                 reset_db,
             },
-        })
+        };
+        c.baselines()?;
+        Ok(c)
     }
 
     /// Identifies what the runs measure (command and each case's name and command line): a
@@ -338,6 +367,54 @@ impl Campaign {
             h = h.wrapping_mul(0x0000_0100_0000_01b3);
         }
         format!("{h:016x}")
+    }
+
+    /// For every case, the index of the case it is compared with; `None` for a baseline
+    /// itself. An error names a case that has no baseline partner.
+    pub fn baselines(&self) -> Result<Vec<Option<usize>>, SpecError> {
+        if self.baseline_vars.is_empty() {
+            let b = self.cases.iter().position(|c| c.name == self.baseline);
+            return Ok((0..self.cases.len())
+                .map(|i| b.filter(|&b| b != i))
+                .collect());
+        }
+        let sorted = |v: &[(String, String)]| {
+            let mut v = v.to_vec();
+            v.sort();
+            v
+        };
+        self.cases
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let want: Vec<(String, String)> = sorted(
+                    &c.vars
+                        .iter()
+                        .map(|(k, v)| {
+                            let v = self
+                                .baseline_vars
+                                .iter()
+                                .find(|(bk, _)| bk == k)
+                                .map_or(v, |(_, bv)| bv);
+                            (k.clone(), v.clone())
+                        })
+                        .collect::<Vec<_>>(),
+                );
+                match self.cases.iter().position(|o| sorted(&o.vars) == want) {
+                    Some(j) if j == i => Ok(None),
+                    Some(j) => Ok(Some(j)),
+                    None => bad(format!(
+                        "baseline = {{ {} }}: case {:?} has no counterpart with those values; add that case or choose another baseline",
+                        self.baseline_vars
+                            .iter()
+                            .map(|(k, v)| format!("{k} = {v:?}"))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        c.name
+                    )),
+                }
+            })
+            .collect()
     }
 
     pub fn case(&self, name: &str) -> Option<&Case> {

@@ -337,3 +337,52 @@ fn estimates() {
     .unwrap();
     assert_eq!(d.estimate(0).as_secs(), 74);
 }
+
+#[test]
+fn per_workload_baselines() {
+    let text = r#"
+command = "run"
+baseline = { fs = "raw" }
+[vars]
+fs = ["raw", "ext4", "xfs"]
+rw = ["randread", "randwrite"]
+[options]
+rw = "${rw}"
+"#;
+    let c = parse(text).unwrap();
+    assert_eq!(c.baseline, "fs=raw");
+    let name = |i: Option<usize>| i.map(|i| c.cases[i].name.as_str());
+    let b: Vec<Option<&str>> = c.baselines().unwrap().into_iter().map(name).collect();
+    assert_eq!(
+        b,
+        [
+            None,
+            None,
+            Some("fs=raw rw=randread"),
+            Some("fs=raw rw=randwrite"),
+            Some("fs=raw rw=randread"),
+            Some("fs=raw rw=randwrite")
+        ]
+    );
+    // One baseline case: every other case against it.
+    let mut one = c.clone();
+    one.baseline_vars.clear();
+    one.baseline = "fs=xfs rw=randread".into();
+    let b = one.baselines().unwrap();
+    assert_eq!(b[4], None);
+    assert!(b.iter().enumerate().all(|(i, x)| i == 4 || *x == Some(4)));
+
+    let e = parse(&text.replace("{ fs = \"raw\" }", "{ fs = \"zfs\" }"))
+        .unwrap_err()
+        .0;
+    assert!(
+        e.contains("case \"fs=raw rw=randread\" has no counterpart"),
+        "{e}"
+    );
+    let e = parse(&text.replace("{ fs = \"raw\" }", "{ disk = \"a\" }"))
+        .unwrap_err()
+        .0;
+    assert!(e.contains("baseline.disk: not a variable"), "{e}");
+    let e = parse(&text.replace("{ fs = \"raw\" }", "3")).unwrap_err().0;
+    assert!(e.contains("give a case name, or a table"), "{e}");
+}

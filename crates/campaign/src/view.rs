@@ -33,6 +33,26 @@ pub struct CampaignView {
     pub warnings: Vec<String>,
 }
 
+impl CampaignView {
+    /// The case `case` is compared with: its own baseline (`baseline = { fs = "raw" }` gives
+    /// each case one), else the campaign's; `None` for a baseline itself.
+    pub fn baseline_of(&self, case: &str) -> Option<&str> {
+        match self.cases.iter().find(|c| c.name == case) {
+            Some(c) => c.baseline.as_deref(),
+            None => (case != self.baseline).then_some(self.baseline.as_str()),
+        }
+    }
+
+    /// Whether `case` is a baseline: the campaign's, or another case's.
+    pub fn is_baseline(&self, case: &str) -> bool {
+        case == self.baseline
+            || self
+                .cases
+                .iter()
+                .any(|c| c.baseline.as_deref() == Some(case))
+    }
+}
+
 /// Where the campaign ran.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Environment {
@@ -62,6 +82,9 @@ pub struct CaseView {
     /// Latency percentile curves from the histograms of every run of the case merged, one per
     /// direction that did I/O.
     pub lat_curves: Vec<LatCurve>,
+    /// The case this one's ratios are taken against; `None` for a baseline.
+    #[serde(default)]
+    pub baseline: Option<String>,
 }
 
 /// Latency at increasing percentiles (x: percentile, 0–100; y: microseconds).

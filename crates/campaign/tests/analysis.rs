@@ -29,6 +29,7 @@ fn case(name: &str, runs: Vec<RunDigest>) -> CaseView {
         args: Vec::new(),
         runs,
         lat_curves: Vec::new(),
+        baseline: None,
     }
 }
 
@@ -421,4 +422,29 @@ fn warnings_table() {
     for (what, cases, repeat, want) in table {
         assert_eq!(warnings(&cases, repeat), want, "{what}");
     }
+}
+
+/// `baseline = { fs = "raw" }`: each case against its own baseline. Reads: raw 100, 110, 120
+/// (mean 110), ext4 55, 55, 55 → 0.5; writes: raw 40, 40, 40, ext4 50, 50, 50 → 1.25.
+#[test]
+fn per_case_baselines() {
+    let mut cases = vec![
+        series("raw r", 1, "iops", &[100.0, 110.0, 120.0]),
+        series("raw w", 4, "iops", &[40.0, 40.0, 40.0]),
+        series("ext4 r", 7, "iops", &[55.0, 55.0, 55.0]),
+        series("ext4 w", 10, "iops", &[50.0, 50.0, 50.0]),
+    ];
+    cases[2].baseline = Some("raw r".into());
+    cases[3].baseline = Some("raw w".into());
+    let m = &iogauge_campaign::analysis::metrics_per_case(&cases)[0];
+    let ratio = |i: usize| m.cases[i].ratio.as_ref().map(|r| r.ratio);
+    assert_eq!((ratio(0), ratio(1)), (None, None), "baselines get no ratio");
+    assert!((ratio(2).unwrap() - 0.5).abs() < 1e-12);
+    assert!((ratio(3).unwrap() - 1.25).abs() < 1e-12);
+    let v = m.cases[3].verdict.as_deref().unwrap();
+    assert!(v.starts_with("ext4 w is 1.25× raw w"), "{v}");
+    assert_eq!(
+        m.cases[2].ratio.as_ref().unwrap().normalised,
+        [0.5, 0.5, 0.5]
+    );
 }

@@ -208,6 +208,7 @@ fn build(s: &Shape) -> CampaignView {
                 ],
                 runs,
                 lat_curves: lat,
+                baseline: None,
             }
         })
         .collect();

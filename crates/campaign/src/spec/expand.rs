@@ -60,7 +60,7 @@ fn flag_name(key: &str) -> String {
 }
 
 /// A variable's value as text.
-fn scalar(v: &Value, what: &str) -> Result<String, SpecError> {
+pub(super) fn scalar(v: &Value, what: &str) -> Result<String, SpecError> {
     match v {
         Value::String(s) => Ok(s.clone()),
         Value::Integer(i) => Ok(i.to_string()),

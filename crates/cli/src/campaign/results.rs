@@ -390,6 +390,18 @@ fn headline(metrics: &BTreeMap<String, f64>) -> String {
     parts.join(", ")
 }
 
+/// The verdict; else the bare ratio when there are too few repetitions for one.
+fn judgement(view: &CampaignView, c: &iogauge_campaign::MetricCase) -> String {
+    match (&c.verdict, &c.ratio, view.baseline_of(&c.case)) {
+        _ if view.is_baseline(&c.case) => "(baseline)".into(),
+        (Some(v), _, _) => v.clone(),
+        (None, Some(r), Some(b)) => {
+            format!("{:.2}× {b} (too few repetitions for a verdict)", r.ratio)
+        }
+        _ => String::new(),
+    }
+}
+
 /// The end-of-campaign summary: per headline metric, each case's mean, spread and verdict.
 pub fn verdicts_text(view: &CampaignView) -> String {
     let mut s = format!(
@@ -416,11 +428,7 @@ pub fn verdicts_text(view: &CampaignView) -> String {
                 fmt_num(d.median),
                 fmt_num(d.trimmed_mean),
                 d.cv.map_or("-".into(), |v| format!("{:.1}%", v * 100.0)),
-                c.verdict.as_deref().unwrap_or(if c.case == view.baseline {
-                    "(baseline)"
-                } else {
-                    ""
-                })
+                judgement(view, c)
             );
         }
     }

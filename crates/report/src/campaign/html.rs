@@ -291,6 +291,7 @@ mod tests {
             args: Vec::new(),
             runs,
             lat_curves,
+            baseline: None,
         }
     }
 

@@ -127,7 +127,7 @@ fn result_row(out: &mut String, view: &CampaignView, m: &MetricView, c: &MetricC
     out.push_str("<tr><td class=\"l\">");
     swatch(out, view, &c.case);
     esc(out, &c.case);
-    let is_base = c.case == view.baseline;
+    let is_base = view.is_baseline(&c.case);
     if is_base {
         out.push_str("<span class=\"tag\">baseline</span>");
     }

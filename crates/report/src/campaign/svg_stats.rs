@@ -91,7 +91,7 @@ pub(super) fn normalised(out: &mut String, view: &CampaignView, m: &MetricView) 
         .filter_map(|c| {
             let (value, ci, dots) = match &c.ratio {
                 Some(r) => (r.ratio, r.ci95, r.normalised.clone()),
-                None if c.case == view.baseline && c.describe.mean > 0.0 => {
+                None if view.is_baseline(&c.case) && c.describe.mean > 0.0 => {
                     let mean = c.describe.mean;
                     let ci = c.describe.ci95.map(|ci| Ci {
                         lo: ci.lo / mean,

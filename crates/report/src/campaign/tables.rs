@@ -33,7 +33,7 @@ pub fn campaign_markdown(view: &CampaignView) -> String {
     let _ = writeln!(s, "# Campaign {}\n", view.name);
     summary(&mut s, view);
     for m in &view.metrics {
-        metric_table(&mut s, m, &view.baseline);
+        metric_table(&mut s, m, view);
     }
     runs_table(&mut s, view);
     environment(&mut s, view);
@@ -71,7 +71,7 @@ fn summary(s: &mut String, v: &CampaignView) {
             s,
             "| {}{} | {} | {} | {} |",
             cell(&c.name),
-            if c.name == v.baseline {
+            if v.is_baseline(&c.name) {
                 " (baseline)"
             } else {
                 ""
@@ -84,8 +84,9 @@ fn summary(s: &mut String, v: &CampaignView) {
     // The first metric in catalogue order is the command's headline figure.
     if let Some(m) = v.metrics.first() {
         let _ = writeln!(s, "\n{} against {}:\n", heading(m), v.baseline);
-        for mc in m.cases.iter().filter(|mc| mc.case != v.baseline) {
-            let _ = writeln!(s, "- {}", verdict_text(mc, &v.baseline));
+        for mc in m.cases.iter().filter(|mc| !v.is_baseline(&mc.case)) {
+            let base = v.baseline_of(&mc.case).unwrap_or(&v.baseline);
+            let _ = writeln!(s, "- {}", verdict_text(mc, base));
         }
     }
     if !v.warnings.is_empty() {
@@ -130,7 +131,7 @@ fn verdict_text(mc: &MetricCase, baseline: &str) -> String {
     }
 }
 
-fn metric_table(s: &mut String, m: &MetricView, baseline: &str) {
+fn metric_table(s: &mut String, m: &MetricView, view: &CampaignView) {
     let _ = writeln!(
         s,
         "## {}: {}\n",
@@ -146,7 +147,7 @@ fn metric_table(s: &mut String, m: &MetricView, baseline: &str) {
     for mc in &m.cases {
         let d = &mc.describe;
         let ratio = match &mc.ratio {
-            _ if mc.case == baseline => "1.00 (baseline)".to_string(),
+            _ if view.is_baseline(&mc.case) => "1.00 (baseline)".to_string(),
             Some(r) => match r.ci95 {
                 Some(ci) => format!(
                     "{} ({}–{})",
@@ -158,10 +159,9 @@ fn metric_table(s: &mut String, m: &MetricView, baseline: &str) {
             },
             None => "–".into(),
         };
-        let verdict = if mc.case == baseline {
-            "–".to_string()
-        } else {
-            cell(&verdict_text(mc, baseline))
+        let verdict = match view.baseline_of(&mc.case) {
+            _ if view.is_baseline(&mc.case) => "–".to_string(),
+            base => cell(&verdict_text(mc, base.unwrap_or(&view.baseline))),
         };
         let _ = writeln!(
             s,

@@ -30,6 +30,7 @@ fn case(name: &str, qd: &str, runs: Vec<RunDigest>) -> CaseView {
         args: vec!["--qd".into(), qd.into(), "--time".into(), "10s".into()],
         runs,
         lat_curves: Vec::new(),
+        baseline: None,
     }
 }
 
