@@ -59,6 +59,22 @@ fn block_device_rules() {
         (done - issued).abs() <= 0.05 * issued + 5.0,
         "{loop_name} r/s {done} vs {issued}"
     );
+    // Through a symlink (/dev/disk/by-id/…, /dev/mapper/…): the kernel's name all the same,
+    // so the device figures are the loop device's.
+    let link = d.path().join("by-id-link");
+    std::os::unix::fs::symlink(p, &link).unwrap();
+    let v = run_json(&["--target", link.to_str().unwrap(), "--time", "500ms"]);
+    assert_eq!(v["targets"][0]["device"], loop_name);
+    let rows = v["hardware"]["devices"]
+        .as_array()
+        .expect("per-device rows");
+    assert!(
+        rows.iter()
+            .any(|r| r["name"] == loop_name && f(&r["r_s"]) > 0.0),
+        "{}",
+        v["hardware"]
+    );
+
     let out = bin()
         .args(["run", "--target", p, "--time", "500ms"])
         .output()

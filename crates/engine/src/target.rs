@@ -395,7 +395,12 @@ fn open_device(spec: &TargetSpec, access: Access) -> Result<Target, TargetError>
     let fs = FsInfo::from_magic(0);
     let excl = if access.write { libc::O_EXCL } else { 0 };
     let file = open_flags(path, access.write, access.direct, excl, &fs)?;
-    let device = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    // The kernel's name (`loop1`, `dm-0`), what /proc/diskstats calls it: through symlinks
+    // such as /dev/disk/by-id/… or /dev/mapper/….
+    let device = std::fs::canonicalize(path)
+        .unwrap_or_else(|_| path.into())
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
     Ok(Target {
         info: TargetInfo {
             path: path.into(),
