@@ -142,7 +142,7 @@ pub fn modified_z(samples: &[f64]) -> Option<Vec<f64>> {
 
 /// The campaign's warnings, one sentence each: repetitions below what a verdict needs, then
 /// per case (in order) interrupted runs, cases short of `repeat` measured runs, outlying
-/// repetitions (modified z-score above 3.5, per run over the [`watched`] metrics), noisy
+/// repetitions (modified z-score above 3.5, per run over the `watched` metrics), noisy
 /// metrics (CV above [`NOISY_CV`], of the watched ones), and the runs' own warnings, each once with how many runs gave it (once
 /// for the whole campaign when every run of every case gave it).
 pub fn warnings(cases: &[CaseView], repeat: u32) -> Vec<String> {

@@ -8,110 +8,16 @@
 //! A metric goes into a run's map only when it means something for that run: a direction
 //! without I/Os has no latency, a run without device samples no device figures.
 
-use crate::view::{AasPoint, LatCurve, RunDigest, SeriesPoint};
+use crate::view::{AasPoint, RunDigest, SeriesPoint};
 use iogauge_probe::Derived;
 use iogauge_stats::{HistError, LatHist, LatSummary, Phase, MIB};
 use iogauge_store::{CalibrationReport, DbReport, DirSummary, IntervalReport, RunReport};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
-/// A figure compared across cases.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Metric {
-    /// Key in [`RunDigest::metrics`] and [`crate::MetricView::key`].
-    pub key: &'static str,
-    pub label: &'static str,
-    pub unit: &'static str,
-    /// False for latencies: a ratio above 1 is then worse.
-    pub higher_is_better: bool,
-}
-
-const fn m(key: &'static str, label: &'static str, unit: &'static str, hib: bool) -> Metric {
-    Metric {
-        key,
-        label,
-        unit,
-        higher_is_better: hib,
-    }
-}
-
-/// Every metric a digest can produce, in report order: `run`, then `calibrate`, then `db run`
-/// (`device_iops` and `device_mbps` serve `run` and `db run`). Latencies are milliseconds.
-pub const CATALOGUE: &[Metric] = &[
-    // iogauge run: the measured window's summary (reads + writes).
-    m("iops", "IOPS", "IOPS", true),
-    m("mbps", "throughput", "MiB/s", true),
-    m("read_iops", "read IOPS", "IOPS", true),
-    m("write_iops", "write IOPS", "IOPS", true),
-    m("read_mbps", "read throughput", "MiB/s", true),
-    m("write_mbps", "write throughput", "MiB/s", true),
-    m("read_lat_mean_ms", "read latency mean", "ms", false),
-    m("read_lat_p99_ms", "read latency p99", "ms", false),
-    m("read_lat_p99_9_ms", "read latency p99.9", "ms", false),
-    m("read_lat_p99_99_ms", "read latency p99.99", "ms", false),
-    m("write_lat_mean_ms", "write latency mean", "ms", false),
-    m("write_lat_p99_ms", "write latency p99", "ms", false),
-    m("write_lat_p99_9_ms", "write latency p99.9", "ms", false),
-    m("write_lat_p99_99_ms", "write latency p99.99", "ms", false),
-    // iogauge calibrate: CALIBRATE_IO's figures.
-    m("max_iops", "max_iops", "IOPS", true),
-    m("latency_ms", "latency at max_iops", "ms", false),
-    m("max_mbps", "max_mbps", "MiB/s", true),
-    m("max_pmbps", "max_pmbps (one process)", "MiB/s", true),
-    // iogauge db run: the sessions, then PostgreSQL's load profile.
-    m("ops_s", "operations/s", "ops/s", true),
-    m("op_read_lat_mean_ms", "read op latency mean", "ms", false),
-    m("op_read_lat_p99_ms", "read op latency p99", "ms", false),
-    m("op_read_lat_p99_9_ms", "read op latency p99.9", "ms", false),
-    m(
-        "op_read_lat_p99_99_ms",
-        "read op latency p99.99",
-        "ms",
-        false,
-    ),
-    m(
-        "op_update_lat_mean_ms",
-        "update op latency mean",
-        "ms",
-        false,
-    ),
-    m("op_update_lat_p99_ms", "update op latency p99", "ms", false),
-    m(
-        "op_update_lat_p99_9_ms",
-        "update op latency p99.9",
-        "ms",
-        false,
-    ),
-    m(
-        "op_update_lat_p99_99_ms",
-        "update op latency p99.99",
-        "ms",
-        false,
-    ),
-    m("db_logical_reads_s", "logical reads/s", "reads/s", true),
-    m("db_physical_reads_s", "physical reads/s", "reads/s", true),
-    m("db_avg_read_ms", "average read time", "ms", false),
-    m("commits_s", "commits/s", "commits/s", true),
-    m("wal_mbps", "WAL throughput", "MiB/s", true),
-    // What the whole disks under the targets completed (reads + writes).
-    m("device_iops", "device IOPS", "IOPS", true),
-    m("device_mbps", "device throughput", "MiB/s", true),
-];
-
-/// The metric catalogue ([`CATALOGUE`]).
-pub fn catalogue() -> &'static [Metric] {
-    CATALOGUE
-}
-
-/// The catalogue entry of `key`.
-pub fn metric(key: &str) -> Option<&'static Metric> {
-    CATALOGUE.iter().find(|m| m.key == key)
-}
-
-/// Percentiles sampled for a [`LatCurve`]; 100 stands for the maximum, 0 for the minimum.
-pub const CURVE_PERCENTILES: [f64; 12] = [
-    0.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 99.999, 100.0,
-];
+mod curves;
+pub use crate::metric::{catalogue, metric, Metric, CATALOGUE};
+pub use curves::{lat_curves, CURVE_PERCENTILES};
 
 /// A stored run that cannot be digested.
 #[derive(Debug, thiserror::Error)]
@@ -517,66 +423,4 @@ pub fn whole_disks<'a>(names: impl Iterator<Item = &'a str> + Clone) -> Vec<&'a 
     } else {
         whole
     }
-}
-
-/// Merges the whole-run histograms of a case's runs (`runs[i]` is one run's stored
-/// histograms) per label and samples each at [`CURVE_PERCENTILES`] → (percentile, µs).
-///
-/// Whole-run labels are those without `/` (per-interval `iv/…`) or `:` (calibration points,
-/// which have no whole-run histogram, so a calibration case has no curve). A case whose runs
-/// stored an `update` histogram is a database case: its curves are labelled `db read` and
-/// `db update`. Order: read, write, update, then any other label alphabetically. Empty
-/// histograms are skipped, so a direction without I/Os has no curve.
-pub fn lat_curves(runs: &[&[(String, Vec<u8>)]]) -> Result<Vec<LatCurve>, DigestError> {
-    let whole = |l: &str| !l.contains(['/', ':']);
-    let db = runs
-        .iter()
-        .flat_map(|r| r.iter())
-        .any(|(l, _)| l == "update");
-    let mut merged: BTreeMap<(usize, &str), LatHist> = BTreeMap::new();
-    for (i, run) in runs.iter().enumerate() {
-        for (label, bytes) in run.iter().filter(|(l, _)| whole(l)) {
-            let h = LatHist::decode(bytes).map_err(|source| DigestError::CurveHistogram {
-                index: i + 1,
-                label: label.clone(),
-                source,
-            })?;
-            if h.is_empty() {
-                continue;
-            }
-            let rank = ["read", "write", "update"]
-                .iter()
-                .position(|k| k == label)
-                .unwrap_or(3);
-            merged.entry((rank, label.as_str())).or_default().merge(&h);
-        }
-    }
-    Ok(merged
-        .into_iter()
-        .map(|((_, label), h)| LatCurve {
-            label: if db {
-                format!("db {label}")
-            } else {
-                label.to_string()
-            },
-            points: curve(&h),
-        })
-        .collect())
-}
-
-/// `h` at [`CURVE_PERCENTILES`], microseconds.
-fn curve(h: &LatHist) -> Vec<(f64, f64)> {
-    CURVE_PERCENTILES
-        .iter()
-        .map(|&p| {
-            let ns = if p <= 0.0 {
-                h.min_ns()
-            } else if p >= 100.0 {
-                h.max_ns()
-            } else {
-                h.quantile_ns(p / 100.0)
-            };
-            (p, ns as f64 / 1e3)
-        })
-        .collect()
 }

@@ -10,6 +10,7 @@
 pub mod analysis;
 pub mod digest;
 pub mod gather;
+pub mod metric;
 pub mod plan;
 pub mod spec;
 #[cfg(test)]
