@@ -8,6 +8,7 @@ use iogauge_engine::spec::{
     parse_duration, parse_size, parse_steady_criterion, BlockSplit, Dist, EngineKind, Region,
     RwMode,
 };
+use iogauge_engine::{FixedBufs, MemMode, RingSetup};
 use iogauge_stats::SteadyCriterion;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -91,6 +92,22 @@ pub struct TargetArgs {
     /// Go through the page cache instead of O_DIRECT.
     #[arg(long)]
     pub buffered: bool,
+    /// Memory of the I/O buffers: hugepage (2 MiB pages, every buffer physically
+    /// contiguous, as a database's buffer cache) or page (4 KiB pages, fio's default).
+    #[arg(long, default_value = "hugepage", value_parser = str::parse::<MemMode>)]
+    pub mem: MemMode,
+    /// Register the buffers with io_uring: auto (on huge pages, where it measured faster),
+    /// on or off.
+    #[arg(long, default_value = "auto", value_parser = str::parse::<FixedBufs>)]
+    pub fixed_bufs: FixedBufs,
+    /// io_uring setup flags: auto (single where the kernel has it), plain, coop
+    /// (COOP_TASKRUN), single (SINGLE_ISSUER+COOP_TASKRUN), defer (SINGLE_ISSUER+DEFER_TASKRUN).
+    #[arg(long, default_value = "auto", value_parser = str::parse::<RingSetup>)]
+    pub ring_setup: RingSetup,
+    /// io_uring: I/Os per submission (fio's iodepth_batch_submit); 1 submits each I/O as it
+    /// is queued, 0 submits them all with the next wait.
+    #[arg(long, default_value = "1", value_parser = clap::value_parser!(u32).range(0..=65536))]
+    pub submit_batch: u32,
     /// Hand existing files or block devices over for writing: their contents are destroyed.
     #[arg(long)]
     pub allow_overwrite: bool,

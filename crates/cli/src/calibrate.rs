@@ -78,6 +78,7 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
         now(),
     );
     report.io_uring = io_uring;
+    record_io_path(&mut report, &outcome);
     if let Some(l) = &opts.spec.layout {
         for d in &l.degraded {
             // CALIBRATE_IO once "measured" one disk of a silently degraded mirror: say it.
@@ -137,6 +138,26 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The points' memory and I/O path: the first point's in `options.io_path`, its warnings,
+/// and a warning for any point whose buffers were on other memory (results not comparable).
+fn record_io_path(report: &mut CalibrationReport, outcome: &iogauge_engine::calibrate::Outcome) {
+    let mut paths = outcome.measured.iter().filter_map(|m| m.io_path.as_ref());
+    let Some(first) = paths.next() else {
+        return;
+    };
+    report.warnings.extend(first.warnings());
+    for p in paths {
+        if p.memory.mem != first.memory.mem || p.fixed_bufs != first.fixed_bufs {
+            report.warnings.push(format!(
+                "not every point ran on the same memory: one ran on {}; compare its figures with care",
+                p.line()
+            ));
+            break;
+        }
+    }
+    report.options.io_path = Some(first.clone());
 }
 
 /// Writes ORION's matrix files into `dir` (created if missing), never replacing a file.

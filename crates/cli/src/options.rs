@@ -89,6 +89,7 @@ impl RunOptions {
             spec.seed = s;
         }
         spec.layout = layout_opts(&a.io)?;
+        spec.io = io_path_opts(&a.io)?;
         if !spec.rw.is_random() && spec.dist != iogauge_engine::spec::Dist::Uniform {
             return usage(format!(
                 "--dist applies to random modes only (got --rw {})",
@@ -234,6 +235,8 @@ impl CalibrateOptions {
             region: a.io.region,
             seed: a.io.seed.unwrap_or(0x0106_a06e),
             layout: layout_opts(&a.io)?,
+            io: io_path_opts(&a.io)?,
+            io_path: None,
         };
         let (targets, scratch) = target_specs(a.io.targets, a.io.size)?;
         Ok(CalibrateOptions {
@@ -250,6 +253,33 @@ impl CalibrateOptions {
             csv: a.csv,
         })
     }
+}
+
+/// `--mem`, `--fixed-bufs`, `--ring-setup` and `--submit-batch`; all but the first are
+/// io_uring's.
+fn io_path_opts(io: &TargetArgs) -> Result<iogauge_engine::IoPathOpts, UsageError> {
+    if io.engine == iogauge_engine::EngineKind::Psync {
+        if io.fixed_bufs == iogauge_engine::FixedBufs::On {
+            return usage(
+                "--fixed-bufs on registers buffers with io_uring; drop it or --engine psync",
+            );
+        }
+        if io.ring_setup != iogauge_engine::RingSetup::Auto {
+            return usage(format!(
+                "--ring-setup {} sets up io_uring; drop it or --engine psync",
+                io.ring_setup
+            ));
+        }
+    }
+    if io.engine == iogauge_engine::EngineKind::Psync && io.submit_batch != 1 {
+        return usage("--submit-batch batches io_uring submissions; drop it or --engine psync");
+    }
+    Ok(iogauge_engine::IoPathOpts {
+        mem: io.mem,
+        fixed_bufs: io.fixed_bufs,
+        ring_setup: io.ring_setup,
+        submit_batch: io.submit_batch,
+    })
 }
 
 /// `--layout` and its companions; any of them alone implies `--layout concat`.

@@ -62,6 +62,8 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
         outcome.interrupted,
     )
     .with_samples(&outcome.intervals, outcome.samples, &disks);
+    report.warnings.extend(outcome.io_path.warnings());
+    report.options.io_path = Some(outcome.io_path);
     if let Some(e) = outcome.sample_error {
         report.warnings.push(e);
     }

@@ -69,6 +69,10 @@ pub struct Point {
     pub iops: f64,
     pub mbps: f64,
     pub lat_us: LatSummary,
+    /// Went against the curve (fell more than the noise below a point with fewer
+    /// outstanding I/Os) and was measured once more; the later measurement counts.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub superseded: bool,
 }
 
 fn one() -> u32 {
@@ -83,6 +87,8 @@ pub struct Measured {
     /// /proc snapshots on the point's interval grid (devices, CPU).
     pub samples: Vec<iogauge_probe::Snapshot>,
     pub hist: LatHist,
+    /// The memory and I/O path the point ran on (`None` from a device model).
+    pub io_path: Option<crate::IoPath>,
 }
 
 /// Runs one point. `Ok(None)`: interrupted before the point's window was complete.
@@ -132,6 +138,12 @@ pub struct CalibrateSpec {
     /// `--layout` over the targets, as in `run`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<crate::spec::LayoutOpts>,
+    /// `--mem`, `--fixed-bufs`, `--ring-setup`, `--submit-batch`, as in `run`.
+    #[serde(flatten)]
+    pub io: crate::iopath::IoPathOpts,
+    /// What the points ran on (the first point's path; a point that differs is warned of).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_path: Option<crate::IoPath>,
 }
 
 impl CalibrateSpec {
@@ -152,88 +164,12 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// The points of a step that count (not superseded by a second measurement).
     pub fn points(&self, step: Step) -> impl Iterator<Item = &Point> {
         self.measured
             .iter()
             .map(|m| &m.point)
-            .filter(move |p| p.step == step)
-    }
-}
-
-/// Step 1's search: double the outstanding I/Os from 1 until the criterion exceeds the cap
-/// (or `max` is reached), then bisect between the last passing and the first failing count
-/// until they are within 1/8 of each other. Every point is kept.
-pub fn knee_search<P: Prober>(
-    p: &mut P,
-    step: Step,
-    bs: u64,
-    cap_us: f64,
-    crit: Criterion,
-    max: u32,
-    out: &mut Outcome,
-) -> Result<(), P::Error> {
-    let ok = |m: &Measured| crit.of(&m.point.lat_us) <= cap_us;
-    let mut n = 1u32;
-    let mut pass: Option<u32> = None;
-    let mut fail: Option<u32> = None;
-    loop {
-        let Some(m) = p.measure(step, bs, n)? else {
-            out.interrupted = true;
-            return Ok(());
-        };
-        let good = ok(&m);
-        out.measured.push(m);
-        if !good {
-            fail = Some(n);
-            break;
-        }
-        pass = Some(n);
-        if n >= max {
-            break;
-        }
-        n = (n * 2).min(max);
-    }
-    if let (Some(mut lo), Some(mut hi)) = (pass, fail) {
-        while hi - lo > 1 && hi - lo > lo / 8 {
-            let mid = lo + (hi - lo) / 2;
-            let Some(m) = p.measure(step, bs, mid)? else {
-                out.interrupted = true;
-                return Ok(());
-            };
-            if ok(&m) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-            out.measured.push(m);
-        }
-    }
-    Ok(())
-}
-
-/// Step 2's search: double the outstanding large I/Os until MB/s gains less than 5% over
-/// the previous point, or `max` is reached. No latency cap: like CALIBRATE_IO's max_mbps and
-/// ORION's large-I/O curve, this is the throughput ceiling.
-pub fn throughput_search<P: Prober>(
-    p: &mut P,
-    bs: u64,
-    max: u32,
-    out: &mut Outcome,
-) -> Result<(), P::Error> {
-    let mut n = 1u32;
-    let mut prev: Option<f64> = None;
-    loop {
-        let Some(m) = p.measure(Step::Large, bs, n)? else {
-            out.interrupted = true;
-            return Ok(());
-        };
-        let mbps = m.point.mbps;
-        out.measured.push(m);
-        if prev.is_some_and(|pv| mbps < pv * 1.05) || n >= max {
-            return Ok(());
-        }
-        prev = Some(mbps);
-        n = (n * 2).min(max);
+            .filter(move |p| p.step == step && !p.superseded)
     }
 }
 
@@ -349,6 +285,7 @@ impl EngineProber<'_> {
         j.region = self.spec.region;
         j.seed = self.spec.seed.wrapping_add(self.runs);
         j.layout = self.spec.layout.clone();
+        j.io = self.spec.io;
         j
     }
 
@@ -462,6 +399,7 @@ impl Prober for EngineProber<'_> {
             iops: both.iops(elapsed),
             mbps: both.mbps(elapsed),
             lat_us: both.lat.summary(),
+            superseded: false,
         };
         (self.on_point)(&point);
         Ok(Some(Measured {
@@ -469,13 +407,16 @@ impl Prober for EngineProber<'_> {
             intervals: outcome.intervals,
             samples: outcome.samples,
             hist: both.lat,
+            io_path: Some(outcome.io_path),
         }))
     }
 }
 
 mod matrix;
+mod search;
 mod verdicts;
 pub use matrix::{levels, Cell};
+pub use search::{knee_search, throughput_search, NOISE};
 pub use verdicts::verdicts;
 
 #[cfg(test)]

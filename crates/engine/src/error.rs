@@ -36,11 +36,23 @@ pub enum EngineError {
     Thread(io::Error),
     #[error("--layout: {0}")]
     Layout(String),
+    /// A flag this machine cannot honour as written (the text names the flag and the way out).
+    #[error("{0}")]
+    Unsupported(String),
+    #[error("cannot map {bytes} bytes of I/O buffers: {source}; lower --qd, --workers or --bs")]
+    Memory {
+        bytes: u64,
+        #[source]
+        source: io::Error,
+    },
 }
 
 impl EngineError {
     /// True when the command line asked for something impossible as written (exit code 2).
     pub fn is_usage(&self) -> bool {
-        matches!(self, EngineError::Region { .. } | EngineError::Layout(_))
+        matches!(
+            self,
+            EngineError::Region { .. } | EngineError::Layout(_) | EngineError::Unsupported(_)
+        )
     }
 }

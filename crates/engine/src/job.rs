@@ -3,11 +3,14 @@
 //! and histograms added). The series is handed to the caller interval by interval, in order.
 
 use crate::error::EngineError;
+use crate::iopath::{self, IoPath};
 use crate::offsets::{check_fits, Extent, OpGen, Space};
+use crate::pool::BufPool;
 use crate::spec::{fmt_size, EngineKind, JobSpec};
 use crate::target::Target;
+use crate::uring::UringChoice;
 use crate::worker::{Gate, Msg, Plan, RampEnd};
-use crate::{psync, uring, uring_layout, WorkerCtx};
+use crate::{driver, WorkerCtx};
 use iogauge_probe::{Sampler, Snapshot};
 use iogauge_stats::{Interval, Nanos, Phase, SteadyDetector};
 use std::collections::BTreeMap;
@@ -29,6 +32,8 @@ pub struct JobOutcome {
     pub sample_error: Option<String>,
     /// `--steady`: how the ramp ended (`None` without `--steady`).
     pub steady_wait: Option<SteadyOutcome>,
+    /// The memory and I/O path the job ran on.
+    pub io_path: IoPath,
 }
 
 /// How a `--steady` ramp ended.
@@ -254,6 +259,7 @@ pub fn run(
         EngineKind::Psync => ((spec.workers * spec.qd) as usize, 1),
     };
     let n = threads as u64;
+    let (pool, uring, io_path) = io_path(spec, threads * qd as usize)?;
     let gate = Gate::new(threads);
     let devices = devices_of(targets);
     let done = AtomicBool::new(false);
@@ -286,6 +292,8 @@ pub fn run(
                     steady_timeout,
                 },
                 qd,
+                pool: &pool,
+                uring,
                 gate: &gate,
                 halt: &halt,
                 ramp_end: spec.steady.map(|_| &ramp_end),
@@ -295,11 +303,7 @@ pub fn run(
             let builder = std::thread::Builder::new().name(format!("iogauge-w{id}"));
             let spawned = builder.spawn_scoped(scope, move || {
                 let tx = ctx.tx.clone();
-                let result = match spec.engine {
-                    EngineKind::IoUring if ctx.placement.is_some() => uring_layout::run(ctx),
-                    EngineKind::IoUring => uring::run(ctx),
-                    EngineKind::Psync => psync::run(ctx),
-                };
+                let result = driver::worker(ctx);
                 let _ = tx.send(Msg::Done { worker: id, result });
             });
             if let Err(e) = spawned {
@@ -311,19 +315,59 @@ pub fn run(
         }
         drop(tx);
         let sampler = scope.spawn(|| sample_devices(&devices, spec, &gate, &done));
-        let mut outcome = collect(threads, &rx, stop, &halt, &gate, &mut watch, on_interval);
+        let collected = collect(threads, &rx, stop, &halt, &gate, &mut watch, on_interval);
         done.store(true, Ordering::Relaxed);
         let (samples, sample_error) = sampler.join().expect("sampler thread");
-        if let Ok(o) = &mut outcome {
-            o.samples = samples;
-            o.sample_error = sample_error;
-            o.steady_wait = watch.map(|w| SteadyOutcome {
+        let (intervals, interrupted) = collected?;
+        Ok(JobOutcome {
+            started: gate.started().unwrap_or_else(SystemTime::now),
+            intervals,
+            interrupted,
+            samples,
+            sample_error,
+            steady_wait: watch.map(|w| SteadyOutcome {
                 window: w.window,
                 ramp: ramp_end.get().unwrap_or(w.timeout),
-            });
-        }
-        outcome
+            }),
+            io_path,
+        })
     })
+}
+
+/// The job's buffers and I/O path, decided once for every worker: `slots` buffers of the
+/// largest block size on the memory `--mem` asked for (or what the machine could give),
+/// registered with io_uring where `--fixed-bufs` says, on the ring flags `--ring-setup`
+/// resolves to on this kernel.
+fn io_path(
+    spec: &JobSpec,
+    slots: usize,
+) -> Result<(BufPool, Option<UringChoice>, IoPath), EngineError> {
+    let bytes = spec.bs.max() as usize;
+    let pool = BufPool::new(slots, bytes, spec.io.mem).map_err(|source| EngineError::Memory {
+        bytes: (slots * bytes) as u64,
+        source,
+    })?;
+    let (fixed_bufs, fixed_bufs_note) = iopath::fixed_bufs(spec, pool.info())?;
+    let uring = match spec.engine {
+        EngineKind::IoUring => Some(UringChoice {
+            ring: spec.io.ring_setup.resolve()?,
+            fixed_bufs,
+            // Measured: registered files cost nothing and save a file lookup per I/O.
+            fixed_files: true,
+            submit_batch: spec.io.submit_batch,
+        }),
+        EngineKind::Psync => None,
+    };
+    let path = IoPath {
+        engine: spec.engine,
+        memory: pool.info().clone(),
+        fixed_bufs,
+        fixed_files: uring.is_some_and(|u| u.fixed_files),
+        ring: uring.map(|u| u.ring.flags().to_string()),
+        submit_batch: uring.map(|u| u.submit_batch),
+        fixed_bufs_note,
+    };
+    Ok((pool, uring, path))
 }
 
 /// The block devices whose counters a job records: each target's device and the disks at
@@ -413,7 +457,8 @@ fn sample_devices(
 }
 
 /// Merges worker parts in (phase, index) order; an interval is complete when every worker
-/// has reported it or a later one, or has finished.
+/// has reported it or a later one, or has finished. Returns the merged series and whether
+/// the stop flag ended it.
 fn collect(
     threads: usize,
     rx: &std::sync::mpsc::Receiver<Msg>,
@@ -422,7 +467,7 @@ fn collect(
     gate: &Gate,
     watch: &mut Option<SteadyWatch<'_>>,
     on_interval: &mut dyn FnMut(&Interval),
-) -> Result<JobOutcome, EngineError> {
+) -> Result<(Vec<Interval>, bool), EngineError> {
     type Key = (Phase, u32);
     let mut pending: BTreeMap<Key, Interval> = BTreeMap::new();
     let mut last: Vec<Option<Key>> = vec![None; threads];
@@ -485,14 +530,7 @@ fn collect(
     if let Some(e) = first_error {
         return Err(e);
     }
-    Ok(JobOutcome {
-        started: gate.started().unwrap_or_else(SystemTime::now),
-        intervals: finished,
-        interrupted: interrupted || stop.load(Ordering::Relaxed),
-        samples: Vec::new(),
-        sample_error: None,
-        steady_wait: None,
-    })
+    Ok((finished, interrupted || stop.load(Ordering::Relaxed)))
 }
 
 #[cfg(test)]

@@ -4,22 +4,25 @@
 //!
 //! The engine never prints: progress and results go to callbacks and return values.
 
-mod buf;
 pub mod calibrate;
+mod driver;
 mod error;
+pub mod iopath;
 mod job;
 pub mod layout;
 pub mod marker;
 pub mod offsets;
+pub mod pool;
 mod psync;
 pub mod spec;
 pub mod target;
 mod uring;
-mod uring_layout;
 mod worker;
 
 pub use error::EngineError;
+pub use iopath::{FixedBufs, IoPath, IoPathOpts, RingSetup};
 pub use job::{devices_of, disks_of, layout, placement, run, JobOutcome, Placement, SteadyOutcome};
+pub use pool::MemMode;
 pub use spec::{EngineKind, JobSpec, RwMode};
 pub use target::{prepare, Access, Target, TargetError, TargetInfo, TargetSpec};
 pub use uring::probe as probe_uring;
@@ -34,8 +37,12 @@ pub(crate) struct WorkerCtx<'a> {
     pub targets: &'a [Target],
     pub gen: offsets::OpGen,
     pub plan: worker::Plan,
-    /// Outstanding I/Os for this worker.
+    /// Outstanding I/Os for this worker: its slots `id * qd ..` of the pool.
     pub qd: u32,
+    /// The job's buffers.
+    pub pool: &'a pool::BufPool,
+    /// io_uring's setup, or `None` for psync.
+    pub uring: Option<uring::UringChoice>,
     pub gate: &'a worker::Gate,
     pub halt: &'a AtomicBool,
     /// `--layout`: how logical I/Os become member I/Os (io_uring only).

@@ -1,6 +1,7 @@
 //! The validated job: plain data that says what to run, built from the command line (or a
 //! campaign file) by parsing each value once. The engine never sees raw flags.
 
+use crate::iopath::{IoPath, IoPathOpts};
 use iogauge_stats::{SteadyConfig, SteadyCriterion};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -372,6 +373,13 @@ pub struct JobSpec {
     /// `--layout` and its companions: how logical I/Os land on the targets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<LayoutOpts>,
+    /// `--mem`, `--fixed-bufs`, `--ring-setup`, `--submit-batch`: how to run the I/O.
+    #[serde(flatten)]
+    pub io: IoPathOpts,
+    /// What the job ran on (memory, registered buffers and files, ring flags): filled in
+    /// from the engine's outcome when the result is recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_path: Option<IoPath>,
 }
 
 /// A layout over the targets (`--layout`, `--failgroups`, `--degraded`, `--read-from`,
@@ -457,6 +465,8 @@ impl JobSpec {
             seed: 0x0106_a06e,
             steady: None,
             layout: None,
+            io: IoPathOpts::default(),
+            io_path: None,
         }
     }
 

@@ -6,8 +6,8 @@
 //! partition signature and is not mounted. A file iogauge is creating is removed again if
 //! anything fails before it is complete (ENOSPC, Ctrl-C, an I/O error).
 
-use crate::buf::AlignedBuf;
 use crate::marker;
+use crate::pool::{BufPool, MemMode};
 use iogauge_probe::{backing_device, fs_of, FsInfo};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -372,11 +372,11 @@ fn open_device(spec: &TargetSpec, access: Access) -> Result<Target, TargetError>
         if !access.allow_overwrite {
             return Err(TargetError::DeviceNotHandedOver { path: path.into() });
         }
-        let mut head = AlignedBuf::new(128 << 10);
+        let mut head = vec![0u8; 128 << 10];
         let n = ro
-            .read_at(head.as_mut_slice(), 0)
+            .read_at(&mut head, 0)
             .map_err(io_err(path, "read the device head"))?;
-        if let Some(what) = signature(&head.as_slice()[..n]) {
+        if let Some(what) = signature(&head[..n]) {
             return Err(TargetError::Signature {
                 path: path.into(),
                 what,
@@ -492,15 +492,19 @@ fn fill(
     stop: &AtomicBool,
 ) -> Result<(), TargetError> {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(from ^ to ^ 0x5eed);
-    let mut buf = AlignedBuf::new(FILL_CHUNK);
+    // On huge pages like every I/O buffer: a 4 MiB write is two segments, not 1,024.
+    let pool = BufPool::new(1, FILL_CHUNK, MemMode::Hugepage)
+        .map_err(io_err(path, "allocate the pre-fill buffer"))?;
+    // SAFETY: the pool's one buffer is FILL_CHUNK bytes, used only here.
+    let buf = unsafe { std::slice::from_raw_parts_mut(pool.ptr(0), FILL_CHUNK) };
     let mut off = from;
     while off < to {
         if stop.load(Ordering::Relaxed) {
             return Err(TargetError::Interrupted { path: path.into() });
         }
         let n = (to - off).min(FILL_CHUNK as u64) as usize;
-        buf.fill_random(&mut rng);
-        file.write_all_at(&buf.as_slice()[..n], off)
+        rand_core::RngCore::fill_bytes(&mut rng, buf);
+        file.write_all_at(&buf[..n], off)
             .map_err(|e| no_space_or(e, path, to, "pre-fill"))?;
         off += n as u64;
         progress(off - from, to - from);

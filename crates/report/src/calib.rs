@@ -114,6 +114,9 @@ pub fn calibration_body(r: &CalibrationReport) -> String {
     let crit = r.options.criterion;
     let cap = r.options.max_latency_us;
     let mut s = String::new();
+    if let Some(p) = &r.options.io_path {
+        let _ = writeln!(s, "  I/O path: {}", p.line());
+    }
     let _ = writeln!(s);
     let _ = writeln!(
         s,
@@ -128,7 +131,9 @@ pub fn calibration_body(r: &CalibrationReport) -> String {
             Step::Single => "single",
         };
         let l = &p.lat_us;
-        let mark = if p.step == Step::Small && crit.of(l) > cap {
+        let mark = if p.superseded {
+            "  measured again (below the curve)"
+        } else if p.step == Step::Small && crit.of(l) > cap {
             "  over cap"
         } else {
             ""

@@ -67,6 +67,9 @@ impl Exporter for Text {
         for t in &r.targets {
             let _ = writeln!(s, "  target {}", target_line(t));
         }
+        if let Some(p) = &o.io_path {
+            let _ = writeln!(s, "  I/O path: {}", p.line());
+        }
         if r.interrupted {
             let _ = writeln!(
                 s,

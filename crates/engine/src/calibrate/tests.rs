@@ -11,6 +11,8 @@ struct Model {
     max_mbps: f64,
     interrupt_after: Option<usize>,
     calls: Vec<(Step, u32)>,
+    /// Points that come out at a quarter of their IOPS: (step, outstanding, how many times).
+    dips: Vec<(Step, u32, usize)>,
 }
 
 impl Model {
@@ -21,6 +23,7 @@ impl Model {
             max_mbps: 500.0,
             interrupt_after: None,
             calls: vec![],
+            dips: vec![],
         }
     }
 }
@@ -54,7 +57,16 @@ impl Prober for Model {
         self.calls.push((step, n));
         let cap_iops = self.max_iops.min(self.max_mbps * MIB / bs as f64);
         let transfer_us = bs as f64 / (self.max_mbps * MIB) * 1e6;
-        let lat_us = (self.base_us + transfer_us).max(f64::from(n) / cap_iops * 1e6);
+        let mut lat_us = (self.base_us + transfer_us).max(f64::from(n) / cap_iops * 1e6);
+        if let Some(d) = self
+            .dips
+            .iter_mut()
+            .find(|d| (d.0, d.1) == (step, n) && d.2 > 0)
+        {
+            // A noisy point: a quarter of the IOPS (Little's law: 4× the latency).
+            d.2 -= 1;
+            lat_us *= 4.0;
+        }
         let iops = f64::from(n) / lat_us * 1e6;
         let l = LatSummary {
             mean: lat_us,
@@ -74,10 +86,12 @@ impl Prober for Model {
                 iops,
                 mbps: iops * bs as f64 / MIB,
                 lat_us: l,
+                superseded: false,
             },
             intervals: vec![],
             samples: vec![],
             hist: LatHist::new(),
+            io_path: None,
         }))
     }
 }
@@ -100,6 +114,8 @@ fn spec(cap_us: f64, max: u32) -> CalibrateSpec {
         region: Region::default(),
         seed: 1,
         layout: None,
+        io: Default::default(),
+        io_path: None,
     }
 }
 
@@ -255,4 +271,71 @@ fn matrix_runs_every_cell_but_the_empty_one() {
         .find(|c| c.small == 4 && c.large == 2)
         .unwrap();
     assert!((c.small_iops - 4000.0 / 3.0).abs() < 1e-9);
+}
+
+#[test]
+fn a_point_against_the_curve_is_measured_again_and_no_saturation_is_called() {
+    // 45 µs, no ceiling in reach: IOPS double with every doubling of outstanding I/Os, but
+    // the first measurement at 2 outstanding comes out at a quarter (a noisy device).
+    let mut m = Model::new(45.0, 1e9);
+    m.max_mbps = 1e6;
+    m.dips = vec![(Step::Small, 2, 1)];
+    let s = spec(20_000.0, 64);
+    let out = calibrate(&mut m, &s).unwrap();
+    let at_2 = m.calls.iter().filter(|c| **c == (Step::Small, 2)).count();
+    assert_eq!(at_2, 2, "measured once more: {:?}", m.calls);
+    let firsts: Vec<&Point> = out
+        .measured
+        .iter()
+        .map(|m| &m.point)
+        .filter(|p| p.superseded)
+        .collect();
+    assert_eq!(firsts.len(), 1);
+    assert_eq!(firsts[0].outstanding, 2);
+    let counted: Vec<u32> = out.points(Step::Small).map(|p| p.outstanding).collect();
+    assert_eq!(
+        counted,
+        [1, 2, 4, 8, 16, 32, 64],
+        "the second measurement counts"
+    );
+    let v = verdicts(&out, &s, None);
+    assert!(!v.iter().any(|x| x.contains("saturates")), "{v:?}");
+    assert!(
+        v.iter()
+            .any(|x| x.contains("measured again") && x.contains("noise")),
+        "{v:?}"
+    );
+}
+
+#[test]
+fn a_fall_that_repeats_is_kept_but_judged_against_the_whole_curve() {
+    // The dip at 2 comes out twice: it is real as measured, yet the curve rises past it
+    // (4, 8 … beat the point at 1), so no saturation verdict is taken from it.
+    let mut m = Model::new(45.0, 1e9);
+    m.max_mbps = 1e6;
+    m.dips = vec![(Step::Small, 2, 2)];
+    let s = spec(20_000.0, 64);
+    let out = calibrate(&mut m, &s).unwrap();
+    let at_2 = m.calls.iter().filter(|c| **c == (Step::Small, 2)).count();
+    assert_eq!(at_2, 2, "measured once more, not again and again");
+    let v = verdicts(&out, &s, None);
+    assert!(!v.iter().any(|x| x.contains("saturates")), "{v:?}");
+    assert!(v.iter().any(|x| x.contains("the fall is real")), "{v:?}");
+}
+
+#[test]
+fn a_dip_that_would_end_a_search_is_measured_again_first() {
+    // Cap 1 ms; the first measurement at 4 outstanding doubles its latency past the cap.
+    // Without a second look the knee would be 2; measured again it passes, and the search
+    // goes on to the model's real knee.
+    let mut m = Model::new(300.0, 1e9);
+    m.max_mbps = 1e6;
+    m.dips = vec![(Step::Small, 4, 1), (Step::Large, 2, 1)];
+    let s = spec(1_000.0, 64);
+    let out = calibrate(&mut m, &s).unwrap();
+    let f = figures(&out, Criterion::Mean, 1_000.0);
+    assert!(f.outstanding.unwrap() >= 32, "{f:?} {:?}", m.calls);
+    // Large I/O: a dip at 2 must not end the throughput search early either.
+    let large: Vec<u32> = out.points(Step::Large).map(|p| p.outstanding).collect();
+    assert!(large.len() > 2, "{large:?}");
 }

@@ -1,7 +1,7 @@
 //! Verdicts in words: what a calibration's curve says about itself, so a number is never
 //! read without its caveats (a cache answering, a cap never met, a saturated device).
 
-use super::{CalibrateSpec, Criterion, Outcome, Point, Step};
+use super::{CalibrateSpec, Criterion, Outcome, Point, Step, NOISE};
 
 fn ms(us: f64) -> String {
     format!("{:.2} ms", us / 1e3)
@@ -76,21 +76,72 @@ pub fn verdicts(out: &Outcome, spec: &CalibrateSpec, rotational: Option<bool>) -
             ));
         }
     }
-    if let Some(w) = small.windows(2).find(|w| {
-        w[1].iops < w[0].iops * 1.05 && crit.of(&w[1].lat_us) > crit.of(&w[0].lat_us) * 1.5
-    }) {
+    if let Some((at, last)) = saturation(&small, |p| crit.of(&p.lat_us)) {
         v.push(format!(
-            "IOPS stayed flat from {} to {} outstanding I/Os ({:+.0}%) while {cname} latency grew {:+.0}%: \
+            "IOPS stopped rising at {} outstanding I/Os ({:.0}): no deeper point of the curve beat it by 5% (at {} outstanding {:.0}, {:+.0}%) while {cname} latency grew {:+.0}%: \
              the storage saturates near {} outstanding",
-            w[0].outstanding,
-            w[1].outstanding,
-            (w[1].iops / w[0].iops - 1.0) * 100.0,
-            (crit.of(&w[1].lat_us) / crit.of(&w[0].lat_us) - 1.0) * 100.0,
-            w[0].outstanding
+            at.outstanding,
+            at.iops,
+            last.outstanding,
+            last.iops,
+            (last.iops / at.iops - 1.0) * 100.0,
+            (crit.of(&last.lat_us) / crit.of(&at.lat_us) - 1.0) * 100.0,
+            at.outstanding
         ));
     }
+    v.extend(remeasured(out));
     if out.interrupted {
         v.push("interrupted: the figures cover only the points that finished".into());
+    }
+    v
+}
+
+/// Where a curve saturates, judged against its upper envelope, never one pair of points:
+/// the shallowest point that no deeper point beats by 5%, with at least one deeper point
+/// and latency grown by half from it to the deepest. Returns (that point, the deepest).
+fn saturation<'a>(
+    small: &[&'a Point],
+    lat: impl Fn(&Point) -> f64,
+) -> Option<(&'a Point, &'a Point)> {
+    let last = *small.last()?;
+    for (i, &p) in small.iter().enumerate() {
+        let deeper = &small[i + 1..];
+        if deeper.is_empty() {
+            return None;
+        }
+        if deeper.iter().all(|q| q.iops < p.iops * 1.05) {
+            return (lat(last) > lat(p) * 1.5).then_some((p, last));
+        }
+    }
+    None
+}
+
+/// One sentence per point that went against its curve and was measured again.
+fn remeasured(out: &Outcome) -> Vec<String> {
+    let all: Vec<&Point> = out.measured.iter().map(|m| &m.point).collect();
+    let mut v = Vec::new();
+    for (i, first) in all.iter().enumerate().filter(|(_, p)| p.superseded) {
+        let Some(again) = all[i + 1..]
+            .iter()
+            .find(|q| q.step == first.step && q.outstanding == first.outstanding)
+        else {
+            continue;
+        };
+        let (unit, a, b) = match first.step {
+            Step::Small => ("IOPS", first.iops, again.iops),
+            Step::Large | Step::Single => ("MiB/s", first.mbps, again.mbps),
+        };
+        let confirmed = b < a * (1.0 + NOISE);
+        v.push(format!(
+            "{} outstanding ({} I/O) fell below the curve ({a:.0} {unit}) and was measured again: {b:.0} {unit}{}",
+            first.outstanding,
+            if first.step == Step::Small { "small" } else { "large" },
+            if confirmed {
+                ": the fall is real (the device gives less under this many outstanding I/Os, or it was throttled)"
+            } else {
+                ": the first was noise"
+            }
+        ));
     }
     v
 }

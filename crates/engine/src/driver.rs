@@ -1,0 +1,353 @@
+//! The one driver loop every worker runs, whatever its backend (io_uring or psync) and
+//! whether or not a layout maps its I/Os onto members: phases (ramp, then measure), the
+//! `--steady` ramp end, pacing, issuing into free slots, waiting, reaping, the interval
+//! clock, and a failure that halts the worker after its I/Os in flight drained.
+//!
+//! A slot is one outstanding logical I/O and owns one buffer of the job's pool. A logical
+//! I/O becomes one piece (plain) or several (a layout: split at unit boundaries, one copy
+//! per mirror side for writes), and completes when its last piece does; its latency is
+//! that of the slowest piece, as a mirrored write's is. `user_data` = slot (bits 48..) |
+//! member (bits 32..48) | length (bits 0..32): the slot finds the logical I/O, the member
+//! its per-target counter, the length tells a short transfer.
+//!
+//! Latency is submission to completion: the clock is read once before a batch of I/Os is
+//! queued and once after a batch of completions is reaped (fio reads it once per reap too).
+
+use crate::error::EngineError;
+use crate::job::Placement;
+use crate::layout::MemberIo;
+use crate::pool::Slots;
+use crate::psync::Psync;
+use crate::uring::Uring;
+use crate::worker::{may_issue, Clock, Pacer};
+use crate::WorkerCtx;
+use iogauge_stats::{Direction, Phase};
+use rand::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+use std::io;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// One I/O on one target, as a backend issues it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Piece {
+    pub dir: Direction,
+    pub target: u32,
+    pub offset: u64,
+    pub len: u32,
+    pub buf: *mut u8,
+    /// The slot's index among the worker's buffers (the registered buffer's index).
+    pub slot: u32,
+    pub user_data: u64,
+}
+
+/// How a backend moves pieces: queue a batch, hand it over and wait, collect completions.
+pub(crate) trait Backend {
+    /// Queues the pieces (io_uring: SQEs; psync: performs them one by one).
+    fn queue(&mut self, batch: &[Piece]);
+    /// Submits what is queued and waits for at least one completion, or until `limit`.
+    fn wait(&mut self, limit: Option<Duration>) -> Result<(), EngineError>;
+    /// Calls `f(user_data, result)` for every completion collected so far (`result` is the
+    /// byte count, or a negative errno).
+    fn reap(&mut self, f: impl FnMut(u64, i32));
+}
+
+#[derive(Clone, Copy)]
+struct Slot {
+    start: Instant,
+    dir: Direction,
+    offset: u64,
+    len: u32,
+    /// Pieces still in flight.
+    pending: u32,
+}
+
+/// A logical I/O whose pieces may not start yet (`--member-iops`).
+#[derive(Clone, Copy)]
+struct Ready {
+    dir: Direction,
+    target: u32,
+    offset: u64,
+    len: u32,
+    at: Instant,
+}
+
+/// Most pieces one logical I/O can become: 1 without a layout; under one, every copy, each
+/// split at every unit boundary it crosses.
+pub(crate) fn max_pieces(p: Option<&Placement>, max_bs: u64) -> usize {
+    p.map_or(1, |p| {
+        let unit = p.layout.spec().unit().unwrap_or(crate::spec::MIN_ALIGN);
+        p.layout.copies() as usize * (max_bs.div_ceil(unit) as usize + 1)
+    })
+}
+
+/// Maps logical I/Os onto pieces: the identity without a layout.
+struct Mapper<'a> {
+    place: Option<&'a Placement>,
+    ios: Vec<MemberIo>,
+    /// Rotates balanced mirror reads over the copies.
+    choose: u64,
+}
+
+impl Mapper<'_> {
+    /// Appends the pieces of `op` (in slot `slot`, buffer `buf`) to `out`; returns how many.
+    #[inline]
+    fn map(&mut self, op: &Ready, slot: u32, buf: *mut u8, out: &mut Vec<Piece>) -> u32 {
+        let Some(place) = self.place else {
+            out.push(Piece {
+                dir: op.dir,
+                target: op.target,
+                offset: op.offset,
+                len: op.len,
+                buf,
+                slot,
+                user_data: user_data(slot, op.target, op.len),
+            });
+            return 1;
+        };
+        place
+            .layout
+            .map(op.dir, op.offset, op.len, self.choose, &mut self.ios);
+        // Each copy covers the logical range in order: its pieces' place in the buffer is
+        // the running sum of that copy's piece lengths.
+        let mut at_in_buf = [0usize; 4];
+        for m in &self.ios {
+            let within = &mut at_in_buf[m.copy as usize];
+            out.push(Piece {
+                dir: op.dir,
+                target: m.member,
+                offset: place.starts[m.member as usize] + m.offset,
+                len: m.len,
+                // SAFETY: pieces of one copy add up to op.len, at most the buffer's length.
+                buf: unsafe { buf.add(*within) },
+                slot,
+                user_data: user_data(slot, m.member, m.len),
+            });
+            *within += m.len as usize;
+        }
+        self.ios.len() as u32
+    }
+
+    /// When the pieces of a new logical I/O may start (`--member-iops`), reserving them.
+    fn reserve(&mut self, op: &crate::offsets::Op, t0: Instant, now: Instant) -> Instant {
+        self.choose = self.choose.wrapping_add(1);
+        let Some(th) = self.place.and_then(|p| p.throttle.as_ref()) else {
+            return now;
+        };
+        let place = self.place.expect("a throttle has a layout");
+        place
+            .layout
+            .map(op.dir, op.offset, op.len, self.choose, &mut self.ios);
+        let now_ns = now.saturating_duration_since(t0).as_nanos() as u64;
+        let start = self
+            .ios
+            .iter()
+            .map(|m| th.reserve(m.member as usize, now_ns))
+            .max()
+            .unwrap_or(now_ns);
+        t0 + Duration::from_nanos(start)
+    }
+}
+
+#[inline]
+fn user_data(slot: u32, member: u32, len: u32) -> u64 {
+    u64::from(slot) << 48 | u64::from(member) << 32 | u64::from(len)
+}
+
+/// One worker thread: fills its buffers, sets up its backend, waits at the gate with the
+/// others (even when its setup failed, so nobody waits forever), then drives.
+pub(crate) fn worker(mut ctx: WorkerCtx<'_>) -> Result<(), EngineError> {
+    let qd = ctx.qd as usize;
+    let bufs = ctx.pool.slots(ctx.id * qd, qd);
+    bufs.fill_random(&mut Xoshiro256PlusPlus::seed_from_u64(
+        ctx.spec.seed ^ ctx.id as u64,
+    ));
+    let targets = ctx.targets;
+    match ctx.uring {
+        Some(choice) => {
+            let entries = qd * max_pieces(ctx.placement, ctx.spec.bs.max());
+            let setup = Uring::new(entries as u32, targets, &bufs, choice);
+            let t0 = ctx.gate.wait();
+            let mut ring = setup?;
+            drive(&mut ctx, &mut ring, &bufs, t0)
+        }
+        None => {
+            let t0 = ctx.gate.wait();
+            drive(&mut ctx, &mut Psync::new(targets), &bufs, t0)
+        }
+    }
+}
+
+/// Runs one worker to the end of its plan on `backend`, with `bufs` as its slots' buffers.
+/// `t0` is the job's time zero (the gate has been passed).
+pub(crate) fn drive<B: Backend>(
+    ctx: &mut WorkerCtx<'_>,
+    backend: &mut B,
+    bufs: &Slots<'_>,
+    t0: Instant,
+) -> Result<(), EngineError> {
+    let qd = bufs.count();
+    let tx = ctx.tx.clone();
+    let members = ctx.placement.map_or(0, |p| p.layout.members());
+    let mut clock = Clock::new(ctx.id, t0, ctx.plan.every, &tx).with_members(members);
+    let mut slots = vec![
+        Slot {
+            start: t0,
+            dir: Direction::Read,
+            offset: 0,
+            len: 0,
+            pending: 0,
+        };
+        qd
+    ];
+    let mut free: Vec<u32> = (0..qd as u32).rev().collect();
+    let mut failure: Option<EngineError> = None;
+    let max_bs = ctx.spec.bs.max();
+    let mut mapper = Mapper {
+        place: ctx.placement,
+        ios: Vec::with_capacity(max_pieces(ctx.placement, max_bs)),
+        choose: ctx.id as u64,
+    };
+    let mut batch: Vec<Piece> = Vec::with_capacity(qd * max_pieces(ctx.placement, max_bs));
+
+    for mut bounds in ctx.plan.phases(t0) {
+        if let Some(r) = ctx.ramp_end {
+            r.apply(&mut bounds, t0, ctx.plan.time);
+        }
+        clock.begin(&bounds);
+        let mut pacer = ctx.plan.rate.map(|r| Pacer::new(r, bounds.start));
+        let mut issued = 0u64;
+        let mut inflight = 0usize;
+        let mut deferred: Option<Ready> = None;
+        let mut now = Instant::now();
+        loop {
+            if let Some(r) = ctx.ramp_end {
+                if bounds.phase == Phase::Ramp && r.apply(&mut bounds, t0, None) {
+                    clock.set_deadline(bounds.deadline);
+                }
+            }
+            let halt = failure.is_some() || ctx.halt.load(Ordering::Relaxed);
+            let issuing = may_issue(&bounds, now, issued, halt);
+            let mut wait_limit = None;
+            if issuing && !free.is_empty() {
+                batch.clear();
+                let t_sub = Instant::now();
+                while let Some(&slot) = free.last() {
+                    if !may_issue(&bounds, t_sub, issued, false) {
+                        break;
+                    }
+                    let op = match deferred.take() {
+                        Some(d) => d,
+                        None => {
+                            if let Some(p) = &mut pacer {
+                                if let Some(w) = p.wait_for(t_sub) {
+                                    wait_limit = Some(w);
+                                    break;
+                                }
+                                p.take(t_sub);
+                            }
+                            let op = ctx.gen.next_op();
+                            Ready {
+                                dir: op.dir,
+                                target: op.target,
+                                offset: op.offset,
+                                len: op.len,
+                                at: mapper.reserve(&op, t0, t_sub),
+                            }
+                        }
+                    };
+                    if op.at > t_sub {
+                        wait_limit = Some(op.at - t_sub);
+                        deferred = Some(op);
+                        break;
+                    }
+                    free.pop();
+                    let buf = bufs.ptr(slot as usize);
+                    if op.dir == Direction::Write {
+                        // Stamp the offset into the block so no two writes carry the same
+                        // data (defeats deduplication, as fio's scramble_buffers does).
+                        // SAFETY: the slot is free, so no I/O is using its buffer.
+                        unsafe { buf.cast::<u64>().write_unaligned(op.offset ^ issued) };
+                    }
+                    let pieces = mapper.map(&op, slot, buf, &mut batch);
+                    slots[slot as usize] = Slot {
+                        start: t_sub,
+                        dir: op.dir,
+                        offset: op.offset,
+                        len: op.len,
+                        pending: pieces,
+                    };
+                    issued += 1;
+                    if pieces == 0 {
+                        // Every copy degraded cannot happen (Layout::new refuses it); count
+                        // the I/O as done rather than leave the slot pending forever.
+                        free.push(slot);
+                    } else {
+                        inflight += 1;
+                    }
+                }
+                backend.queue(&batch);
+            }
+            if inflight == 0 {
+                if !issuing {
+                    break;
+                }
+                // Paced and nothing in flight: sleep until the next I/O is due.
+                if let Some(w) = wait_limit {
+                    std::thread::sleep(w);
+                }
+                now = Instant::now();
+                continue;
+            }
+            backend.wait(wait_limit)?;
+            now = Instant::now();
+            clock.tick(now);
+            backend.reap(|ud, res| {
+                let (slot, member, len) =
+                    ((ud >> 48) as usize, (ud >> 32 & 0xffff) as usize, ud as u32);
+                let s = &mut slots[slot];
+                if res != len as i32 && failure.is_none() {
+                    failure = Some(io_failure(ctx, member, s, res));
+                }
+                if members > 0 {
+                    clock.record_member(member, s.dir);
+                }
+                s.pending -= 1;
+                if s.pending == 0 {
+                    free.push(slot as u32);
+                    inflight -= 1;
+                    let lat = now.saturating_duration_since(s.start).as_nanos() as u64;
+                    clock.record(s.dir, u64::from(s.len), lat);
+                }
+            });
+        }
+        clock.finish(now);
+    }
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+fn io_failure(ctx: &WorkerCtx<'_>, member: usize, s: &Slot, res: i32) -> EngineError {
+    // Under a layout the error names the member and the logical offset; without one the
+    // member is the target and the offset its own.
+    let path = ctx.targets[member].info.path.clone();
+    if res < 0 {
+        EngineError::Io {
+            path,
+            dir: s.dir.name(),
+            offset: s.offset,
+            len: s.len,
+            source: io::Error::from_raw_os_error(-res),
+        }
+    } else {
+        EngineError::Short {
+            path,
+            dir: s.dir.name(),
+            offset: s.offset,
+            len: s.len,
+            got: res as u32,
+        }
+    }
+}
