@@ -6,7 +6,8 @@ use iogauge_engine::calibrate::CalibrateSpec;
 use iogauge_engine::spec::fmt_size;
 use iogauge_engine::spec::LayoutOpts;
 use iogauge_engine::{Access, JobSpec, RwMode, TargetSpec};
-use std::path::PathBuf;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Where `iogauge run` works when no --target is given, and the size it creates there.
@@ -128,9 +129,16 @@ fn check_csv_dir(dir: &std::path::Path, matrix: bool) -> Result<(), UsageError> 
     if !matrix {
         return usage("--csv writes the matrix files: add --matrix");
     }
+    // An existing file (or a link to one) would only fail after the whole measurement.
+    if std::fs::symlink_metadata(dir).is_ok() && !dir.is_dir() {
+        return usage(format!(
+            "--csv {} exists and is not a directory; --csv names a directory for the matrix files (created when missing): choose a directory or a new path",
+            dir.display()
+        ));
+    }
     let parent = match dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
-        _ => std::path::Path::new("."),
+        _ => Path::new("."),
     };
     if !dir.is_dir() && !parent.is_dir() {
         return usage(format!(
@@ -154,6 +162,12 @@ fn target_specs(
     size: Option<u64>,
 ) -> Result<(Vec<TargetSpec>, bool), UsageError> {
     if targets.is_empty() {
+        let dir = Path::new(SCRATCH_DIR);
+        if std::fs::symlink_metadata(dir).is_ok() && !dir.is_dir() {
+            return usage(format!(
+                "./{SCRATCH_DIR} exists and is not a directory; without --target iogauge keeps its scratch file in that directory: move it away, or pass --target PATH"
+            ));
+        }
         let path = PathBuf::from(SCRATCH_DIR).join("data");
         return Ok((
             vec![TargetSpec {
@@ -172,6 +186,7 @@ fn target_specs(
             return usage(format!("--target {} is given twice", t.display()));
         }
     }
+    check_distinct(&targets)?;
     Ok((
         targets
             .into_iter()
@@ -179,6 +194,65 @@ fn target_specs(
             .collect(),
         false,
     ))
+}
+
+/// What a target path names on this machine: a block device by its device number, a file by
+/// its inode, a file still to be created by its directory's inode and its name. Paths are
+/// compared by these, not as text, so a symlink, a hard link or `./x` beside `/abs/x` is
+/// seen to be the same target.
+#[derive(Debug, PartialEq, Eq, Hash)]
+enum Identity {
+    Device(u64),
+    File(u64, u64),
+    New(u64, u64, std::ffi::OsString),
+}
+
+/// `hops` counts symlinks followed by hand (the kernel's own limit is 40).
+fn identity(path: &Path, hops: u32) -> Option<Identity> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.file_type().is_block_device() => Some(Identity::Device(m.rdev())),
+        Ok(m) => Some(Identity::File(m.dev(), m.ino())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let dir = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            // A link to a file not made yet names that file: follow it to where it points.
+            if let Ok(to) = std::fs::read_link(path) {
+                return (hops < 40).then(|| identity(&dir.join(to), hops + 1))?;
+            }
+            let name = path.file_name()?;
+            let m = std::fs::metadata(dir).ok()?;
+            Some(Identity::New(m.dev(), m.ino(), name.to_os_string()))
+        }
+        // Preparing the target reports this one with its own message.
+        Err(_) => None,
+    }
+}
+
+/// Refuses two targets that are one file or one device: a mirror's copies would share an
+/// inode and a concat would count the same blocks twice, with or without --layout.
+fn check_distinct(targets: &[PathBuf]) -> Result<(), UsageError> {
+    let mut seen: std::collections::HashMap<Identity, &Path> = std::collections::HashMap::new();
+    for t in targets {
+        let Some(id) = identity(t, 0) else { continue };
+        let what = match &id {
+            Identity::Device(rdev) => format!(
+                "the same block device ({}:{})",
+                libc::major(*rdev),
+                libc::minor(*rdev)
+            ),
+            _ => "the same file".to_string(),
+        };
+        if let Some(first) = seen.insert(id, t) {
+            return usage(format!(
+                "--target {} and --target {} are {what}; give each file or device once",
+                first.display(),
+                t.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[derive(Debug)]

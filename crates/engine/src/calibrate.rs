@@ -289,13 +289,18 @@ impl EngineProber<'_> {
         j
     }
 
+    /// ORION's cache flush: unmeasured large random reads before a point. Capped to the
+    /// tested span: a flush larger than the span only re-reads its blocks and evicts
+    /// nothing more from a cache that holds them all (`--cache-size 1T` on 64 MiB read a
+    /// TiB before every point); the CLI says so once.
     fn flush_cache(&mut self) -> Result<(), EngineError> {
         let Some(bytes) = self.spec.cache_size else {
             return Ok(());
         };
+        let span: u64 = tested_bytes(self.spec, self.targets)?.iter().sum();
         let mut j = self.job(RwMode::RandRead, self.spec.large_bs, 8, 1);
         j.time = None;
-        j.ios = Some((bytes / self.spec.large_bs).max(1));
+        j.ios = Some((bytes.min(span) / self.spec.large_bs).max(1));
         crate::run(&j, self.targets, self.stop, &mut |_| {})?;
         Ok(())
     }

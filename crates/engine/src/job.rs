@@ -4,9 +4,9 @@
 
 use crate::error::EngineError;
 use crate::iopath::{self, IoPath};
-use crate::offsets::{check_fits, Extent, OpGen, Space};
+use crate::offsets::{Extent, OpGen, Space};
 use crate::pool::BufPool;
-use crate::spec::{fmt_size, EngineKind, JobSpec};
+use crate::spec::{EngineKind, JobSpec};
 use crate::target::Target;
 use crate::uring::UringChoice;
 use crate::worker::{Gate, Msg, Plan, RampEnd};
@@ -17,6 +17,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, RecvTimeoutError};
 use std::time::{Duration, Instant, SystemTime};
+
+mod placement;
+pub use placement::{layout, placement, Placement};
 
 /// A finished (or interrupted) job.
 #[derive(Debug)]
@@ -85,149 +88,6 @@ impl SteadyWatch<'_> {
 /// Rounds `d` up to a whole number of `every`.
 fn on_grid(d: Duration, every: Duration) -> Duration {
     every * d.as_nanos().div_ceil(every.as_nanos()) as u32
-}
-
-/// Lays the targets' regions out as the logical space (concat), checking each region is
-/// inside its target and holds the largest block.
-pub fn layout(spec: &JobSpec, targets: &[Target]) -> Result<Space, EngineError> {
-    let align = spec.align();
-    let mut extents = Vec::with_capacity(targets.len());
-    for (i, t) in targets.iter().enumerate() {
-        if t.info.size < spec.bs.max() {
-            return Err(EngineError::Region {
-                path: t.info.path.clone(),
-                why: format!(
-                    "its {} bytes are smaller than the block size {}; use a larger target or a smaller --bs",
-                    t.info.size,
-                    fmt_size(spec.bs.max())
-                ),
-            });
-        }
-        let (start, end) = spec.region.resolve(t.info.size, align).ok_or_else(|| EngineError::Region {
-            path: t.info.path.clone(),
-            why: format!(
-                "--region {} lies outside its {} bytes (or holds no aligned block); pick a region inside the target",
-                spec.region, t.info.size
-            ),
-        })?;
-        extents.push(Extent {
-            target: i as u32,
-            start,
-            len: end - start,
-        });
-    }
-    let space = Space::new(extents);
-    check_fits(&space, spec.bs.max()).map_err(|e| EngineError::Region {
-        path: targets[e.target as usize].info.path.clone(),
-        why: format!(
-            "the tested span ({} bytes of --region {}) is smaller than the block size {}; use a larger --size or region",
-            e.len,
-            spec.region,
-            fmt_size(spec.bs.max())
-        ),
-    })?;
-    Ok(space)
-}
-
-/// A layout over the targets' regions, ready for the workers: the mapping, where each
-/// member's region starts, and the optional per-member throttle.
-#[derive(Debug)]
-pub struct Placement {
-    pub layout: crate::layout::Layout,
-    pub starts: Vec<u64>,
-    pub throttle: Option<Throttle>,
-}
-
-/// `--member-iops`: one token bucket per member, shared by every worker, kept as GCRA's
-/// theoretical arrival time (ns from t0): a member I/O may start at its reservation, which
-/// moves the member's next free time one period on. A member may bank up to `BURST` of
-/// idle time, so one member's backlog holding up the workers (they issue in order) does not
-/// cost the others their rate; over a window the rate still holds within BURST's worth.
-#[derive(Debug)]
-pub struct Throttle {
-    period_ns: u64,
-    tat: Vec<std::sync::atomic::AtomicU64>,
-}
-
-/// How much idle time a throttled member may bank.
-const BURST_NS: u64 = 50_000_000;
-
-impl Throttle {
-    pub fn new(members: usize, iops: u64) -> Self {
-        Throttle {
-            period_ns: 1_000_000_000 / iops.max(1),
-            tat: (0..members)
-                .map(|_| std::sync::atomic::AtomicU64::new(0))
-                .collect(),
-        }
-    }
-
-    /// Reserves one I/O on `member` at or after `now_ns`; returns when it may start.
-    #[inline]
-    pub fn reserve(&self, member: usize, now_ns: u64) -> u64 {
-        let t = &self.tat[member];
-        let mut cur = t.load(Ordering::Relaxed);
-        loop {
-            let start = cur.max(now_ns.saturating_sub(BURST_NS));
-            match t.compare_exchange_weak(
-                cur,
-                start + self.period_ns,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return start,
-                Err(seen) => cur = seen,
-            }
-        }
-    }
-}
-
-/// Builds the job's layout over the targets' regions, or `None` without `--layout`.
-pub fn placement(spec: &JobSpec, targets: &[Target]) -> Result<Option<Placement>, EngineError> {
-    let Some(opts) = &spec.layout else {
-        return Ok(None);
-    };
-    if spec.engine != EngineKind::IoUring {
-        return Err(EngineError::Layout(
-            "layouts run on --engine io_uring only; drop --engine psync".into(),
-        ));
-    }
-    let space = layout(spec, targets)?;
-    let (starts, sizes): (Vec<u64>, Vec<u64>) =
-        space.extents().iter().map(|e| (e.start, e.len)).unzip();
-    let names: Vec<String> = targets
-        .iter()
-        .map(|t| t.info.path.display().to_string())
-        .collect();
-    let groups = opts
-        .failgroups
-        .as_ref()
-        .map(|g| g.resolve(&names))
-        .transpose()
-        .map_err(EngineError::Layout)?;
-    let degraded = opts
-        .degraded
-        .iter()
-        .map(|d| crate::layout::target_index(&names, d))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| EngineError::Layout(format!("--degraded: {e}")))?;
-    let layout = crate::layout::Layout::new(opts.spec, &sizes, groups, &degraded, spec.align())
-        .map_err(|e| EngineError::Layout(e.to_string()))?
-        .with_read_from(opts.read_from);
-    if layout.logical_size() < spec.bs.max() {
-        return Err(EngineError::Layout(format!(
-            "{} over these targets holds {} bytes, less than the block size {}; use larger targets",
-            opts.spec,
-            layout.logical_size(),
-            fmt_size(spec.bs.max())
-        )));
-    }
-    let throttle = opts.member_iops.map(|n| Throttle::new(targets.len(), n));
-    Ok(Some(Placement {
-        layout,
-        starts,
-        throttle,
-    }))
 }
 
 /// Splits `total` into `n` nearly equal shares (the first ones one larger).
@@ -534,113 +394,4 @@ fn collect(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use iogauge_stats::{DirStats, PerDir, SteadyConfig, SteadyCriterion};
-
-    fn ramp_iv(index: u32, ios: u64) -> Interval {
-        let mut io = PerDir::<DirStats>::default();
-        for _ in 0..ios {
-            io.read.record(4096, 1000);
-        }
-        Interval {
-            phase: Phase::Ramp,
-            index,
-            start: Nanos(u64::from(index) * 1_000_000_000),
-            end: Nanos(u64::from(index + 1) * 1_000_000_000),
-            io,
-            members: Vec::new(),
-        }
-    }
-
-    fn watch(ramp_end: &RampEnd, min_s: u64, timeout_s: u64) -> SteadyWatch<'_> {
-        SteadyWatch {
-            detector: SteadyDetector::new(SteadyConfig {
-                criterion: SteadyCriterion::Deviation { pct: 10.0 },
-                window: 3,
-                interval_s: 1.0,
-                drop_pct: 30.0,
-                drop_intervals: 3,
-            }),
-            ramp_end,
-            every: Duration::from_secs(1),
-            min: Duration::from_secs(min_s),
-            timeout: Duration::from_secs(timeout_s),
-            window: None,
-        }
-    }
-
-    #[test]
-    fn steady_watch_ends_the_ramp_on_the_next_reachable_boundary() {
-        // Ramp then flat: 100, 200, 300, 1000, 1000, 1000 → the window 3..6 holds.
-        let end = RampEnd::new();
-        let mut w = watch(&end, 0, 60);
-        for (i, ios) in [100, 200, 300, 1000, 1000].into_iter().enumerate() {
-            w.observe(
-                &ramp_iv(i as u32, ios),
-                Duration::from_millis(1000 * i as u64 + 1010),
-            );
-            assert_eq!(end.get(), None, "decided too early at {i}");
-        }
-        // The collector sees interval 5 (ended at 6 s) at 6.01 s: the next boundary is 7 s.
-        w.observe(&ramp_iv(5, 1000), Duration::from_millis(6010));
-        assert_eq!(w.window, Some((3, 6)));
-        assert_eq!(end.get(), Some(Duration::from_secs(7)));
-        // Latched: later intervals change nothing.
-        w.observe(&ramp_iv(6, 10), Duration::from_millis(7010));
-        assert_eq!(end.get(), Some(Duration::from_secs(7)));
-        // Too close to the boundary (under the 50 ms margin): the one after.
-        let end = RampEnd::new();
-        let mut w = watch(&end, 0, 60);
-        for i in 0..3 {
-            w.observe(&ramp_iv(i, 500), Duration::from_millis(2980));
-        }
-        assert_eq!(end.get(), Some(Duration::from_secs(4)));
-    }
-
-    #[test]
-    fn steady_watch_respects_min_ramp_and_timeout() {
-        let end = RampEnd::new();
-        let mut w = watch(&end, 10, 60);
-        for i in 0..3 {
-            w.observe(&ramp_iv(i, 500), Duration::from_millis(3010));
-        }
-        assert_eq!(
-            end.get(),
-            Some(Duration::from_secs(10)),
-            "--ramp is a floor"
-        );
-        // Steady only at the timeout boundary: the timeout ends the ramp, not the watch.
-        let end = RampEnd::new();
-        let mut w = watch(&end, 0, 4);
-        for i in 0..3 {
-            w.observe(&ramp_iv(i, 500), Duration::from_millis(3990));
-        }
-        assert_eq!(end.get(), None);
-        assert_eq!(w.window, None);
-        // Never steady: nothing set.
-        let end = RampEnd::new();
-        let mut w = watch(&end, 0, 60);
-        for (i, ios) in [100, 300, 900, 2700, 8100].into_iter().enumerate() {
-            w.observe(&ramp_iv(i as u32, ios), Duration::from_secs(i as u64 + 1));
-        }
-        assert_eq!(end.get(), None);
-    }
-
-    #[test]
-    fn on_grid_rounds_up() {
-        let s = Duration::from_millis;
-        assert_eq!(on_grid(s(0), s(250)), s(0));
-        assert_eq!(on_grid(s(1), s(250)), s(250));
-        assert_eq!(on_grid(s(1500), s(250)), s(1500));
-        assert_eq!(on_grid(s(1501), s(1000)), s(2000));
-    }
-
-    #[test]
-    fn shares_add_up() {
-        for (total, n) in [(10u64, 3u64), (7, 7), (1, 4), (1_000_003, 64)] {
-            let s: u64 = (0..n).map(|i| share(total, n, i)).sum();
-            assert_eq!(s, total);
-        }
-    }
-}
+mod tests;

@@ -8,6 +8,11 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
+mod units;
+use units::opt_secs;
+pub(crate) use units::secs;
+pub use units::{fmt_size, parse_duration, parse_size, MAX_DURATION};
+
 /// Smallest alignment iogauge uses for any I/O: O_DIRECT needs the logical block size, and
 /// 512 bytes is the smallest any Linux block device has.
 pub const MIN_ALIGN: u64 = 512;
@@ -207,7 +212,13 @@ impl Region {
     /// Byte range `[start, end)` of a target of `size` bytes, aligned inwards to `align`.
     /// `None` when the region is empty or lies outside the target.
     pub fn resolve(&self, size: u64, align: u64) -> Option<(u64, u64)> {
-        let s = self.start.resolve(size).div_ceil(align) * align;
+        // A start at or past the end is outside; checked, because rounding a start near
+        // u64::MAX up to `align` wrapped to 0 and silently tested the whole target.
+        let start = self.start.resolve(size);
+        if start >= size {
+            return None;
+        }
+        let s = start.div_ceil(align).checked_mul(align)?;
         let e = self.end.resolve(size).min(size) / align * align;
         (s < e).then_some((s, e))
     }
@@ -476,243 +487,5 @@ impl JobSpec {
     }
 }
 
-pub(crate) mod secs {
-    use serde::{Deserialize, Deserializer, Serializer};
-    use std::time::Duration;
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_f64(d.as_secs_f64())
-    }
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        let v = f64::deserialize(d)?;
-        Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom)
-    }
-}
-
-mod opt_secs {
-    use serde::{Deserialize, Deserializer, Serializer};
-    use std::time::Duration;
-    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
-        match d {
-            Some(d) => s.serialize_some(&d.as_secs_f64()),
-            None => s.serialize_none(),
-        }
-    }
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
-        Option::<f64>::deserialize(d)?
-            .map(|v| Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom))
-            .transpose()
-    }
-}
-
-/// Splits `12.5ms` into the number `12.5` and the unit `ms`.
-fn split_unit(s: &str) -> (&str, &str) {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(t.len());
-    t.split_at(split)
-}
-
-/// Parses a byte size with binary units, as fio does: `512`, `8k`, `1m`, `2G`, `4KiB`, `1t`.
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let (num, unit) = split_unit(s);
-    let bad =
-        || format!("'{s}' is not a size: use a number with an optional unit, as in 8k, 1m, 2G");
-    let mult: u64 = match unit.to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        _ => return Err(bad()),
-    };
-    if num.is_empty() {
-        return Err(bad());
-    }
-    let bytes = if num.contains('.') {
-        let v: f64 = num.parse().map_err(|_| bad())?;
-        (v * mult as f64).round()
-    } else {
-        let v: u64 = num.parse().map_err(|_| bad())?;
-        return v
-            .checked_mul(mult)
-            .ok_or_else(|| format!("size '{s}' is too large"));
-    };
-    if bytes >= u64::MAX as f64 {
-        return Err(format!("size '{s}' is too large"));
-    }
-    Ok(bytes as u64)
-}
-
-/// Parses a duration: `30s`, `5m`, `1h`, `500ms`, `2.5s`; a bare number is seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let (num, unit) = split_unit(s);
-    let bad = || format!("'{s}' is not a duration: use a number with s, ms, m or h, as in 30s");
-    let v: f64 = num.parse().map_err(|_| bad())?;
-    let secs = match unit {
-        "" | "s" => v,
-        "ms" => v / 1e3,
-        "us" => v / 1e6,
-        "m" | "min" => v * 60.0,
-        "h" => v * 3600.0,
-        _ => return Err(bad()),
-    };
-    Duration::try_from_secs_f64(secs).map_err(|_| bad())
-}
-
-/// Formats a byte count with the largest binary unit that divides it: `8k`, `1m`, `3000`.
-pub fn fmt_size(n: u64) -> String {
-    for (shift, u) in [(40, "t"), (30, "g"), (20, "m"), (10, "k")] {
-        if n >= 1 << shift && n.is_multiple_of(1 << shift) {
-            return format!("{}{u}", n >> shift);
-        }
-    }
-    n.to_string()
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn steady_criteria_table() {
-        assert_eq!(
-            parse_steady_criterion("iops:20%"),
-            Ok(SteadyCriterion::Deviation { pct: 20.0 })
-        );
-        assert_eq!(
-            parse_steady_criterion("iops_slope:0.5%"),
-            Ok(SteadyCriterion::Slope { pct_per_s: 0.5 })
-        );
-        assert_eq!(
-            parse_steady_criterion("iops:5"),
-            Ok(SteadyCriterion::Deviation { pct: 5.0 })
-        );
-        for bad in [
-            "iops",
-            "iops:",
-            "iops:-1%",
-            "iops:0%",
-            "lat:5%",
-            "iops:x%",
-            "iops:nan%",
-        ] {
-            assert!(parse_steady_criterion(bad).is_err(), "{bad}");
-        }
-        let w = SteadyWait {
-            criterion: SteadyCriterion::Deviation { pct: 20.0 },
-            window: Duration::from_secs(5),
-            timeout: Duration::from_secs(60),
-        };
-        let c = w.config(Duration::from_millis(500));
-        assert_eq!(c.window, 10);
-        assert_eq!(c.interval_s, 0.5);
-        assert!(c.validate().is_ok());
-    }
-
-    #[test]
-    fn sizes_table() {
-        for (s, v) in [
-            ("512", 512),
-            ("8k", 8192),
-            ("8K", 8192),
-            ("4KiB", 4096),
-            ("1m", 1 << 20),
-            ("2G", 2 << 30),
-            ("1.5g", 3 << 29),
-            ("1t", 1 << 40),
-        ] {
-            assert_eq!(parse_size(s), Ok(v), "{s}");
-        }
-        for bad in ["", "k", "8x", "-1", "1..2k", "99999999999999t"] {
-            assert!(parse_size(bad).is_err(), "{bad} should fail");
-        }
-    }
-
-    #[test]
-    fn durations_table() {
-        for (s, ms) in [
-            ("30s", 30_000),
-            ("30", 30_000),
-            ("500ms", 500),
-            ("5m", 300_000),
-            ("1h", 3_600_000),
-            ("2.5s", 2_500),
-        ] {
-            assert_eq!(parse_duration(s).unwrap(), Duration::from_millis(ms), "{s}");
-        }
-        for bad in ["", "s", "10x", "-5s"] {
-            assert!(parse_duration(bad).is_err(), "{bad} should fail");
-        }
-    }
-
-    #[test]
-    fn block_splits() {
-        assert_eq!(
-            "8k".parse::<BlockSplit>().unwrap(),
-            BlockSplit::single(8192)
-        );
-        let s: BlockSplit = "8k:70,1m:30".parse().unwrap();
-        assert_eq!((s.min(), s.max()), (8192, 1 << 20));
-        assert_eq!(s.to_string(), "8k:70,1m:30");
-        for bad in ["8k:70,1m:20", "8k:70,1m", "1000", "0", "128m", "8k:101"] {
-            assert!(bad.parse::<BlockSplit>().is_err(), "{bad} should fail");
-        }
-    }
-
-    #[test]
-    fn regions() {
-        let r: Region = "0%..25%".parse().unwrap();
-        assert_eq!(r.resolve(1 << 30, 8192), Some((0, 1 << 28)));
-        let r: Region = "75%..100%".parse().unwrap();
-        assert_eq!(r.resolve(1 << 30, 8192), Some((3 << 28, 1 << 30)));
-        let r: Region = "1m..2m".parse().unwrap();
-        assert_eq!(r.resolve(1 << 20, 4096), None, "outside the target");
-        let r: Region = "1000..9000".parse().unwrap();
-        assert_eq!(
-            r.resolve(1 << 20, 4096),
-            Some((4096, 8192)),
-            "aligned inwards"
-        );
-        for bad in ["25%", "50%..10%", "0%..120%", "2g..1g", "a..b"] {
-            assert!(bad.parse::<Region>().is_err(), "{bad} should fail");
-        }
-    }
-
-    #[test]
-    fn dists() {
-        assert_eq!("uniform".parse::<Dist>().unwrap(), Dist::Uniform);
-        assert_eq!(
-            "zipf:1.2".parse::<Dist>().unwrap(),
-            Dist::Zipf { theta: 1.2 }
-        );
-        assert_eq!(
-            "hotspot:64m@1g:4".parse::<Dist>().unwrap(),
-            Dist::Hotspot {
-                size: 64 << 20,
-                offset: 1 << 30,
-                every: 4
-            }
-        );
-        for bad in [
-            "zipf:0",
-            "zipf:x",
-            "hotspot:64m",
-            "hotspot:64m@0:0",
-            "pareto",
-        ] {
-            assert!(bad.parse::<Dist>().is_err(), "{bad} should fail");
-        }
-    }
-
-    #[test]
-    fn spec_json_round_trip() {
-        let mut j = JobSpec::new(RwMode::RandRw);
-        j.bs = "8k:70,1m:30".parse().unwrap();
-        j.dist = "hotspot:64m@0:4".parse().unwrap();
-        j.time = None;
-        j.ios = Some(1000);
-        let back: JobSpec = serde_json::from_str(&serde_json::to_string(&j).unwrap()).unwrap();
-        assert_eq!(back, j);
-    }
-}
+mod tests;

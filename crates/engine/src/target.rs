@@ -2,25 +2,24 @@
 //!
 //! Safety rules (DESIGN principle 7): iogauge creates files itself (and marks them), writes to
 //! a file only if it created it or the user handed it over with `--allow-overwrite`, and
-//! writes to a block device only when handed over and the device carries no filesystem or
-//! partition signature and is not mounted. A file iogauge is creating is removed again if
-//! anything fails before it is complete (ENOSPC, Ctrl-C, an I/O error).
+//! writes to a block device only when handed over and the device carries no signature that
+//! libblkid knows (filesystem, RAID, crypto, partition table; see `signature`) and is not
+//! mounted. A file iogauge is creating is removed again if anything fails before it is
+//! complete (ENOSPC, Ctrl-C, an I/O error).
+
+mod fill;
+mod signature;
+use fill::{fill, no_space_or, preallocate};
 
 use crate::marker;
-use crate::pool::{BufPool, MemMode};
 use iogauge_probe::{backing_device, fs_of, FsInfo};
-use rand::SeedableRng;
-use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Pre-fill chunk: large sequential writes.
-const FILL_CHUNK: usize = 4 << 20;
+use std::sync::atomic::AtomicBool;
 
 /// What the user asked for one target.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,8 +89,8 @@ pub enum TargetError {
     NotOwned { path: PathBuf },
     #[error("target {path}: iogauge writes to a block device only when it is handed over with --allow-overwrite (everything on it will be destroyed)")]
     DeviceNotHandedOver { path: PathBuf },
-    #[error("target {path}: the device carries a {what} signature, so iogauge will not write to it; pick another device, or wipe it yourself (wipefs -a) if its data is truly unwanted")]
-    Signature { path: PathBuf, what: &'static str },
+    #[error("target {path}: it carries {what} (found by libblkid); iogauge writes only to devices without a signature: wipe it first (wipefs -a {path}) if its data is no longer wanted, or pick another device")]
+    Signature { path: PathBuf, what: String },
     #[error("target {path} is mounted or held by another device; iogauge will not write to it")]
     InUse { path: PathBuf },
     #[error(
@@ -100,14 +99,22 @@ pub enum TargetError {
     NotFileOrDevice { path: PathBuf },
     #[error("target {path}: --size must be a multiple of 4 KiB to create a file for O_DIRECT (got {size})")]
     Unaligned { path: PathBuf, size: u64 },
+    #[error("target {path}: cannot create a file in {dir} ({fs} filesystem): {err}; choose a path on a filesystem that stores files")]
+    CannotCreate {
+        path: PathBuf,
+        dir: PathBuf,
+        fs: String,
+        err: io::Error,
+    },
     #[error("interrupted while pre-filling {path}; the partial file was removed")]
     Interrupted { path: PathBuf },
-    #[error("target {path}: {op}: {source}")]
+    /// The OS error is part of the message, not a `source`: anyhow's `{:#}` would print it
+    /// twice ("create: No such file…: No such file…").
+    #[error("target {path}: {op}: {err}")]
     Io {
         path: PathBuf,
         op: &'static str,
-        #[source]
-        source: io::Error,
+        err: io::Error,
     },
 }
 
@@ -134,7 +141,7 @@ fn io_err<'a>(path: &'a Path, op: &'static str) -> impl FnOnce(io::Error) -> Tar
         _ => TargetError::Io {
             path: path.to_path_buf(),
             op,
-            source,
+            err: source,
         },
     }
 }
@@ -264,7 +271,7 @@ fn create(
         .create_new(true)
         .mode(0o644)
         .open(path)
-        .map_err(io_err(path, "create"))?;
+        .map_err(|e| create_err(e, path, &dir, &fs, size))?;
     let guard = Creating { path, armed: true };
     marker::set(&file, path, 0).map_err(io_err(path, "mark as iogauge's"))?;
     preallocate(&file, size).map_err(|e| no_space_or(e, path, size, "preallocate"))?;
@@ -282,6 +289,30 @@ fn create(
         info: file_info(path, &file, &fs, size, true, true, access),
         file,
     })
+}
+
+/// Why a file could not be created. Where the OS says one cannot be made there at all
+/// (`/proc/x`: ENOENT in an existing directory; a name too long; a filesystem without
+/// regular files) the command line asked for the impossible: a usage error. Permission,
+/// space and I/O errors keep their own kinds.
+fn create_err(e: io::Error, path: &Path, dir: &Path, fs: &FsInfo, size: u64) -> TargetError {
+    match e.raw_os_error() {
+        Some(
+            libc::ENOENT
+            | libc::ENOTDIR
+            | libc::EISDIR
+            | libc::EINVAL
+            | libc::ENAMETOOLONG
+            | libc::EOPNOTSUPP
+            | libc::ELOOP,
+        ) => TargetError::CannotCreate {
+            path: path.into(),
+            dir: dir.into(),
+            fs: fs.name.clone(),
+            err: e,
+        },
+        _ => no_space_or(e, path, size, "create"),
+    }
 }
 
 fn open_file(
@@ -368,22 +399,9 @@ fn open_device(spec: &TargetSpec, access: Access) -> Result<Target, TargetError>
     let path = spec.path.as_path();
     let ro = File::open(path).map_err(io_err(path, "open for reading"))?;
     let len = device_size(&ro).map_err(io_err(path, "read the device size"))?;
-    if access.write {
-        if !access.allow_overwrite {
-            return Err(TargetError::DeviceNotHandedOver { path: path.into() });
-        }
-        let mut head = vec![0u8; 128 << 10];
-        let n = ro
-            .read_at(&mut head, 0)
-            .map_err(io_err(path, "read the device head"))?;
-        if let Some(what) = signature(&head[..n]) {
-            return Err(TargetError::Signature {
-                path: path.into(),
-                what,
-            });
-        }
+    if access.write && !access.allow_overwrite {
+        return Err(TargetError::DeviceNotHandedOver { path: path.into() });
     }
-    drop(ro);
     let size = spec.size.unwrap_or(len);
     if size > len {
         return Err(TargetError::TooSmall {
@@ -395,6 +413,13 @@ fn open_device(spec: &TargetSpec, access: Access) -> Result<Target, TargetError>
     let fs = FsInfo::from_magic(0);
     let excl = if access.write { libc::O_EXCL } else { 0 };
     let file = open_flags(path, access.write, access.direct, excl, &fs)?;
+    if access.write {
+        // Probed while the O_EXCL open holds the device, so nothing can mount or assemble
+        // it between the check and the writes; through the buffered read-only fd, since
+        // libblkid's reads are not O_DIRECT-aligned. Nothing has been written yet.
+        check_unused(path, &ro)?;
+    }
+    drop(ro);
     // The kernel's name (`loop1`, `dm-0`), what /proc/diskstats calls it: through symlinks
     // such as /dev/disk/by-id/… or /dev/mapper/….
     let device = std::fs::canonicalize(path)
@@ -430,110 +455,14 @@ fn device_size(f: &File) -> io::Result<u64> {
     Ok(size)
 }
 
-/// Recognises the on-disk signatures that mean "someone's data lives here" (the offsets
-/// blkid/libblkid probes). Returns the name of the first one found.
-pub fn signature(head: &[u8]) -> Option<&'static str> {
-    let at = |off: usize, magic: &[u8]| head.get(off..off + magic.len()) == Some(magic);
-    let checks: [(&'static str, usize, &[u8]); 10] = [
-        ("ext2/3/4", 0x438, &[0x53, 0xEF]),
-        ("xfs", 0, b"XFSB"),
-        ("btrfs", 0x10040, b"_BHRfS_M"),
-        ("GPT partition table", 512, b"EFI PART"),
-        ("LUKS", 0, b"LUKS\xba\xbe"),
-        ("LVM2", 512 + 24, b"LVM2 001"),
-        ("swap", 4086, b"SWAPSPACE2"),
-        ("iso9660", 0x8001, b"CD001"),
-        ("md raid (1.1)", 0, &[0xFC, 0x4E, 0x2B, 0xA9]),
-        ("md raid (1.2)", 4096, &[0xFC, 0x4E, 0x2B, 0xA9]),
-    ];
-    if let Some((name, _, _)) = checks.iter().find(|(_, off, m)| at(*off, m)) {
-        return Some(name);
-    }
-    // An MBR: boot signature plus at least one non-empty partition entry.
-    if at(510, &[0x55, 0xAA]) && (0..4).any(|i| head.get(446 + 16 * i + 4).is_some_and(|t| *t != 0))
-    {
-        return Some("MBR partition table");
-    }
-    None
-}
-
-fn preallocate(file: &File, size: u64) -> io::Result<()> {
-    // SAFETY: plain syscall on an fd we own for the duration of the call.
-    let rc = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, size as libc::off_t) };
-    if rc == 0 {
+/// Refuses a device that carries any signature libblkid knows, naming all it found.
+fn check_unused(path: &Path, ro: &File) -> Result<(), TargetError> {
+    let found = signature::probe(ro).map_err(io_err(path, "probe for signatures"))?;
+    if found.is_empty() {
         return Ok(());
     }
-    let e = io::Error::last_os_error();
-    match e.raw_os_error() {
-        // Filesystems without fallocate: the fill allocates as it writes.
-        Some(libc::EOPNOTSUPP) => file.set_len(size),
-        _ => Err(e),
-    }
-}
-
-fn no_space_or(e: io::Error, path: &Path, size: u64, op: &'static str) -> TargetError {
-    if e.raw_os_error() == Some(libc::ENOSPC) || e.raw_os_error() == Some(libc::EDQUOT) {
-        TargetError::NoSpace {
-            path: path.into(),
-            size,
-        }
-    } else {
-        io_err(path, op)(e)
-    }
-}
-
-/// Writes incompressible data over `[from, to)` in large sequential writes, then syncs.
-fn fill(
-    file: &File,
-    path: &Path,
-    from: u64,
-    to: u64,
-    progress: &mut dyn FnMut(u64, u64),
-    stop: &AtomicBool,
-) -> Result<(), TargetError> {
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(from ^ to ^ 0x5eed);
-    // On huge pages like every I/O buffer: a 4 MiB write is two segments, not 1,024.
-    let pool = BufPool::new(1, FILL_CHUNK, MemMode::Hugepage)
-        .map_err(io_err(path, "allocate the pre-fill buffer"))?;
-    // SAFETY: the pool's one buffer is FILL_CHUNK bytes, used only here.
-    let buf = unsafe { std::slice::from_raw_parts_mut(pool.ptr(0), FILL_CHUNK) };
-    let mut off = from;
-    while off < to {
-        if stop.load(Ordering::Relaxed) {
-            return Err(TargetError::Interrupted { path: path.into() });
-        }
-        let n = (to - off).min(FILL_CHUNK as u64) as usize;
-        rand_core::RngCore::fill_bytes(&mut rng, buf);
-        file.write_all_at(&buf[..n], off)
-            .map_err(|e| no_space_or(e, path, to, "pre-fill"))?;
-        off += n as u64;
-        progress(off - from, to - from);
-    }
-    file.sync_data()
-        .map_err(|e| no_space_or(e, path, to, "sync"))?;
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn signatures_on_synthetic_heads() {
-        let mut h = vec![0u8; 128 << 10];
-        assert_eq!(signature(&h), None);
-        h[0x438] = 0x53;
-        h[0x439] = 0xEF;
-        assert_eq!(signature(&h), Some("ext2/3/4"));
-        let mut h = vec![0u8; 128 << 10];
-        h[510] = 0x55;
-        h[511] = 0xAA;
-        assert_eq!(signature(&h), None, "boot signature without partitions");
-        h[446 + 4] = 0x83;
-        assert_eq!(signature(&h), Some("MBR partition table"));
-        let mut h = vec![0u8; 4096];
-        h[..4].copy_from_slice(b"XFSB");
-        assert_eq!(signature(&h), Some("xfs"));
-        assert_eq!(signature(&[]), None);
-    }
+    Err(TargetError::Signature {
+        path: path.into(),
+        what: signature::summary(&found),
+    })
 }

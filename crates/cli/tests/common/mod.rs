@@ -112,6 +112,33 @@ pub fn sh(cmd: &str) {
     assert!(st.success(), "`{cmd}` failed");
 }
 
+/// A loop device over an image file, detached when dropped.
+pub struct Loop(pub String);
+
+impl Loop {
+    pub fn new(image: &Path) -> Loop {
+        let out = std::process::Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(image)
+            .output()
+            .expect("losetup (util-linux) is installed");
+        assert!(
+            out.status.success(),
+            "losetup: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Loop(String::from_utf8(out.stdout).unwrap().trim().to_string())
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("losetup")
+            .args(["-d", &self.0])
+            .status();
+    }
+}
+
 /// A mount that is undone when dropped.
 pub struct Mount(pub PathBuf);
 

@@ -164,12 +164,21 @@ impl FromStr for FailGroups {
 
 impl FailGroups {
     /// Member indices per group, resolving each name with [`target_index`]. Whether every
-    /// target appears once is checked by [`Layout::new`].
+    /// target appears once is checked by [`Layout::new`]. Errors name the flag: they surface
+    /// only once the targets are open, far from the command line.
     pub fn resolve<S: AsRef<str>>(&self, targets: &[S]) -> Result<Vec<Vec<usize>>, String> {
         self.0
             .iter()
             .map(|g| g.iter().map(|m| target_index(targets, m)).collect())
-            .collect()
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("--failgroups {self}: {e}"))
+    }
+}
+
+impl fmt::Display for FailGroups {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let groups: Vec<String> = self.0.iter().map(|g| g.join(",")).collect();
+        f.write_str(&groups.join("/"))
     }
 }
 
@@ -298,5 +307,18 @@ mod tests {
         assert!(target_index(&twins, "d1")
             .unwrap_err()
             .contains("several targets"));
+    }
+
+    /// An unknown member is reported under --failgroups, not only under --layout (the
+    /// engine's prefix), so the user knows which flag to fix (issue #14 parser tests).
+    #[test]
+    fn failgroup_errors_name_the_flag() {
+        let g: FailGroups = "d1,d2/zz".parse().unwrap();
+        assert_eq!(g.to_string(), "d1,d2/zz");
+        let e = g.resolve(&["/x/d1", "/x/d2"]).unwrap_err();
+        assert!(
+            e.starts_with("--failgroups d1,d2/zz: 'zz' is not a target"),
+            "{e}"
+        );
     }
 }
