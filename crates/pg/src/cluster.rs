@@ -5,24 +5,34 @@
 //! ```text
 //! DIR/.iogauge-pg      marker: iogauge created this (and what else it created), locked while in use
 //! DIR/data/            PGDATA (initdb), with iogauge.conf included from postgresql.conf
-//! DIR/run/             unix socket directory (listen_addresses = '')
+//! DIR/run/             unix socket directory, 0700 (no TCP; who may connect: `access`)
 //! DIR/server.log       initdb's and the server's output
 //! DIR/pristine/        file-level copy of the stopped, loaded cluster (data/, wal/)
 //! ```
 //! iogauge never writes to or deletes a path it did not create: it refuses a non-empty
-//! directory without its marker, and `destroy` removes only what the marker says it made.
-//! A `Cluster` stops the server it started when dropped.
+//! directory without its marker, and `destroy` removes only what the marker says it made; a
+//! failed or interrupted `init` removes what it had made itself. A `Cluster` stops the server
+//! it started when dropped, and the server dies with iogauge if iogauge is killed.
+//!
+//! Ctrl-C: the stop flag ([`ClusterConfig::stop`], [`Cluster::set_stop`]) interrupts initdb,
+//! waiting for a start, and the copies of `snapshot_pristine` and `reset` with
+//! [`PgError::Interrupted`]; stopping the server and `destroy` always run to the end.
 
+use crate::access;
 use crate::bin::PgBin;
 use crate::cgroup::MemCgroup;
+use crate::child::run_logged;
+use crate::conf;
 use crate::dsn::{connect, server_err, CONNECT_TIMEOUT};
 use crate::error::PgError;
 use crate::files;
 use crate::server::{leftover_pid, log_tail, stop_leftover, user_name, wait_until, Owner, Server};
-use crate::settings::{merged, render_conf, settings, Setting};
+use crate::settings::{merged, settings, Setting};
 use postgres::Config;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The database the test schemas live in.
@@ -45,6 +55,8 @@ pub struct ClusterConfig {
     pub run_as: Option<String>,
     /// The PostgreSQL to use; default [`PgBin::find`].
     pub bin: Option<PgBin>,
+    /// Raised by Ctrl-C: stops initdb, a start and the copies (see the module doc).
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 /// A private cluster on disk, and the server this process started on it, if any.
@@ -58,10 +70,12 @@ pub struct Cluster {
     _lock: File,
     server: Option<Server>,
     cache_limit: Option<u64>,
+    stop: Arc<AtomicBool>,
 }
 
 impl Cluster {
-    /// initdb on `cfg.dir` with iogauge's settings. The server is not started.
+    /// initdb on `cfg.dir` with iogauge's settings, checked by the server. The server is not
+    /// started. On failure or Ctrl-C, what this call created is removed again.
     pub fn init(cfg: &ClusterConfig) -> Result<Cluster, PgError> {
         let bin = match &cfg.bin {
             Some(b) => b.clone(),
@@ -83,31 +97,16 @@ impl Cluster {
                 "path too long for the server's unix socket (108 bytes); choose a shorter directory",
             ));
         }
-        let created_dir = files::claim_dir(&dir)?;
         owner.check_reachable(&dir)?;
-        let wal_dir = match &cfg.wal_dir {
-            Some(w) => {
-                let w = files::absolute(w)?;
-                Some((w.clone(), files::claim_dir(&w)?))
+        let marker = files::claim(&dir, cfg.wal_dir.as_deref(), &bin.dir)?;
+        let undo = marker.clone();
+        let lock = match files::lock(&dir) {
+            Ok(l) => l,
+            Err(e) => {
+                let _ = files::remove(&dir, &undo);
+                return Err(e);
             }
-            None => None,
         };
-        let marker = files::Marker {
-            created_dir,
-            wal_dir: wal_dir.clone(),
-            bin: bin.dir.clone(),
-        };
-        marker.write(&dir)?;
-        let lock = files::lock(&dir)?;
-        let data = dir.join("data");
-        let run = dir.join("run");
-        for d in [&data, &run] {
-            std::fs::create_dir(d).map_err(|e| PgError::io(d, e))?;
-            owner.chown(d)?;
-        }
-        if let Some((w, _)) = &wal_dir {
-            owner.chown(w)?;
-        }
         let mut cluster = Cluster {
             dir,
             bin,
@@ -116,10 +115,32 @@ impl Cluster {
             _lock: lock,
             server: None,
             cache_limit: None,
+            stop: cfg.stop.clone().unwrap_or_default(),
         };
-        cluster.initdb()?;
-        cluster.configure(&cfg.overrides)?;
-        Ok(cluster)
+        match cluster.build(&cfg.overrides) {
+            Ok(()) => Ok(cluster),
+            Err(e) => {
+                // Keep the lock while removing: no other iogauge may take the half-built
+                // cluster in between.
+                let removed = files::remove(&cluster.dir, &cluster.marker);
+                drop(cluster);
+                removed?;
+                Err(e)
+            }
+        }
+    }
+
+    fn build(&mut self, overrides: &[(String, String)]) -> Result<(), PgError> {
+        let (data, run) = (self.data_dir(), self.run_dir());
+        for d in [&data, &run] {
+            std::fs::create_dir(d).map_err(|e| PgError::io(d, e))?;
+            self.owner.chown(d)?;
+        }
+        if let Some((w, _)) = &self.marker.wal_dir {
+            self.owner.chown(w)?;
+        }
+        self.initdb()?;
+        self.configure(overrides)
     }
 
     /// An existing cluster iogauge created at `dir`.
@@ -139,70 +160,42 @@ impl Cluster {
             _lock: lock,
             server: None,
             cache_limit: None,
+            stop: Arc::default(),
         })
+    }
+
+    /// The flag Ctrl-C raises, for the work that may be interrupted (see the module doc).
+    pub fn set_stop(&mut self, stop: Arc<AtomicBool>) {
+        self.stop = stop;
     }
 
     fn initdb(&self) -> Result<(), PgError> {
         let mut cmd = self.owner.command(&self.bin.tool("initdb"), &self.dir);
         cmd.arg("-D")
             .arg(self.data_dir())
-            .args(["--auth=trust", "--encoding=UTF8", "--locale=C", "-U"])
+            .args(["--auth-local=peer", "--auth-host=reject"])
+            .args(["--encoding=UTF8", "--locale=C", "-U"])
             .arg(&self.owner.name);
         if let Some((w, _)) = &self.marker.wal_dir {
             cmd.arg(format!("--waldir={}", w.display()));
         }
-        self.run_logged("initdb", cmd)
+        run_logged(cmd, "initdb", &self.log_path(), &self.stop)
     }
 
-    /// Runs `cmd` with output appended to the log; an error carries the log's tail.
-    fn run_logged(&self, what: &str, mut cmd: std::process::Command) -> Result<(), PgError> {
-        let log = self.log_path();
-        let f = File::options()
-            .create(true)
-            .append(true)
-            .open(&log)
-            .map_err(|e| PgError::io(&log, e))?;
-        let f2 = f.try_clone().map_err(|e| PgError::io(&log, e))?;
-        let st = cmd
-            .stdout(f)
-            .stderr(f2)
-            .status()
-            .map_err(|e| PgError::Command {
-                what: what.into(),
-                log: log.clone(),
-                why: e.to_string(),
-            })?;
-        if st.success() {
-            Ok(())
-        } else {
-            Err(PgError::Command {
-                what: what.into(),
-                why: format!("{st}: {}", log_tail(&log, 5)),
-                log,
-            })
-        }
-    }
-
-    /// Writes iogauge's settings (defaults with `overrides` applied) to `data/iogauge.conf`,
-    /// included at the end of postgresql.conf. Takes effect at the next start.
+    /// Writes iogauge's settings (defaults with `overrides` applied, then the managed ones of
+    /// [`access`]) to `data/iogauge.conf`, included at the end of postgresql.conf, and checks
+    /// them with the server: a value it refuses is a usage error and the previous file stays.
+    /// Takes effect at the next start.
     pub fn configure(&mut self, overrides: &[(String, String)]) -> Result<(), PgError> {
         let mut all = merged(overrides);
-        all.push((
-            "unix_socket_directories".into(),
-            self.run_dir().display().to_string(),
-        ));
-        all.push(("port".into(), PORT.to_string()));
-        let conf = self.data_dir().join("iogauge.conf");
-        std::fs::write(&conf, render_conf(&all)).map_err(|e| PgError::io(&conf, e))?;
-        self.owner.chown(&conf)?;
-        let main = self.data_dir().join("postgresql.conf");
-        let text = std::fs::read_to_string(&main).map_err(|e| PgError::io(&main, e))?;
-        let include = "include = 'iogauge.conf'";
-        if !text.lines().any(|l| l.trim() == include) {
-            std::fs::write(&main, format!("{text}\n{include}\n"))
-                .map_err(|e| PgError::io(&main, e))?;
-        }
-        Ok(())
+        all.extend(access::settings(&self.run_dir(), PORT));
+        conf::write(
+            &self.owner,
+            &self.bin.tool("postgres"),
+            &self.data_dir(),
+            &all,
+            overrides,
+        )
     }
 
     /// Runs the server at the next start inside a memory cgroup limited to `bytes`, or without
@@ -229,10 +222,11 @@ impl Cluster {
         }
         let data = self.data_dir();
         if let Some(pid) = leftover_pid(&data) {
-            stop_leftover(&data, pid)?;
+            stop_leftover(&data, pid, STOP_GRACE)?;
         }
+        access::secure(&self.owner, &data, &self.run_dir())?;
         if let Some(limit) = self.cache_limit {
-            self.check_cache_limit(limit)?;
+            conf::check_cache_limit(&self.owner, &self.bin, &self.data_dir(), limit)?;
         }
         let cgroup = match self.cache_limit {
             Some(limit) => Some(MemCgroup::create(
@@ -253,7 +247,11 @@ impl Cluster {
         admin.dbname("postgres");
         let mut last = String::new();
         let mut exited = None;
+        let stop = Arc::clone(&self.stop);
         let ready = wait_until(START_TIMEOUT, || {
+            if stop.load(Ordering::Relaxed) {
+                return true;
+            }
             if let Some(st) = self.server.as_mut().and_then(|s| s.exited()) {
                 exited = Some(st);
                 return true;
@@ -274,6 +272,10 @@ impl Cluster {
                 why: format!("postgres exited ({st}): {}", log_tail(&self.log_path(), 5)),
             });
         }
+        if stop.load(Ordering::Relaxed) {
+            let _ = self.stop();
+            return Err(PgError::interrupted("starting the server"));
+        }
         if !ready {
             let _ = self.stop();
             return Err(PgError::Start {
@@ -282,44 +284,6 @@ impl Cluster {
             });
         }
         self.ensure_database(&admin)
-    }
-
-    /// The cgroup's limit covers the server's shared memory (never reclaimable without swap)
-    /// and its processes too: refuse a limit that would leave no page cache, or get the
-    /// server OOM-killed mid-run.
-    fn check_cache_limit(&self, limit: u64) -> Result<(), PgError> {
-        const HEADROOM: u64 = 32 << 20;
-        if self.bin.major < 15 {
-            return Ok(());
-        }
-        let out = self
-            .owner
-            .command(&self.bin.tool("postgres"), &self.dir)
-            .arg("-D")
-            .arg(self.data_dir())
-            .args(["-C", "shared_memory_size"])
-            .output()
-            .map_err(|e| PgError::io(self.bin.tool("postgres"), e))?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let Some(shm_mb) = text.trim().parse::<u64>().ok() else {
-            return Err(PgError::Start {
-                dir: self.dir.clone(),
-                why: format!(
-                    "cannot read shared_memory_size: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ),
-            });
-        };
-        let need = (shm_mb << 20) + HEADROOM;
-        if limit < need {
-            return Err(PgError::Usage(format!(
-                "cache limit {} MiB is too small: the server's shared memory is {shm_mb} MiB \
-                 and its processes need about 32 MiB more; give at least {} MiB",
-                limit >> 20,
-                need >> 20
-            )));
-        }
-        Ok(())
     }
 
     fn ensure_database(&self, admin: &Config) -> Result<(), PgError> {
@@ -338,10 +302,15 @@ impl Cluster {
     /// Stops the server (fast shutdown) if it runs: the one this process started, or one left
     /// running by an earlier iogauge. Removes the cgroup.
     pub fn stop(&mut self) -> Result<(), PgError> {
+        self.stop_within(STOP_GRACE)
+    }
+
+    /// Stops the server with `grace` for a fast shutdown before an immediate one.
+    fn stop_within(&mut self, grace: Duration) -> Result<(), PgError> {
         match self.server.take() {
-            Some(s) => s.stop(STOP_GRACE),
+            Some(s) => s.stop(grace),
             None => match leftover_pid(&self.data_dir()) {
-                Some(pid) => stop_leftover(&self.data_dir(), pid),
+                Some(pid) => stop_leftover(&self.data_dir(), pid, grace),
                 None => Ok(()),
             },
         }
@@ -406,6 +375,7 @@ impl Cluster {
         files::snapshot(
             &self.dir,
             self.marker.wal_dir.as_ref().map(|w| w.0.as_path()),
+            &self.stop,
         )?;
         if was {
             self.start()?;
@@ -414,13 +384,14 @@ impl Cluster {
     }
 
     /// Back to the pristine loaded state: stop, replace data (and WAL) with the copy, sync,
-    /// restart if it was running.
+    /// restart if it was running. Interrupted while copying, the cluster stays as it was.
     pub fn reset(&mut self) -> Result<(), PgError> {
         let was = self.server.is_some();
         self.stop()?;
         files::restore(
             &self.dir,
             self.marker.wal_dir.as_ref().map(|w| w.0.as_path()),
+            &self.stop,
         )?;
         if was {
             self.start()?;
@@ -429,8 +400,10 @@ impl Cluster {
     }
 
     /// Stops the server and removes everything iogauge created here, and nothing else.
+    /// The server gets an immediate shutdown: its files are about to go, so the shutdown
+    /// checkpoint (seconds of writes after a load) would be wasted.
     pub fn destroy(mut self) -> Result<(), PgError> {
-        self.stop()?;
+        self.stop_within(Duration::ZERO)?;
         files::remove(&self.dir, &self.marker)
     }
 

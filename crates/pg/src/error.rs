@@ -35,8 +35,15 @@ pub enum PgError {
     Server { server: String, why: String },
     #[error("{what}: {why}")]
     Layout { what: String, why: String },
-    #[error("invalid setting {0:?}: expected name=value with a PostgreSQL parameter name")]
+    #[error(
+        "{0:?} is not NAME=VALUE with a PostgreSQL parameter name and a one-line value, \
+         as in shared_buffers=64MB"
+    )]
     Setting(String),
+    #[error("{setting}: {why}")]
+    BadSetting { setting: String, why: String },
+    #[error("stopped by Ctrl-C while {during}")]
+    Interrupted { during: String },
     #[error("memory cgroup {path}: {why}")]
     Cgroup { path: PathBuf, why: String },
     #[error("{0}")]
@@ -56,8 +63,20 @@ impl PgError {
                 | PgError::Dsn { .. }
                 | PgError::Connect { .. }
                 | PgError::Setting(_)
+                | PgError::BadSetting { .. }
                 | PgError::Usage(_)
         )
+    }
+
+    /// Whether this is Ctrl-C (or SIGTERM) stopping the work, not a failure.
+    pub fn is_interrupted(&self) -> bool {
+        matches!(self, PgError::Interrupted { .. })
+    }
+
+    pub(crate) fn interrupted(during: impl Into<String>) -> Self {
+        PgError::Interrupted {
+            during: during.into(),
+        }
     }
 
     pub(crate) fn io(path: impl Into<PathBuf>, source: io::Error) -> Self {

@@ -2,11 +2,13 @@
 //! the cluster while a process uses it), the pristine copy, restoring it, and removing
 //! exactly what iogauge made.
 
+use crate::child::{die_with_parent, wait_or_stop};
 use crate::error::PgError;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::sync::atomic::AtomicBool;
 
 /// The marker's file name in the cluster directory.
 pub const MARKER: &str = ".iogauge-pg";
@@ -89,25 +91,38 @@ pub fn lock(dir: &Path) -> Result<File, PgError> {
 }
 
 /// Copies with `cp -a`: it keeps owners, modes and the `pg_wal` symlink, and reflinks where
-/// the filesystem can. No crate does all of that.
-fn cp(from: &Path, to: &Path) -> Result<(), PgError> {
-    let out = Command::new("cp")
-        .args(["-a", "--reflink=auto"])
+/// the filesystem can. No crate does all of that. Ctrl-C (`stop`) ends it early with
+/// `Interrupted`; the caller removes the partial copy.
+fn cp(from: &Path, to: &Path, stop: &AtomicBool) -> Result<(), PgError> {
+    let mut cmd = Command::new("cp");
+    cmd.args(["-a", "--reflink=auto"])
         .arg(from)
         .arg(to)
-        .output()
-        .map_err(|e| PgError::io(to, e))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(PgError::dir(
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    die_with_parent(&mut cmd, libc::SIGTERM);
+    let mut child = cmd.spawn().map_err(|e| PgError::io(to, e))?;
+    // Read on a thread: a copy failing on many files could fill the pipe and stall cp.
+    let mut stderr = child.stderr.take().expect("stderr is piped");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
+        s
+    });
+    let status = wait_or_stop(&mut child, stop).map_err(|e| PgError::io(to, e))?;
+    let err = reader.join().unwrap_or_default();
+    match status {
+        None => Err(PgError::interrupted(format!("copying to {}", to.display()))),
+        Some(st) if st.success() => Ok(()),
+        Some(_) => Err(PgError::dir(
             to,
             format!(
                 "copy from {} failed: {}",
                 from.display(),
-                String::from_utf8_lossy(&out.stderr).trim()
+                err.trim().replace('\n', "; ")
             ),
-        ))
+        )),
     }
 }
 
@@ -162,20 +177,33 @@ fn remove_contents(dir: &Path) -> Result<(), PgError> {
     Ok(())
 }
 
-/// Copies the stopped cluster's data (and WAL directory) to `DIR/pristine`.
-pub fn snapshot(dir: &Path, wal: Option<&Path>) -> Result<(), PgError> {
+/// Copies the stopped cluster's data (and WAL directory) to `DIR/pristine`. Interrupted, the
+/// partial copy is removed.
+pub fn snapshot(dir: &Path, wal: Option<&Path>, stop: &AtomicBool) -> Result<(), PgError> {
     let p = dir.join("pristine");
     remove_tree(&p)?;
     std::fs::create_dir(&p).map_err(|e| PgError::io(&p, e))?;
-    cp(&dir.join("data"), &p.join("data"))?;
-    if let Some(w) = wal {
-        cp(w, &p.join("wal"))?;
+    let copied = cp(&dir.join("data"), &p.join("data"), stop).and_then(|()| match wal {
+        Some(w) => cp(w, &p.join("wal"), stop),
+        None => Ok(()),
+    });
+    if let Err(e) = copied {
+        let _ = remove_tree(&p);
+        return Err(e);
     }
     sync_and_evict(&p)
 }
 
-/// Replaces the stopped cluster's data (and WAL directory contents) with the pristine copy.
-pub fn restore(dir: &Path, wal: Option<&Path>) -> Result<(), PgError> {
+/// Where `restore` copies to before swapping: `DIR/data.new`, and a directory inside the
+/// WAL directory (the same filesystem, so the swap is renames; the user may own the WAL
+/// directory itself, so nothing is created beside it).
+const FRESH_DATA: &str = "data.new";
+const FRESH_WAL: &str = ".iogauge-new";
+
+/// Replaces the stopped cluster's data (and WAL directory contents) with the pristine copy:
+/// copies first, then swaps. Interrupted while copying, the copies are removed and the
+/// cluster is as it was; the swap (removals and renames) is not interrupted.
+pub fn restore(dir: &Path, wal: Option<&Path>, stop: &AtomicBool) -> Result<(), PgError> {
     let p = dir.join("pristine");
     if !p.join("data").is_dir() {
         return Err(PgError::dir(
@@ -183,13 +211,36 @@ pub fn restore(dir: &Path, wal: Option<&Path>) -> Result<(), PgError> {
             "no pristine copy to reset to; run setup again (it takes the copy after loading)",
         ));
     }
-    let data = dir.join("data");
+    let (data, fresh) = (dir.join("data"), dir.join(FRESH_DATA));
+    let fresh_wal = wal.map(|w| w.join(FRESH_WAL));
+    let copied = remove_tree(&fresh)
+        .and_then(|()| cp(&p.join("data"), &fresh, stop))
+        .and_then(|()| match &fresh_wal {
+            Some(fw) => remove_tree(fw).and_then(|()| cp(&p.join("wal"), fw, stop)),
+            None => Ok(()),
+        });
+    if let Err(e) = copied {
+        let _ = remove_tree(&fresh);
+        if let Some(fw) = &fresh_wal {
+            let _ = remove_tree(fw);
+        }
+        return Err(e);
+    }
     remove_tree(&data)?;
-    cp(&p.join("data"), &data)?;
-    if let Some(w) = wal {
-        remove_contents(w)?;
-        // `SRC/.` copies the contents into the existing directory (kept: the user may own it).
-        cp(&p.join("wal").join("."), w)?;
+    std::fs::rename(&fresh, &data).map_err(|e| PgError::io(&data, e))?;
+    if let (Some(w), Some(fw)) = (wal, &fresh_wal) {
+        for e in std::fs::read_dir(w).map_err(|e| PgError::io(w, e))? {
+            let e = e.map_err(|e| PgError::io(w, e))?;
+            if e.file_name() != FRESH_WAL {
+                remove_tree(&e.path())?;
+            }
+        }
+        for e in std::fs::read_dir(fw).map_err(|e| PgError::io(fw, e))? {
+            let e = e.map_err(|e| PgError::io(fw, e))?;
+            let to = w.join(e.file_name());
+            std::fs::rename(e.path(), &to).map_err(|e| PgError::io(&to, e))?;
+        }
+        std::fs::remove_dir(fw).map_err(|e| PgError::io(fw, e))?;
         sync_and_evict(w)?;
     }
     sync_and_evict(&data)
@@ -199,7 +250,7 @@ pub fn restore(dir: &Path, wal: Option<&Path>) -> Result<(), PgError> {
 /// its contents, if the user made it), the marker, and the directory if iogauge made it and
 /// nothing else is left in it.
 pub fn remove(dir: &Path, marker: &Marker) -> Result<(), PgError> {
-    for name in ["pristine", "data", "run", "server.log"] {
+    for name in ["pristine", "data", FRESH_DATA, "run", "server.log"] {
         remove_tree(&dir.join(name))?;
     }
     if let Some((w, created)) = &marker.wal_dir {
@@ -221,9 +272,53 @@ pub fn absolute(p: &Path) -> Result<PathBuf, PgError> {
     std::path::absolute(p).map_err(|e| PgError::io(p, e))
 }
 
+/// Claims `dir` (and the WAL directory) and writes the marker listing what was created; on
+/// failure undoes the claims.
+pub fn claim(dir: &Path, wal: Option<&Path>, bin: &Path) -> Result<Marker, PgError> {
+    let created_dir = claim_dir(dir)?;
+    let unclaim = |e: PgError| {
+        if created_dir {
+            let _ = std::fs::remove_dir(dir);
+        }
+        e
+    };
+    let wal_dir = match wal {
+        Some(w) => {
+            let w = absolute(w).map_err(unclaim)?;
+            let created = claim_dir(&w).map_err(unclaim)?;
+            Some((w, created))
+        }
+        None => None,
+    };
+    let marker = Marker {
+        created_dir,
+        wal_dir,
+        bin: bin.to_path_buf(),
+    };
+    if let Err(e) = marker.write(dir) {
+        if let Some((w, true)) = &marker.wal_dir {
+            let _ = std::fs::remove_dir(w);
+        }
+        let _ = std::fs::remove_file(dir.join(MARKER));
+        return Err(unclaim(e));
+    }
+    Ok(marker)
+}
+
 /// Makes `dir` iogauge's: creates it (true), or accepts an existing empty one (false).
 /// Refuses a non-empty directory, or one that already holds an iogauge cluster.
 pub fn claim_dir(dir: &Path) -> Result<bool, PgError> {
+    if let Some(a) = dir
+        .ancestors()
+        .find(|a| std::fs::symlink_metadata(a).is_ok())
+    {
+        if !a.is_dir() {
+            return Err(PgError::dir(
+                a,
+                "not a directory; give a new directory or an empty one",
+            ));
+        }
+    }
     match std::fs::read_dir(dir) {
         Ok(mut rd) => {
             if dir.join(MARKER).exists() {

@@ -6,8 +6,10 @@
 //! - [`Cluster`]: a private cluster on the directory under test — [`Cluster::init`] (initdb,
 //!   settings for physical I/O testing from [`settings::DEFAULTS`] plus overrides),
 //!   [`Cluster::open`], [`Cluster::start`] / [`Cluster::stop`] (the postmaster is this
-//!   process's child, in its own process group, optionally in a memory cgroup via
-//!   [`Cluster::set_cache_limit`]), [`Cluster::config`] / [`Cluster::client`],
+//!   process's child, in its own process group, dies with it even on SIGKILL, optionally in
+//!   a memory cgroup via [`Cluster::set_cache_limit`]; only iogauge's own account and the
+//!   server's may connect, by peer authentication on a 0700 socket directory, no TCP),
+//!   [`Cluster::config`] / [`Cluster::client`],
 //!   [`Cluster::settings`], [`Cluster::snapshot_pristine`] / [`Cluster::reset`] (file-level
 //!   copy of the stopped, loaded cluster), [`Cluster::destroy`]. Dropping a `Cluster` stops
 //!   the server it started: it is the running-server guard.
@@ -24,14 +26,19 @@
 //!   sessions by wait event ([`Aas`]), all on one [`Grid`].
 //!
 //! Nothing here prints: progress goes to a callback, results to the caller. Errors are
-//! [`PgError`]; [`PgError::is_usage`] tells the user's mistakes from run-time failures. No
-//! message carries a password ([`redact_dsn`], [`describe`]).
+//! [`PgError`]; [`PgError::is_usage`] tells the user's mistakes from run-time failures,
+//! [`PgError::is_interrupted`] Ctrl-C. No message carries a password: [`redact_secrets`] is
+//! the one masking function for any text ([`redact_dsn`] for one DSN), [`describe`] names a
+//! server without it.
 
 mod aas;
+mod access;
 mod batch;
 mod bin;
 mod cgroup;
+mod child;
 mod cluster;
+mod conf;
 pub mod driver;
 mod dsn;
 mod error;
@@ -51,7 +58,7 @@ pub use aas::{Aas, AasAcc, ActivityRow, SAMPLE_EVERY, SESSION_APP};
 pub use bin::PgBin;
 pub use cgroup::drop_os_cache;
 pub use cluster::{Cluster, ClusterConfig, DATABASE};
-pub use dsn::{connect, describe, parse_dsn, redact_dsn};
+pub use dsn::{connect, describe, parse_dsn, redact_dsn, redact_secrets};
 pub use error::{error_text, PgError};
 pub use outcome::{DbInterval, DbOutcome, Measured, SessionTotals};
 pub use profile::{BuffersWritten, LoadDelta, LoadRates};

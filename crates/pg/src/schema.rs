@@ -14,12 +14,13 @@
 use crate::dsn::{connect, describe, server_err};
 use crate::error::PgError;
 use iogauge_stats::Bytes;
-use postgres::{Client, Config};
+use postgres::{CancelToken, Client, Config, NoTls};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Padding columns `p1..p5`, each this many ASCII characters.
@@ -132,10 +133,13 @@ fn insert_sql(schema: u32) -> String {
 
 /// Creates and loads `spec.schemas` tables, replacing any iogauge schemas already there;
 /// calls `progress(rows done, rows total)` about every 100 ms from the calling thread. Ends
-/// with [`verify`].
+/// with [`verify`]. Raising `stop` (Ctrl-C) cancels the loaders' statements and ends it with
+/// [`PgError::Interrupted`]; a failed or interrupted load drops the schemas it created, so
+/// no half-loaded data set is left behind.
 pub fn setup(
     cfg: &Config,
     spec: &SchemaSpec,
+    stop: &AtomicBool,
     progress: &dyn Fn(u64, u64),
 ) -> Result<LoadReport, PgError> {
     if spec.schemas == 0 || spec.blocks_per_schema == 0 {
@@ -146,16 +150,53 @@ pub fn setup(
     let t = Instant::now();
     let mut admin = connect(cfg)?;
     drop_all(cfg, &mut admin)?;
+    let loaded = load_all(cfg, spec, stop, progress).and_then(|()| {
+        if stop.load(Ordering::Relaxed) {
+            return Err(PgError::interrupted("loading the schemas"));
+        }
+        finish(cfg, spec, &mut admin)
+    });
+    match loaded {
+        Ok(mut report) => {
+            report.elapsed_s = t.elapsed().as_secs_f64();
+            Ok(report)
+        }
+        Err(e) => {
+            let e = if stop.load(Ordering::Relaxed) {
+                PgError::interrupted("loading the schemas")
+            } else {
+                e
+            };
+            // Best effort: the server may be the reason it failed.
+            let _ = drop_all(cfg, &mut admin);
+            Err(e)
+        }
+    }
+}
+
+/// The loaders: `load_parallel` connections taking schemas in turn. On `stop`, their
+/// statements are cancelled (again every 100 ms, in case one fell between statements).
+fn load_all(
+    cfg: &Config,
+    spec: &SchemaSpec,
+    stop: &AtomicBool,
+    progress: &dyn Fn(u64, u64),
+) -> Result<(), PgError> {
     let total = spec.schemas as u64 * spec.blocks_per_schema;
     let done = AtomicU64::new(0);
     let next = AtomicU32::new(1);
     let failed = AtomicBool::new(false);
+    let tokens: Mutex<Vec<CancelToken>> = Mutex::new(Vec::new());
     let threads = spec.load_parallel.clamp(1, spec.schemas);
-    let result: Result<(), PgError> = std::thread::scope(|sc| {
+    std::thread::scope(|sc| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 sc.spawn(|| -> Result<(), PgError> {
                     let mut c = connect(cfg)?;
+                    tokens
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(c.cancel_token());
                     loop {
                         let schema = next.fetch_add(1, Ordering::Relaxed);
                         if schema > spec.schemas || failed.load(Ordering::Relaxed) {
@@ -170,6 +211,12 @@ pub fn setup(
             .collect();
         while !handles.iter().all(|h| h.is_finished()) {
             progress(done.load(Ordering::Relaxed), total);
+            if stop.load(Ordering::Relaxed) {
+                failed.store(true, Ordering::Relaxed);
+                for t in tokens.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+                    let _ = t.cancel_query(NoTls);
+                }
+            }
             std::thread::sleep(Duration::from_millis(100));
         }
         let mut first = Ok(());
@@ -181,10 +228,13 @@ pub fn setup(
                 first = r;
             }
         }
+        progress(done.load(Ordering::Relaxed), total);
         first
-    });
-    result?;
-    progress(done.load(Ordering::Relaxed), total);
+    })
+}
+
+/// After loading: a checkpoint, then one row per block verified.
+fn finish(cfg: &Config, spec: &SchemaSpec, admin: &mut Client) -> Result<LoadReport, PgError> {
     // Checkpoint now so the first run does not pay for the load's dirty buffers. Needs
     // superuser or pg_checkpoint on a DSN server; without, the run's first checkpoint will.
     if let Err(e) = admin.batch_execute("CHECKPOINT") {
@@ -192,7 +242,7 @@ pub fn setup(
             return Err(server_err(cfg, &e));
         }
     }
-    let mut report = verify(cfg, spec.schemas)?;
+    let report = verify(cfg, spec.schemas)?;
     if report
         .tables
         .iter()
@@ -207,7 +257,6 @@ pub fn setup(
             ),
         });
     }
-    report.elapsed_s = t.elapsed().as_secs_f64();
     Ok(report)
 }
 
@@ -235,6 +284,9 @@ fn load_one(
         }
         c.execute(&stmt, &[&chunk]).map_err(err)?;
         done.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+    }
+    if failed.load(Ordering::Relaxed) {
+        return Ok(());
     }
     let t = table_name(schema);
     // VACUUM sets hint bits and the visibility map now, so the first reads of a run do not

@@ -5,8 +5,12 @@
 //! postmaster's pid from the fork: it can put the process in a cgroup before exec, see at once
 //! when it dies, and stop it from `Drop`. Its own process group keeps a terminal's Ctrl-C
 //! (sent to the foreground group) away from the server: iogauge stops it cleanly instead.
+//! If iogauge is killed outright (SIGKILL, where no `Drop` runs), the kernel sends the
+//! postmaster SIGQUIT (PR_SET_PDEATHSIG, see `child::die_with_parent`): PostgreSQL's
+//! immediate shutdown, which ends every server process of the cluster at once.
 
 use crate::cgroup::MemCgroup;
+use crate::child::die_with_parent;
 use crate::error::PgError;
 use std::ffi::CString;
 use std::fs::File;
@@ -179,6 +183,7 @@ impl Server {
                 cmd.pre_exec(cg.joiner());
             }
         }
+        die_with_parent(&mut cmd, libc::SIGQUIT);
         let child = cmd.spawn().map_err(|e| PgError::Start {
             dir: data.to_path_buf(),
             why: format!("cannot run {}: {e}", postgres.display()),
@@ -263,13 +268,13 @@ pub fn leftover_pid(data: &Path) -> Option<libc::pid_t> {
     is_pg.then_some(pid)
 }
 
-/// Stops a server this process did not start (fast shutdown, then immediate): it cannot be
+/// Stops a server this process did not start (fast shutdown for `grace`, then immediate): it cannot be
 /// waited for, so this polls until the pid is gone.
-pub fn stop_leftover(data: &Path, pid: libc::pid_t) -> Result<(), PgError> {
+pub fn stop_leftover(data: &Path, pid: libc::pid_t, grace: Duration) -> Result<(), PgError> {
     // SAFETY: kill(2) with signal 0 only checks existence.
     let alive = || unsafe { libc::kill(pid, 0) } == 0 && leftover_pid(data) == Some(pid);
     for (sig, wait) in [
-        (libc::SIGINT, Duration::from_secs(60)),
+        (libc::SIGINT, grace),
         (libc::SIGQUIT, Duration::from_secs(10)),
     ] {
         // SAFETY: kill(2) on a pid just checked to be this data dir's postmaster.

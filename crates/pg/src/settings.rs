@@ -20,7 +20,22 @@ pub const DEFAULTS: &[(&str, &str)] = &[
     ("enable_bitmapscan", "off"),
     ("effective_io_concurrency", "0"),
     ("max_connections", "300"),
-    ("listen_addresses", ""),
+];
+
+/// Settings iogauge sets itself, after the user's, and refuses as overrides: where the
+/// private server listens (its unix socket only, no TCP) and who may connect. Letting
+/// `--pg-set` change them would open the server to other local users or lose it.
+pub const MANAGED: &[&str] = &[
+    "listen_addresses",
+    "port",
+    "unix_socket_directories",
+    "unix_socket_group",
+    "unix_socket_permissions",
+    "hba_file",
+    "ident_file",
+    "data_directory",
+    "config_file",
+    "external_pid_file",
 ];
 
 /// Settings always read back besides those not at their default.
@@ -52,7 +67,10 @@ pub struct Setting {
 }
 
 /// Parses `name=value`. Names are PostgreSQL parameter names (letters, digits, `_`, and `.`
-/// for extension parameters); the value is everything after the first `=`, may be empty.
+/// for extension parameters), not one of the [`MANAGED`] ones; the value is everything after
+/// the first `=`, on one line (a line break would end the configuration line), may be empty.
+/// Whether the server accepts the value is checked against the server itself
+/// (`Cluster::configure`).
 pub fn parse_override(s: &str) -> Result<(String, String), PgError> {
     let (name, value) = s
         .split_once('=')
@@ -63,8 +81,16 @@ pub fn parse_override(s: &str) -> Result<(String, String), PgError> {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
-    if !ok {
+    if !ok || value.chars().any(char::is_control) {
         return Err(PgError::Setting(s.to_string()));
+    }
+    if MANAGED.contains(&name.as_str()) {
+        return Err(PgError::BadSetting {
+            setting: s.to_string(),
+            why: "iogauge manages this one: the private server listens only on the unix \
+                  socket in its directory, for iogauge's own account; leave it out"
+                .into(),
+        });
     }
     Ok((name, value.trim().to_string()))
 }
@@ -123,7 +149,7 @@ mod tests {
         for (s, want) in [
             ("shared_buffers=64MB", Some(("shared_buffers", "64MB"))),
             (" Work_Mem = 4MB ", Some(("work_mem", "4MB"))),
-            ("listen_addresses=", Some(("listen_addresses", ""))),
+            ("work_mem=", Some(("work_mem", ""))),
             ("search_path=a,b=c", Some(("search_path", "a,b=c"))),
             (
                 "pg_stat_statements.max=100",
@@ -133,12 +159,21 @@ mod tests {
             ("=x", None),
             ("bad name=1", None),
             ("1abc=2", None),
+            ("work_mem=1\nfsync=off", None),
+            ("listen_addresses=*", None),
+            ("Unix_Socket_Permissions=0777", None),
+            ("hba_file=/tmp/x", None),
         ] {
             let got = parse_override(s).ok();
             let got = got.as_ref().map(|(n, v)| (n.as_str(), v.as_str()));
             assert_eq!(got, want, "{s}");
         }
         assert!(parse_override("x y=1").unwrap_err().is_usage());
+        let e = parse_override("listen_addresses=*").unwrap_err();
+        assert!(
+            e.is_usage() && e.to_string().contains("iogauge manages"),
+            "{e}"
+        );
     }
 
     #[test]

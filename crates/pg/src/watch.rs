@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
-/// Where a private cluster listens (no password: unix socket, peer or trust auth), as a
+/// Where a private cluster listens (no password: unix socket, peer authentication), as a
 /// run publishes it for `watch`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SocketAddr {

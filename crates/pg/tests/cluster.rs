@@ -12,6 +12,8 @@
 
 #[path = "cluster/cases.rs"]
 mod cases;
+#[path = "cluster/guards.rs"]
+mod guards;
 #[path = "cluster/runs.rs"]
 mod runs;
 #[path = "cluster/util.rs"]
@@ -20,6 +22,7 @@ mod util;
 use iogauge_pg::{schema, Cluster, ClusterConfig, SchemaSpec};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 pub struct Ctx {
@@ -126,10 +129,15 @@ fn setup() -> Ctx {
         seed: 7,
     };
     let calls = std::cell::Cell::new(0u32);
-    let report = schema::setup(&cluster.config(), &spec, &|done, total| {
-        assert!(done <= total);
-        calls.set(calls.get() + 1);
-    })
+    let report = schema::setup(
+        &cluster.config(),
+        &spec,
+        &AtomicBool::new(false),
+        &|done, total| {
+            assert!(done <= total);
+            calls.set(calls.get() + 1);
+        },
+    )
     .unwrap_or_else(|e| panic!("load: {e}"));
     assert!(calls.get() >= 1, "progress was reported");
     assert_eq!(report.rows, 4000);

@@ -4,7 +4,7 @@ use crate::args::StoreArgs;
 use crate::options::UsageError;
 use clap::{Args, Subcommand};
 use iogauge_engine::spec::{parse_duration, parse_size};
-use iogauge_pg::{parse_override, Driver, RedoStress, SchemaSpec};
+use iogauge_pg::{parse_override, Driver, PgError, RedoStress, SchemaSpec};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -101,8 +101,16 @@ impl SetupArgs {
 pub fn overrides(pg_set: &[String]) -> anyhow::Result<Vec<(String, String)>> {
     pg_set
         .iter()
-        .map(|s| parse_override(s).map_err(|e| UsageError(format!("--pg-set {s}: {e}")).into()))
+        .map(|s| parse_override(s).map_err(|e| pg_set_error(&e).into()))
         .collect()
+}
+
+/// A `--pg-set` value iogauge or the server refused, as one line naming the flag.
+pub fn pg_set_error(e: &PgError) -> UsageError {
+    match e {
+        PgError::BadSetting { setting, why } => UsageError(format!("--pg-set {setting}: {why}")),
+        e => UsageError(format!("--pg-set: {e}")),
+    }
 }
 
 #[derive(Args, Debug)]

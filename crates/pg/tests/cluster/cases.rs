@@ -1,6 +1,7 @@
 //! The test cases, run in this order on the shared cluster. Each leaves the cluster running
 //! with its pristine data or restores it.
 
+use super::guards::*;
 use super::runs::*;
 use super::util::{grid, procs_in};
 use super::Ctx;
@@ -17,6 +18,19 @@ type Case = (&'static str, fn(&mut Ctx));
 pub fn all() -> Vec<Case> {
     vec![
         ("load_gives_one_row_per_block", load_gives_one_row_per_block),
+        ("only_iogauge_may_connect", only_iogauge_may_connect),
+        (
+            "refused_setting_keeps_the_configuration",
+            refused_setting_keeps_the_configuration,
+        ),
+        (
+            "init_cleans_up_after_failure_and_ctrl_c",
+            init_cleans_up_after_failure_and_ctrl_c,
+        ),
+        (
+            "interrupted_load_drops_its_schemas",
+            interrupted_load_drops_its_schemas,
+        ),
         ("settings_are_read_back", settings_are_read_back),
         (
             "wrong_dsn_is_a_one_line_error",

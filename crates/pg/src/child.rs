@@ -1,0 +1,95 @@
+//! The private cluster's child processes (initdb, cp, the postmaster): they die with iogauge
+//! even when it is killed with SIGKILL, and a Ctrl-C stops the ones iogauge waits for.
+
+use crate::error::PgError;
+use crate::server::{log_tail, wait_until};
+use std::fs::File;
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Has the kernel send `sig` to the child when the thread that spawns it ends
+/// (PR_SET_PDEATHSIG, prctl(2)), and makes it give up at once if iogauge is already gone.
+///
+/// Set in `pre_exec`, which std runs after the uid and gid switch: the kernel clears the
+/// death signal whenever credentials change, so it must be set after them; it survives the
+/// exec of a binary that is not set-user-ID. The "parent" is the spawning thread, not the
+/// process: spawn from the thread that owns the child for its whole life (iogauge's main
+/// thread does).
+pub fn die_with_parent(cmd: &mut Command, sig: libc::c_int) {
+    // SAFETY: getpid(2) cannot fail.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the closure calls only prctl(2) and getppid(2), both async-signal-safe, and
+    // allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // iogauge died between fork and prctl: the signal will never come.
+            if libc::getppid() != parent {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Waits for `child`, watching `stop`: once it is raised, SIGTERM, SIGKILL after 5 s, and
+/// `Ok(None)` once the child is reaped.
+pub fn wait_or_stop(child: &mut Child, stop: &AtomicBool) -> io::Result<Option<ExitStatus>> {
+    loop {
+        if let Some(st) = child.try_wait()? {
+            return Ok(Some(st));
+        }
+        if stop.load(Ordering::Relaxed) {
+            let pid = child.id() as libc::pid_t;
+            // SAFETY: kill(2) on our own child, not yet reaped (try_wait said so).
+            unsafe { libc::kill(pid, libc::SIGTERM) };
+            let gone = wait_until(Duration::from_secs(5), || {
+                matches!(child.try_wait(), Ok(Some(_)) | Err(_))
+            });
+            if !gone {
+                child.kill()?;
+            }
+            child.wait()?;
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Runs `cmd` (initdb) with its output appended to `log`, dying with iogauge and stopped by
+/// `stop`; an error carries the log's tail.
+pub fn run_logged(
+    mut cmd: Command,
+    what: &str,
+    log: &Path,
+    stop: &AtomicBool,
+) -> Result<(), PgError> {
+    let f = File::options()
+        .create(true)
+        .append(true)
+        .open(log)
+        .map_err(|e| PgError::io(log, e))?;
+    let f2 = f.try_clone().map_err(|e| PgError::io(log, e))?;
+    die_with_parent(&mut cmd, libc::SIGTERM);
+    let failed = |e: io::Error| PgError::Command {
+        what: what.into(),
+        log: log.to_path_buf(),
+        why: e.to_string(),
+    };
+    let mut child = cmd.stdout(f).stderr(f2).spawn().map_err(failed)?;
+    match wait_or_stop(&mut child, stop).map_err(failed)? {
+        None => Err(PgError::interrupted(format!("running {what}"))),
+        Some(st) if st.success() => Ok(()),
+        Some(st) => Err(PgError::Command {
+            what: what.into(),
+            why: format!("{st}: {}", log_tail(log, 5)),
+            log: log.to_path_buf(),
+        }),
+    }
+}

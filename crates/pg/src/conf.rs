@@ -1,0 +1,177 @@
+//! The private cluster's configuration file, `data/iogauge.conf` (included from
+//! postgresql.conf), and checking it against the server before it is used: `postgres -C`
+//! reads the whole configuration as a start would and refuses what a start would refuse,
+//! so a bad `name=value` is reported as the user's mistake and never left in place.
+
+use crate::bin::PgBin;
+use crate::error::PgError;
+use crate::server::Owner;
+use crate::settings::render_conf;
+use std::path::Path;
+
+/// The file's name in the data directory.
+pub const FILE: &str = "iogauge.conf";
+const INCLUDE: &str = "include = 'iogauge.conf'";
+
+/// Writes `all` (the defaults, the user's `overrides`, then the managed settings) to
+/// `data/iogauge.conf`, includes it from postgresql.conf, and checks the result with
+/// `postgres -C`. If the server refuses it, the previous file is put back and the error
+/// names the override at fault.
+pub fn write(
+    owner: &Owner,
+    postgres: &Path,
+    data: &Path,
+    all: &[(String, String)],
+    overrides: &[(String, String)],
+) -> Result<(), PgError> {
+    let conf = data.join(FILE);
+    let before = std::fs::read(&conf).ok();
+    std::fs::write(&conf, render_conf(all)).map_err(|e| PgError::io(&conf, e))?;
+    owner.chown(&conf)?;
+    let main = data.join("postgresql.conf");
+    let text = std::fs::read_to_string(&main).map_err(|e| PgError::io(&main, e))?;
+    if !text.lines().any(|l| l.trim() == INCLUDE) {
+        std::fs::write(&main, format!("{text}\n{INCLUDE}\n")).map_err(|e| PgError::io(&main, e))?;
+    }
+    let Err(why) = check(owner, postgres, data)? else {
+        return Ok(());
+    };
+    let restored = match before {
+        Some(b) => std::fs::write(&conf, b),
+        None => std::fs::remove_file(&conf),
+    };
+    restored.map_err(|e| PgError::io(&conf, e))?;
+    Err(PgError::BadSetting {
+        setting: culprit(&why, overrides),
+        why: format!("PostgreSQL refuses it: {why}; correct it or leave it out"),
+    })
+}
+
+/// Runs `postgres -D data -C port`: `Ok(Err(reason))` if the configuration has errors.
+fn check(owner: &Owner, postgres: &Path, data: &Path) -> Result<Result<(), String>, PgError> {
+    let out = owner
+        .command(postgres, data)
+        .arg("-D")
+        .arg(data)
+        .args(["-C", "port"])
+        .output()
+        .map_err(|e| PgError::io(postgres, e))?;
+    if out.status.success() {
+        return Ok(Ok(()));
+    }
+    Ok(Err(reason(&String::from_utf8_lossy(&out.stderr))))
+}
+
+/// The server's reason from its log lines: the first LOG (or FATAL) message and the HINT
+/// after it, without the timestamps.
+pub(crate) fn reason(stderr: &str) -> String {
+    let msg = |tag: &str| {
+        stderr
+            .lines()
+            .find_map(|l| l.split_once(tag).map(|(_, m)| m.trim().to_string()))
+    };
+    let first = msg("LOG:").or_else(|| msg("FATAL:"));
+    let hint = msg("HINT:");
+    match (first, hint) {
+        (Some(m), Some(h)) => format!("{m} ({h})"),
+        (Some(m), None) => m,
+        _ => {
+            let t = stderr.trim().replace('\n', ": ");
+            if t.is_empty() {
+                "the configuration has errors".into()
+            } else {
+                t
+            }
+        }
+    }
+}
+
+/// The override the server's message names (`parameter "name"`), as the user wrote it;
+/// else all of them.
+fn culprit(why: &str, overrides: &[(String, String)]) -> String {
+    overrides
+        .iter()
+        .rev()
+        .find(|(n, _)| why.contains(&format!("\"{n}\"")))
+        .map(|(n, v)| vec![format!("{n}={v}")])
+        .unwrap_or_else(|| overrides.iter().map(|(n, v)| format!("{n}={v}")).collect())
+        .join(" ")
+}
+
+/// The cgroup's limit covers the server's shared memory (never reclaimable without swap)
+/// and its processes too: refuse a limit that would leave no page cache, or get the server
+/// OOM-killed mid-run.
+pub fn check_cache_limit(
+    owner: &Owner,
+    bin: &PgBin,
+    data: &Path,
+    limit: u64,
+) -> Result<(), PgError> {
+    const HEADROOM: u64 = 32 << 20;
+    if bin.major < 15 {
+        return Ok(());
+    }
+    let postgres = bin.tool("postgres");
+    let out = owner
+        .command(&postgres, data)
+        .arg("-D")
+        .arg(data)
+        .args(["-C", "shared_memory_size"])
+        .output()
+        .map_err(|e| PgError::io(&postgres, e))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let Some(shm_mb) = text.trim().parse::<u64>().ok() else {
+        return Err(PgError::Start {
+            dir: data.to_path_buf(),
+            why: format!(
+                "cannot read shared_memory_size: {}",
+                reason(&String::from_utf8_lossy(&out.stderr))
+            ),
+        });
+    };
+    let need = (shm_mb << 20) + HEADROOM;
+    if limit < need {
+        return Err(PgError::Usage(format!(
+            "cache limit {} MiB is too small: the server's shared memory is {shm_mb} MiB \
+             and its processes need about 32 MiB more; give at least {} MiB",
+            limit >> 20,
+            need >> 20
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_from_captured_server_output() {
+        let bogus = "2026-11-23 17:04:03.858 UTC [13388] LOG:  invalid value for parameter \
+                     \"shared_buffers\": \"bogus\"\n2026-11-23 17:04:03.858 UTC [13388] HINT:  \
+                     Valid units for this parameter are \"B\", \"kB\", \"MB\", \"GB\", and \
+                     \"TB\".\n2026-11-23 17:04:03.858 UTC [13388] FATAL:  configuration file \
+                     \"/x/data/iogauge.conf\" contains errors\n";
+        let r = reason(bogus);
+        assert!(
+            r.starts_with("invalid value for parameter \"shared_buffers\": \"bogus\" (Valid units"),
+            "{r}"
+        );
+        let o = vec![
+            ("work_mem".to_string(), "8MB".to_string()),
+            ("shared_buffers".to_string(), "bogus".to_string()),
+        ];
+        assert_eq!(culprit(&r, &o), "shared_buffers=bogus");
+        let unknown = "… LOG:  unrecognized configuration parameter \"x\" in file \
+                       \"/x/data/iogauge.conf\" line 8\n… FATAL:  configuration file contains errors\n";
+        assert_eq!(
+            reason(unknown),
+            "unrecognized configuration parameter \"x\" in file \"/x/data/iogauge.conf\" line 8"
+        );
+        assert_eq!(
+            culprit("syntax error", &o),
+            "work_mem=8MB shared_buffers=bogus"
+        );
+        assert_eq!(reason(""), "the configuration has errors");
+    }
+}
