@@ -7,7 +7,7 @@ use crate::spec::Campaign;
 use crate::view::{CampaignView, CaseView, Environment};
 use iogauge_store::{RunStatus, Store, StoreError};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 /// What the store keeps as a campaign's definition: the expanded file and where it ran.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -78,11 +78,13 @@ pub fn gather(store: &Store, name: &str) -> Result<CampaignView, GatherError> {
             name: name.into(),
             why: e.to_string(),
         })?;
+    // Measured links by case, grouped once: linear in cases and runs.
+    let mut by_case: HashMap<&str, Vec<_>> = HashMap::new();
+    for l in links.iter().filter(|l| !l.warmup) {
+        by_case.entry(l.case.as_str()).or_default().push(l);
+    }
     for (case, base) in def.campaign.cases.iter().zip(&baselines) {
-        let mut mine: Vec<_> = links
-            .iter()
-            .filter(|l| l.case == case.name && !l.warmup)
-            .collect();
+        let mut mine = by_case.remove(case.name.as_str()).unwrap_or_default();
         interrupted += mine
             .iter()
             .filter(|l| l.status == RunStatus::Interrupted)

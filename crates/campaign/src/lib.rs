@@ -12,6 +12,7 @@ pub mod digest;
 pub mod gather;
 pub mod metric;
 pub mod plan;
+mod secrets;
 pub mod spec;
 #[cfg(test)]
 mod spec_tests;

@@ -39,8 +39,8 @@ use std::fmt;
 use toml::{Table, Value};
 
 mod expand;
-pub use expand::substitute;
 use expand::{apply_smoke, check_smoke_table, expand, scalar as scalar_text};
+pub use expand::{substitute, MAX_CASES};
 
 /// What is wrong with a campaign file, in one sentence that names the key.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -166,6 +166,10 @@ pub struct Campaign {
     pub cases: Vec<Case>,
     pub commands: Commands,
 }
+
+/// Most measured runs (cases × repeat) a campaign may plan: ten thousand cases at the
+/// default ten repetitions. Even at one second a run that is more than a day of measuring.
+pub const MAX_RUNS: u64 = 100_000;
 
 /// Repetitions at `--smoke` scale.
 pub const SMOKE_REPEAT: u32 = 2;
@@ -295,6 +299,13 @@ impl Campaign {
             check_smoke_table(&raw.smoke)?;
         }
         let cases = expand(&raw.case, &vars, &options, &naming)?;
+        let runs = cases.len() as u64 * u64::from(repeat);
+        if runs > MAX_RUNS {
+            return bad(format!(
+                "{} cases × repeat = {repeat} make {runs} measured runs; a campaign may have at most {MAX_RUNS}: use fewer values or repetitions",
+                cases.len()
+            ));
+        }
         let (baseline, baseline_vars) = match raw.baseline {
             None => (cases[0].name.clone(), Vec::new()),
             Some(Value::String(b)) if cases.iter().any(|c| c.name == b) => (b, Vec::new()),
@@ -383,6 +394,12 @@ impl Campaign {
             v.sort();
             v
         };
+        // Each case's variables → its index: one look-up per case, not a scan (linear).
+        // The first case with those values wins, as a scan would find it.
+        let mut by_vars = std::collections::HashMap::with_capacity(self.cases.len());
+        for (i, c) in self.cases.iter().enumerate() {
+            by_vars.entry(sorted(&c.vars)).or_insert(i);
+        }
         self.cases
             .iter()
             .enumerate()
@@ -400,7 +417,7 @@ impl Campaign {
                         })
                         .collect::<Vec<_>>(),
                 );
-                match self.cases.iter().position(|o| sorted(&o.vars) == want) {
+                match by_vars.get(&want).copied() {
                     Some(j) if j == i => Ok(None),
                     Some(j) => Ok(Some(j)),
                     None => bad(format!(

@@ -1,8 +1,10 @@
-//! `iogauge calibrate`: preflight, the three steps, figures and verdicts, stored and printed.
+//! `iogauge calibrate`: preflight, the three steps, figures and verdicts, stored, then printed.
 
-use crate::exit::INTERRUPTED;
 use crate::options::CalibrateOptions;
-use crate::session::{check_engine, now, prepare_targets, stop_flag, target_names};
+use crate::session::{
+    check_engine, now, prepare_targets, print_stdout, stop_flag, store_then_print, target_names,
+    Ending,
+};
 use anyhow::Context;
 use iogauge_engine::calibrate::{calibrate as run_steps, verdicts, EngineProber};
 use iogauge_report::{calibration_body, calibration_head, point_line};
@@ -18,6 +20,15 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
     let mut store = Store::open_resolved(opts.store.as_deref())?;
     let targets = prepare_targets(&opts.targets, opts.access, opts.scratch, &stop)?;
     let space = iogauge_engine::calibrate::tested_bytes(&opts.spec, &targets)?;
+    let span: u64 = space.iter().sum();
+    if let Some(cache) = opts.spec.cache_size.filter(|c| *c > span) {
+        // The engine caps each flush to the span (reading more re-reads the same blocks).
+        eprintln!(
+            "note: --cache-size {} is larger than the tested span ({}): the flush before each point reads the span instead; a cache that holds the whole span serves the points from memory, so test a span larger than the cache",
+            iogauge_engine::spec::fmt_size(cache),
+            iogauge_engine::spec::fmt_size(span)
+        );
+    }
     let facts: Vec<_> = targets
         .iter()
         .zip(&space)
@@ -42,10 +53,10 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
         String::new(),
     );
     empty.io_uring = io_uring.clone();
-    let mut out = std::io::stdout().lock();
     if !opts.json {
-        out.write_all(calibration_head(&empty).as_bytes())?;
-        out.flush()?;
+        // Nothing is measured yet: a stdout that cannot take the head stops here, losing nothing.
+        print_stdout(&calibration_head(&empty))
+            .context("writing the result to stdout (nothing was measured)")?;
     }
     let live = std::io::stderr().is_terminal();
     let mut on_point = |p: &iogauge_engine::calibrate::Point| {
@@ -101,15 +112,12 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
             ))
         })
         .collect::<Result<_, iogauge_stats::HistError>>()?;
-    if opts.json {
-        out.write_all(document.as_bytes())?;
-        out.write_all(b"\n")?;
+    let text = if opts.json {
+        format!("{document}\n")
     } else {
-        out.write_all(calibration_body(&report).as_bytes())?;
-    }
-    out.flush()?;
-    // Printed before it is stored: a store that fails must not cost the user the result.
-    let id = store.insert(&NewRun {
+        calibration_body(&report)
+    };
+    let run = NewRun {
         kind: "calibrate",
         started_at: &report.start_time,
         ended_at: &report.end_time,
@@ -127,17 +135,18 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
         document: &document,
         histograms: &histograms,
         campaign: tag.as_ref(),
-    })?;
-    eprintln!("stored as run {id} in {}", store.path().display());
+    };
+    let ending = if report.interrupted {
+        Ending::Interrupted
+    } else {
+        Ending::Complete
+    };
+    let code = store_then_print(&mut store, &run, &text, ending)?;
     if let Some(dir) = &opts.csv {
         write_csv(dir, &report)?;
         eprintln!("matrix written to {}", dir.display());
     }
-    Ok(if report.interrupted {
-        ExitCode::from(INTERRUPTED)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(code)
 }
 
 /// The points' memory and I/O path: the first point's in `options.io_path`, its warnings,

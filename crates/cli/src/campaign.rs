@@ -1,24 +1,30 @@
 //! `iogauge campaign FILE.toml`: runs a campaign's plan, one `iogauge` child process per run
 //! (the same command line a user would type, so every flag is checked as usual), each stored
 //! by the child together with its case and repetition in one transaction. A rerun resumes
-//! where the last one stopped; Ctrl-C keeps every finished run.
+//! where the last one stopped; Ctrl-C keeps every finished run. One runner per campaign and
+//! store at a time (a lock beside the store); a password in the file is masked in everything
+//! printed or stored, and only the runs it starts see it.
 
+mod child;
 mod hooks;
+mod load;
 pub mod results;
 
 use crate::args::StoreArgs;
 use crate::exit::INTERRUPTED;
 use crate::options::UsageError;
-use crate::session::{now, stop_flag, CAMPAIGN_ENV};
+use crate::session::{now, print_stdout, stop_flag};
 use anyhow::Context;
+use child::{run_child, INTERRUPTED_CODE};
 use hooks::Hooks;
 use iogauge_campaign::gather::{self, Definition};
-use iogauge_campaign::Campaign;
-use iogauge_store::{CampaignRow, CampaignTag, RunStatus, Store};
+use iogauge_campaign::{Campaign, PlannedRun};
+use iogauge_store::{CampaignLock, CampaignRow, CampaignTag, RunStatus, Store};
+use load::Loaded;
 use std::collections::BTreeSet;
-use std::io::Read;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
+use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -43,88 +49,16 @@ pub struct CampaignArgs {
     pub store: StoreArgs,
 }
 
-/// Reads and expands the campaign file; errors name the file.
-fn load(a: &CampaignArgs) -> anyhow::Result<(Campaign, String)> {
-    let path = &a.file;
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(UsageError(format!(
-                "campaign file {}: not found; give the path of a .toml file (see examples/)",
-                path.display()
-            ))
-            .into())
-        }
-        Err(e) => {
-            return Err(anyhow::Error::new(e).context(format!("campaign file {}", path.display())))
-        }
-    };
-    let stem = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("campaign");
-    let mut c = Campaign::parse(&text, stem, a.smoke)
-        .map_err(|e| UsageError(format!("campaign file {}: {e}", path.display())))?;
-    if let Some(n) = &a.name {
-        if n.is_empty()
-            || !n
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        {
-            return Err(UsageError(format!(
-                "--name {n:?}: use letters, digits, '-', '_' and '.' only"
-            ))
-            .into());
-        }
-        c.name = n.clone();
-    }
-    check_cases(&c, path)?;
-    Ok((c, text))
-}
-
-/// Every case's command line goes through the same parser as a typed one, so a misspelt
-/// flag or a bad value fails now, not hours into the campaign.
-fn check_cases(c: &Campaign, path: &Path) -> Result<(), UsageError> {
-    use clap::Parser;
-    for case in &c.cases {
-        let argv = std::iter::once("iogauge")
-            .chain(c.command.words().iter().copied())
-            .chain(case.args.iter().map(String::as_str));
-        let msg = match crate::args::Cli::try_parse_from(argv) {
-            Err(e) => crate::exit::one_line(&e.to_string()),
-            // The checks between flags that `run` and `calibrate` make before touching
-            // anything (`db run` checks its own when it starts).
-            Ok(cli) => match cli.command {
-                crate::args::Command::Run(a) => match crate::options::RunOptions::from_args(a) {
-                    Ok(_) => continue,
-                    Err(e) => e.0,
-                },
-                crate::args::Command::Calibrate(a) => {
-                    match crate::options::CalibrateOptions::from_args(a) {
-                        Ok(_) => continue,
-                        Err(e) => e.0,
-                    }
-                }
-                _ => continue,
-            },
-        };
-        return Err(UsageError(format!(
-            "campaign file {}: case {:?}: {} (from its [options])",
-            path.display(),
-            case.name,
-            msg.trim_start_matches("error: ")
-        )));
-    }
-    Ok(())
-}
-
 pub fn campaign(a: CampaignArgs) -> anyhow::Result<ExitCode> {
-    let (c, text) = load(&a)?;
+    let loaded = load::load(&a)?;
+    let c = &loaded.shown;
     if a.dry_run {
-        return dry_run(&c, &a);
+        return dry_run(c, &a);
     }
     let stop = stop_flag()?;
     let mut store = Store::open_resolved(a.store.store.as_deref())?;
+    // Before the store is touched: a second runner changes nothing, not even with --fresh.
+    let _lock = CampaignLock::acquire(store.path(), &c.name)?;
     if let Some(old) = store.campaign(&c.name)? {
         let has_runs = !store.campaign_runs(&c.name, old.generation)?.is_empty();
         if old.plan_hash != c.plan_hash() && has_runs && !a.fresh {
@@ -144,7 +78,7 @@ pub fn campaign(a: CampaignArgs) -> anyhow::Result<ExitCode> {
         &CampaignRow {
             name: c.name.clone(),
             generation: 0,
-            file: text,
+            file: loaded.file.clone(),
             definition: serde_json::to_string(&definition)?,
             plan_hash: c.plan_hash(),
             created_at: now(),
@@ -170,79 +104,32 @@ pub fn campaign(a: CampaignArgs) -> anyhow::Result<ExitCode> {
     );
     let store_path = store.path().to_path_buf();
     drop(store);
-    let hooks = Hooks::new(&c, &a.file, &store_path)?;
+    let hooks = Hooks::new(&loaded.real, &a.file, &store_path)?;
     if !plan.is_empty() {
         hooks.start()?;
     }
-    for (i, run) in plan.iter().enumerate() {
-        if stop.load(Ordering::Relaxed) {
-            return interrupted(&c);
-        }
-        let case = &c.cases[run.case];
-        let left: Duration = plan[i..].iter().map(|p| c.estimate(p.case)).sum();
-        let label = format!(
-            "[{}/{}, ~{} left] {} rep {}/{}{}",
-            i + 1,
-            plan.len(),
-            fmt_duration(left),
-            case.name,
-            run.rep,
-            c.repeat,
-            if run.warmup { " (warm-up)" } else { "" }
-        );
-        eprintln!("{label}: iogauge {} {}", c.command, case.args.join(" "));
-        if let Err(e) = hooks.before_run(case, run) {
-            // Ctrl-C reaches a running hook too: that is an interruption, not its failure.
-            return if stop.load(Ordering::Relaxed) {
-                interrupted(&c)
-            } else {
-                Err(e)
-            };
-        }
-        let tag = CampaignTag {
-            campaign: c.name.clone(),
-            generation,
-            case: case.name.clone(),
-            rep: run.rep,
-            warmup: run.warmup,
-        };
-        if stop.load(Ordering::Relaxed) {
-            return interrupted(&c);
-        }
-        let code = run_child(&c, case, &tag, &store_path, &stop)?;
-        match code {
-            0 => {}
-            INTERRUPTED_CODE => return interrupted(&c),
-            n => {
-                return Err(anyhow::anyhow!(
-                    "campaign {}: case {:?} repetition {} failed (exit code {n}, its error is above); finished runs are stored, fix the cause and run the campaign again to resume",
-                    c.name,
-                    case.name,
-                    run.rep
-                ))
-            }
-        }
-        if let Err(e) = hooks.after_run(case, run) {
-            return if stop.load(Ordering::Relaxed) {
-                interrupted(&c)
-            } else {
-                Err(e)
-            };
-        }
-        if !run.warmup {
-            let store = Store::open(&store_path)?;
-            eprintln!("{label}: {}", results::run_line(&store, &tag)?);
-        }
-    }
-    if stop.load(Ordering::Relaxed) {
-        return interrupted(&c);
+    let runner = Runner {
+        loaded: &loaded,
+        hooks: &hooks,
+        store: &store_path,
+        stop: &stop,
+        generation,
+    };
+    if let Some(code) = runner.run_all(&plan)? {
+        return Ok(code);
     }
     if !plan.is_empty() {
         hooks.end()?;
     }
     let store = Store::open(&store_path)?;
     let view = gather::gather(&store, &c.name)?;
-    print!("{}", results::verdicts_text(&view));
+    print_stdout(&results::verdicts_text(&view)).with_context(|| {
+        format!(
+            "writing the verdicts to stdout (every run is stored in {}: `iogauge report --campaign {}`)",
+            store_path.display(),
+            c.name
+        )
+    })?;
     eprintln!(
         "stored in {}; `iogauge report --campaign {}` writes the HTML report",
         store_path.display(),
@@ -251,7 +138,85 @@ pub fn campaign(a: CampaignArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-const INTERRUPTED_CODE: i32 = INTERRUPTED as i32;
+/// Makes the planned runs, one child each, with the hooks around them.
+struct Runner<'a> {
+    loaded: &'a Loaded,
+    hooks: &'a Hooks<'a>,
+    store: &'a Path,
+    stop: &'a AtomicBool,
+    generation: i64,
+}
+
+impl Runner<'_> {
+    /// Every planned run in order; `Some(exit code)` when the campaign stops before the end.
+    fn run_all(&self, plan: &[PlannedRun]) -> anyhow::Result<Option<ExitCode>> {
+        let (c, real) = (&self.loaded.shown, &self.loaded.real);
+        let stopped = || self.stop.load(Ordering::Relaxed);
+        // Ctrl-C reaches a running hook too: that is an interruption, not its failure.
+        let hook_failed = |e| {
+            if stopped() {
+                interrupted(c).map(Some)
+            } else {
+                Err(e)
+            }
+        };
+        for (i, run) in plan.iter().enumerate() {
+            if stopped() {
+                return interrupted(c).map(Some);
+            }
+            let case = &c.cases[run.case];
+            let left: Duration = plan[i..].iter().map(|p| c.estimate(p.case)).sum();
+            let label = format!(
+                "[{}/{}, ~{} left] {} rep {}/{}{}",
+                i + 1,
+                plan.len(),
+                fmt_duration(left),
+                case.name,
+                run.rep,
+                c.repeat,
+                if run.warmup { " (warm-up)" } else { "" }
+            );
+            eprintln!("{label}: iogauge {} {}", c.command, case.args.join(" "));
+            if let Err(e) = self.hooks.before_run(&real.cases[run.case], run) {
+                return hook_failed(e);
+            }
+            let tag = CampaignTag {
+                campaign: c.name.clone(),
+                generation: self.generation,
+                case: case.name.clone(),
+                rep: run.rep,
+                warmup: run.warmup,
+            };
+            if stopped() {
+                return interrupted(c).map(Some);
+            }
+            let code = run_child(real, &real.cases[run.case], &tag, self.store, self.stop)?;
+            match code {
+                0 => {}
+                INTERRUPTED_CODE => return interrupted(c).map(Some),
+                n => {
+                    return Err(anyhow::anyhow!(
+                        "campaign {}: case {:?} repetition {} failed (exit code {n}, its error is above); finished runs are stored, fix the cause and run the campaign again to resume",
+                        c.name,
+                        case.name,
+                        run.rep
+                    ))
+                }
+            }
+            if let Err(e) = self.hooks.after_run(&real.cases[run.case], run) {
+                return hook_failed(e);
+            }
+            if !run.warmup {
+                let store = Store::open(self.store)?;
+                eprintln!("{label}: {}", results::run_line(&store, &tag)?);
+            }
+        }
+        if stopped() {
+            return interrupted(c).map(Some);
+        }
+        Ok(None)
+    }
+}
 
 fn interrupted(c: &Campaign) -> anyhow::Result<ExitCode> {
     eprintln!(
@@ -293,15 +258,17 @@ fn dry_run(c: &Campaign, a: &CampaignArgs) -> anyhow::Result<ExitCode> {
     }
     let plan = c.plan(&done);
     let mut total = Duration::ZERO;
-    println!(
-        "{:>4}  {:<30} {:>5}  {:>8}  command",
+    // Built whole, then written once: one clear error (never a panic) if stdout fails.
+    let mut out = format!(
+        "{:>4}  {:<30} {:>5}  {:>8}  command\n",
         "#", "case", "rep", "about"
     );
     for (i, p) in plan.iter().enumerate() {
         let case = &c.cases[p.case];
         let est = c.estimate(p.case);
         total += est;
-        println!(
+        let _ = writeln!(
+            out,
             "{:>4}  {:<30} {:>5}  {:>8}  iogauge {} {}{}",
             i + 1,
             case.name,
@@ -320,7 +287,8 @@ fn dry_run(c: &Campaign, a: &CampaignArgs) -> anyhow::Result<ExitCode> {
             }
         );
     }
-    println!(
+    let _ = writeln!(
+        out,
         "campaign {}: {} cases × {} repetitions, {} already stored, {} runs to make, about {} (baseline {:?}, order {:?})",
         c.name,
         c.cases.len(),
@@ -332,71 +300,10 @@ fn dry_run(c: &Campaign, a: &CampaignArgs) -> anyhow::Result<ExitCode> {
         c.order
     );
     if fresh_needed {
-        println!("note: the store holds runs of {} made with other cases or options; running it needs --fresh or --name", c.name);
+        let _ = writeln!(out, "note: the store holds runs of {} made with other cases or options; running it needs --fresh or --name", c.name);
     }
+    print_stdout(&out).context("writing the plan to stdout")?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Runs one child `iogauge` and returns its exit code. Its stdout (the JSON document, which
-/// the child also stores) is drained and dropped; its stderr (progress, warnings, errors)
-/// passes through. Ctrl-C reaches the child too (same process group on a terminal, and
-/// forwarded here otherwise); if this process dies, the kernel interrupts the child.
-fn run_child(
-    c: &Campaign,
-    case: &iogauge_campaign::Case,
-    tag: &CampaignTag,
-    store: &Path,
-    stop: &AtomicBool,
-) -> anyhow::Result<i32> {
-    let exe = std::env::current_exe().context("finding the iogauge binary")?;
-    let mut cmd = Command::new(exe);
-    cmd.args(c.command.words())
-        .args(&case.args)
-        .arg("--json")
-        .arg("--store")
-        .arg(store)
-        .env(CAMPAIGN_ENV, serde_json::to_string(tag)?)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped());
-    let parent = std::process::id() as libc::pid_t;
-    // SAFETY: prctl(2), getppid(2) and _exit(2) are async-signal-safe and touch no memory of
-    // the parent. PR_SET_PDEATHSIG only covers a parent that dies after it is set; one that
-    // died before shows as a changed parent pid, and the run then never starts.
-    unsafe {
-        use std::os::unix::process::CommandExt;
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT) == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if libc::getppid() != parent {
-                libc::_exit(INTERRUPTED_CODE);
-            }
-            Ok(())
-        });
-    }
-    let mut child = cmd.spawn().context("starting an iogauge run")?;
-    let mut out = child.stdout.take().expect("stdout is piped");
-    let drain = std::thread::spawn(move || {
-        let mut sink = Vec::new();
-        let _ = out.read_to_end(&mut sink);
-    });
-    let mut forwarded = false;
-    let status = loop {
-        if let Some(s) = child.try_wait().context("waiting for an iogauge run")? {
-            break s;
-        }
-        if stop.load(Ordering::Relaxed) && !forwarded {
-            // SAFETY: kill(2) on our own child's pid, which has not been reaped yet.
-            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
-            forwarded = true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let _ = drain.join();
-    use std::os::unix::process::ExitStatusExt;
-    Ok(status
-        .code()
-        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
 }
 
 pub fn fmt_duration(d: Duration) -> String {

@@ -10,10 +10,46 @@ pub const USAGE: u8 = 2;
 pub const RUNTIME: u8 = 1;
 pub const INTERRUPTED: u8 = 130;
 
-/// Prints `error: …` on one line and picks the exit code from the error's kind.
+/// Prints `error: …` on one line and picks the exit code from the error's kind. A stderr
+/// that cannot take the line (`2>/dev/full`) changes nothing: never a panic at the end.
+///
+/// The line goes through the one secret-masking function (a password that reached an error's
+/// text is still never shown) and has its control characters escaped (a newline or a
+/// terminal escape in a value must not cut the line or reach the terminal raw).
 pub fn report(e: &anyhow::Error) -> ExitCode {
-    eprintln!("error: {e:#}");
+    use std::io::Write;
+    let line = escape_controls(&iogauge_pg::redact_secrets(&format!("{e:#}")));
+    let _ = writeln!(std::io::stderr(), "error: {line}");
     ExitCode::from(code_of(e))
+}
+
+/// Control characters as Rust escapes (`\n`, `\u{1b}`), everything else as is.
+pub fn escape_controls(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// A clap error as one line: "invalid value 'V' for 'ARG': why" when clap knows the value
+/// (its own rendering may break the line inside a value), else its first line.
+pub fn clap_line(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue};
+    if let (Some(ContextValue::String(arg)), Some(ContextValue::String(value))) = (
+        e.get(ContextKind::InvalidArg),
+        e.get(ContextKind::InvalidValue),
+    ) {
+        let why = std::error::Error::source(e).map_or(String::new(), |s| format!(": {s}"));
+        return escape_controls(&iogauge_pg::redact_secrets(&format!(
+            "error: invalid value '{value}' for '{arg}'{why}"
+        )));
+    }
+    escape_controls(&iogauge_pg::redact_secrets(&one_line(&e.to_string())))
 }
 
 fn code_of(e: &anyhow::Error) -> u8 {
@@ -31,7 +67,11 @@ fn code_of(e: &anyhow::Error) -> u8 {
         return if en.is_usage() { USAGE } else { RUNTIME };
     }
     if let Some(p) = e.downcast_ref::<iogauge_pg::PgError>() {
-        return if p.is_usage() { USAGE } else { RUNTIME };
+        return match p {
+            p if p.is_interrupted() => INTERRUPTED,
+            p if p.is_usage() => USAGE,
+            _ => RUNTIME,
+        };
     }
     if let Some(g) = e.downcast_ref::<iogauge_campaign::gather::GatherError>() {
         return if g.is_usage() { USAGE } else { RUNTIME };
@@ -59,7 +99,8 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
             )
         }
         _ => {
-            eprintln!("{}", one_line(&e.to_string()));
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "{}", clap_line(&e));
             ExitCode::from(USAGE)
         }
     }

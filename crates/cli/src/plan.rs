@@ -6,11 +6,12 @@
 use crate::args::StoreArgs;
 use crate::options::UsageError;
 use anyhow::Context;
+use iogauge_plan::limits::{self, Limit};
 use iogauge_plan::{
     capacity, parse_history, plan_history, size, Columns, Disk, DiskProfile, Iops, Layout, Mbps,
     Model, Plan, Redundancy, Workload,
 };
-use iogauge_store::Store;
+use iogauge_store::{RunStatus, Store};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,11 +19,12 @@ use std::process::ExitCode;
 #[derive(clap::Args, Debug)]
 pub struct PlanArgs {
     /// Workload IOPS (reads + writes) as the database issues them; needs --read-pct.
-    #[arg(long, value_parser = non_negative)]
+    /// 0 to 1e9.
+    #[arg(long, value_parser = workload_iops)]
     pub iops: Option<f64>,
     /// Workload MB/s (reads + writes), split by --read-pct like the IOPS; sized against the
-    /// per-disk MB/s.
-    #[arg(long, value_parser = non_negative)]
+    /// per-disk MB/s. 0 to 1e8.
+    #[arg(long, value_parser = workload_mbps)]
     pub mbps: Option<f64>,
     /// Share of reads, percent (70 or 70%): of --iops and --mbps, or of the workload the
     /// --disks serve in reverse mode.
@@ -43,20 +45,21 @@ pub struct PlanArgs {
     pub percentile: Option<f64>,
     /// Disks on hand. Without --iops or --history: reverse mode, the workload they serve.
     /// With a workload: the utilization of this many instead of the number needed.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=limits::MAX_DISKS))]
     pub disks: Option<u64>,
     /// Write penalty by level: none|raid0 1; raid1|raid10|mirror|normal (ASM normal) 2;
     /// 3-way|high (ASM high) 3; raid5 4; raid6 6. Reads count once.
     #[arg(long, value_name = "LEVEL", value_parser = str::parse::<Redundancy>)]
     pub redundancy: Option<Redundancy>,
-    /// A custom write penalty, disk I/Os per application write (instead of --redundancy).
-    #[arg(long, value_name = "N")]
+    /// A custom write penalty, disk I/Os per application write (instead of --redundancy),
+    /// 1 to 100.
+    #[arg(long, value_name = "N", value_parser = write_penalty)]
     pub write_penalty: Option<f64>,
-    /// Small random IOPS one disk sustains.
-    #[arg(long, value_name = "N", value_parser = positive)]
+    /// Small random IOPS one disk sustains, 1 to 1e8.
+    #[arg(long, value_name = "N", value_parser = disk_iops)]
     pub disk_iops: Option<f64>,
-    /// Large-I/O MB/s one disk sustains (with --disk-iops).
-    #[arg(long, value_name = "N", value_parser = positive)]
+    /// Large-I/O MB/s one disk sustains (with --disk-iops), 1 to 1e6.
+    #[arg(long, value_name = "N", value_parser = disk_mbps)]
     pub disk_mbps: Option<f64>,
     /// Per-disk figures of a disk class (IOPS, MB/s): 7.2k 80, 150; 10k 130, 180; 15k 180,
     /// 200; sata-ssd 50000, 500; nvme 200000, 3000. HDD IOPS = 1 / (average seek + half a
@@ -74,7 +77,7 @@ pub struct PlanArgs {
     /// Disks per enclosure (shelf, storage cell): also count enclosures.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub per_enclosure: Option<u32>,
-    /// Highest disk utilization to size for, for headroom: 70%.
+    /// Highest disk utilization to size for, for headroom: 70% (1% to 100%).
     #[arg(long, value_name = "PCT", default_value = "100%", value_parser = target_util)]
     pub target_util: f64,
     /// Share of reads a cache serves, so they never reach the disks: 60%. Writes are always
@@ -116,26 +119,40 @@ fn percentile(s: &str) -> Result<f64, String> {
 }
 
 fn target_util(s: &str) -> Result<f64, String> {
-    pct_in(s, |v| v > 0.0 && v <= 100.0, "above 0% and at most 100%")
+    let l = limits::TARGET_UTIL_PCT;
+    pct_in(s, |v| l.holds(v), "from 1% to 100%")
 }
 
 fn cache_hit(s: &str) -> Result<f64, String> {
     pct_in(s, |v| (0.0..100.0).contains(&v), "from 0% to below 100%")
 }
 
-fn number(s: &str, ok: impl Fn(f64) -> bool, what: &str) -> Result<f64, String> {
+/// A number within one of the plan's [`limits`]: finite and bounded, so every result is.
+fn within(s: &str, l: Limit) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && ok(v) => Ok(v),
-        _ => Err(format!("'{s}' must be {what}")),
+        Ok(v) if l.holds(v) => Ok(v),
+        _ => Err(format!("'{s}' must be {}", l.describe())),
     }
 }
 
-fn positive(s: &str) -> Result<f64, String> {
-    number(s, |v| v > 0.0, "a number above 0")
+fn workload_iops(s: &str) -> Result<f64, String> {
+    within(s, limits::WORKLOAD_IOPS)
 }
 
-fn non_negative(s: &str) -> Result<f64, String> {
-    number(s, |v| v >= 0.0, "a number of at least 0")
+fn workload_mbps(s: &str) -> Result<f64, String> {
+    within(s, limits::WORKLOAD_MBPS)
+}
+
+fn disk_iops(s: &str) -> Result<f64, String> {
+    within(s, limits::DISK_IOPS)
+}
+
+fn disk_mbps(s: &str) -> Result<f64, String> {
+    within(s, limits::DISK_MBPS)
+}
+
+fn write_penalty(s: &str) -> Result<f64, String> {
+    within(s, limits::WRITE_PENALTY)
 }
 
 /// What to plan.
@@ -332,6 +349,13 @@ fn calibration_disk(id: i64, store: Option<&std::path::Path>) -> anyhow::Result<
         ))
         .into());
     }
+    if run.row.status == RunStatus::Interrupted {
+        // Its search stopped early: max_iops is the best point reached, not the device's.
+        return Err(UsageError(format!(
+            "--from-run {id}: calibration {id} was interrupted, so its figures cover only the points it reached; run `iogauge calibrate` to the end, or give --disk-iops"
+        ))
+        .into());
+    }
     let doc: serde_json::Value = serde_json::from_str(&run.document)
         .with_context(|| format!("run {id}: the stored document does not parse"))?;
     let disks = doc["num_disks"]
@@ -346,6 +370,18 @@ fn calibration_disk(id: i64, store: Option<&std::path::Path>) -> anyhow::Result<
     };
     let max_mbps = doc["max_mbps"].as_f64().filter(|&v| v > 0.0);
     let n = disks as f64;
+    for (what, per_disk, l) in [
+        ("IOPS", Some(max_iops / n), limits::DISK_IOPS),
+        ("MB/s", max_mbps.map(|m| m / n), limits::DISK_MBPS),
+    ] {
+        if let Some(v) = per_disk.filter(|v| !l.holds(*v)) {
+            return Err(UsageError(format!(
+                "--from-run {id}: calibration {id} gives {v} {what} per disk, outside what a plan takes ({}); give --disk-iops and --disk-mbps instead",
+                l.describe()
+            ))
+            .into());
+        }
+    }
     let source = format!(
         "calibration {id}: max_iops {}{} over {disks} disks",
         iogauge_plan::render::num(max_iops),

@@ -1,9 +1,9 @@
-//! `iogauge run`: one synthetic job from flags to a printed (or JSON) and stored result.
+//! `iogauge run`: one synthetic job from flags to a stored, then printed (or JSON), result.
 
-use crate::exit::INTERRUPTED;
 use crate::options::RunOptions;
-use crate::session::{check_engine, now, prepare_targets, stop_flag, target_names};
-use anyhow::Context;
+use crate::session::{
+    check_engine, now, prepare_targets, stop_flag, store_then_print, target_names, Ending,
+};
 use iogauge_report::{progress_line, Exporter, Json, Text};
 use iogauge_store::live::{LiveHeader, LiveInterval, LiveWriter};
 use iogauge_store::{IntervalReport, NewRun, RunReport, RunStatus, SteadyWaitReport, Store};
@@ -104,13 +104,8 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
     } else {
         Text.render(&report)
     };
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|_| out.flush())
-        .context("writing the result to stdout")?;
-    // Printed before it is stored: a store that fails must not cost the user the result.
     let s = &report.summary;
-    let id = store.insert(&NewRun {
+    let run = NewRun {
         kind: "run",
         started_at: &report.started_at,
         ended_at: &ended,
@@ -128,11 +123,11 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
         document: &document,
         histograms: &histograms,
         campaign: tag.as_ref(),
-    })?;
-    eprintln!("stored as run {id} in {}", store.path().display());
-    Ok(if outcome.interrupted {
-        ExitCode::from(INTERRUPTED)
+    };
+    let ending = if outcome.interrupted {
+        Ending::Interrupted
     } else {
-        ExitCode::SUCCESS
-    })
+        Ending::Complete
+    };
+    store_then_print(&mut store, &run, &text, ending)
 }

@@ -5,7 +5,7 @@ use crate::options::SCRATCH_DIR;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iogauge_engine::{Access, EngineKind, Target, TargetSpec};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -91,4 +91,61 @@ pub fn campaign_tag() -> anyhow::Result<Option<iogauge_store::CampaignTag>> {
             format!("${CAMPAIGN_ENV} is set by `iogauge campaign` only; unset it")
         }),
     }
+}
+
+/// How a measured run ended, for its exit code.
+pub enum Ending {
+    Complete,
+    /// Stopped by Ctrl-C or SIGTERM: what ran is kept, exit 130.
+    Interrupted,
+    /// Ended early by a failure; the part that ran is kept, then this error is reported.
+    Failed(String),
+}
+
+/// The one ending of every command that produces a result (`run`, `calibrate`, `db run`,
+/// and so every campaign child): store the run, then print `text`, then say where it is
+/// stored. Stored first, so a stdout that fails (a full disk, a reader that went away, a
+/// campaign runner killed mid-run) never costs the result; a store that fails still prints
+/// it, so neither failure loses it.
+pub fn store_then_print(
+    store: &mut iogauge_store::Store,
+    run: &iogauge_store::NewRun,
+    text: &str,
+    ending: Ending,
+) -> anyhow::Result<std::process::ExitCode> {
+    use crate::exit::INTERRUPTED;
+    use std::process::ExitCode;
+    let id = match store.insert(run) {
+        Ok(id) => id,
+        Err(e) => {
+            let shown = if print_stdout(text).is_ok() {
+                "the result is printed on stdout but not stored"
+            } else {
+                "the result could be neither stored nor printed"
+            };
+            return Err(anyhow::Error::new(e).context(shown));
+        }
+    };
+    let path = store.path().display();
+    if let Err(e) = print_stdout(text) {
+        anyhow::bail!(
+            "writing the result to stdout: {e}; the run is stored as run {id} in {path}: `iogauge show {id}`"
+        );
+    }
+    // Never a panic for a closed stderr: the result is stored and printed already.
+    let _ = writeln!(std::io::stderr(), "stored as run {id} in {path}");
+    match ending {
+        Ending::Complete => Ok(ExitCode::SUCCESS),
+        Ending::Interrupted => Ok(ExitCode::from(INTERRUPTED)),
+        Ending::Failed(e) => {
+            anyhow::bail!("the run ended early: {e} (what ran is stored as run {id})")
+        }
+    }
+}
+
+/// Writes `text` to stdout and flushes it: the error of either is the error.
+pub fn print_stdout(text: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
 }

@@ -452,7 +452,7 @@ fn bad_flags_are_usage_errors_naming_the_flag() {
         ),
         (
             cat(&[&w, &d, &["--write-penalty", "0.5"]]),
-            "--write-penalty 0.5",
+            "'0.5' for '--write-penalty <N>'",
         ),
         (cat(&[&w, &d]), "--redundancy"),
         (cat(&[&w, &r]), "--disk-iops"),

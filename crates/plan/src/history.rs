@@ -3,6 +3,7 @@
 //! roles by [`Columns`]; every malformed row is an error naming its line and column, never
 //! skipped.
 
+use crate::limits::{WORKLOAD_IOPS, WORKLOAD_MBPS};
 use crate::{Iops, Mbps};
 use std::io::Read;
 use std::str::FromStr;
@@ -147,6 +148,14 @@ pub enum HistoryError {
         header: String,
         value: String,
     },
+    #[error("line {line}, column {column} ({header}): {value} is above {max}, the most iogauge plans for")]
+    TooLarge {
+        line: u64,
+        column: usize,
+        header: String,
+        value: String,
+        max: f64,
+    },
     #[error("line {line}: the header is the only line; expected one row per period after it")]
     NoRows { line: u64 },
     #[error("line {line}: {message}")]
@@ -205,8 +214,20 @@ fn number(
     line: u64,
     column: usize,
     header: &str,
+    max: f64,
 ) -> Result<f64, HistoryError> {
     let value = &record[column];
+    if let Ok(v) = value.parse::<f64>() {
+        if v.is_finite() && v > max {
+            return Err(HistoryError::TooLarge {
+                line,
+                column: column + 1,
+                header: header.into(),
+                value: value.into(),
+                max,
+            });
+        }
+    }
     let err = |negative: bool| {
         let (line, column, header, value) = (line, column + 1, header.into(), value.into());
         if negative {
@@ -267,8 +288,12 @@ pub fn parse_history(input: impl Read, columns: &Columns) -> Result<Vec<Period>,
             });
         }
         let get = |role: Role| -> Result<Option<f64>, HistoryError> {
+            let max = match role {
+                Role::ReadMbps | Role::WriteMbps => WORKLOAD_MBPS.max,
+                _ => WORKLOAD_IOPS.max,
+            };
             at[role as usize]
-                .map(|c| number(&record, line, c, &headers[c]))
+                .map(|c| number(&record, line, c, &headers[c], max))
                 .transpose()
         };
         periods.push(Period {
@@ -331,7 +356,15 @@ mod tests {
     #[test]
     fn every_malformed_input_names_its_line_and_column() {
         let h = "timestamp,read_iops,write_iops\n";
-        let table: [(String, &str); 10] = [
+        let table: [(String, &str); 12] = [
+            (
+                format!("{h}a,1e308,2\n"),
+                "line 2, column 2 (read_iops): 1e308 is above 1000000000",
+            ),
+            (
+                "timestamp,read_iops,write_iops,read_mbps,write_mbps\nt,1,2,3,1e9\n".into(),
+                "line 2, column 5 (write_mbps): 1e9 is above 100000000",
+            ),
             (String::new(), "line 1: the file is empty"),
             ("\n\n".into(), "line 1: the file is empty"),
             (h.into(), "line 1: the header is the only line"),

@@ -8,6 +8,7 @@
 
 mod capacity;
 mod history;
+pub mod limits;
 mod peaks;
 mod profile;
 mod redundancy;

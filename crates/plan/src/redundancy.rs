@@ -36,13 +36,13 @@ pub const REDUNDANCY_NAMES: &str =
 pub struct UnknownRedundancy(pub String);
 
 #[derive(Debug, thiserror::Error, PartialEq)]
-#[error("a write penalty must be a number of at least 1 (got {0})")]
+#[error("a write penalty must be a number from 1 to 100 (got {0})")]
 pub struct BadPenalty(pub f64);
 
 impl Redundancy {
-    /// A custom penalty: disk I/Os per application write, at least 1.
+    /// A custom penalty: disk I/Os per application write, 1 to 100 ([`crate::limits`]).
     pub fn custom(penalty: f64) -> Result<Redundancy, BadPenalty> {
-        if penalty.is_finite() && penalty >= 1.0 {
+        if crate::limits::WRITE_PENALTY.holds(penalty) {
             Ok(Redundancy::Custom(penalty))
         } else {
             Err(BadPenalty(penalty))
@@ -132,7 +132,7 @@ mod tests {
         let e = "raid7".parse::<Redundancy>().unwrap_err();
         assert!(e.to_string().contains("raid7") && e.to_string().contains("raid6"));
         assert_eq!(Redundancy::custom(2.5).unwrap().write_penalty(), 2.5);
-        for bad in [0.5, 0.0, -1.0, f64::NAN, f64::INFINITY] {
+        for bad in [0.5, 0.0, -1.0, 101.0, 1e308, f64::NAN, f64::INFINITY] {
             assert!(Redundancy::custom(bad).is_err(), "{bad}");
         }
     }

@@ -18,6 +18,7 @@ mod db;
 mod dbrun;
 mod hardware;
 pub mod live;
+mod lock;
 mod regrid;
 pub use calib::{CalibrationReport, PointReport};
 
@@ -30,6 +31,7 @@ pub use dbrun::{
     DbSummary, SessionSummary,
 };
 pub use hardware::{compare as compare_hardware, system_between, DirCompare, Hardware};
+pub use lock::{lock_path, CampaignLock};
 pub use regrid::{interval_histograms, interval_label, RegridError};
 
 /// Version of the JSON schema; bump on any incompatible change.

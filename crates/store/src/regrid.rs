@@ -15,6 +15,8 @@ use std::time::Duration;
 pub enum RegridError {
     #[error("--interval {asked:?} is not a whole multiple of the run's recorded {recorded:?} interval; use a multiple of it")]
     NotMultiple { asked: Duration, recorded: Duration },
+    #[error("--interval {asked:?} is more than 2^32 of the run's recorded {recorded:?} intervals; use a shorter one")]
+    TooCoarse { asked: Duration, recorded: Duration },
     #[error("the run was stored without per-interval histograms (stored by an older iogauge); only --interval {recorded:?} can be shown")]
     NoHistograms { recorded: Duration },
     #[error("stored histogram {label} does not decode: {why}")]
@@ -64,6 +66,12 @@ impl RunReport {
                 recorded,
             });
         }
+        let Ok(ratio) = u32::try_from(ratio) else {
+            return Err(RegridError::TooCoarse {
+                asked: every,
+                recorded,
+            });
+        };
         if ratio == 1 {
             return Ok(self.clone());
         }
@@ -99,7 +107,7 @@ impl RunReport {
             }
             let iv = Interval {
                 phase: r.phase,
-                index: index / ratio as u32,
+                index: index / ratio,
                 start: nanos(r.t_s),
                 end: nanos(r.t_s + r.dur_s),
                 io,

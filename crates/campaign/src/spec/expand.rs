@@ -2,6 +2,7 @@
 //! case's command line with `${var}` substituted, and the `--smoke` scale.
 
 use super::{bad, Case, Command, SpecError};
+use std::collections::HashSet;
 use toml::{Table, Value};
 
 /// Flags the campaign runner sets itself.
@@ -123,6 +124,7 @@ pub(super) fn expand(
     if bases.is_empty() {
         bases.push((None, Vec::new()));
     }
+    check_size(bases.len(), &lists)?;
     let mut combos: Vec<Vec<(String, String)>> = vec![Vec::new()];
     for (k, values) in &lists {
         combos = combos
@@ -136,7 +138,9 @@ pub(super) fn expand(
             })
             .collect();
     }
-    let mut cases = Vec::new();
+    let mut cases = Vec::with_capacity(bases.len() * combos.len());
+    // Names seen so far: a set, so naming n cases is linear, not n² comparisons.
+    let mut names = HashSet::with_capacity(cases.capacity());
     for (name, base) in &bases {
         for combo in &combos {
             let mut parts: Vec<String> = Vec::new();
@@ -158,7 +162,7 @@ pub(super) fn expand(
             };
             let vars: Vec<(String, String)> = base.iter().chain(combo).cloned().collect();
             let args = args_of(options, &vars)?;
-            if cases.iter().any(|c: &Case| c.name == name) {
+            if !names.insert(name.clone()) {
                 return bad(format!(
                     "two cases are named {name:?}: give each [[case]] its own name"
                 ));
@@ -167,6 +171,33 @@ pub(super) fn expand(
         }
     }
     Ok(cases)
+}
+
+/// Most cases a campaign may expand to. Each case is a command line checked, planned and
+/// stored; past ten thousand a file is almost surely a mistake (three lists of a thousand
+/// values make a billion cases), and the cross product would exhaust memory before the
+/// first run.
+pub const MAX_CASES: u64 = 10_000;
+
+/// Refuses a cross product of more than [`MAX_CASES`], counted before it is built.
+fn check_size(bases: usize, lists: &[(String, Vec<String>)]) -> Result<(), SpecError> {
+    let n = lists
+        .iter()
+        .try_fold(bases as u64, |n, (_, v)| n.checked_mul(v.len() as u64));
+    match n {
+        Some(n) if n <= MAX_CASES => Ok(()),
+        _ => {
+            let sizes: Vec<String> = std::iter::once(bases.to_string())
+                .filter(|_| bases > 1)
+                .chain(lists.iter().map(|(k, v)| format!("{} ({k})", v.len())))
+                .collect();
+            bad(format!(
+                "[vars] make {} cases ({}); a campaign may have at most {MAX_CASES}: use fewer values, or split it into several campaigns",
+                n.map_or("more than 2^64".to_string(), |n| n.to_string()),
+                sizes.join(" × ")
+            ))
+        }
+    }
 }
 
 fn check_var_name(k: &str, what: &str) -> Result<(), SpecError> {

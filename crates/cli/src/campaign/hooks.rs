@@ -119,10 +119,12 @@ impl<'a> Hooks<'a> {
             .with_context(|| format!("starting sh for commands.{which}"))?;
         if !status.success() {
             anyhow::bail!(
-                "campaign {}: commands.{which} failed ({status}){}: {script}",
+                "campaign {}: commands.{which} failed ({status}){}: {}",
                 self.c.name,
                 case.map(|c| format!(" for case {:?}", c.name))
-                    .unwrap_or_default()
+                    .unwrap_or_default(),
+                // The script holds the case's real values; the message shows them masked.
+                super::load::mask(&script)
             );
         }
         Ok(())

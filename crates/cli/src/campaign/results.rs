@@ -23,7 +23,7 @@ pub struct CampaignOutput {
     /// The campaign, by the name `iogauge campaign` stored it under.
     #[arg(long)]
     pub campaign: String,
-    /// Write here (default: stdout). An existing file is replaced only with --force.
+    /// Write here (default, or `-`: stdout). An existing file is replaced only with --force.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Replace an existing output file.
@@ -66,13 +66,22 @@ pub struct CompareArgs {
 
 fn open_view(store: &StoreArgs, name: &str) -> anyhow::Result<CampaignView> {
     let store = Store::open_resolved(store.store.as_deref())?;
-    gather(&store, name).map_err(|e| {
+    let mut view = gather(&store, name).map_err(|e| {
         if e.is_usage() {
             UsageError(e.to_string()).into()
         } else {
             anyhow::Error::new(e)
         }
-    })
+    })?;
+    // Campaigns are stored masked; one stored by an older iogauge may not be, and every
+    // rendering (report, export, compare) goes through here.
+    let mask = super::load::mask;
+    view.file = mask(&view.file);
+    for c in &mut view.cases {
+        c.args.iter_mut().for_each(|a| *a = mask(a));
+        c.vars.values_mut().for_each(|v| *v = mask(v));
+    }
+    Ok(view)
 }
 
 pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
@@ -105,7 +114,8 @@ pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
 /// Checks the output path first (nothing is read for a path that cannot be written), then
 /// gathers the campaign.
 fn open_for_output(o: &CampaignOutput) -> anyhow::Result<(CampaignView, Option<&Path>)> {
-    let out = o.output.as_deref();
+    // `-o -` is stdout, as for every Unix tool, not a file named `-`.
+    let out = o.output.as_deref().filter(|p| *p != Path::new("-"));
     check_output(out, o.force)?;
     Ok((open_view(&o.store, &o.campaign)?, out))
 }
@@ -204,6 +214,13 @@ fn compare_runs(store: &Store, a: &str, b: &str, json: bool) -> anyhow::Result<S
                 store.path().display()
             ))
         })?;
+        if run.row.status == RunStatus::Interrupted {
+            // Compared all the same (it is what the user asked for), but never silently.
+            let _ = writeln!(
+                std::io::stderr(),
+                "warning: run {id} was interrupted: its figures cover only the part that ran"
+            );
+        }
         Ok(digest(id, 1, &run.document, &run.histograms)?)
     };
     let (ra, rb) = (load(a)?, load(b)?);
@@ -233,8 +250,8 @@ fn compare_runs(store: &Store, a: &str, b: &str, json: bool) -> anyhow::Result<S
         .collect();
     if json {
         return Ok(serde_json::to_string_pretty(&serde_json::json!({
-            "a": {"id": ra.id, "kind": ra.kind, "started_at": ra.started_at},
-            "b": {"id": rb.id, "kind": rb.kind, "started_at": rb.started_at},
+            "a": {"id": ra.id, "kind": ra.kind, "started_at": ra.started_at, "interrupted": ra.interrupted},
+            "b": {"id": rb.id, "kind": rb.kind, "started_at": rb.started_at, "interrupted": rb.interrupted},
             "metrics": rows,
         }))? + "\n");
     }

@@ -1,17 +1,14 @@
 //! `iogauge db run`: sessions on a real PostgreSQL, with the devices and CPU sampled on the
-//! same grid from the moment the sessions start; printed (or JSON), then stored.
+//! same grid from the moment the sessions start; stored, then printed (or JSON).
 
 use super::args::{overrides, DbRunArgs, SetupArgs};
 use super::{has_cluster, setup_private, Target};
-use crate::exit::INTERRUPTED;
 use crate::options::UsageError;
-use crate::session::{now, stop_flag};
-use anyhow::Context;
+use crate::session::{now, stop_flag, store_then_print, Ending};
 use iogauge_pg::{driver, parse_dsn, redact_dsn, schema, Cluster, Grid, Mode, Workload};
 use iogauge_probe::{devices_of_path, disks_of_path, sample_grid, Sampler};
 use iogauge_store::live::{LiveHeader, LiveWriter};
 use iogauge_store::{DataSet, DbContext, DbReport, DbServer, NewRun, RunStatus, Store};
-use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -104,6 +101,7 @@ pub fn run(a: DbRunArgs) -> anyhow::Result<ExitCode> {
                 ))
                 .into());
             } else {
+                super::check_dir("--dir", &dir)?;
                 eprintln!(
                     "no cluster in {}: setting one up (4 schemas of 64 MiB; `iogauge db setup` chooses)",
                     dir.display()
@@ -260,17 +258,13 @@ pub fn run(a: DbRunArgs) -> anyhow::Result<ExitCode> {
     } else {
         iogauge_report::db_run_text(&report)
     };
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|_| out.flush())
-        .context("writing the result to stdout")?;
     let m = outcome.measured();
     let histograms = vec![
         ("read".to_string(), m.sessions.read_lat.encode()?),
         ("update".to_string(), m.sessions.update_lat.encode()?),
     ];
     let s = &report.summary;
-    let id = store.insert(&NewRun {
+    let run = NewRun {
         kind: "db",
         started_at: &report.started_at,
         ended_at: &now(),
@@ -288,16 +282,13 @@ pub fn run(a: DbRunArgs) -> anyhow::Result<ExitCode> {
         document: &document,
         histograms: &histograms,
         campaign: tag.as_ref(),
-    })?;
-    eprintln!("stored as run {id} in {}", store.path().display());
-    if let Some(e) = &outcome.error {
-        anyhow::bail!("the run ended early: {e}");
-    }
-    Ok(if outcome.interrupted {
-        ExitCode::from(INTERRUPTED)
-    } else {
-        ExitCode::SUCCESS
-    })
+    };
+    let ending = match &outcome.error {
+        Some(e) => Ending::Failed(e.to_string()),
+        None if outcome.interrupted => Ending::Interrupted,
+        None => Ending::Complete,
+    };
+    store_then_print(&mut store, &run, &text, ending)
 }
 
 /// shared_buffers in bytes from the settings read back (`setting` in `unit`s, e.g. 8kB).

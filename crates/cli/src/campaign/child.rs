@@ -1,0 +1,73 @@
+//! One run of a campaign: a child `iogauge` process with the case's real command line (the
+//! only place a campaign's unmasked DSN goes), tagged with its case and repetition so the
+//! child stores run and tag in one transaction.
+
+use crate::exit::INTERRUPTED;
+use crate::session::CAMPAIGN_ENV;
+use anyhow::Context;
+use iogauge_campaign::{Campaign, Case};
+use iogauge_store::CampaignTag;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+pub const INTERRUPTED_CODE: i32 = INTERRUPTED as i32;
+
+/// Runs one child `iogauge` and returns its exit code. Its stdout (the JSON document, which
+/// the child stores before printing) goes to /dev/null: nothing here reads it, and a pipe
+/// would vanish with this process, failing the child's output. Its stderr (progress,
+/// warnings, errors) passes through. Ctrl-C reaches the child too (same process group on a
+/// terminal, and forwarded here otherwise); if this process dies, the kernel interrupts the
+/// child, which stores what ran, marked interrupted.
+pub fn run_child(
+    c: &Campaign,
+    case: &Case,
+    tag: &CampaignTag,
+    store: &Path,
+    stop: &AtomicBool,
+) -> anyhow::Result<i32> {
+    let exe = std::env::current_exe().context("finding the iogauge binary")?;
+    let mut cmd = Command::new(exe);
+    cmd.args(c.command.words())
+        .args(&case.args)
+        .arg("--json")
+        .arg("--store")
+        .arg(store)
+        .env(CAMPAIGN_ENV, serde_json::to_string(tag)?)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null());
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: prctl(2), getppid(2) and _exit(2) are async-signal-safe and touch no memory of
+    // the parent. PR_SET_PDEATHSIG only covers a parent that dies after it is set; one that
+    // died before shows as a changed parent pid, and the run then never starts.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                libc::_exit(INTERRUPTED_CODE);
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().context("starting an iogauge run")?;
+    let mut forwarded = false;
+    let status = loop {
+        if let Some(s) = child.try_wait().context("waiting for an iogauge run")? {
+            break s;
+        }
+        if stop.load(Ordering::Relaxed) && !forwarded {
+            // SAFETY: kill(2) on our own child's pid, which has not been reaped yet.
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+            forwarded = true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    use std::os::unix::process::ExitStatusExt;
+    Ok(status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+}

@@ -1,0 +1,159 @@
+//! Reading a campaign file into the two campaigns a runner needs: the real one, whose command
+//! lines the runs are started with, and the one with its secrets masked, which is the only one
+//! ever printed, stored or compared with the store. Every problem with the file is a usage
+//! error (exit 2) in one line that names it.
+
+use super::CampaignArgs;
+use crate::options::UsageError;
+use iogauge_campaign::Campaign;
+use std::path::Path;
+
+/// A campaign file, read and checked.
+pub struct Loaded {
+    /// What the runs are started with (real DSNs); case names as in `shown`.
+    pub real: Campaign,
+    /// Secrets masked: printed, stored, hashed for resumes, named in tags.
+    pub shown: Campaign,
+    /// The file's text, secrets masked, for the store.
+    pub file: String,
+}
+
+/// The one masking function for everything a campaign shows or stores.
+pub fn mask(text: &str) -> String {
+    iogauge_pg::redact_secrets(text)
+}
+
+fn usage(path: &Path, what: impl std::fmt::Display) -> anyhow::Error {
+    UsageError(format!("campaign file {}: {what}", path.display())).into()
+}
+
+/// Reads and expands the campaign file; errors name the file.
+pub fn load(a: &CampaignArgs) -> anyhow::Result<Loaded> {
+    let path = &a.file;
+    // The file's name names the campaign and is shown in every message: it must be text.
+    let Some(name) = path.to_str() else {
+        return Err(usage(
+            path,
+            "the path is not valid UTF-8; rename the file (or a directory above it)",
+        ));
+    };
+    if path.is_dir() {
+        return Err(usage(
+            path,
+            "is a directory; give the path of a .toml file (see examples/)",
+        ));
+    }
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(usage(
+                path,
+                "not found; give the path of a .toml file (see examples/)",
+            ))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            return Err(usage(
+                path,
+                "not UTF-8 text; a campaign file is TOML, which is UTF-8",
+            ))
+        }
+        Err(e) => {
+            return Err(anyhow::Error::new(e).context(format!("campaign file {name}: reading")))
+        }
+    };
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("campaign");
+    let mut c = Campaign::parse(&text, stem, a.smoke).map_err(|e| usage(path, mask(&e.0)))?;
+    if let Some(n) = &a.name {
+        if n.is_empty()
+            || !n
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        {
+            return Err(UsageError(format!(
+                "--name {n:?}: use letters, digits, '-', '_' and '.' only"
+            ))
+            .into());
+        }
+        c.name = n.clone();
+    }
+    let shown = c.masked(mask).map_err(|e| usage(path, e))?;
+    check_cases(&c, &shown, path)?;
+    // Case names are labels: the real campaign carries the masked ones, so a run's tag, its
+    // hooks' IOGAUGE_CASE and the store all name a case the same way.
+    for (real, shown) in c.cases.iter_mut().zip(&shown.cases) {
+        real.name.clone_from(&shown.name);
+    }
+    Ok(Loaded {
+        real: c,
+        shown,
+        file: mask(&text),
+    })
+}
+
+/// Every case's command line goes through the same parser as a typed one, so a misspelt
+/// flag or a bad value fails now, not hours into the campaign. Messages are masked: a bad
+/// value may be the DSN. Cases are checked on every core (a parse costs tens of µs, and a
+/// campaign may have ten thousand cases); the first bad case in file order is reported.
+fn check_cases(c: &Campaign, shown: &Campaign, path: &Path) -> Result<(), UsageError> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = c.cases.len().div_ceil(threads).max(1);
+    let first_bad = std::thread::scope(|s| {
+        let workers: Vec<_> = c
+            .cases
+            .chunks(chunk)
+            .enumerate()
+            .map(|(k, cases)| s.spawn(move || first_bad(c, cases).map(|(i, m)| (k * chunk + i, m))))
+            .collect();
+        // In chunk order, so the earliest bad case wins.
+        workers
+            .into_iter()
+            .find_map(|w| w.join().expect("case check thread"))
+    });
+    match first_bad {
+        None => Ok(()),
+        Some((i, msg)) => Err(UsageError(format!(
+            "campaign file {}: case {:?}: {} (from its [options])",
+            path.display(),
+            shown.cases[i].name,
+            mask(msg.trim_start_matches("error: "))
+        ))),
+    }
+}
+
+/// The index within `cases` of the first case whose command line does not parse, and why.
+fn first_bad(c: &Campaign, cases: &[iogauge_campaign::Case]) -> Option<(usize, String)> {
+    use clap::{CommandFactory, FromArgMatches};
+    // Built once per thread: building clap's whole command tree per case cost 200 µs.
+    let mut cli = crate::args::Cli::command();
+    for (i, case) in cases.iter().enumerate() {
+        let argv = std::iter::once("iogauge")
+            .chain(c.command.words().iter().copied())
+            .chain(case.args.iter().map(String::as_str));
+        let parsed = cli
+            .try_get_matches_from_mut(argv)
+            .and_then(|mut m| crate::args::Cli::from_arg_matches_mut(&mut m));
+        let msg = match parsed {
+            Err(e) => crate::exit::clap_line(&e),
+            // The checks between flags that `run` and `calibrate` make before touching
+            // anything (`db run` checks its own when it starts).
+            Ok(cli) => match cli.command {
+                crate::args::Command::Run(a) => match crate::options::RunOptions::from_args(a) {
+                    Ok(_) => continue,
+                    Err(e) => e.0,
+                },
+                crate::args::Command::Calibrate(a) => {
+                    match crate::options::CalibrateOptions::from_args(a) {
+                        Ok(_) => continue,
+                        Err(e) => e.0,
+                    }
+                }
+                _ => continue,
+            },
+        };
+        return Some((i, msg));
+    }
+    None
+}

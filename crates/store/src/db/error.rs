@@ -1,0 +1,70 @@
+//! The store's errors: each names the store's path and the way out; the SQLite or I/O error,
+//! if any, is the source (printed by `{:#}`).
+
+use super::SCHEMA_VERSION;
+use std::path::PathBuf;
+
+/// Errors of the results store. Each names the store's path; the SQLite error, if any, is the
+/// source (printed by `{:#}`).
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("results store {path}: directory {dir} does not exist; create it or choose another --store", path = .path.display(), dir = .dir.display())]
+    MissingDir { path: PathBuf, dir: PathBuf },
+    #[error("results store {path}: creating directory {dir}", path = .path.display(), dir = .dir.display())]
+    CreateDir {
+        path: PathBuf,
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("results store {path}: reading its header", path = .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("results store {path}: {what}, not an iogauge results store (left untouched); choose another --store", path = .path.display())]
+    NotAStore { path: PathBuf, what: String },
+    #[error("results store {path}: schema version {found} is newer than this iogauge understands ({SCHEMA_VERSION}); upgrade iogauge or choose another --store", path = .path.display())]
+    NewerSchema { path: PathBuf, found: i32 },
+    #[error("results store {path}: SQLite kept journal mode {mode:?} instead of WAL (a network filesystem?); choose a --store on a local filesystem", path = .path.display())]
+    NoWal { path: PathBuf, mode: String },
+    #[error("no place for the results store: none of $IOGAUGE_STORE, $XDG_DATA_HOME and $HOME is set; pass --store PATH")]
+    NoPath,
+    #[error("campaign {campaign}: another `iogauge campaign` ({holder}) is running it on the results store {path}; wait for it to end or stop it (two runners would measure at the same time and spoil each other's runs)", path = .path.display())]
+    CampaignBusy {
+        path: PathBuf,
+        campaign: String,
+        holder: String,
+    },
+    #[error("campaign {campaign}: case {case:?} repetition {rep} is already stored complete in {path} (did another runner make it?)", path = .path.display())]
+    RepetitionStored {
+        path: PathBuf,
+        campaign: String,
+        case: String,
+        rep: u32,
+    },
+    #[error("campaign lock {path}", path = .path.display())]
+    Lock {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("results store {path}: {op}", path = .path.display())]
+    Sqlite {
+        path: PathBuf,
+        op: &'static str,
+        source: rusqlite::Error,
+    },
+}
+
+impl StoreError {
+    /// Whether the user can fix this by choosing another path (exit code 2), rather than the
+    /// system failing (exit code 1).
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            StoreError::MissingDir { .. }
+                | StoreError::NotAStore { .. }
+                | StoreError::NewerSchema { .. }
+                | StoreError::NoPath
+        )
+    }
+}

@@ -1,0 +1,270 @@
+//! The store on real SQLite files in temp dirs: schema, upgrades, refusals, campaigns.
+
+use super::*;
+use std::fs;
+
+const HISTS: &[(&str, &[u8])] = &[("read", &[0, 1, 0xff, 0x1c]), ("write", &[])];
+
+fn histograms() -> Vec<(String, Vec<u8>)> {
+    HISTS
+        .iter()
+        .map(|(l, d)| (l.to_string(), d.to_vec()))
+        .collect()
+}
+
+fn run<'a>(target: &'a str, document: &'a str, histograms: &'a [(String, Vec<u8>)]) -> NewRun<'a> {
+    NewRun {
+        kind: "calibrate",
+        started_at: "2025-01-02T03:04:05.678Z",
+        ended_at: "2025-01-02T03:14:05.678Z",
+        target,
+        status: RunStatus::Complete,
+        max_iops: Some(123_456.5),
+        max_mbps: Some(2048.25),
+        max_pmbps: None,
+        latency_ms: Some(0.125),
+        disks: Some(4),
+        document,
+        histograms,
+        campaign: None,
+    }
+}
+
+fn temp_store() -> (tempfile::TempDir, PathBuf, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.sqlite");
+    let store = Store::open(&path).unwrap();
+    (dir, path, store)
+}
+
+/// Every file in `dir` with its contents, to prove a refused open changed nothing.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            let bytes = fs::read(&p).unwrap();
+            (p, bytes)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn lists_newest_first() {
+    let (_dir, _, mut store) = temp_store();
+    let ids: Vec<i64> = ["a", "b", "c"]
+        .iter()
+        .map(|t| store.insert(&run(t, "{}", &[])).unwrap())
+        .collect();
+    let rows = store.list().unwrap();
+    let listed: Vec<(i64, &str)> = rows.iter().map(|r| (r.id, r.target.as_str())).collect();
+    assert_eq!(listed, [(ids[2], "c"), (ids[1], "b"), (ids[0], "a")]);
+    let r = &rows[0];
+    assert_eq!(
+        (r.kind.as_str(), r.status),
+        ("calibrate", RunStatus::Complete)
+    );
+    assert_eq!(
+        (r.max_iops, r.max_pmbps, r.disks),
+        (Some(123_456.5), None, Some(4))
+    );
+    assert_eq!(r.ended_at, "2025-01-02T03:14:05.678Z");
+}
+
+#[test]
+fn get_returns_document_and_histograms_verbatim() {
+    let (_dir, _, mut store) = temp_store();
+    // Odd spacing, key order, escapes and non-ASCII: stored as given, never re-serialised.
+    let doc = "{ \"schema\":1,\n  \"b\": [1.50, 2e3], \"a\": \"\\u00e9 é 🦀\" }\n";
+    let hists = histograms();
+    let id = store.insert(&run("/dev/sdb", doc, &hists)).unwrap();
+    let got = store.get(id).unwrap().unwrap();
+    assert_eq!(got.document.as_bytes(), doc.as_bytes());
+    assert_eq!(got.histograms, hists);
+    assert_eq!(got.row, store.list().unwrap()[0]);
+    assert_eq!(got.row.target, "/dev/sdb");
+}
+
+#[test]
+fn get_of_a_missing_id_is_none() {
+    let (_dir, _, mut store) = temp_store();
+    assert_eq!(store.get(1).unwrap(), None);
+    let id = store.insert(&run("t", "{}", &[])).unwrap();
+    assert_eq!(store.get(id + 1).unwrap(), None);
+    assert_eq!(store.get(-1).unwrap(), None);
+}
+
+#[test]
+fn reopening_sees_earlier_runs() {
+    let (_dir, path, mut store) = temp_store();
+    let hists = histograms();
+    let id = store.insert(&run("t", "{\"x\":1}", &hists)).unwrap();
+    drop(store);
+    let store = Store::open(&path).unwrap();
+    let got = store.get(id).unwrap().unwrap();
+    assert_eq!(
+        (got.document.as_str(), got.histograms),
+        ("{\"x\":1}", hists)
+    );
+    assert_eq!(store.list().unwrap().len(), 1);
+}
+
+#[test]
+fn interrupted_status_round_trips() {
+    let (_dir, _, mut store) = temp_store();
+    let mut r = run("t", "{}", &[]);
+    r.status = RunStatus::Interrupted;
+    let id = store.insert(&r).unwrap();
+    assert_eq!(
+        store.get(id).unwrap().unwrap().row.status,
+        RunStatus::Interrupted
+    );
+    let json = serde_json::to_string(&store.list().unwrap()[0]).unwrap();
+    assert!(json.contains("\"status\":\"interrupted\""), "{json}");
+}
+
+#[test]
+fn a_failed_insert_leaves_nothing() {
+    let (_dir, _, mut store) = temp_store();
+    let dup = vec![("read".to_string(), vec![1]), ("read".to_string(), vec![2])];
+    let e = store.insert(&run("t", "{}", &dup)).unwrap_err();
+    assert!(matches!(e, StoreError::Sqlite { .. }), "{e:?}");
+    assert_eq!(store.list().unwrap(), []);
+    let n: i64 = store
+        .conn
+        .query_row("SELECT count(*) FROM histograms", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 0);
+}
+
+#[test]
+fn concurrent_writers_queue() {
+    let (_dir, path, _store) = temp_store();
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let mut s = Store::open(&path).unwrap();
+                for _ in 0..10 {
+                    s.insert(&run("t", "{}", &histograms())).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(Store::open(&path).unwrap().list().unwrap().len(), 40);
+}
+
+#[test]
+fn wal_mode_is_on_and_the_file_is_marked() {
+    let (_dir, _, store) = temp_store();
+    let q = |sql: &str| -> String {
+        store
+            .conn
+            .query_row(sql, [], |r| r.get::<_, rusqlite::types::Value>(0))
+            .map(|v| format!("{v:?}"))
+            .unwrap()
+    };
+    assert_eq!(q("PRAGMA journal_mode"), "Text(\"wal\")");
+    assert_eq!(q("PRAGMA application_id"), "Integer(1768908641)");
+    assert_eq!(q("PRAGMA user_version"), "Integer(2)");
+    assert_eq!(q("PRAGMA foreign_keys"), "Integer(1)");
+}
+
+#[test]
+fn refuses_another_programs_database_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.db");
+    let c = Connection::open(&path).unwrap();
+    c.execute_batch("CREATE TABLE songs (title TEXT); INSERT INTO songs VALUES ('x');")
+        .unwrap();
+    drop(c);
+    let before = snapshot(dir.path());
+    let e = Store::open(&path).unwrap_err();
+    assert!(matches!(e, StoreError::NotAStore { .. }), "{e:?}");
+    let msg = e.to_string();
+    assert!(msg.contains(&path.display().to_string()), "{msg}");
+    assert!(msg.contains("choose another --store"), "{msg}");
+    assert_eq!(snapshot(dir.path()), before);
+
+    // In WAL mode, where a read-write connection would checkpoint on close.
+    let c = Connection::open(&path).unwrap();
+    c.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+        .unwrap();
+    drop(c);
+    let before = snapshot(dir.path());
+    let e = Store::open(&path).unwrap_err();
+    assert!(matches!(e, StoreError::NotAStore { .. }), "{e:?}");
+    assert_eq!(snapshot(dir.path()), before);
+
+    // Marked as someone else's, even without tables.
+    fs::remove_file(&path).unwrap();
+    let c = Connection::open(&path).unwrap();
+    c.pragma_update(None, "application_id", 0x1234).unwrap();
+    drop(c);
+    let before = snapshot(dir.path());
+    let e = Store::open(&path).unwrap_err();
+    assert!(e.to_string().contains("application_id 0x00001234"), "{e}");
+    assert_eq!(snapshot(dir.path()), before);
+}
+
+#[test]
+fn refuses_a_text_file_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notes.txt");
+    fs::write(&path, "these are my notes, not a database\n".repeat(40)).unwrap();
+    let before = snapshot(dir.path());
+    let e = Store::open(&path).unwrap_err();
+    assert!(matches!(e, StoreError::NotAStore { .. }), "{e:?}");
+    assert!(e.to_string().contains("not an SQLite database"), "{e}");
+    assert_eq!(snapshot(dir.path()), before);
+}
+
+#[test]
+fn claims_an_empty_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.sqlite");
+    fs::write(&path, "").unwrap();
+    let mut store = Store::open(&path).unwrap();
+    store.insert(&run("t", "{}", &[])).unwrap();
+}
+
+#[test]
+fn refuses_a_newer_schema() {
+    let (_dir, path, store) = temp_store();
+    store.conn.pragma_update(None, "user_version", 3).unwrap();
+    drop(store);
+    let e = Store::open(&path).unwrap_err();
+    assert!(
+        matches!(e, StoreError::NewerSchema { found: 3, .. }),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn a_named_store_in_a_missing_directory_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope");
+    let path = missing.join("results.sqlite");
+    let loc = Location::find(Some(&path), None, None, None).unwrap();
+    let e = Store::open_location(loc).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains(&format!("directory {} does not exist", missing.display())),
+        "{msg}"
+    );
+    assert!(!missing.exists());
+}
+
+#[test]
+fn the_default_location_gets_its_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let loc = Location::find(None, None, Some(dir.path().into()), None).unwrap();
+    let store = Store::open_location(loc).unwrap();
+    assert_eq!(store.path(), dir.path().join("iogauge/results.sqlite"));
+    assert!(store.path().is_file());
+}

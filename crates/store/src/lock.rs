@@ -1,0 +1,144 @@
+//! One runner per campaign and store: `iogauge campaign` holds an exclusive `flock(2)` on a
+//! file beside the store, `STORE.campaign-NAME.lock`, holding its PID, for as long as it runs.
+//! A second runner of the same campaign on the same store is refused at once, naming the PID
+//! (two runners would measure at the same time, spoiling each other's repetitions, and then
+//! collide storing the same one).
+//!
+//! `flock` rather than a row in the store: the kernel drops the lock when its holder dies, even
+//! by SIGKILL, so a stale lock is simply taken over, with no PID guessing (a PID can be reused).
+//! The descriptor is close-on-exec (std opens files so), so the runs a runner starts never
+//! keep its lock. The holder removes the file when it ends; a file left by a killed runner is
+//! locked afresh by the next one.
+
+use crate::StoreError;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Held while a campaign runs; dropping it releases the lock and removes the file.
+#[derive(Debug)]
+pub struct CampaignLock {
+    path: PathBuf,
+    // Kept open: closing it releases the lock.
+    _file: File,
+}
+
+/// The lock file of campaign `name` in the store at `store`: beside the store, under the
+/// store's canonical path so that two spellings of one store share it.
+pub fn lock_path(store: &Path, name: &str) -> PathBuf {
+    let store = std::fs::canonicalize(store).unwrap_or_else(|_| store.to_path_buf());
+    let mut file = store.file_name().unwrap_or_default().to_os_string();
+    file.push(format!(".campaign-{name}.lock"));
+    store.with_file_name(file)
+}
+
+impl CampaignLock {
+    /// Takes the lock of campaign `name` in the store at `store`, or says who holds it.
+    pub fn acquire(store: &Path, name: &str) -> Result<CampaignLock, StoreError> {
+        let path = lock_path(store, name);
+        let io = |source| StoreError::Lock {
+            path: path.clone(),
+            source,
+        };
+        // A holder that ends removes the file between our open and our lock: we then hold
+        // a lock on a removed file while the next runner creates a new one. Locking again
+        // until the locked file is the one at the path closes that gap.
+        for _ in 0..100 {
+            let mut file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .map_err(io)?;
+            match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => {}
+                Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
+                    return Err(StoreError::CampaignBusy {
+                        path: store.to_path_buf(),
+                        campaign: name.to_string(),
+                        holder: holder(&mut file),
+                    })
+                }
+                Err(e) => return Err(io(e.into())),
+            }
+            let same = match (file.metadata(), std::fs::metadata(&path)) {
+                (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+                _ => false,
+            };
+            if !same {
+                continue;
+            }
+            file.set_len(0).map_err(io)?;
+            file.rewind().map_err(io)?;
+            writeln!(file, "{}", std::process::id()).map_err(io)?;
+            file.flush().map_err(io)?;
+            return Ok(CampaignLock { path, _file: file });
+        }
+        Err(io(std::io::Error::other(
+            "the lock file keeps being replaced; is another runner starting and stopping?",
+        )))
+    }
+}
+
+impl Drop for CampaignLock {
+    fn drop(&mut self) {
+        // Removed while still locked, so no runner can lock this file and then find it gone.
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// The holder's PID as written in its lock file, "PID 1234"; a holder that has just taken
+/// the lock may not have written it yet, so this waits for it briefly.
+fn holder(file: &mut File) -> String {
+    for _ in 0..20 {
+        let mut text = String::new();
+        if file.rewind().is_ok() && file.read_to_string(&mut text).is_ok() {
+            if let Ok(pid) = text.trim().parse::<u32>() {
+                return format!("PID {pid}");
+            }
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    "a PID not yet written".to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_holder_is_refused_and_the_first_release_frees_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("s.sqlite");
+        std::fs::write(&store, b"").unwrap();
+        let first = CampaignLock::acquire(&store, "c").unwrap();
+        let text = std::fs::read_to_string(lock_path(&store, "c")).unwrap();
+        assert_eq!(text.trim(), std::process::id().to_string());
+        // flock locks belong to the open file, so a second open in this process conflicts.
+        let err = CampaignLock::acquire(&store, "c").unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("PID {}", std::process::id())),
+            "{err}"
+        );
+        // Another campaign of the same store is independent.
+        let other = CampaignLock::acquire(&store, "d").unwrap();
+        drop(first);
+        assert!(!lock_path(&store, "c").exists());
+        let _again = CampaignLock::acquire(&store, "c").unwrap();
+        drop(other);
+    }
+
+    #[test]
+    fn a_stale_file_is_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("s.sqlite");
+        std::fs::write(&store, b"").unwrap();
+        std::fs::write(lock_path(&store, "c"), "999999999\n").unwrap();
+        let _l = CampaignLock::acquire(&store, "c").unwrap();
+        let text = std::fs::read_to_string(lock_path(&store, "c")).unwrap();
+        assert_eq!(text.trim(), std::process::id().to_string());
+    }
+}
