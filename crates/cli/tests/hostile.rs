@@ -1,0 +1,17 @@
+//! The hostile test (issue #14): each defect a hostile user found, as a test against the real
+//! binary, plus property tests that throw arbitrary strings at every parser. One module per
+//! area; each test names the row of the issue's table it keeps fixed.
+
+mod common;
+
+#[path = "hostile/targets.rs"]
+mod targets;
+
+#[path = "hostile/db.rs"]
+mod db;
+
+#[path = "hostile/results.rs"]
+mod results;
+
+#[path = "hostile/parsers.rs"]
+mod parsers;
