@@ -1,0 +1,1 @@
+//! (to be filled: the calib data types move here from their producer)

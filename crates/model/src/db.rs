@@ -1,0 +1,1 @@
+//! (to be filled: the db data types move here from their producer)
