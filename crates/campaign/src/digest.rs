@@ -3,16 +3,18 @@
 //! events and warnings; and a case's latency curves from its runs' histograms merged
 //! ([`lat_curves`]).
 //!
-//! Documents are read through the serde types of `iogauge-store` (they are the JSON schema),
-//! so a document this iogauge cannot read is an error naming the run, never a silent gap.
+//! Documents come typed (`iogauge_model::Document`: the store reads them through the model,
+//! so a document this iogauge cannot read is an error naming the run, never a silent gap).
 //! A metric goes into a run's map only when it means something for that run: a direction
 //! without I/Os has no latency, a run without device samples no device figures.
 
 use crate::view::{AasPoint, RunDigest, SeriesPoint};
-use iogauge_probe::Derived;
+use iogauge_model::calib::CalibrationReport;
+use iogauge_model::db::report::DbReport;
+use iogauge_model::derive::Derived;
+use iogauge_model::run::{DirSummary, IntervalReport, RunReport};
+use iogauge_model::Document;
 use iogauge_stats::{HistError, LatHist, LatSummary, Phase, MIB};
-use iogauge_store::{CalibrationReport, DbReport, DirSummary, IntervalReport, RunReport};
-use serde::Deserialize;
 use std::collections::BTreeMap;
 
 mod curves;
@@ -22,14 +24,6 @@ pub use curves::{lat_curves, CURVE_PERCENTILES};
 /// A stored run that cannot be digested.
 #[derive(Debug, thiserror::Error)]
 pub enum DigestError {
-    #[error("run {id}: the stored document does not read as {what}: {source}; it may come from another iogauge version, see `iogauge show {id} --json`")]
-    Document {
-        id: i64,
-        what: &'static str,
-        source: serde_json::Error,
-    },
-    #[error("run {id}: a {kind:?} run is not one a campaign compares (run, calibrate, db run); leave it out of the campaign")]
-    Kind { id: i64, kind: String },
     #[error("run {id}: stored histogram {label} does not decode ({source}); the store may be damaged, re-run that repetition")]
     Histogram {
         id: i64,
@@ -44,46 +38,25 @@ pub enum DigestError {
     },
 }
 
-/// Digests the stored run `id` (repetition `rep`) from its JSON document and histograms.
+/// Digests the stored run `id` (repetition `rep`) from its document and histograms.
 ///
 /// `histograms` are the run's stored ones; the whole-run `read`, `write` (and `update` for
 /// database runs) give the p99.99 metrics and are checked to decode.
 pub fn digest(
     id: i64,
     rep: u32,
-    document: &str,
+    document: &Document,
     histograms: &[(String, Vec<u8>)],
 ) -> Result<RunDigest, DigestError> {
-    #[derive(Deserialize)]
-    struct Head {
-        kind: String,
-    }
-    let head: Head = parse(id, document, "an iogauge result")?;
     let hists = Hists {
         id,
         all: histograms,
     };
-    match head.kind.as_str() {
-        "run" => run(id, rep, &parse(id, document, "a run document")?, &hists),
-        "calibrate" => Ok(calibrate(
-            id,
-            rep,
-            &parse(id, document, "a calibrate document")?,
-        )),
-        "db" | "db run" => db(id, rep, &parse(id, document, "a db run document")?, &hists),
-        _ => Err(DigestError::Kind {
-            id,
-            kind: head.kind,
-        }),
+    match document {
+        Document::Run(r) => run(id, rep, r, &hists),
+        Document::Calibration(c) => Ok(calibrate(id, rep, c)),
+        Document::DbRun(d) => db(id, rep, d, &hists),
     }
-}
-
-fn parse<'a, T: Deserialize<'a>>(
-    id: i64,
-    document: &'a str,
-    what: &'static str,
-) -> Result<T, DigestError> {
-    serde_json::from_str(document).map_err(|source| DigestError::Document { id, what, source })
 }
 
 /// A run's stored histograms, decoded on demand.
@@ -168,9 +141,9 @@ fn run(id: i64, rep: u32, r: &RunReport, hists: &Hists) -> Result<RunDigest, Dig
     Ok(RunDigest {
         id,
         rep,
-        kind: "run".into(),
-        started_at: r.started_at.clone(),
-        interrupted: r.interrupted,
+        kind: r.meta.kind.command().into(),
+        started_at: r.meta.started_at.clone(),
+        interrupted: r.meta.interrupted,
         metrics: m.0,
         series: r.intervals.iter().map(|iv| io_point(iv, disks)).collect(),
         steady_from_s,
@@ -213,9 +186,9 @@ fn calibrate(id: i64, rep: u32, c: &CalibrationReport) -> RunDigest {
     RunDigest {
         id,
         rep,
-        kind: "calibrate".into(),
-        started_at: c.start_time.clone(),
-        interrupted: c.interrupted,
+        kind: c.meta.kind.command().into(),
+        started_at: c.meta.started_at.clone(),
+        interrupted: c.meta.interrupted,
         metrics: m.0,
         series: best.map_or_else(Vec::new, |p| {
             p.intervals.iter().map(|iv| io_point(iv, &[])).collect()
@@ -300,9 +273,9 @@ fn db(id: i64, rep: u32, r: &DbReport, hists: &Hists) -> Result<RunDigest, Diges
     Ok(RunDigest {
         id,
         rep,
-        kind: "db run".into(),
-        started_at: r.started_at.clone(),
-        interrupted: r.interrupted,
+        kind: r.meta.kind.command().into(),
+        started_at: r.meta.started_at.clone(),
+        interrupted: r.meta.interrupted,
         metrics: m.0,
         series,
         steady_from_s: steady_at(first, r.steady.as_ref().and_then(|s| s.reached_at_s)),

@@ -9,7 +9,6 @@
 
 pub mod analysis;
 pub mod digest;
-pub mod gather;
 pub mod metric;
 pub mod plan;
 mod secrets;

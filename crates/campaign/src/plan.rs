@@ -4,7 +4,7 @@
 //! walks the same list and skips what is stored; warm-ups are placed afresh for what remains.
 
 use crate::spec::{Campaign, Command, Order, Warmup};
-use iogauge_engine::spec::parse_duration;
+use iogauge_model::units::parse_duration;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;

@@ -173,3 +173,10 @@ pub struct MetricCase {
     /// baseline or below the repetitions a verdict needs.
     pub verdict: Option<String>,
 }
+
+/// What the store keeps as a campaign's definition: the expanded file and where it ran.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Definition {
+    pub campaign: crate::spec::Campaign,
+    pub environment: Environment,
+}

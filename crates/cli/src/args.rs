@@ -2,13 +2,13 @@
 //! a bad value fails here with the flag's name. `options` turns these into a validated job.
 
 use clap::{Args, Parser, Subcommand};
-use iogauge_engine::calibrate::Criterion;
-use iogauge_engine::layout::{FailGroups, LayoutSpec, ReadFrom};
-use iogauge_engine::spec::{
+use iogauge_model::calib::Criterion;
+use iogauge_model::iopath::{FixedBufs, MemMode, RingSetup};
+use iogauge_model::layout::{FailGroups, LayoutSpec, ReadFrom};
+use iogauge_model::spec::{
     parse_duration, parse_size, parse_steady_criterion, BlockSplit, Dist, EngineKind, Region,
     RwMode,
 };
-use iogauge_engine::{FixedBufs, MemMode, RingSetup};
 use iogauge_stats::SteadyCriterion;
 use std::path::PathBuf;
 use std::time::Duration;

@@ -2,13 +2,14 @@
 
 use crate::options::CalibrateOptions;
 use crate::session::{
-    check_engine, now, prepare_targets, print_stdout, stop_flag, store_then_print, target_names,
-    Ending,
+    check_engine, now, prepare_targets, print_stdout, stop_flag, store_then_print, Ending,
 };
 use anyhow::Context;
 use iogauge_engine::calibrate::{calibrate as run_steps, verdicts, EngineProber};
+use iogauge_model::calib::CalibrationReport;
+use iogauge_model::Document;
 use iogauge_report::{calibration_body, calibration_head, point_line};
-use iogauge_store::{CalibrationReport, NewRun, RunStatus, Store};
+use iogauge_store::{NewRun, Store};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -25,8 +26,8 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
         // The engine caps each flush to the span (reading more re-reads the same blocks).
         eprintln!(
             "note: --cache-size {} is larger than the tested span ({}): the flush before each point reads the span instead; a cache that holds the whole span serves the points from memory, so test a span larger than the cache",
-            iogauge_engine::spec::fmt_size(cache),
-            iogauge_engine::spec::fmt_size(span)
+            iogauge_model::units::fmt_size(cache),
+            iogauge_model::units::fmt_size(span)
         );
     }
     let facts: Vec<_> = targets
@@ -59,7 +60,7 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
             .context("writing the result to stdout (nothing was measured)")?;
     }
     let live = std::io::stderr().is_terminal();
-    let mut on_point = |p: &iogauge_engine::calibrate::Point| {
+    let mut on_point = |p: &iogauge_model::calib::Point| {
         if live {
             eprintln!("  {}", point_line(p));
         }
@@ -100,7 +101,6 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
         }
     }
 
-    let document = serde_json::to_string_pretty(&report).context("serialising the result")?;
     let histograms: Vec<(String, Vec<u8>)> = outcome
         .measured
         .iter()
@@ -112,38 +112,27 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
             ))
         })
         .collect::<Result<_, iogauge_stats::HistError>>()?;
-    let text = if opts.json {
-        format!("{document}\n")
-    } else {
-        calibration_body(&report)
+    let interrupted = report.meta.interrupted;
+    let csv = opts.csv.as_ref().map(|dir| (dir, report.clone()));
+    let document = Document::from(report);
+    let text = match (&document, opts.json) {
+        (_, true) => document.to_json(),
+        (Document::Calibration(r), false) => calibration_body(r),
+        _ => unreachable!("a calibration"),
     };
     let run = NewRun {
-        kind: "calibrate",
-        started_at: &report.start_time,
-        ended_at: &report.end_time,
-        target: &target_names(&targets),
-        status: if report.interrupted {
-            RunStatus::Interrupted
-        } else {
-            RunStatus::Complete
-        },
-        max_iops: report.max_iops,
-        max_mbps: report.max_mbps,
-        max_pmbps: report.max_pmbps,
-        latency_ms: report.latency,
-        disks: Some(report.num_disks),
         document: &document,
         histograms: &histograms,
         campaign: tag.as_ref(),
     };
-    let ending = if report.interrupted {
+    let ending = if interrupted {
         Ending::Interrupted
     } else {
         Ending::Complete
     };
     let code = store_then_print(&mut store, &run, &text, ending)?;
-    if let Some(dir) = &opts.csv {
-        write_csv(dir, &report)?;
+    if let Some((dir, report)) = &csv {
+        write_csv(dir, report)?;
         eprintln!("matrix written to {}", dir.display());
     }
     Ok(code)
@@ -151,7 +140,7 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
 
 /// The points' memory and I/O path: the first point's in `options.io_path`, its warnings,
 /// and a warning for any point whose buffers were on other memory (results not comparable).
-fn record_io_path(report: &mut CalibrationReport, outcome: &iogauge_engine::calibrate::Outcome) {
+fn record_io_path(report: &mut CalibrationReport, outcome: &iogauge_model::calib::Outcome) {
     let mut paths = outcome.measured.iter().filter_map(|m| m.io_path.as_ref());
     let Some(first) = paths.next() else {
         return;

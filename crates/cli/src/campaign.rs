@@ -6,6 +6,7 @@
 //! printed or stored, and only the runs it starts see it.
 
 mod child;
+pub mod gather;
 mod hooks;
 mod load;
 pub mod results;
@@ -17,9 +18,10 @@ use crate::session::{now, print_stdout, stop_flag};
 use anyhow::Context;
 use child::{run_child, INTERRUPTED_CODE};
 use hooks::Hooks;
-use iogauge_campaign::gather::{self, Definition};
+use iogauge_campaign::view::Definition;
 use iogauge_campaign::{Campaign, PlannedRun};
-use iogauge_store::{CampaignLock, CampaignRow, CampaignTag, RunStatus, Store};
+use iogauge_model::history::RunStatus;
+use iogauge_store::{CampaignLock, CampaignRow, CampaignTag, Store};
 use load::Loaded;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;

@@ -17,9 +17,9 @@ use crate::options::UsageError;
 use crate::session::stop_flag;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use iogauge_pg::{
-    parse_dsn, redact_dsn, schema, Cluster, ClusterConfig, LoadReport, PgError, SchemaSpec,
-};
+use iogauge_model::db::setup::LoadReport;
+use iogauge_model::secret::redact_dsn;
+use iogauge_pg::{parse_dsn, schema, Cluster, ClusterConfig, PgError, SchemaSpec};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -18,7 +18,7 @@ pub const INTERRUPTED: u8 = 130;
 /// terminal escape in a value must not cut the line or reach the terminal raw).
 pub fn report(e: &anyhow::Error) -> ExitCode {
     use std::io::Write;
-    let line = escape_controls(&iogauge_pg::redact_secrets(&format!("{e:#}")));
+    let line = escape_controls(&iogauge_model::secret::redact_secrets(&format!("{e:#}")));
     let _ = writeln!(std::io::stderr(), "error: {line}");
     ExitCode::from(code_of(e))
 }
@@ -45,11 +45,13 @@ pub fn clap_line(e: &clap::Error) -> String {
         e.get(ContextKind::InvalidValue),
     ) {
         let why = std::error::Error::source(e).map_or(String::new(), |s| format!(": {s}"));
-        return escape_controls(&iogauge_pg::redact_secrets(&format!(
+        return escape_controls(&iogauge_model::secret::redact_secrets(&format!(
             "error: invalid value '{value}' for '{arg}'{why}"
         )));
     }
-    escape_controls(&iogauge_pg::redact_secrets(&one_line(&e.to_string())))
+    escape_controls(&iogauge_model::secret::redact_secrets(&one_line(
+        &e.to_string(),
+    )))
 }
 
 fn code_of(e: &anyhow::Error) -> u8 {
@@ -73,7 +75,7 @@ fn code_of(e: &anyhow::Error) -> u8 {
             _ => RUNTIME,
         };
     }
-    if let Some(g) = e.downcast_ref::<iogauge_campaign::gather::GatherError>() {
+    if let Some(g) = e.downcast_ref::<crate::campaign::gather::GatherError>() {
         return if g.is_usage() { USAGE } else { RUNTIME };
     }
     if let Some(s) = e.downcast_ref::<StoreError>() {

@@ -3,8 +3,9 @@
 use crate::args::{HistoryArgs, ShowArgs};
 use crate::options::UsageError;
 use anyhow::Context;
+use iogauge_model::Document;
 use iogauge_report::{calibration_body, calibration_head, Exporter, Json, Text};
-use iogauge_store::{CalibrationReport, RunReport, Store};
+use iogauge_store::Store;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -28,16 +29,14 @@ pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
             store.path().display()
         ))
     })?;
-    let ctx = || format!("run {}: the stored document does not parse", a.id);
     if let Some(every) = a.interval {
-        if run.row.kind != "run" {
+        let Document::Run(r) = &run.document else {
             return Err(UsageError(format!(
                 "--interval re-renders runs; run {} is a {} (show it without --interval)",
                 a.id, run.row.kind
             ))
             .into());
-        }
-        let r: RunReport = serde_json::from_str(&run.document).with_context(ctx)?;
+        };
         let r = r
             .regrid(every, &run.histograms)
             .map_err(|e| UsageError(format!("run {}: {e}", a.id)))?;
@@ -48,22 +47,12 @@ pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
         });
     }
     if a.json {
-        return print(&(run.document + "\n"));
+        return print(&run.document.to_json());
     }
-    let text = match run.row.kind.as_str() {
-        "db" => {
-            let r: iogauge_store::DbReport =
-                serde_json::from_str(&run.document).with_context(ctx)?;
-            iogauge_report::db_run_text(&r)
-        }
-        "calibrate" => {
-            let r: CalibrationReport = serde_json::from_str(&run.document).with_context(ctx)?;
-            calibration_head(&r) + &calibration_body(&r)
-        }
-        _ => {
-            let r: RunReport = serde_json::from_str(&run.document).with_context(ctx)?;
-            Text.render(&r)
-        }
+    let text = match &run.document {
+        Document::DbRun(r) => iogauge_report::db_run_text(r),
+        Document::Calibration(r) => calibration_head(r) + &calibration_body(r),
+        Document::Run(r) => Text.render(r),
     };
     print(&text)
 }

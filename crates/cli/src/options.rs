@@ -2,10 +2,11 @@
 //! (a `JobSpec` and target specs). Every error names the flag and the way out.
 
 use crate::args::{CalibrateArgs, RunArgs, TargetArgs};
-use iogauge_engine::calibrate::CalibrateSpec;
-use iogauge_engine::spec::fmt_size;
-use iogauge_engine::spec::LayoutOpts;
-use iogauge_engine::{Access, JobSpec, RwMode, TargetSpec};
+use iogauge_engine::{Access, TargetSpec};
+use iogauge_model::calib::CalibrateSpec;
+use iogauge_model::spec::LayoutOpts;
+use iogauge_model::spec::{JobSpec, RwMode};
+use iogauge_model::units::fmt_size;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -80,7 +81,7 @@ impl RunOptions {
                     "--steady-timeout must be longer than --steady-window and --ramp; raise it, e.g. --steady-timeout 2m",
                 );
             }
-            spec.steady = Some(iogauge_engine::spec::SteadyWait {
+            spec.steady = Some(iogauge_model::spec::SteadyWait {
                 criterion,
                 window: a.steady_window,
                 timeout: a.steady_timeout,
@@ -91,7 +92,7 @@ impl RunOptions {
         }
         spec.layout = layout_opts(&a.io)?;
         spec.io = io_path_opts(&a.io)?;
-        if !spec.rw.is_random() && spec.dist != iogauge_engine::spec::Dist::Uniform {
+        if !spec.rw.is_random() && spec.dist != iogauge_model::spec::Dist::Uniform {
             return usage(format!(
                 "--dist applies to random modes only (got --rw {})",
                 spec.rw
@@ -331,24 +332,24 @@ impl CalibrateOptions {
 
 /// `--mem`, `--fixed-bufs`, `--ring-setup` and `--submit-batch`; all but the first are
 /// io_uring's.
-fn io_path_opts(io: &TargetArgs) -> Result<iogauge_engine::IoPathOpts, UsageError> {
-    if io.engine == iogauge_engine::EngineKind::Psync {
-        if io.fixed_bufs == iogauge_engine::FixedBufs::On {
+fn io_path_opts(io: &TargetArgs) -> Result<iogauge_model::iopath::IoPathOpts, UsageError> {
+    if io.engine == iogauge_model::spec::EngineKind::Psync {
+        if io.fixed_bufs == iogauge_model::iopath::FixedBufs::On {
             return usage(
                 "--fixed-bufs on registers buffers with io_uring; drop it or --engine psync",
             );
         }
-        if io.ring_setup != iogauge_engine::RingSetup::Auto {
+        if io.ring_setup != iogauge_model::iopath::RingSetup::Auto {
             return usage(format!(
                 "--ring-setup {} sets up io_uring; drop it or --engine psync",
                 io.ring_setup
             ));
         }
     }
-    if io.engine == iogauge_engine::EngineKind::Psync && io.submit_batch != 1 {
+    if io.engine == iogauge_model::spec::EngineKind::Psync && io.submit_batch != 1 {
         return usage("--submit-batch batches io_uring submissions; drop it or --engine psync");
     }
-    Ok(iogauge_engine::IoPathOpts {
+    Ok(iogauge_model::iopath::IoPathOpts {
         mem: io.mem,
         fixed_bufs: io.fixed_bufs,
         ring_setup: io.ring_setup,
@@ -366,7 +367,7 @@ fn layout_opts(io: &TargetArgs) -> Result<Option<LayoutOpts>, UsageError> {
     if !any {
         return Ok(None);
     }
-    if io.engine != iogauge_engine::EngineKind::IoUring {
+    if io.engine != iogauge_model::spec::EngineKind::IoUring {
         return Err(UsageError(
             "--layout runs on --engine io_uring only; drop --engine psync".into(),
         ));

@@ -6,12 +6,13 @@
 use crate::args::StoreArgs;
 use crate::options::UsageError;
 use anyhow::Context;
+use iogauge_model::history::RunStatus;
 use iogauge_plan::limits::{self, Limit};
 use iogauge_plan::{
     capacity, parse_history, plan_history, size, Columns, Disk, DiskProfile, Iops, Layout, Mbps,
     Model, Plan, Redundancy, Workload,
 };
-use iogauge_store::{RunStatus, Store};
+use iogauge_store::Store;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -342,13 +343,13 @@ fn calibration_disk(id: i64, store: Option<&std::path::Path>) -> anyhow::Result<
             store.path().display()
         ))
     })?;
-    if run.row.kind != "calibrate" {
+    let iogauge_model::Document::Calibration(cal) = &run.document else {
         return Err(UsageError(format!(
             "--from-run {id}: run {id} is a {}, not a calibration; pick a calibrate row from `iogauge history`, or give --disk-iops",
             run.row.kind
         ))
         .into());
-    }
+    };
     if run.row.status == RunStatus::Interrupted {
         // Its search stopped early: max_iops is the best point reached, not the device's.
         return Err(UsageError(format!(
@@ -356,20 +357,17 @@ fn calibration_disk(id: i64, store: Option<&std::path::Path>) -> anyhow::Result<
         ))
         .into());
     }
-    let doc: serde_json::Value = serde_json::from_str(&run.document)
-        .with_context(|| format!("run {id}: the stored document does not parse"))?;
-    let disks = doc["num_disks"]
-        .as_u64()
+    let disks = Some(cal.num_disks)
         .filter(|&n| n > 0)
         .with_context(|| format!("run {id}: the stored calibration has no num_disks"))?;
-    let Some(max_iops) = doc["max_iops"].as_f64().filter(|&v| v > 0.0) else {
+    let Some(max_iops) = cal.max_iops.filter(|&v| v > 0.0) else {
         return Err(UsageError(format!(
             "--from-run {id}: calibration {id} has no max_iops (no point met its latency cap); give --disk-iops or use another calibration"
         ))
         .into());
     };
-    let max_mbps = doc["max_mbps"].as_f64().filter(|&v| v > 0.0);
-    let n = disks as f64;
+    let max_mbps = cal.max_mbps.filter(|&v| v > 0.0);
+    let n = f64::from(disks);
     for (what, per_disk, l) in [
         ("IOPS", Some(max_iops / n), limits::DISK_IOPS),
         ("MB/s", max_mbps.map(|m| m / n), limits::DISK_MBPS),

@@ -1,12 +1,13 @@
 //! `iogauge run`: one synthetic job from flags to a stored, then printed (or JSON), result.
 
 use crate::options::RunOptions;
-use crate::session::{
-    check_engine, now, prepare_targets, stop_flag, store_then_print, target_names, Ending,
-};
+use crate::session::{check_engine, now, prepare_targets, stop_flag, store_then_print, Ending};
+use iogauge_model::live::{LiveHeader, LiveInterval};
+use iogauge_model::run::{IntervalReport, RunReport, SteadyWaitReport};
+use iogauge_model::Document;
 use iogauge_report::{progress_line, Exporter, Json, Text};
-use iogauge_store::live::{LiveHeader, LiveInterval, LiveWriter};
-use iogauge_store::{IntervalReport, NewRun, RunReport, RunStatus, SteadyWaitReport, Store};
+use iogauge_store::live::LiveWriter;
+use iogauge_store::{NewRun, Store};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -51,7 +52,6 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
         eprint!("\r{:<100}\r", "");
     }
     let ended = now();
-    let target = target_names(&targets);
     let disks = iogauge_engine::disks_of(&targets);
     let infos = targets.into_iter().map(|t| t.info).collect();
     let mut report = RunReport::from_series(
@@ -97,29 +97,17 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
         ("write".to_string(), total.write.lat.encode()?),
     ];
     // Per interval too, so `show --interval` can re-render exact percentiles later.
-    histograms.extend(iogauge_store::interval_histograms(&outcome.intervals)?);
-    let document = Json.render(&report);
+    histograms.extend(iogauge_model::regrid::interval_histograms(
+        &outcome.intervals,
+    )?);
+    report.meta.ended_at = Some(ended);
     let text = if opts.json {
-        document.clone()
+        Json.render(&report)
     } else {
         Text.render(&report)
     };
-    let s = &report.summary;
+    let document = Document::from(report);
     let run = NewRun {
-        kind: "run",
-        started_at: &report.started_at,
-        ended_at: &ended,
-        target: &target,
-        status: if report.interrupted {
-            RunStatus::Interrupted
-        } else {
-            RunStatus::Complete
-        },
-        max_iops: Some(s.read.iops + s.write.iops),
-        max_mbps: Some(s.read.mbps + s.write.mbps),
-        max_pmbps: None,
-        latency_ms: (lat.count() > 0).then(|| lat.mean_ns() / 1e6),
-        disks: None,
         document: &document,
         histograms: &histograms,
         campaign: tag.as_ref(),

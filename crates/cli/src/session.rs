@@ -4,7 +4,8 @@
 use crate::options::SCRATCH_DIR;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use iogauge_engine::{Access, EngineKind, Target, TargetSpec};
+use iogauge_engine::{Access, Target, TargetSpec};
+use iogauge_model::spec::EngineKind;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -62,15 +63,6 @@ pub fn prepare_targets(
     }
     bar.finish_and_clear();
     Ok(out)
-}
-
-/// The targets as one display string for the history.
-pub fn target_names(targets: &[Target]) -> String {
-    let names: Vec<String> = targets
-        .iter()
-        .map(|t| t.info.path.display().to_string())
-        .collect();
-    names.join(",")
 }
 
 /// Now, RFC 3339 UTC to the millisecond.

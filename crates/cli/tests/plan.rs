@@ -5,7 +5,8 @@
 mod common;
 
 use common::{bin, f, fails, u};
-use iogauge_store::{NewRun, RunStatus, Store};
+use iogauge_model::Document;
+use iogauge_store::{NewRun, Store};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -303,20 +304,27 @@ fn history_columns_map_an_awr_export_with_mbps() {
     assert_eq!(v["binding"], "iops");
 }
 
-fn insert(store: &Path, kind: &str, document: &str) -> i64 {
+/// A real stored document of `kind` (captured from this iogauge) with `fields` replaced.
+fn document(kind: &str, fields: &[(&str, Value)]) -> Document {
+    let name = match kind {
+        "calibrate" => "calibrate.json",
+        _ => "run_randread.json",
+    };
+    let path = format!(
+        "{}/../campaign/tests/fixtures/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    for (k, x) in fields {
+        v[*k] = x.clone();
+    }
+    Document::from_value(v).expect("a document")
+}
+
+fn insert(store: &Path, kind: &str, fields: &[(&str, Value)]) -> i64 {
     let mut s = Store::open(store).expect("open the test store");
     s.insert(&NewRun {
-        kind,
-        started_at: "2024-03-01T00:00:00Z",
-        ended_at: "2024-03-01T00:01:00Z",
-        target: "/dev/fake",
-        status: RunStatus::Complete,
-        max_iops: None,
-        max_mbps: None,
-        max_pmbps: None,
-        latency_ms: None,
-        disks: None,
-        document,
+        document: &document(kind, fields),
         histograms: &[],
         campaign: None,
     })
@@ -330,14 +338,22 @@ fn from_run_divides_a_calibration_by_its_disks() {
     let calib = insert(
         &store,
         "calibrate",
-        r#"{"kind": "calibrate", "max_iops": 7200.0, "max_mbps": 8000.0, "num_disks": 40}"#,
+        &[
+            ("max_iops", 7200.0.into()),
+            ("max_mbps", 8000.0.into()),
+            ("num_disks", 40.into()),
+        ],
     );
     let no_iops = insert(
         &store,
         "calibrate",
-        r#"{"kind": "calibrate", "max_iops": null, "max_mbps": 800.0, "num_disks": 4}"#,
+        &[
+            ("max_iops", Value::Null),
+            ("max_mbps", 800.0.into()),
+            ("num_disks", 4.into()),
+        ],
     );
-    let run = insert(&store, "run", r#"{"kind": "run"}"#);
+    let run = insert(&store, "run", &[]);
     let store_arg = store.display().to_string();
     let calib_arg = calib.to_string();
     let v = plan_json(&[

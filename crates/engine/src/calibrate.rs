@@ -5,91 +5,12 @@
 //! The search is written against `Prober`, so it is tested on a deterministic device model;
 //! `EngineProber` is the real one, running the engine on prepared targets.
 
-use crate::spec::{secs, BlockSplit, EngineKind, JobSpec, Region, RwMode};
 use crate::target::Target;
 use crate::EngineError;
-use iogauge_stats::{measured_totals, DirStats, Interval, LatHist, LatSummary, Nanos};
-use serde::{Deserialize, Serialize};
+use iogauge_model::calib::{CalibrateSpec, Cell, Measured, Outcome, Point, Step};
+use iogauge_model::spec::{BlockSplit, JobSpec, RwMode};
+use iogauge_stats::{measured_totals, DirStats, Nanos};
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
-
-/// Which latency figure the cap applies to (CALIBRATE_IO uses the mean).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Criterion {
-    Mean,
-    P95,
-    P99,
-}
-
-impl Criterion {
-    pub fn of(self, l: &LatSummary) -> f64 {
-        match self {
-            Criterion::Mean => l.mean,
-            Criterion::P95 => l.p95,
-            Criterion::P99 => l.p99,
-        }
-    }
-}
-
-impl std::str::FromStr for Criterion {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "mean" => Ok(Criterion::Mean),
-            "p95" => Ok(Criterion::P95),
-            "p99" => Ok(Criterion::P99),
-            _ => Err(format!("unknown criterion '{s}': use mean, p95 or p99")),
-        }
-    }
-}
-
-/// The three steps of a calibration.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Step {
-    /// Small random reads (8 KiB), outstanding I/Os searched: max_iops.
-    Small,
-    /// Large random reads (1 MiB), outstanding I/Os searched: max_mbps.
-    Large,
-    /// One worker (one process) issuing large reads at the best large-I/O depth: max_pmbps.
-    Single,
-}
-
-/// One measured point of a curve.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Point {
-    pub step: Step,
-    /// Outstanding I/Os over all workers.
-    pub outstanding: u32,
-    /// Worker threads sharing them (each with its own ring).
-    #[serde(default = "one")]
-    pub workers: u32,
-    pub ios: u64,
-    pub iops: f64,
-    pub mbps: f64,
-    pub lat_us: LatSummary,
-    /// Went against the curve (fell more than the noise below a point with fewer
-    /// outstanding I/Os) and was measured once more; the later measurement counts.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub superseded: bool,
-}
-
-fn one() -> u32 {
-    1
-}
-
-/// A point with what it was made of, for the store.
-#[derive(Clone, Debug)]
-pub struct Measured {
-    pub point: Point,
-    pub intervals: Vec<Interval>,
-    /// /proc snapshots on the point's interval grid (devices, CPU).
-    pub samples: Vec<iogauge_probe::Snapshot>,
-    pub hist: LatHist,
-    /// The memory and I/O path the point ran on (`None` from a device model).
-    pub io_path: Option<crate::IoPath>,
-}
 
 /// Runs one point. `Ok(None)`: interrupted before the point's window was complete.
 pub trait Prober {
@@ -109,70 +30,6 @@ pub trait Prober {
         large: u32,
     ) -> Result<Option<Cell>, Self::Error>;
 }
-/// What to calibrate, validated.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CalibrateSpec {
-    pub small_bs: u64,
-    pub large_bs: u64,
-    #[serde(with = "secs")]
-    pub point_time: Duration,
-    #[serde(with = "secs")]
-    pub point_ramp: Duration,
-    /// The latency cap, microseconds.
-    pub max_latency_us: f64,
-    pub criterion: Criterion,
-    pub disks: u32,
-    /// Upper end of the outstanding-I/O ramp (from `disks`).
-    pub max_outstanding: u32,
-    /// Share of writes mixed into every point (ORION -write).
-    pub write_pct: u8,
-    /// Unmeasured large reads over this many bytes before each point (ORION -cache_size).
-    pub cache_size: Option<u64>,
-    /// Also run ORION's small × large mixed matrix.
-    #[serde(default)]
-    pub matrix: bool,
-    pub engine: EngineKind,
-    pub direct: bool,
-    pub region: Region,
-    pub seed: u64,
-    /// `--layout` over the targets, as in `run`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub layout: Option<crate::spec::LayoutOpts>,
-    /// `--mem`, `--fixed-bufs`, `--ring-setup`, `--submit-batch`, as in `run`.
-    #[serde(flatten)]
-    pub io: crate::iopath::IoPathOpts,
-    /// What the points ran on (the first point's path; a point that differs is warned of).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub io_path: Option<crate::IoPath>,
-}
-
-impl CalibrateSpec {
-    /// The outstanding-I/O ceiling for `disks` disks: 32 per disk, at least 64 (ORION goes
-    /// to 5 × disks for small I/O; flash and arrays need far deeper queues to saturate).
-    pub fn ceiling(disks: u32) -> u32 {
-        (disks.saturating_mul(32)).clamp(64, 4096)
-    }
-}
-
-/// A finished (or interrupted) calibration.
-#[derive(Clone, Debug, Default)]
-pub struct Outcome {
-    pub measured: Vec<Measured>,
-    /// ORION's matrix, when asked for.
-    pub matrix: Vec<Cell>,
-    pub interrupted: bool,
-}
-
-impl Outcome {
-    /// The points of a step that count (not superseded by a second measurement).
-    pub fn points(&self, step: Step) -> impl Iterator<Item = &Point> {
-        self.measured
-            .iter()
-            .map(|m| &m.point)
-            .filter(move |p| p.step == step && !p.superseded)
-    }
-}
-
 /// Runs the three steps.
 pub fn calibrate<P: Prober>(p: &mut P, spec: &CalibrateSpec) -> Result<Outcome, P::Error> {
     let mut out = Outcome::default();
@@ -198,52 +55,16 @@ pub fn calibrate<P: Prober>(p: &mut P, spec: &CalibrateSpec) -> Result<Outcome, 
     Ok(out)
 }
 
-/// The CALIBRATE_IO figures of an outcome.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Figures {
-    /// Highest IOPS of a small-I/O point meeting the cap.
-    pub max_iops: Option<f64>,
-    /// That point's criterion latency, milliseconds.
-    pub latency: Option<f64>,
-    /// Outstanding I/Os of that point.
-    pub outstanding: Option<u32>,
-    /// Highest MB/s of a large-I/O point.
-    pub max_mbps: Option<f64>,
-    /// MB/s of one worker (one process) at the best large-I/O depth.
-    pub max_pmbps: Option<f64>,
-}
-
-pub fn figures(out: &Outcome, crit: Criterion, cap_us: f64) -> Figures {
-    let meets = |p: &&Point| crit.of(&p.lat_us) <= cap_us;
-    let best = out
-        .points(Step::Small)
-        .filter(meets)
-        .max_by(|a, b| a.iops.total_cmp(&b.iops));
-    Figures {
-        max_iops: best.map(|p| p.iops),
-        latency: best.map(|p| crit.of(&p.lat_us) / 1e3),
-        outstanding: best.map(|p| p.outstanding),
-        max_mbps: out
-            .points(Step::Large)
-            .map(|p| p.mbps)
-            .max_by(f64::total_cmp),
-        max_pmbps: out
-            .points(Step::Single)
-            .map(|p| p.mbps)
-            .max_by(f64::total_cmp),
-    }
-}
-
 /// Bytes each target's region spans, checking the region holds a large I/O on every target
 /// (so a bad --region fails before the preflight, not at the first large point).
 pub fn tested_bytes(spec: &CalibrateSpec, targets: &[Target]) -> Result<Vec<u64>, EngineError> {
     let mut j = JobSpec::new(RwMode::RandRead);
     j.bs = BlockSplit(vec![
-        crate::spec::BlockShare {
+        iogauge_model::spec::BlockShare {
             bs: spec.small_bs,
             pct: 50,
         },
-        crate::spec::BlockShare {
+        iogauge_model::spec::BlockShare {
             bs: spec.large_bs,
             pct: 50,
         },
@@ -420,7 +241,7 @@ impl Prober for EngineProber<'_> {
 mod matrix;
 mod search;
 mod verdicts;
-pub use matrix::{levels, Cell};
+pub use matrix::levels;
 pub use search::{knee_search, throughput_search, NOISE};
 pub use verdicts::verdicts;
 

@@ -76,7 +76,11 @@ struct Ready {
 /// split at every unit boundary it crosses.
 pub(crate) fn max_pieces(p: Option<&Placement>, max_bs: u64) -> usize {
     p.map_or(1, |p| {
-        let unit = p.layout.spec().unit().unwrap_or(crate::spec::MIN_ALIGN);
+        let unit = p
+            .layout
+            .spec()
+            .unit()
+            .unwrap_or(iogauge_model::spec::MIN_ALIGN);
         p.layout.copies() as usize * (max_bs.div_ceil(unit) as usize + 1)
     })
 }

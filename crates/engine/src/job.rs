@@ -3,15 +3,18 @@
 //! and histograms added). The series is handed to the caller interval by interval, in order.
 
 use crate::error::EngineError;
-use crate::iopath::{self, IoPath};
+use crate::iopath;
 use crate::offsets::{Extent, OpGen, Space};
 use crate::pool::BufPool;
-use crate::spec::{EngineKind, JobSpec};
 use crate::target::Target;
 use crate::uring::UringChoice;
 use crate::worker::{Gate, Msg, Plan, RampEnd};
 use crate::{driver, WorkerCtx};
-use iogauge_probe::{Sampler, Snapshot};
+use iogauge_model::iopath::IoPath;
+use iogauge_model::run::SteadyOutcome;
+use iogauge_model::spec::{EngineKind, JobSpec};
+use iogauge_model::system::Snapshot;
+use iogauge_probe::Sampler;
 use iogauge_stats::{Interval, Nanos, Phase, SteadyDetector};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,16 +40,6 @@ pub struct JobOutcome {
     pub steady_wait: Option<SteadyOutcome>,
     /// The memory and I/O path the job ran on.
     pub io_path: IoPath,
-}
-
-/// How a `--steady` ramp ended.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SteadyOutcome {
-    /// Ramp intervals [start, end) of the first window that met the criterion; `None` when
-    /// the timeout came first.
-    pub window: Option<(u32, u32)>,
-    /// Where the measured window started, from the job's start.
-    pub ramp: Duration,
 }
 
 /// The job's side of `--steady`: feeds ramp intervals to the detector and, once steady,
@@ -210,7 +203,7 @@ fn io_path(
     let (fixed_bufs, fixed_bufs_note) = iopath::fixed_bufs(spec, pool.info())?;
     let uring = match spec.engine {
         EngineKind::IoUring => Some(UringChoice {
-            ring: spec.io.ring_setup.resolve()?,
+            ring: iopath::resolve(spec.io.ring_setup)?,
             fixed_bufs,
             // Measured: registered files cost nothing and save a file lookup per I/O.
             fixed_files: true,
@@ -250,7 +243,11 @@ pub fn disks_of(targets: &[Target]) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for name in targets.iter().filter_map(|t| t.info.device.as_deref()) {
         match sys.by_name(name, &iogauge_probe::file_dev) {
-            Ok(dev) => names.extend(iogauge_probe::leaves(&dev).iter().map(|d| d.name.clone())),
+            Ok(dev) => names.extend(
+                iogauge_model::preflight::leaves(&dev)
+                    .iter()
+                    .map(|d| d.name.clone()),
+            ),
             Err(_) => names.push(name.to_string()),
         }
     }

@@ -33,14 +33,13 @@
 //! Not modelled: parity RAID (5/6: read-modify-write, parity rotation), ASM's extent-size
 //! growth for large files and its variable partner lists, rebalancing and resync traffic.
 
-use crate::spec::{fmt_size, MIN_ALIGN};
+use iogauge_model::spec::{fmt_size, MIN_ALIGN};
 use iogauge_stats::Direction;
 
-mod parse;
 #[cfg(test)]
 mod tests;
 
-pub use parse::{target_index, FailGroups, LayoutSpec, ReadFrom, DEFAULT_AU, MIN_UNIT};
+use iogauge_model::layout::{LayoutSpec, ReadFrom};
 
 /// Why a layout cannot be built. Members are numbered from 1 in `--target` order; the
 /// caller may match on the variant to name the path instead.

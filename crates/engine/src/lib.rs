@@ -14,19 +14,16 @@ pub mod marker;
 pub mod offsets;
 pub mod pool;
 mod psync;
-pub mod spec;
 pub mod target;
 mod uring;
 mod worker;
 
 pub use error::EngineError;
-pub use iopath::{FixedBufs, IoPath, IoPathOpts, RingSetup};
-pub use job::{devices_of, disks_of, layout, placement, run, JobOutcome, Placement, SteadyOutcome};
-pub use pool::MemMode;
-pub use spec::{EngineKind, JobSpec, RwMode};
-pub use target::{prepare, Access, Target, TargetError, TargetInfo, TargetSpec};
+pub use job::{devices_of, disks_of, layout, placement, run, JobOutcome, Placement};
+pub use target::{prepare, Access, Target, TargetError, TargetSpec};
 pub use uring::probe as probe_uring;
 
+use iogauge_model::spec::JobSpec;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::Sender;
 

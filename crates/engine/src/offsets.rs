@@ -4,7 +4,7 @@
 //! a logical offset maps to one `(target, offset)` extent. Every offset is aligned to the job's
 //! alignment and every I/O lies wholly inside one target's region.
 
-use crate::spec::{Dist, JobSpec};
+use iogauge_model::spec::{Dist, JobSpec};
 use iogauge_stats::Direction;
 use rand::SeedableRng;
 use rand_core::RngCore;
@@ -268,7 +268,7 @@ pub fn check_fits(space: &Space, max_bs: u64) -> Result<(), Extent> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{BlockSplit, RwMode};
+    use iogauge_model::spec::{BlockSplit, RwMode};
     use proptest::prelude::*;
 
     fn spec(rw: RwMode, bs: &str, dist: &str) -> JobSpec {

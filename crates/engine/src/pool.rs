@@ -19,73 +19,13 @@
 //! says so in [`PoolInfo::fallback`]. `--mem page`: 4 KiB pages (`MADV_NOHUGEPAGE`), buffers
 //! back to back, physically wherever the kernel put them: fio's default `mem=malloc`.
 
-use serde::{Deserialize, Serialize};
-use std::fmt;
+use iogauge_model::iopath::{HugeSource, MemMode, PoolInfo};
 use std::io;
-use std::str::FromStr;
 
 /// A base page.
 pub const PAGE: usize = 4096;
 /// A huge page (x86-64 and arm64 with 4 KiB base pages).
 pub const HUGE: usize = 2 << 20;
-
-/// Which memory backs the I/O buffers (`--mem`, fio's `mem=`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MemMode {
-    /// 4 KiB pages: each buffer physically scattered page by page (fio's `mem=malloc`).
-    Page,
-    /// 2 MiB huge pages, no buffer straddling one (fio's `mem=mmaphuge`).
-    #[default]
-    Hugepage,
-}
-
-impl FromStr for MemMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "page" => Ok(MemMode::Page),
-            "hugepage" | "huge" => Ok(MemMode::Hugepage),
-            _ => Err(format!("unknown memory '{s}': use page or hugepage")),
-        }
-    }
-}
-
-impl fmt::Display for MemMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            MemMode::Page => "page",
-            MemMode::Hugepage => "hugepage",
-        })
-    }
-}
-
-/// Where a pool's huge pages came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HugeSource {
-    /// Transparent huge pages (anonymous memory).
-    Thp,
-    /// The hugetlbfs pool (`vm.nr_hugepages`).
-    Hugetlbfs,
-}
-
-/// What memory a pool got: recorded with every result.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PoolInfo {
-    /// What backs the buffers: `hugepage` only when every buffer is on a huge page.
-    pub mem: MemMode,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub huge: Option<HugeSource>,
-    pub buffers: u32,
-    pub buffer_bytes: u64,
-    pub pool_bytes: u64,
-    /// Bytes of the pool on huge pages, as the kernel reports them.
-    pub huge_bytes: u64,
-    /// Why the memory is not what `--mem` asked for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fallback: Option<String>,
-}
 
 /// Where each buffer sits in the pool: pure arithmetic, so it is tested on its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,8 +12,8 @@ mod signature;
 use fill::{fill, no_space_or, preallocate};
 
 use crate::marker;
+pub use iogauge_model::target::{TargetInfo, TargetKind};
 use iogauge_probe::{backing_device, fs_of, FsInfo};
-use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -36,30 +36,6 @@ pub struct Access {
     pub write: bool,
     /// The user handed existing files / devices over for writing.
     pub allow_overwrite: bool,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TargetKind {
-    File,
-    Block,
-}
-
-/// Facts about an opened target, stored with the run.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TargetInfo {
-    pub path: PathBuf,
-    pub kind: TargetKind,
-    pub fs: Option<String>,
-    pub device: Option<String>,
-    /// Bytes under test.
-    pub size: u64,
-    /// Created (and pre-filled) by this run.
-    pub created: bool,
-    /// Carries iogauge's marker.
-    pub owned: bool,
-    pub direct: bool,
-    pub writable: bool,
 }
 
 pub struct Target {

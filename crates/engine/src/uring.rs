@@ -5,10 +5,10 @@
 
 use crate::driver::{Backend, Piece};
 use crate::error::EngineError;
-use crate::iopath::RingSetup;
 use crate::pool::Slots;
 use crate::target::Target;
 use io_uring::{opcode, squeue, types, IoUring, Probe};
+use iogauge_model::iopath::RingSetup;
 use iogauge_stats::Direction;
 use std::os::unix::io::{AsRawFd, RawFd};
 use std::time::Duration;
@@ -64,7 +64,7 @@ impl Uring {
         choice: UringChoice,
     ) -> Result<Uring, EngineError> {
         let mut b = IoUring::builder();
-        choice.ring.apply(&mut b);
+        crate::iopath::apply(choice.ring, &mut b);
         let ring = b
             .build(entries.clamp(1, 32768))
             .map_err(EngineError::UringSetup)?;

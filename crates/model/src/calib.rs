@@ -1,1 +1,290 @@
-//! (to be filled: the calib data types move here from their producer)
+//! A calibration as data: what was asked (`CalibrateSpec`), each measured point of the
+//! curves and ORION's matrix cells, the search's outcome, the CALIBRATE_IO figures taken
+//! from it, and the stored document (`CalibrationReport`) with every point's interval
+//! series. The search itself is the engine's (`iogauge_engine::calibrate`).
+
+use crate::iopath::{EngineKind, IoPath, IoPathOpts};
+use crate::meta::{Kind, Meta};
+use crate::preflight::Preflight;
+use crate::run::IntervalReport;
+use crate::spec::{LayoutOpts, Region};
+use crate::system::Snapshot;
+use crate::target::TargetInfo;
+use iogauge_stats::units::secs;
+use iogauge_stats::{Interval, LatHist, LatSummary};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Which latency figure the cap applies to (CALIBRATE_IO uses the mean).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Criterion {
+    Mean,
+    P95,
+    P99,
+}
+
+impl Criterion {
+    pub fn of(self, l: &LatSummary) -> f64 {
+        match self {
+            Criterion::Mean => l.mean,
+            Criterion::P95 => l.p95,
+            Criterion::P99 => l.p99,
+        }
+    }
+}
+
+impl std::str::FromStr for Criterion {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "mean" => Ok(Criterion::Mean),
+            "p95" => Ok(Criterion::P95),
+            "p99" => Ok(Criterion::P99),
+            _ => Err(format!("unknown criterion '{s}': use mean, p95 or p99")),
+        }
+    }
+}
+
+/// The three steps of a calibration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Step {
+    /// Small random reads (8 KiB), outstanding I/Os searched: max_iops.
+    Small,
+    /// Large random reads (1 MiB), outstanding I/Os searched: max_mbps.
+    Large,
+    /// One worker (one process) issuing large reads at the best large-I/O depth: max_pmbps.
+    Single,
+}
+
+/// One measured point of a curve.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    pub step: Step,
+    /// Outstanding I/Os over all workers.
+    pub outstanding: u32,
+    /// Worker threads sharing them (each with its own ring).
+    #[serde(default = "one")]
+    pub workers: u32,
+    pub ios: u64,
+    pub iops: f64,
+    pub mbps: f64,
+    pub lat_us: LatSummary,
+    /// Went against the curve (fell more than the noise below a point with fewer
+    /// outstanding I/Os) and was measured once more; the later measurement counts.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub superseded: bool,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// A point with what it was made of, for the store.
+#[derive(Clone, Debug)]
+pub struct Measured {
+    pub point: Point,
+    pub intervals: Vec<Interval>,
+    /// /proc snapshots on the point's interval grid (devices, CPU).
+    pub samples: Vec<Snapshot>,
+    pub hist: LatHist,
+    /// The memory and I/O path the point ran on (`None` from a device model).
+    pub io_path: Option<IoPath>,
+}
+
+/// What to calibrate, validated.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CalibrateSpec {
+    pub small_bs: u64,
+    pub large_bs: u64,
+    #[serde(with = "secs")]
+    pub point_time: Duration,
+    #[serde(with = "secs")]
+    pub point_ramp: Duration,
+    /// The latency cap, microseconds.
+    pub max_latency_us: f64,
+    pub criterion: Criterion,
+    pub disks: u32,
+    /// Upper end of the outstanding-I/O ramp (from `disks`).
+    pub max_outstanding: u32,
+    /// Share of writes mixed into every point (ORION -write).
+    pub write_pct: u8,
+    /// Unmeasured large reads over this many bytes before each point (ORION -cache_size).
+    pub cache_size: Option<u64>,
+    /// Also run ORION's small × large mixed matrix.
+    #[serde(default)]
+    pub matrix: bool,
+    pub engine: EngineKind,
+    pub direct: bool,
+    pub region: Region,
+    pub seed: u64,
+    /// `--layout` over the targets, as in `run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<LayoutOpts>,
+    /// `--mem`, `--fixed-bufs`, `--ring-setup`, `--submit-batch`, as in `run`.
+    #[serde(flatten)]
+    pub io: IoPathOpts,
+    /// What the points ran on (the first point's path; a point that differs is warned of).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_path: Option<IoPath>,
+}
+
+impl CalibrateSpec {
+    /// The outstanding-I/O ceiling for `disks` disks: 32 per disk, at least 64 (ORION goes
+    /// to 5 × disks for small I/O; flash and arrays need far deeper queues to saturate).
+    pub fn ceiling(disks: u32) -> u32 {
+        (disks.saturating_mul(32)).clamp(64, 4096)
+    }
+}
+
+/// A finished (or interrupted) calibration.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    pub measured: Vec<Measured>,
+    /// ORION's matrix, when asked for.
+    pub matrix: Vec<Cell>,
+    pub interrupted: bool,
+}
+
+impl Outcome {
+    /// The points of a step that count (not superseded by a second measurement).
+    pub fn points(&self, step: Step) -> impl Iterator<Item = &Point> {
+        self.measured
+            .iter()
+            .map(|m| &m.point)
+            .filter(move |p| p.step == step && !p.superseded)
+    }
+}
+
+/// The CALIBRATE_IO figures of an outcome.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    /// Highest IOPS of a small-I/O point meeting the cap.
+    pub max_iops: Option<f64>,
+    /// That point's criterion latency, milliseconds.
+    pub latency: Option<f64>,
+    /// Outstanding I/Os of that point.
+    pub outstanding: Option<u32>,
+    /// Highest MB/s of a large-I/O point.
+    pub max_mbps: Option<f64>,
+    /// MB/s of one worker (one process) at the best large-I/O depth.
+    pub max_pmbps: Option<f64>,
+}
+
+pub fn figures(out: &Outcome, crit: Criterion, cap_us: f64) -> Figures {
+    let meets = |p: &&Point| crit.of(&p.lat_us) <= cap_us;
+    let best = out
+        .points(Step::Small)
+        .filter(meets)
+        .max_by(|a, b| a.iops.total_cmp(&b.iops));
+    Figures {
+        max_iops: best.map(|p| p.iops),
+        latency: best.map(|p| crit.of(&p.lat_us) / 1e3),
+        outstanding: best.map(|p| p.outstanding),
+        max_mbps: out
+            .points(Step::Large)
+            .map(|p| p.mbps)
+            .max_by(f64::total_cmp),
+        max_pmbps: out
+            .points(Step::Single)
+            .map(|p| p.mbps)
+            .max_by(f64::total_cmp),
+    }
+}
+
+/// One cell: the small I/Os' IOPS and latency, the large I/Os' MiB/s, measured together.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    /// Outstanding small I/Os.
+    pub small: u32,
+    /// Outstanding large I/Os.
+    pub large: u32,
+    pub small_iops: f64,
+    pub small_lat_us: LatSummary,
+    pub large_mbps: f64,
+}
+
+/// One point with its time series.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointReport {
+    #[serde(flatten)]
+    pub point: Point,
+    pub intervals: Vec<IntervalReport>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CalibrationReport {
+    #[serde(flatten)]
+    pub meta: Meta,
+    pub options: CalibrateSpec,
+    pub preflight: Preflight,
+    /// Whether io_uring works here ("supported", or why not), whichever engine ran.
+    #[serde(default)]
+    pub io_uring: String,
+    pub targets: Vec<TargetInfo>,
+    /// Highest small-I/O IOPS with the criterion latency under the cap.
+    pub max_iops: Option<f64>,
+    /// The criterion latency of that point, milliseconds.
+    pub latency: Option<f64>,
+    /// Outstanding I/Os of that point.
+    pub outstanding: Option<u32>,
+    /// Highest MiB/s of large random reads.
+    pub max_mbps: Option<f64>,
+    /// MiB/s of one worker (one process) at the best large-I/O depth.
+    pub max_pmbps: Option<f64>,
+    pub num_disks: u32,
+    pub points: Vec<PointReport>,
+    /// ORION's small × large matrix (with --matrix).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matrix: Vec<Cell>,
+    pub verdicts: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+impl CalibrationReport {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        options: CalibrateSpec,
+        preflight: Preflight,
+        targets: Vec<TargetInfo>,
+        out: &Outcome,
+        verdicts: Vec<String>,
+        started_at: String,
+        ended_at: String,
+    ) -> Self {
+        let f = figures(out, options.criterion, options.max_latency_us);
+        let warnings = preflight.warnings.clone();
+        CalibrationReport {
+            meta: Meta {
+                ended_at: Some(ended_at),
+                ..Meta::new(Kind::Calibrate, started_at, out.interrupted)
+            },
+            num_disks: options.disks,
+            options,
+            preflight,
+            io_uring: String::new(),
+            targets,
+            max_iops: f.max_iops,
+            latency: f.latency,
+            outstanding: f.outstanding,
+            max_mbps: f.max_mbps,
+            max_pmbps: f.max_pmbps,
+            points: out
+                .measured
+                .iter()
+                .map(|m| PointReport {
+                    point: m.point.clone(),
+                    intervals: m
+                        .intervals
+                        .iter()
+                        .map(|iv| IntervalReport::with_system(iv, &m.samples))
+                        .collect(),
+                })
+                .collect(),
+            matrix: out.matrix.clone(),
+            verdicts,
+            warnings,
+        }
+    }
+}

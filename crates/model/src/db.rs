@@ -1,1 +1,10 @@
-//! (to be filled: the db data types move here from their producer)
+//! A database run as data: the workload and its grid, the load profile's counters and
+//! rates, average active sessions by wait event, what the run returned (`outcome`), the
+//! stored document (`report`) and what `db setup` loaded (`setup`).
+
+pub mod aas;
+pub mod outcome;
+pub mod profile;
+pub mod report;
+pub mod setup;
+pub mod workload;

@@ -1,15 +1,32 @@
 //! The results model, at the bottom of the house: every type a stored or exported document is
 //! made of, and the vocabulary those documents use (the job's options, targets, the OS's
 //! device and CPU samples, the database's load profile). The serde types *are* iogauge's JSON
-//! schema. Producers (engine, probe, pg) build these types; store, report, campaign and plan
-//! read them. Nothing here touches the OS, a device or a database, and this crate depends on
-//! no producer: only on `stats` (histograms, counters, steady state, units).
+//! schema; [`Document`] is a result of any kind, read from JSON (older schemas upgraded) only
+//! through [`Document::from_json`]. Producers (engine, probe, pg) build these types; store,
+//! report, campaign and plan read them. Nothing here touches the OS, a device or a database,
+//! and this crate depends on no producer: only on `stats` (histograms, counters, steady
+//! state, units).
 
 pub mod calib;
 pub mod db;
+pub mod derive;
+pub mod document;
+pub mod hardware;
+pub mod history;
 pub mod iopath;
 pub mod layout;
+pub mod live;
+pub mod meta;
+pub mod preflight;
+pub mod regrid;
+pub mod run;
+pub mod secret;
 pub mod spec;
 pub mod system;
 pub mod target;
-pub mod units;
+
+/// Sizes, durations and rates as types, parsed and formatted as users write them.
+pub use iogauge_stats::units;
+
+pub use document::{DocError, Document};
+pub use meta::{Kind, Meta, SCHEMA};

@@ -1,1 +1,100 @@
-//! (to be filled: the system data types move here from their producer)
+//! The OS's raw counters at one instant, as a run stores them on its interval grid:
+//! /proc/diskstats per device, the aggregate /proc/stat CPU line, page cache state from
+//! /proc/meminfo and /proc/pressure/io. Raw counters are kept so any view can be derived
+//! again later (`crate::derive`); reading and parsing the live files is `iogauge_probe`'s.
+
+use serde::{Deserialize, Serialize};
+
+/// Raw counters at one instant, as stored with a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// Monotonic time of the sample, ns, from the caller's clock (the same clock as the
+    /// workload's intervals, so the grids line up).
+    pub at_ns: u64,
+    pub disks: Vec<DiskCounters>,
+    pub cpu: CpuCounters,
+    pub mem: MemInfo,
+    /// `None` when /proc/pressure/io does not exist (kernel < 4.20 or `psi=0`).
+    pub psi: Option<IoPressure>,
+}
+
+/// Raw counters of one device, one /proc/diskstats line. Times are milliseconds, sizes are
+/// 512-byte sectors whatever the device's logical block size (iostats.rst).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiskCounters {
+    pub major: u32,
+    pub minor: u32,
+    /// Kernel name: `vda`, `sda1`, `nvme0n1`, `loop3`.
+    pub name: String,
+    pub reads: u64,
+    pub reads_merged: u64,
+    pub sectors_read: u64,
+    pub time_reading_ms: u64,
+    pub writes: u64,
+    pub writes_merged: u64,
+    pub sectors_written: u64,
+    pub time_writing_ms: u64,
+    /// I/Os in flight at the moment of reading (a gauge, not a counter).
+    pub in_progress: u64,
+    /// Time the device had I/O in flight (`io_ticks`, the base of %util).
+    pub time_in_progress_ms: u64,
+    /// Sum of every I/O's time in flight (`time_in_queue`, the base of aqu-sz).
+    pub weighted_time_in_progress_ms: u64,
+    /// Kernel 4.18+.
+    pub discards: Option<u64>,
+    pub discards_merged: Option<u64>,
+    pub sectors_discarded: Option<u64>,
+    pub time_discarding_ms: Option<u64>,
+    /// Kernel 5.5+.
+    pub flushes: Option<u64>,
+    pub time_flushing_ms: Option<u64>,
+}
+
+impl DiskCounters {
+    /// True for a device that has never completed an I/O; iostat leaves these out unless
+    /// asked for `ALL`, and so does the sampler when no devices are named.
+    pub fn never_used(&self) -> bool {
+        self.reads == 0
+            && self.writes == 0
+            && self.discards.unwrap_or(0) == 0
+            && self.flushes.unwrap_or(0) == 0
+    }
+}
+
+/// The aggregate `cpu` line of /proc/stat, in USER_HZ ticks (`show_stat()` in
+/// fs/proc/stat.c). Guest time is already part of `user` and `nice`, so it is not kept.
+/// Columns a kernel does not print (iowait before 2.6, steal before 2.6.11) read as 0.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuCounters {
+    pub user: u64,
+    pub nice: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub irq: u64,
+    pub softirq: u64,
+    pub steal: u64,
+}
+
+/// Page cache state from /proc/meminfo, bytes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemInfo {
+    /// `Cached`: the page cache less swap cache.
+    pub cached: u64,
+    pub buffers: u64,
+    /// `Dirty`: waiting to be written back.
+    pub dirty: u64,
+    /// `Writeback`: being written back now.
+    pub writeback: u64,
+}
+
+/// /proc/pressure/io (kernel 4.20+ with PSI enabled): share of time some or all non-idle
+/// tasks were stalled on I/O. `avg10` is the kernel's 10 s running average in percent,
+/// `total` the cumulative stall time in µs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IoPressure {
+    pub some_avg10: f64,
+    pub some_total_us: u64,
+    pub full_avg10: f64,
+    pub full_total_us: u64,
+}

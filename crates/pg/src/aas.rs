@@ -12,8 +12,8 @@
 //! are sampled inside the procedure and it counts nearly 1 even on CPU; with the client
 //! driver it is idle (Client `ClientRead`) for part of every round trip.
 
+use iogauge_model::db::aas::Aas;
 use postgres::Client;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// `application_name` of the test sessions, how the sampler tells them apart.
@@ -29,54 +29,6 @@ pub struct ActivityRow {
     pub state: Option<String>,
     pub wait_event_type: Option<String>,
     pub wait_event: Option<String>,
-}
-
-/// Average active sessions per event over one interval, per group of processes.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Aas {
-    /// Samples taken in the interval (the denominator).
-    pub samples: u32,
-    pub sessions: BTreeMap<String, f64>,
-    pub checkpointer: BTreeMap<String, f64>,
-    pub bgwriter: BTreeMap<String, f64>,
-    pub walwriter: BTreeMap<String, f64>,
-}
-
-impl Aas {
-    /// Total AAS of the test sessions over all events.
-    pub fn sessions_total(&self) -> f64 {
-        self.sessions.values().sum()
-    }
-
-    /// Several intervals as one: each average weighted by its interval's samples, which is
-    /// the average over all their samples.
-    pub fn combine<'a>(parts: impl IntoIterator<Item = &'a Aas>) -> Aas {
-        let mut out = Aas::default();
-        for a in parts {
-            let n = a.samples as f64;
-            out.samples += a.samples;
-            for (dst, src) in [
-                (&mut out.sessions, &a.sessions),
-                (&mut out.checkpointer, &a.checkpointer),
-                (&mut out.bgwriter, &a.bgwriter),
-                (&mut out.walwriter, &a.walwriter),
-            ] {
-                for (k, v) in src {
-                    *dst.entry(k.clone()).or_default() += v * n;
-                }
-            }
-        }
-        let total = out.samples.max(1) as f64;
-        for m in [
-            &mut out.sessions,
-            &mut out.checkpointer,
-            &mut out.bgwriter,
-            &mut out.walwriter,
-        ] {
-            m.values_mut().for_each(|v| *v /= total);
-        }
-        out
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

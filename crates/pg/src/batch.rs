@@ -19,7 +19,7 @@
 
 use crate::schema::{schema_name, PAD_LEN};
 use crate::session::{pad_cols, read_sql, update_sql, Run};
-use crate::workload::RedoStress;
+use iogauge_model::db::workload::RedoStress;
 use postgres::{Client, Statement};
 use std::time::{Duration, Instant, SystemTime};
 

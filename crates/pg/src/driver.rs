@@ -12,11 +12,11 @@ use crate::aas::SESSION_APP;
 use crate::batch;
 use crate::dsn::{connect, describe, server_err};
 use crate::error::PgError;
-use crate::outcome::{DbInterval, DbOutcome, SessionTotals};
 use crate::sampler::sampler;
 use crate::schema::table_name;
 use crate::session::{read_sql, session, update_sql, Gate, Msg, Shared, SESSION_SETUP};
-use crate::workload::{Driver, Grid, Workload};
+use iogauge_model::db::outcome::{DbInterval, DbOutcome, SessionTotals};
+use iogauge_model::db::workload::{Driver, Grid, Workload};
 use postgres::{Client, Config, NoTls};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, RecvTimeoutError};
@@ -37,8 +37,8 @@ pub fn run(
     stop: Arc<AtomicBool>,
     on_start: impl FnOnce(Instant) + Send,
 ) -> Result<DbOutcome, PgError> {
-    wl.validate()?;
-    grid.validate()?;
+    wl.validate().map_err(PgError::Usage)?;
+    grid.validate().map_err(PgError::Usage)?;
     let mut admin = connect(cfg)?;
     let (version_num, server_version) = preflight(cfg, &mut admin, wl)?;
     drop(admin);
@@ -234,7 +234,7 @@ fn preflight(cfg: &Config, c: &mut Client, wl: &Workload) -> Result<(i32, String
 
 /// Folds the threads' messages into intervals.
 struct Collector {
-    slots: Vec<crate::workload::Slot>,
+    slots: Vec<iogauge_model::db::workload::Slot>,
     intervals: Vec<Option<DbInterval>>,
     ends: Vec<Option<Instant>>,
     sessions: usize,

@@ -3,7 +3,8 @@
 //! the client sends them one by one or hands them to the server in batches.
 
 use crate::schema::PAD_LEN;
-use crate::workload::{RedoStress, Role, Workload};
+use crate::workload::{role, Role};
+use iogauge_model::db::workload::{RedoStress, Workload};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -35,7 +36,7 @@ impl OpGen {
             rng: Xoshiro256PlusPlus::seed_from_u64(
                 wl.seed ^ (id as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
             ),
-            role: wl.role(id),
+            role: role(wl, id),
             span: wl.blocks_per_schema - wl.work_unit as u64 + 1,
             hot_every: wl
                 .hot_schema_every
@@ -68,7 +69,7 @@ impl OpGen {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::{Driver, Mode};
+    use iogauge_model::db::workload::{Driver, Mode};
 
     fn wl(mode: Mode, hot: Option<u32>, redo: RedoStress) -> Workload {
         Workload {

@@ -13,6 +13,7 @@
 
 use crate::dsn::{connect, describe, server_err};
 use crate::error::PgError;
+use iogauge_model::db::setup::{LoadReport, TableCheck};
 use iogauge_stats::Bytes;
 use postgres::{CancelToken, Client, Config, NoTls};
 use rand::seq::SliceRandom;
@@ -41,32 +42,6 @@ pub struct SchemaSpec {
     pub load_parallel: u32,
     /// Seed of the key shuffle: the same seed gives the same row placement.
     pub seed: u64,
-}
-
-/// One table as verified on the server.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TableCheck {
-    pub schema: u32,
-    pub rows: u64,
-    /// Distinct heap blocks holding a row.
-    pub blocks_used: u64,
-    /// Blocks in the table's main fork.
-    pub blocks: u64,
-    /// Table, index and TOAST together (`pg_total_relation_size`).
-    pub total_bytes: Bytes,
-}
-
-/// The loaded data set.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LoadReport {
-    pub schemas: u32,
-    pub rows: u64,
-    pub blocks: u64,
-    /// Sum of `pg_total_relation_size` over the tables: compare with RAM and shared_buffers.
-    pub bytes: Bytes,
-    pub tables: Vec<TableCheck>,
-    /// Load time (zero for a plain `verify`).
-    pub elapsed_s: f64,
 }
 
 pub fn schema_name(schema: u32) -> String {

@@ -3,14 +3,14 @@
 //! at each interval boundary. The client driver lives here (one statement per operation);
 //! the server driver, batches run by a procedure in the database, in `batch`.
 
-use crate::aas::Aas;
 use crate::batch;
 use crate::dsn::{connect, describe};
 use crate::error::{error_text, PgError};
 use crate::ops::OpGen;
-use crate::profile::LoadDelta;
 use crate::schema::{table_name, PAD_COLS, PAD_LEN};
-use crate::workload::{Driver, RedoStress, Slot, Workload};
+use iogauge_model::db::aas::Aas;
+use iogauge_model::db::profile::LoadDelta;
+use iogauge_model::db::workload::{Driver, RedoStress, Slot, Workload};
 use postgres::error::SqlState;
 use postgres::{CancelToken, Client, Config, Statement};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

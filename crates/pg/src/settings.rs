@@ -3,8 +3,8 @@
 //! force from `pg_settings` so it can be printed and stored.
 
 use crate::error::PgError;
+use iogauge_model::db::report::Setting;
 use postgres::Client;
-use serde::{Deserialize, Serialize};
 
 /// The private cluster's settings, each overridable. Why each one:
 /// - `shared_buffers` small, so the data set cannot hide in PostgreSQL's own cache;
@@ -57,14 +57,6 @@ pub const REPORTED: &[&str] = &[
     "bgwriter_lru_maxpages",
     "block_size",
 ];
-
-/// One setting in force, as `pg_settings` shows it (`setting` in `unit`s, e.g. 2048 × 8kB).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Setting {
-    pub name: String,
-    pub setting: String,
-    pub unit: Option<String>,
-}
 
 /// Parses `name=value`. Names are PostgreSQL parameter names (letters, digits, `_`, and `.`
 /// for extension parameters), not one of the [`MANAGED`] ones; the value is everything after

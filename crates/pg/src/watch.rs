@@ -5,43 +5,22 @@
 use crate::aas::SESSION_APP;
 use crate::dsn::{connect, server_err};
 use crate::error::PgError;
-use crate::profile::{snapshot, snapshot_sql, LoadDelta, LoadRates};
+use crate::profile::{snapshot, snapshot_sql};
+use iogauge_model::db::profile::LoadDelta;
+use iogauge_model::live::{DbNow, SocketAddr};
 use postgres::{Client, Config, Statement};
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Instant;
 
-/// Where a private cluster listens (no password: unix socket, peer authentication), as a
-/// run publishes it for `watch`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SocketAddr {
-    pub socket_dir: PathBuf,
-    pub port: u16,
-    pub user: String,
-    pub dbname: String,
-}
-
-impl SocketAddr {
-    pub fn config(&self) -> Config {
-        let mut c = Config::new();
-        c.host_path(&self.socket_dir)
-            .port(self.port)
-            .user(&self.user)
-            .dbname(&self.dbname)
-            .application_name("iogauge-watch")
-            .connect_timeout(std::time::Duration::from_secs(2));
-        c
-    }
-}
-
-/// One look at the database.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct DbNow {
-    /// Rates since the previous look; `None` on the first.
-    pub rates: Option<LoadRates>,
-    /// Test sessions active at this instant, by wait event ("CPU" when not waiting).
-    pub active: BTreeMap<String, u32>,
+/// The client configuration of a private cluster's socket.
+pub fn socket_config(addr: &SocketAddr) -> Config {
+    let mut c = Config::new();
+    c.host_path(&addr.socket_dir)
+        .port(addr.port)
+        .user(&addr.user)
+        .dbname(&addr.dbname)
+        .application_name("iogauge-watch")
+        .connect_timeout(std::time::Duration::from_secs(2));
+    c
 }
 
 pub struct DbWatch {
@@ -53,7 +32,7 @@ pub struct DbWatch {
 
 impl DbWatch {
     pub fn connect(addr: &SocketAddr) -> Result<DbWatch, PgError> {
-        let cfg = addr.config();
+        let cfg = socket_config(addr);
         let mut client = connect(&cfg)?;
         let num: i32 = client
             .query_one("SELECT current_setting('server_version_num')::int4", &[])

@@ -5,7 +5,8 @@
 //!
 //! Usage: sampler_cost INTERVAL COUNT   (INTERVAL like 1000ms, 100ms or 1s)
 
-use iogauge_probe::{derive, Sampler};
+use iogauge_model::derive::derive;
+use iogauge_probe::Sampler;
 use std::time::{Duration, Instant};
 
 fn cpu_time() -> Duration {

@@ -2,7 +2,11 @@
 //! and once more when the run says it is done, so device intervals line up with the
 //! workload's. Also: which devices a path's I/O lands on.
 
-use crate::{backing_device, file_dev, leaves, Sampler, Snapshot, Sysfs};
+use crate::fs::backing_device;
+use crate::sample::Sampler;
+use crate::sysfs::{file_dev, Sysfs};
+use iogauge_model::preflight::leaves;
+use iogauge_model::system::Snapshot;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -14,10 +14,7 @@ pub mod sysfs;
 
 pub use fs::{backing_device, fs_of, FsInfo};
 pub use grid::{devices_of_path, disks_of_path, sample_grid};
-pub use mdstat::{parse_mdstat, read_mdstat, MdArray, MdMember, MdSync, MdstatError};
-pub use preflight::{preflight, warnings_for, Preflight, TargetFacts, SHORT_SPAN_PCT};
-pub use sample::{
-    derive, CpuCounters, CpuRates, Derived, DiskCounters, DiskRates, IoPressure, MemInfo,
-    SampleError, Sampler, Snapshot,
-};
-pub use sysfs::{file_dev, leaves, parse_scheduler, BlockDev, DevKind, Sysfs, SysfsError};
+pub use mdstat::{parse_mdstat, read_mdstat, MdstatError};
+pub use preflight::{preflight, warnings_for, SHORT_SPAN_PCT};
+pub use sample::{ram_bytes, SampleError, Sampler};
+pub use sysfs::{file_dev, parse_scheduler, Sysfs, SysfsError};

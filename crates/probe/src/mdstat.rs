@@ -16,7 +16,7 @@
 //! A line the parser does not recognise is an error, never skipped: a new kernel format
 //! should be noticed, not misread as "healthy".
 
-use serde::{Deserialize, Serialize};
+use iogauge_model::preflight::{MdArray, MdMember, MdSync};
 use std::io;
 
 /// Where the kernel publishes md state.
@@ -24,54 +24,6 @@ pub const MDSTAT_PATH: &str = "/proc/mdstat";
 
 /// Sync actions `status_resync()` can name.
 const SYNC_ACTIONS: [&str; 5] = ["resync", "recovery", "reshape", "check", "repair"];
-
-/// One md array (one `mdN : ...` paragraph).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MdArray {
-    /// Kernel name, `md0`.
-    pub name: String,
-    /// `active` (also `active (read-only)`, `active (auto-read-only)`) rather than `inactive`.
-    pub active: bool,
-    /// Personality, `raid1`; absent for inactive arrays.
-    pub level: Option<String>,
-    pub members: Vec<MdMember>,
-    /// `n` of the `[n/m]` status: slots in the array. Absent for raid0, linear, inactive.
-    pub raid_disks: Option<u32>,
-    /// `m` of `[n/m]`: slots holding an in-sync disk.
-    pub active_disks: Option<u32>,
-    /// Per-slot state, `UU` or `U_` (`_` = missing or failed).
-    pub status: Option<String>,
-    /// Fewer working disks than slots, a `_` in the status, or a faulty member.
-    pub degraded: bool,
-    pub sync: Option<MdSync>,
-}
-
-/// A member device, `sdb1[1](F)`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MdMember {
-    /// Kernel name, `sdb1`.
-    pub name: String,
-    /// The descriptor number in brackets (not the slot).
-    pub index: u32,
-    /// `(F)`: failed.
-    pub faulty: bool,
-    /// `(S)`: spare (every member of an inactive array shows as one).
-    pub spare: bool,
-    /// `(W)`: write-mostly, reads avoid it.
-    pub write_mostly: bool,
-}
-
-/// A sync in progress or waiting.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MdSync {
-    /// `resync`, `recovery`, `reshape`, `check` or `repair`.
-    pub action: String,
-    /// Done so far, 0–100; `None` when delayed or pending.
-    pub percent: Option<f64>,
-    /// `resync=DELAYED` (waits for another array on the same disks), `resync=PENDING`
-    /// (waits for the array's first write) or `resync=REMOTE` (md-cluster).
-    pub delayed_or_pending: bool,
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum MdstatError {

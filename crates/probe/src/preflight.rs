@@ -8,9 +8,9 @@
 //! [`warnings_for`] is pure, so every message is tested on hand-built facts.
 
 use crate::fs::fs_of;
-use crate::mdstat::{read_mdstat, MdArray};
-use crate::sysfs::{file_dev, leaves, BlockDev, DevKind, Sysfs};
-use serde::{Deserialize, Serialize};
+use crate::mdstat::read_mdstat;
+use crate::sysfs::{file_dev, Sysfs};
+use iogauge_model::preflight::{leaves, BlockDev, DevKind, MdArray, Preflight, TargetFacts};
 use std::fs::Metadata;
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -18,33 +18,6 @@ use std::path::{Path, PathBuf};
 
 /// A tested span below this share of the device draws a short-stroking warning.
 pub const SHORT_SPAN_PCT: f64 = 10.0;
-
-/// What the OS says about one target.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TargetFacts {
-    pub path: PathBuf,
-    /// Filesystem name (`ext4`); `None` for a block device target or when statfs failed.
-    pub fs: Option<String>,
-    /// The block device holding the target (or the target itself), with its chain.
-    pub device: Option<BlockDev>,
-    /// Bytes the run addresses on this target.
-    pub tested_bytes: u64,
-    /// Size of the top block device of `device`.
-    pub device_bytes: Option<u64>,
-    /// `tested_bytes` as a percentage of `device_bytes`.
-    pub span_pct: Option<f64>,
-    /// True if any disk at the bottom of the chain is rotational, false if all are not.
-    pub rotational: Option<bool>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Preflight {
-    pub targets: Vec<TargetFacts>,
-    /// Every md array of the system, involved in a target or not.
-    pub md_arrays: Vec<MdArray>,
-    /// One line each: what could not be found out, then [`warnings_for`].
-    pub warnings: Vec<String>,
-}
 
 /// Inspects `targets` (path, tested bytes) on this system. A block device target (`/dev/sdb`)
 /// is the device itself (`st_rdev`); a file is held by the filesystem's device (`st_dev`). A

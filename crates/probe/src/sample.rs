@@ -1,7 +1,8 @@
 //! OS samplers: raw counters of /proc/diskstats, /proc/stat, /proc/meminfo and
-//! /proc/pressure/io taken on the run's interval grid ([`Snapshot`], what gets stored), and
-//! the iostat -x style figures computed from two snapshots ([`derive`], pure). Because the
-//! raw counters are kept, a run can be re-derived later at any multiple of its interval.
+//! /proc/pressure/io taken on the run's interval grid (`iogauge_model::system::Snapshot`,
+//! what gets stored; the iostat -x figures are derived from two of them by
+//! `iogauge_model::derive`). Because the raw counters are kept, a run can be re-derived
+//! later at any multiple of its interval.
 //!
 //! Every file is parsed from text (procfs-core's parsers, checked where they are lenient),
 //! so the tests run on lines captured from several kernels; reading the live files is only
@@ -10,13 +11,11 @@
 mod cpu;
 mod disk;
 
-pub use cpu::{
-    parse_meminfo, parse_pressure, parse_stat, CpuCounters, CpuRates, IoPressure, MemInfo,
-};
-pub use disk::{parse_diskstats, DiskCounters, DiskRates};
+pub use cpu::{parse_mem_total, parse_meminfo, parse_pressure, parse_stat, ram_bytes};
+pub use disk::{parse_disk_line, parse_diskstats};
 
-use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashSet};
+use iogauge_model::system::{DiskCounters, Snapshot};
+use std::collections::HashSet;
 use std::io;
 use std::path::PathBuf;
 
@@ -38,39 +37,24 @@ pub enum SampleError {
     },
 }
 
-/// Raw counters at one instant, as stored with a run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Snapshot {
-    /// Monotonic time of the sample, ns, from the caller's clock (the same clock as the
-    /// workload's intervals, so the grids line up).
-    pub at_ns: u64,
-    pub disks: Vec<DiskCounters>,
-    pub cpu: CpuCounters,
-    pub mem: MemInfo,
-    /// `None` when /proc/pressure/io does not exist (kernel < 4.20 or `psi=0`).
-    pub psi: Option<IoPressure>,
-}
-
-impl Snapshot {
-    /// Builds a snapshot from the texts of the four files, keeping the disks `keep` accepts.
-    pub fn parse(
-        at_ns: u64,
-        diskstats: &str,
-        stat: &str,
-        meminfo: &str,
-        pressure_io: Option<&str>,
-        keep: impl Fn(&DiskCounters) -> bool,
-    ) -> Result<Snapshot, SampleError> {
-        let mut disks = parse_diskstats(diskstats)?;
-        disks.retain(|d| keep(d));
-        Ok(Snapshot {
-            at_ns,
-            disks,
-            cpu: parse_stat(stat)?,
-            mem: parse_meminfo(meminfo)?,
-            psi: pressure_io.map(parse_pressure).transpose()?,
-        })
-    }
+/// Builds a snapshot from the texts of the four files, keeping the disks `keep` accepts.
+pub fn parse_snapshot(
+    at_ns: u64,
+    diskstats: &str,
+    stat: &str,
+    meminfo: &str,
+    pressure_io: Option<&str>,
+    keep: impl Fn(&DiskCounters) -> bool,
+) -> Result<Snapshot, SampleError> {
+    let mut disks = parse_diskstats(diskstats)?;
+    disks.retain(|d| keep(d));
+    Ok(Snapshot {
+        at_ns,
+        disks,
+        cpu: parse_stat(stat)?,
+        mem: parse_meminfo(meminfo)?,
+        psi: pressure_io.map(parse_pressure).transpose()?,
+    })
 }
 
 /// Reads snapshots from the live /proc.
@@ -113,7 +97,7 @@ impl Sampler {
             }
         };
         match &self.devices {
-            Some(names) => Snapshot::parse(
+            Some(names) => parse_snapshot(
                 at_ns,
                 &diskstats,
                 &stat,
@@ -123,7 +107,7 @@ impl Sampler {
             ),
             None => {
                 let whole = whole_disks()?;
-                Snapshot::parse(
+                parse_snapshot(
                     at_ns,
                     &diskstats,
                     &stat,
@@ -160,64 +144,6 @@ fn whole_disks() -> Result<HashSet<String>, SampleError> {
         );
     }
     Ok(names)
-}
-
-/// Figures of one interval between two snapshots.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Derived {
-    /// Per device present in both snapshots, by kernel name.
-    pub disks: BTreeMap<String, DiskRates>,
-    pub cpu: CpuRates,
-    /// As of the later snapshot (a gauge, not a rate).
-    pub mem: MemInfo,
-    /// Percent of the interval during which some task stalled on I/O (Δsome.total µs / Δt).
-    pub psi_some_pct: Option<f64>,
-}
-
-/// The figures of the interval from `prev` to `cur` (Δt from their `at_ns`). A device in only
-/// one of the two appeared or vanished during the interval and is left out of it; with
-/// Δt = 0 every rate is 0.
-pub fn derive(prev: &Snapshot, cur: &Snapshot) -> Derived {
-    let secs = cur.at_ns.saturating_sub(prev.at_ns) as f64 / 1e9;
-    let before: BTreeMap<&str, &DiskCounters> =
-        prev.disks.iter().map(|d| (d.name.as_str(), d)).collect();
-    let disks = cur
-        .disks
-        .iter()
-        .filter_map(|c| {
-            let p = before.get(c.name.as_str())?;
-            Some((c.name.clone(), DiskRates::between(p, c, secs)))
-        })
-        .collect();
-    let psi_some_pct = match (&prev.psi, &cur.psi) {
-        (Some(p), Some(c)) if secs > 0.0 => {
-            Some(counter_delta(p.some_total_us, c.some_total_us) as f64 / (secs * 1e6) * 100.0)
-        }
-        (Some(_), Some(_)) => Some(0.0),
-        _ => None,
-    };
-    Derived {
-        disks,
-        cpu: CpuRates::between(&prev.cpu, &cur.cpu),
-        mem: cur.mem.clone(),
-        psi_some_pct,
-    }
-}
-
-/// `cur - prev` for a kernel counter. When `cur < prev` the counter either wrapped or was
-/// reset: if `prev` still fits in 32 bits it is taken for a 32-bit counter that wrapped
-/// (the diskstats time columns are printed `%u`, and 32-bit kernels keep `unsigned long`
-/// counts), so the delta is `cur + 2^32 - prev`; otherwise a 64-bit counter cannot have
-/// wrapped within an interval, the device was reset (or replaced under the same name) and
-/// the delta is `cur`, counted from zero.
-pub fn counter_delta(prev: u64, cur: u64) -> u64 {
-    if cur >= prev {
-        cur - prev
-    } else if prev < 1 << 32 {
-        cur + (1 << 32) - prev
-    } else {
-        cur
-    }
 }
 
 #[cfg(test)]

@@ -8,50 +8,13 @@
 //! from Documentation/ABI/stable/sysfs-block: `size` counts 512-byte sectors whatever the
 //! logical block size, `queue/` exists only on whole disks (and on md, dm, loop).
 
-use serde::{Deserialize, Serialize};
+use iogauge_model::preflight::{BlockDev, DevKind};
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// Deeper chains than this are treated as broken (real stacks are 2–4 levels).
 pub const MAX_DEPTH: usize = 16;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DevKind {
-    Disk,
-    Partition,
-    Loop,
-    Md,
-    Dm,
-    /// Neither of the above: zram, nbd without a device link, ...
-    Other,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BlockDev {
-    /// Kernel name, `sda1`, `nvme0n1`, `dm-0`.
-    pub name: String,
-    pub kind: DevKind,
-    /// `size` × 512.
-    pub size_bytes: Option<u64>,
-    /// `queue/rotational`; a partition reports its disk's.
-    pub rotational: Option<bool>,
-    /// The `[bracketed]` entry of `queue/scheduler` (`none` on queues without a choice); a
-    /// partition reports its disk's.
-    pub scheduler: Option<String>,
-    /// `device/model`, trimmed (SCSI, ATA and NVMe disks; virtio has none).
-    pub model: Option<String>,
-    /// `dm/name`, the mapper name (`vg0-data`).
-    pub dm_name: Option<String>,
-    /// `md/level`, `raid1`.
-    pub md_level: Option<String>,
-    /// `loop/backing_file`, as the kernel prints it.
-    pub loop_backing_file: Option<PathBuf>,
-    /// What this device is built on: a partition's disk, md/dm slaves, the device holding a
-    /// loop device's backing file (empty when that file is not on a block device).
-    pub below: Vec<BlockDev>,
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum SysfsError {
@@ -69,23 +32,6 @@ pub enum SysfsError {
     TooDeep { name: String },
     #[error("the device chain loops back to {name}")]
     Cycle { name: String },
-}
-
-/// The block devices under the whole disks at the bottom of `dev`'s chain (`dev` itself when
-/// nothing is below it), in order, each once.
-pub fn leaves(dev: &BlockDev) -> Vec<&BlockDev> {
-    fn walk<'a>(d: &'a BlockDev, out: &mut Vec<&'a BlockDev>) {
-        if d.below.is_empty() {
-            if !out.iter().any(|o| o.name == d.name) {
-                out.push(d);
-            }
-        } else {
-            d.below.iter().for_each(|b| walk(b, out));
-        }
-    }
-    let mut out = Vec::new();
-    walk(dev, &mut out);
-    out
 }
 
 /// `(major, minor)` of the filesystem holding `path` (its `st_dev`), for [`Sysfs::by_devnum`]'s

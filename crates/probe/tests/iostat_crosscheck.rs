@@ -14,7 +14,8 @@
 //! span, where a plain mean of ratios would drift whenever the load changes from second to
 //! second.
 
-use iogauge_probe::{backing_device, derive, DiskRates, Sampler};
+use iogauge_model::derive::{derive, DiskRates};
+use iogauge_probe::{backing_device, Sampler};
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};

@@ -2,11 +2,11 @@
 //! then the curves, the CALIBRATE_IO block and the verdicts. The head is printed before any
 //! I/O, the body at the end; `show` prints both, so a stored run reads as it did live.
 
-use iogauge_engine::calibrate::{Cell, Criterion, Step};
-use iogauge_engine::spec::fmt_size;
-use iogauge_probe::{BlockDev, DevKind, Preflight};
+use iogauge_model::calib::CalibrationReport;
+use iogauge_model::calib::{Cell, Criterion, Step};
+use iogauge_model::preflight::{BlockDev, DevKind, Preflight};
+use iogauge_model::units::fmt_size;
 use iogauge_stats::Bytes;
-use iogauge_store::CalibrationReport;
 use std::fmt::Write as _;
 
 /// Header and preflight.
@@ -162,8 +162,12 @@ pub fn calibration_body(r: &CalibrationReport) -> String {
     let _ = writeln!(s, "max_mbps   = {}", opt(r.max_mbps, 1));
     let _ = writeln!(s, "max_pmbps  = {}", opt(r.max_pmbps, 1));
     let _ = writeln!(s, "disks      = {}", r.num_disks);
-    let _ = writeln!(s, "start_time = {}", r.start_time);
-    let _ = writeln!(s, "end_time   = {}", r.end_time);
+    let _ = writeln!(s, "start_time = {}", r.meta.started_at);
+    let _ = writeln!(
+        s,
+        "end_time   = {}",
+        r.meta.ended_at.as_deref().unwrap_or("-")
+    );
     if !r.verdicts.is_empty() {
         let _ = writeln!(s, "verdicts:");
         for v in &r.verdicts {
@@ -182,7 +186,7 @@ pub fn calibration_body(r: &CalibrationReport) -> String {
 }
 
 /// One live line per finished point.
-pub fn point_line(p: &iogauge_engine::calibrate::Point) -> String {
+pub fn point_line(p: &iogauge_model::calib::Point) -> String {
     format!(
         "{:?} {} outstanding: {:.0} IOPS, {:.1} MiB/s, mean {:.0} us",
         p.step, p.outstanding, p.iops, p.mbps, p.lat_us.mean

@@ -2,9 +2,12 @@
 //! (as an AWR load profile reads), average active sessions by wait event, and what reached
 //! the disks.
 
-use iogauge_pg::{Aas, LoadReport, Mode, Setting};
+use iogauge_model::db::aas::Aas;
+use iogauge_model::db::report::DbReport;
+use iogauge_model::db::report::Setting;
+use iogauge_model::db::setup::LoadReport;
+use iogauge_model::db::workload::Mode;
 use iogauge_stats::LatSummary;
-use iogauge_store::DbReport;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -151,7 +154,7 @@ pub fn db_run_text(r: &DbReport) -> String {
             mib(c)
         ))
     );
-    if r.interrupted {
+    if r.meta.interrupted {
         let _ = writeln!(
             s,
             "  INTERRUPTED: figures cover the {:.1} s that ran",

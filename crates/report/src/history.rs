@@ -1,7 +1,7 @@
 //! `iogauge history`: one line per stored run, newest first, with the columns of Oracle's
 //! DBA_RSRC_IO_CALIBRATE (start, end, max_iops, max_mbps, max_pmbps, latency, disks).
 
-use iogauge_store::{RunRow, RunStatus};
+use iogauge_model::history::{RunRow, RunStatus};
 use std::fmt::Write as _;
 
 pub fn history_table(rows: &[RunRow]) -> String {
@@ -18,7 +18,7 @@ pub fn history_table(rows: &[RunRow]) -> String {
     let opt = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |x| format!("{x:.p$}"));
     for r in rows {
         let kind = match r.status {
-            RunStatus::Complete => r.kind.clone(),
+            RunStatus::Complete => r.kind.to_string(),
             RunStatus::Interrupted => format!("{}*", r.kind),
         };
         let _ = writeln!(

@@ -15,9 +15,9 @@ pub use history::history_table;
 pub use series::interval_table;
 pub use watch::{db_rates_line, watch_line};
 
-use iogauge_engine::spec::fmt_size;
-use iogauge_engine::TargetInfo;
-use iogauge_store::{DirSummary, RunReport};
+use iogauge_model::run::{DirSummary, RunReport};
+use iogauge_model::target::TargetInfo;
+use iogauge_model::units::fmt_size;
 use std::fmt::Write as _;
 
 /// Turns a finished run into text.
@@ -70,7 +70,7 @@ impl Exporter for Text {
         if let Some(p) = &o.io_path {
             let _ = writeln!(s, "  I/O path: {}", p.line());
         }
-        if r.interrupted {
+        if r.meta.interrupted {
             let _ = writeln!(
                 s,
                 "  INTERRUPTED: figures cover the {:.1} s that ran",
@@ -128,8 +128,8 @@ impl Exporter for Text {
 }
 
 /// The job in one line: `randrw (70% reads) 8k, QD 32 x 2 workers, io_uring, O_DIRECT`.
-pub fn job_line(o: &iogauge_engine::JobSpec) -> String {
-    let mix = if o.rw == iogauge_engine::RwMode::RandRw {
+pub fn job_line(o: &iogauge_model::spec::JobSpec) -> String {
+    let mix = if o.rw == iogauge_model::spec::RwMode::RandRw {
         format!(" ({}% reads)", o.read_pct)
     } else {
         String::new()
@@ -147,7 +147,7 @@ pub fn job_line(o: &iogauge_engine::JobSpec) -> String {
 }
 
 /// Per-member rates under a layout, amplification, and a degraded member said plainly.
-fn layout_text(l: &iogauge_store::LayoutReport) -> String {
+fn layout_text(l: &iogauge_model::run::LayoutReport) -> String {
     let mut s = format!(
         "\nlayout {} over {} targets\n{:<48}{:>11}{:>11}\n",
         l.layout,
@@ -184,7 +184,7 @@ fn layout_text(l: &iogauge_store::LayoutReport) -> String {
 }
 
 /// Whether the measured window's `what` (IOPS, operations/s) settled, and whether it left.
-pub(crate) fn steady_text(st: &iogauge_store::Steady, what: &str) -> String {
+pub(crate) fn steady_text(st: &iogauge_model::run::Steady, what: &str) -> String {
     match (st.reached_at_s, st.left_at_s) {
         (Some(a), None) => format!(
             "steady state from {a:.1} s into the measured window ({what} within 20% over {} intervals)\n",
@@ -210,7 +210,7 @@ fn criterion_text(c: &iogauge_stats::SteadyCriterion) -> String {
 }
 
 /// The workload vs hardware table and its sentences.
-fn hardware_text(h: &iogauge_store::Hardware) -> String {
+fn hardware_text(h: &iogauge_model::hardware::Hardware) -> String {
     let mut s = format!(
         "\n{:<6}{:>12}{:>9} | on {:<10}{:>10}{:>9} | {:>6}\n",
         "",
@@ -287,7 +287,7 @@ fn dir_line(name: &str, d: &DirSummary) -> String {
 }
 
 /// One line for the live display: elapsed time, IOPS and p99 of the last interval.
-pub fn progress_line(elapsed_s: f64, iv: &iogauge_store::IntervalReport) -> String {
+pub fn progress_line(elapsed_s: f64, iv: &iogauge_model::run::IntervalReport) -> String {
     let mut s = format!(
         "[{elapsed_s:>6.1}s]{}",
         if iv.phase == iogauge_stats::Phase::Ramp {
@@ -307,7 +307,7 @@ pub fn progress_line(elapsed_s: f64, iv: &iogauge_store::IntervalReport) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iogauge_engine::{JobSpec, RwMode};
+    use iogauge_model::spec::{JobSpec, RwMode};
     use iogauge_stats::{DirStats, Interval, Nanos, PerDir, Phase};
 
     fn report() -> RunReport {

@@ -1,7 +1,7 @@
 //! The time series as a table, one row per interval: what the workload issued next to what
 //! each device did and the CPU, on one time axis (`iogauge show ID --interval 5s`).
 
-use iogauge_store::{IntervalReport, RunReport};
+use iogauge_model::run::{IntervalReport, RunReport};
 use std::fmt::Write as _;
 
 /// One row per interval: time, phase, workload IOPS/MiB/s/latency, then r/s, w/s and %util of

@@ -1,9 +1,9 @@
 //! `iogauge watch --plain`: one timestamped line per interval (collectl -oT style), the
 //! devices in iostat -x terms, the CPU split, and the workload of a run in progress.
 
-use iogauge_pg::watch::DbNow;
-use iogauge_probe::Derived;
-use iogauge_store::live::{LiveHeader, LiveInterval};
+use iogauge_model::derive::Derived;
+use iogauge_model::live::DbNow;
+use iogauge_model::live::{LiveHeader, LiveInterval};
 use std::fmt::Write as _;
 
 /// `2026-11-22T05:30:01Z vda r/s 20864 w/s 0 rMB/s 163.0 … util 79.2 | cpu usr 1 sys 14 iow 33
@@ -84,7 +84,7 @@ fn db_part(db: &DbNow) -> String {
 
 /// The database's rates in one line: `logical/s 1200 physical/s 300 avg read 0.250 ms
 /// commits/s 40 WAL MiB/s 1.25` (the watch line and the full-screen panel).
-pub fn db_rates_line(r: &iogauge_pg::LoadRates) -> String {
+pub fn db_rates_line(r: &iogauge_model::db::profile::LoadRates) -> String {
     format!(
         "logical/s {:.0} physical/s {:.0} avg read {} commits/s {:.0} WAL MiB/s {:.2}",
         r.logical_reads_s,

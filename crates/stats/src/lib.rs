@@ -9,7 +9,7 @@ mod counters;
 mod hist;
 mod interval;
 mod steady;
-mod units;
+pub mod units;
 
 pub use counters::{DirStats, Direction, PerDir};
 pub use hist::{HistError, LatHist, LatSummary};
@@ -17,4 +17,4 @@ pub use interval::{measured_totals, Interval, Phase};
 pub use steady::{
     detect, window_stats, SteadyConfig, SteadyCriterion, SteadyDetector, SteadyReport, WindowStats,
 };
-pub use units::{Bytes, Nanos, MIB};
+pub use units::{BlockSize, Bytes, Iops, MiBps, Nanos, MIB};

@@ -1,6 +1,7 @@
 //! The SQLite results store: one row per finished run (the `iogauge history` view, like
-//! Oracle's DBA_RSRC_IO_CALIBRATE) with the run's JSON document stored verbatim and its HDR
-//! histograms as blobs.
+//! Oracle's DBA_RSRC_IO_CALIBRATE) with the run's JSON document and its HDR histograms as
+//! blobs. Documents go in and come out typed (`iogauge_model::Document`): the store writes
+//! their JSON and reads it back through the model's reader, which upgrades older schemas.
 //!
 //! Each run goes in with one transaction, so a crash or Ctrl-C mid-campaign leaves only whole
 //! runs behind. WAL mode lets `iogauge history` read while a run is being written, and a busy
@@ -12,9 +13,10 @@
 //! to read (a read-only connection leaves `-wal` and `-shm` files beside a WAL database; a
 //! read-write one rolls back a hot journal or checkpoints a WAL on close).
 
-use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, ValueRef};
-use rusqlite::{params, Connection, ErrorCode, OptionalExtension, ToSql};
-use serde::{Deserialize, Serialize};
+use iogauge_model::history::{RunRow, RunStatus};
+use iogauge_model::{Document, Kind};
+use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
+use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -61,36 +63,35 @@ CREATE TABLE IF NOT EXISTS histograms (
 const ROW_COLUMNS: &str = "id, kind, started_at, ended_at, target, status, \
                            max_iops, max_mbps, max_pmbps, latency_ms, disks";
 
-/// Whether a run ran to its end.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RunStatus {
-    Complete,
-    /// Stopped early (Ctrl-C); the figures cover what ran.
-    Interrupted,
+/// One run to store, everything in one transaction. The history row (kind, times, target,
+/// status, figures) comes from the document.
+#[derive(Clone, Copy, Debug)]
+pub struct NewRun<'a> {
+    pub document: &'a Document,
+    /// Label → serialised HDR histogram.
+    pub histograms: &'a [(String, Vec<u8>)],
+    /// The campaign run this is, stored with it in the same transaction.
+    pub campaign: Option<&'a CampaignTag>,
 }
 
-impl RunStatus {
-    /// The name in the `status` column, as in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Complete => "complete",
-            RunStatus::Interrupted => "interrupted",
+impl NewRun<'_> {
+    pub fn status(&self) -> RunStatus {
+        if self.document.meta().interrupted {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Complete
         }
     }
 }
 
-impl ToSql for RunStatus {
-    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(self.as_str().into())
-    }
-}
+/// The `status` column: the status by name.
+pub(crate) struct StatusColumn(RunStatus);
 
-impl FromSql for RunStatus {
+impl FromSql for StatusColumn {
     fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
         match value.as_str()? {
-            "complete" => Ok(RunStatus::Complete),
-            "interrupted" => Ok(RunStatus::Interrupted),
+            "complete" => Ok(StatusColumn(RunStatus::Complete)),
+            "interrupted" => Ok(StatusColumn(RunStatus::Interrupted)),
             other => Err(FromSqlError::Other(
                 format!("unknown run status {other:?}").into(),
             )),
@@ -98,72 +99,44 @@ impl FromSql for RunStatus {
     }
 }
 
-/// One run to store, everything in one transaction.
-#[derive(Clone, Copy, Debug)]
-pub struct NewRun<'a> {
-    /// `run` or `calibrate`.
-    pub kind: &'a str,
-    /// RFC 3339.
-    pub started_at: &'a str,
-    /// RFC 3339.
-    pub ended_at: &'a str,
-    /// Display string of the target(s).
-    pub target: &'a str,
-    pub status: RunStatus,
-    pub max_iops: Option<f64>,
-    /// MiB/s.
-    pub max_mbps: Option<f64>,
-    /// MiB/s of a single process (CALIBRATE_IO's MAX_PMBPS).
-    pub max_pmbps: Option<f64>,
-    pub latency_ms: Option<f64>,
-    pub disks: Option<u32>,
-    /// The full JSON document of the run, stored verbatim.
-    pub document: &'a str,
-    /// Label → serialised HDR histogram.
-    pub histograms: &'a [(String, Vec<u8>)],
-    /// The campaign run this is, stored with it in the same transaction.
-    pub campaign: Option<&'a CampaignTag>,
+/// A history row from a `SELECT {ROW_COLUMNS}`.
+fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
+    Ok(RunRow {
+        id: r.get(0)?,
+        kind: r.get::<_, KindColumn>(1)?.0,
+        started_at: r.get(2)?,
+        ended_at: r.get(3)?,
+        target: r.get(4)?,
+        status: r.get::<_, StatusColumn>(5)?.0,
+        max_iops: r.get(6)?,
+        max_mbps: r.get(7)?,
+        max_pmbps: r.get(8)?,
+        latency_ms: r.get(9)?,
+        disks: r.get(10)?,
+    })
 }
 
-/// A row of `iogauge history` (like DBA_RSRC_IO_CALIBRATE).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunRow {
-    pub id: i64,
-    pub kind: String,
-    pub started_at: String,
-    pub ended_at: String,
-    pub target: String,
-    pub status: RunStatus,
-    pub max_iops: Option<f64>,
-    pub max_mbps: Option<f64>,
-    pub max_pmbps: Option<f64>,
-    pub latency_ms: Option<f64>,
-    pub disks: Option<u32>,
-}
+/// The `kind` column: the document's kind by name (`db run` as stores of an early iogauge
+/// wrote it for database runs).
+struct KindColumn(Kind);
 
-impl RunRow {
-    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
-        Ok(RunRow {
-            id: r.get(0)?,
-            kind: r.get(1)?,
-            started_at: r.get(2)?,
-            ended_at: r.get(3)?,
-            target: r.get(4)?,
-            status: r.get(5)?,
-            max_iops: r.get(6)?,
-            max_mbps: r.get(7)?,
-            max_pmbps: r.get(8)?,
-            latency_ms: r.get(9)?,
-            disks: r.get(10)?,
-        })
+impl FromSql for KindColumn {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        match value.as_str()? {
+            "db run" => Ok(KindColumn(Kind::DbRun)),
+            name => Kind::from_name(name)
+                .map(KindColumn)
+                .ok_or_else(|| FromSqlError::Other(format!("unknown run kind {name:?}").into())),
+        }
     }
 }
 
-/// A run read back: its row, its document byte for byte, its histograms in insertion order.
+/// A run read back: its row, its document (upgraded to this iogauge's schema), its
+/// histograms in insertion order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StoredRun {
     pub row: RunRow,
-    pub document: String,
+    pub document: Document,
     pub histograms: Vec<(String, Vec<u8>)>,
 }
 
@@ -341,22 +314,25 @@ impl Store {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(err)?;
+        let doc = run.document;
+        let (meta, f) = (doc.meta(), doc.history());
+        let ended_at = meta.ended_at.as_deref().unwrap_or(&meta.started_at);
         tx.execute(
             "INSERT INTO runs (kind, started_at, ended_at, target, status, max_iops, max_mbps, \
              max_pmbps, latency_ms, disks, document) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
-                run.kind,
-                run.started_at,
-                run.ended_at,
-                run.target,
-                run.status,
-                run.max_iops,
-                run.max_mbps,
-                run.max_pmbps,
-                run.latency_ms,
-                run.disks,
-                run.document,
+                meta.kind.name(),
+                meta.started_at,
+                ended_at,
+                f.target,
+                run.status().as_str(),
+                f.max_iops,
+                f.max_mbps,
+                f.max_pmbps,
+                f.latency_ms,
+                f.disks,
+                doc.to_json(),
             ],
         )
         .map_err(err)?;
@@ -370,7 +346,7 @@ impl Store {
             }
         }
         if let Some(tag) = run.campaign {
-            campaign::link(&tx, id, tag, run.status).map_err(|e| {
+            campaign::link(&tx, id, tag, run.status()).map_err(|e| {
                 if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ConstraintViolation) {
                     StoreError::RepetitionStored {
                         path: self.path.clone(),
@@ -398,7 +374,7 @@ impl Store {
             .conn
             .prepare(&format!("SELECT {ROW_COLUMNS} FROM runs ORDER BY id DESC"))
             .map_err(err)?;
-        let rows = stmt.query_map([], RunRow::from_row).map_err(err)?;
+        let rows = stmt.query_map([], run_row).map_err(err)?;
         rows.collect::<Result<_, _>>().map_err(err)
     }
 
@@ -415,13 +391,18 @@ impl Store {
             .query_row(
                 &format!("SELECT {ROW_COLUMNS}, document FROM runs WHERE id = ?1"),
                 [id],
-                |r| Ok((RunRow::from_row(r)?, r.get::<_, String>(11)?)),
+                |r| Ok((run_row(r)?, r.get::<_, String>(11)?)),
             )
             .optional()
             .map_err(err)?;
-        let Some((row, document)) = found else {
+        let Some((row, text)) = found else {
             return Ok(None);
         };
+        let document = Document::from_json(&text).map_err(|source| StoreError::Document {
+            path: self.path.clone(),
+            id,
+            source,
+        })?;
         let mut stmt = tx
             .prepare("SELECT label, data FROM histograms WHERE run_id = ?1 ORDER BY rowid")
             .map_err(err)?;

@@ -4,33 +4,10 @@
 //! files whose process is gone (a job killed with SIGKILL leaves its file behind, and the
 //! next writer or reader tidies it away).
 
-use crate::IntervalReport;
-use serde::{Deserialize, Serialize};
+use iogauge_model::live::{LiveHeader, LiveInterval};
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-
-/// The first line of a live file: what is running.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LiveHeader {
-    pub pid: u32,
-    /// `run`, `calibrate`, `db run`.
-    pub kind: String,
-    /// One line describing the job, as its summary's first line.
-    pub what: String,
-    pub started_at: String,
-    /// A database run's private server, for the database panel (never a DSN: no passwords).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub db: Option<iogauge_pg::watch::SocketAddr>,
-}
-
-/// Every further line: one finished interval.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LiveInterval {
-    /// Seconds from the job's start to the end of the interval.
-    pub elapsed_s: f64,
-    pub interval: IntervalReport,
-}
 
 /// The live directory that belongs to a results store.
 pub fn live_dir(store: &Path) -> PathBuf {
@@ -167,7 +144,9 @@ pub fn running(store: &Path) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iogauge_stats::{DirStats, Interval, Nanos, PerDir, Phase};
+    use iogauge_model::run::IntervalReport;
+    use iogauge_model::units::Nanos;
+    use iogauge_stats::{DirStats, Interval, PerDir, Phase};
 
     fn iv(i: u32) -> LiveInterval {
         let mut io = PerDir::<DirStats>::default();

@@ -20,7 +20,7 @@ pub struct Loaded {
 
 /// The one masking function for everything a campaign shows or stores.
 pub fn mask(text: &str) -> String {
-    iogauge_pg::redact_secrets(text)
+    iogauge_model::secret::redact_secrets(text)
 }
 
 fn usage(path: &Path, what: impl std::fmt::Display) -> anyhow::Error {

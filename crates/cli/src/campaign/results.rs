@@ -3,13 +3,14 @@
 //! prints as it goes.
 
 use crate::args::StoreArgs;
+use crate::campaign::gather::gather;
 use crate::options::UsageError;
 use anyhow::Context;
 use iogauge_campaign::digest::{catalogue, digest};
-use iogauge_campaign::gather::gather;
 use iogauge_campaign::CampaignView;
+use iogauge_model::history::RunStatus;
 use iogauge_stats::compare::{Describe, Ratio, Verdict};
-use iogauge_store::{CampaignTag, RunStatus, Store};
+use iogauge_store::{CampaignTag, Store};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

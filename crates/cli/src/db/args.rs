@@ -3,8 +3,9 @@
 use crate::args::StoreArgs;
 use crate::options::UsageError;
 use clap::{Args, Subcommand};
-use iogauge_engine::spec::{parse_duration, parse_size};
-use iogauge_pg::{parse_override, Driver, PgError, RedoStress, SchemaSpec};
+use iogauge_model::db::workload::{Driver, RedoStress};
+use iogauge_model::units::{parse_duration, parse_size};
+use iogauge_pg::{parse_override, PgError, SchemaSpec};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -227,8 +228,14 @@ mod tests {
 
     #[test]
     fn drivers() {
-        assert_eq!(super::driver("client"), Ok(iogauge_pg::Driver::Client));
-        assert_eq!(super::driver("server"), Ok(iogauge_pg::Driver::Server));
+        assert_eq!(
+            super::driver("client"),
+            Ok(iogauge_model::db::workload::Driver::Client)
+        );
+        assert_eq!(
+            super::driver("server"),
+            Ok(iogauge_model::db::workload::Driver::Server)
+        );
         assert!(super::driver("both")
             .unwrap_err()
             .contains("server or client"));

@@ -5,10 +5,14 @@ use super::args::{overrides, DbRunArgs, SetupArgs};
 use super::{has_cluster, setup_private, Target};
 use crate::options::UsageError;
 use crate::session::{now, stop_flag, store_then_print, Ending};
-use iogauge_pg::{driver, parse_dsn, redact_dsn, schema, Cluster, Grid, Mode, Workload};
+use iogauge_model::db::report::{DataSet, DbContext, DbReport, DbServer};
+use iogauge_model::db::workload::{Grid, Mode, Workload};
+use iogauge_model::live::LiveHeader;
+use iogauge_model::secret::redact_dsn;
+use iogauge_pg::{driver, parse_dsn, schema, Cluster};
 use iogauge_probe::{devices_of_path, disks_of_path, sample_grid, Sampler};
-use iogauge_store::live::{LiveHeader, LiveWriter};
-use iogauge_store::{DataSet, DbContext, DbReport, DbServer, NewRun, RunStatus, Store};
+use iogauge_store::live::LiveWriter;
+use iogauge_store::{NewRun, Store};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -252,9 +256,9 @@ pub fn run(a: DbRunArgs) -> anyhow::Result<ExitCode> {
             report.warnings.push(format!("stopping the server: {e}"));
         }
     }
-    let document = serde_json::to_string_pretty(&report)? + "\n";
+    report.meta.ended_at = Some(now());
     let text = if a.json {
-        document.clone()
+        serde_json::to_string_pretty(&report)? + "\n"
     } else {
         iogauge_report::db_run_text(&report)
     };
@@ -263,22 +267,8 @@ pub fn run(a: DbRunArgs) -> anyhow::Result<ExitCode> {
         ("read".to_string(), m.sessions.read_lat.encode()?),
         ("update".to_string(), m.sessions.update_lat.encode()?),
     ];
-    let s = &report.summary;
+    let document = iogauge_model::Document::from(report);
     let run = NewRun {
-        kind: "db",
-        started_at: &report.started_at,
-        ended_at: &now(),
-        target: &report.server.location,
-        status: if report.interrupted {
-            RunStatus::Interrupted
-        } else {
-            RunStatus::Complete
-        },
-        max_iops: Some(s.db.physical_reads_s),
-        max_mbps: None,
-        max_pmbps: None,
-        latency_ms: s.db.avg_read_ms,
-        disks: None,
         document: &document,
         histograms: &histograms,
         campaign: tag.as_ref(),
@@ -292,7 +282,7 @@ pub fn run(a: DbRunArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// shared_buffers in bytes from the settings read back (`setting` in `unit`s, e.g. 8kB).
-fn shared_buffers(settings: &[iogauge_pg::Setting]) -> Option<u64> {
+fn shared_buffers(settings: &[iogauge_model::db::report::Setting]) -> Option<u64> {
     let s = settings.iter().find(|s| s.name == "shared_buffers")?;
     let n: u64 = s.setting.parse().ok()?;
     let unit = match s.unit.as_deref() {
@@ -306,12 +296,12 @@ fn shared_buffers(settings: &[iogauge_pg::Setting]) -> Option<u64> {
 }
 
 /// Where `iogauge watch` can reach the private server: its unix socket, no password.
-fn socket_addr(cfg: &postgres::Config) -> Option<iogauge_pg::watch::SocketAddr> {
+fn socket_addr(cfg: &postgres::Config) -> Option<iogauge_model::live::SocketAddr> {
     let dir = cfg.get_hosts().iter().find_map(|h| match h {
         postgres::config::Host::Unix(p) => Some(p.clone()),
         _ => None,
     })?;
-    Some(iogauge_pg::watch::SocketAddr {
+    Some(iogauge_model::live::SocketAddr {
         socket_dir: dir,
         port: cfg.get_ports().first().copied().unwrap_or(5432),
         user: cfg.get_user()?.to_string(),

@@ -3,7 +3,8 @@
 
 use super::{device_names, look, timestamp, Follow, Frame, Watch};
 use anyhow::Context;
-use iogauge_probe::{Sampler, Snapshot};
+use iogauge_model::system::Snapshot;
+use iogauge_probe::Sampler;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};

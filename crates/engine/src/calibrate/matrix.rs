@@ -2,21 +2,8 @@
 //! large random reads at each large level, so a user sees how OLTP-like I/O fares while
 //! scans stream (ORION `-run advanced -matrix detailed`).
 
-use super::{CalibrateSpec, Outcome, Prober, Step};
-use iogauge_stats::LatSummary;
-use serde::{Deserialize, Serialize};
-
-/// One cell: the small I/Os' IOPS and latency, the large I/Os' MiB/s, measured together.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Cell {
-    /// Outstanding small I/Os.
-    pub small: u32,
-    /// Outstanding large I/Os.
-    pub large: u32,
-    pub small_iops: f64,
-    pub small_lat_us: LatSummary,
-    pub large_mbps: f64,
-}
+use super::Prober;
+use iogauge_model::calib::{figures, CalibrateSpec, Outcome, Step};
 
 fn doubling(top: u32) -> Vec<u32> {
     let mut v = vec![0];
@@ -35,7 +22,7 @@ fn doubling(top: u32) -> Vec<u32> {
 /// max_iops (or the deepest small point when the cap was never met); large 0, 1, 2 … up to
 /// the best large depth, at least 2.
 pub fn levels(spec: &CalibrateSpec, out: &Outcome) -> (Vec<u32>, Vec<u32>) {
-    let f = super::figures(out, spec.criterion, spec.max_latency_us);
+    let f = figures(out, spec.criterion, spec.max_latency_us);
     let small_top = f
         .outstanding
         .or_else(|| out.points(Step::Small).map(|p| p.outstanding).max())

@@ -10,7 +10,8 @@
 //! device fewer IOPS for long; when the second measurement falls too, the fall is real and
 //! the verdicts say so.
 
-use super::{Criterion, Measured, Outcome, Point, Prober, Step};
+use super::Prober;
+use iogauge_model::calib::{Criterion, Measured, Outcome, Point, Step};
 
 /// How far a point may fall below an earlier, shallower point of its curve and still count
 /// as the same level: successive 2-second points on this kind of device differ by up to

@@ -2,7 +2,12 @@
 //! service time (base + transfer) and queue / capacity (Little's law at saturation).
 
 use super::*;
+use iogauge_model::calib::{figures, Criterion};
+use iogauge_model::iopath::EngineKind;
+use iogauge_model::spec::Region;
 use iogauge_stats::MIB;
+use iogauge_stats::{LatHist, LatSummary};
+use std::time::Duration;
 
 struct Model {
     base_us: f64,

@@ -1,7 +1,8 @@
 //! Verdicts in words: what a calibration's curve says about itself, so a number is never
 //! read without its caveats (a cache answering, a cap never met, a saturated device).
 
-use super::{CalibrateSpec, Criterion, Outcome, Point, Step, NOISE};
+use super::NOISE;
+use iogauge_model::calib::{CalibrateSpec, Criterion, Outcome, Point, Step};
 
 fn ms(us: f64) -> String {
     format!("{:.2} ms", us / 1e3)

@@ -4,8 +4,8 @@
 
 use crate::error::EngineError;
 use crate::offsets::{check_fits, Extent, Space};
-use crate::spec::{fmt_size, EngineKind, JobSpec};
 use crate::target::Target;
+use iogauge_model::spec::{fmt_size, EngineKind, JobSpec};
 use std::sync::atomic::Ordering;
 
 /// Lays the targets' regions out as the logical space (concat), checking each region is
@@ -55,7 +55,7 @@ pub fn layout(spec: &JobSpec, targets: &[Target]) -> Result<Space, EngineError> 
 /// (the regions of all targets, laid end to end); past it the generator silently clamped
 /// the hot range onto other blocks.
 pub(crate) fn check_dist(spec: &JobSpec, span: u64, targets: usize) -> Result<(), EngineError> {
-    let crate::spec::Dist::Hotspot {
+    let iogauge_model::spec::Dist::Hotspot {
         size,
         offset,
         every,
@@ -157,7 +157,7 @@ pub fn placement(spec: &JobSpec, targets: &[Target]) -> Result<Option<Placement>
     let degraded = opts
         .degraded
         .iter()
-        .map(|d| crate::layout::target_index(&names, d))
+        .map(|d| iogauge_model::layout::target_index(&names, d))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| EngineError::Layout(format!("--degraded: {e}")))?;
     let layout = crate::layout::Layout::new(opts.spec, &sizes, groups, &degraded, spec.align())

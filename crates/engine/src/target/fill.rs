@@ -3,7 +3,8 @@
 //! in place), removed again by the caller when it fails.
 
 use super::{io_err, TargetError};
-use crate::pool::{BufPool, MemMode};
+use crate::pool::BufPool;
+use iogauge_model::iopath::MemMode;
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::fs::File;

@@ -5,10 +5,8 @@ use super::guards::*;
 use super::runs::*;
 use super::util::{grid, procs_in};
 use super::Ctx;
-use iogauge_pg::{
-    connect, driver, parse_dsn, schema, Cluster, ClusterConfig, Driver, Mode, PgBin, RedoStress,
-    Workload,
-};
+use iogauge_model::db::workload::{Driver, Mode, RedoStress, Workload};
+use iogauge_pg::{connect, driver, parse_dsn, schema, Cluster, ClusterConfig, PgBin};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;

@@ -3,7 +3,8 @@
 
 use super::util::procs_in;
 use super::Ctx;
-use iogauge_pg::watch::{DbWatch, SocketAddr};
+use iogauge_model::live::SocketAddr;
+use iogauge_pg::watch::DbWatch;
 use iogauge_pg::{parse_override, schema, Cluster, ClusterConfig, DATABASE};
 use std::os::unix::fs::PermissionsExt;
 use std::sync::atomic::AtomicBool;

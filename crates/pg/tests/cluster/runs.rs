@@ -4,7 +4,8 @@
 
 use super::util::{check_counts, grid, ms, procs_in, run, workload};
 use super::Ctx;
-use iogauge_pg::{connect, driver, drop_os_cache, parse_dsn, schema, Driver, Mode, RedoStress};
+use iogauge_model::db::workload::{Driver, Mode, RedoStress};
+use iogauge_pg::{connect, driver, drop_os_cache, parse_dsn, schema};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

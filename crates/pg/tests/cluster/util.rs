@@ -1,7 +1,9 @@
 //! Helpers the test cases share.
 
 use super::Ctx;
-use iogauge_pg::{driver, DbOutcome, Driver, Grid, Mode, RedoStress, Workload};
+use iogauge_model::db::outcome::DbOutcome;
+use iogauge_model::db::workload::{Driver, Grid, Mode, RedoStress, Workload};
+use iogauge_pg::driver;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;

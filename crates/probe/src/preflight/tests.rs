@@ -1,7 +1,7 @@
 //! Tests of preflight.rs: every warning on hand-built facts, then one pass over this machine.
 
 use super::*;
-use crate::mdstat::{MdMember, MdSync};
+use iogauge_model::preflight::{MdMember, MdSync};
 
 const GIB: u64 = 1 << 30;
 

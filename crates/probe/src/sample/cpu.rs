@@ -1,59 +1,9 @@
 //! System-wide CPU time (/proc/stat), page cache state (/proc/meminfo) and I/O pressure
 //! (/proc/pressure/io), parsed with procfs-core from text.
 
-use super::{counter_delta, SampleError};
+use super::SampleError;
+use iogauge_model::system::{CpuCounters, IoPressure, MemInfo};
 use procfs::{FromBufRead, FromBufReadSI};
-use serde::{Deserialize, Serialize};
-
-/// The aggregate `cpu` line of /proc/stat, in USER_HZ ticks (`show_stat()` in
-/// fs/proc/stat.c). Guest time is already part of `user` and `nice`, so it is not kept.
-/// Columns a kernel does not print (iowait before 2.6, steal before 2.6.11) read as 0.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CpuCounters {
-    pub user: u64,
-    pub nice: u64,
-    pub system: u64,
-    pub idle: u64,
-    pub iowait: u64,
-    pub irq: u64,
-    pub softirq: u64,
-    pub steal: u64,
-}
-
-/// Page cache state from /proc/meminfo, bytes.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MemInfo {
-    /// `Cached`: the page cache less swap cache.
-    pub cached: u64,
-    pub buffers: u64,
-    /// `Dirty`: waiting to be written back.
-    pub dirty: u64,
-    /// `Writeback`: being written back now.
-    pub writeback: u64,
-}
-
-/// /proc/pressure/io (kernel 4.20+ with PSI enabled): share of time some or all non-idle
-/// tasks were stalled on I/O. `avg10` is the kernel's 10 s running average in percent,
-/// `total` the cumulative stall time in µs.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct IoPressure {
-    pub some_avg10: f64,
-    pub some_total_us: u64,
-    pub full_avg10: f64,
-    pub full_total_us: u64,
-}
-
-/// CPU time over an interval in percent of all CPUs' time, grouped as iostat's avg-cpu
-/// (`write_cpu_stat()` in iostat.c) but with nice counted as user and irq and softirq as
-/// system.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct CpuRates {
-    pub user: f64,
-    pub system: f64,
-    pub iowait: f64,
-    pub steal: f64,
-    pub idle: f64,
-}
 
 /// Parses /proc/stat with procfs-core's `KernelStats` (which also insists on the `ctxt`,
 /// `btime` and `processes` lines every kernel prints).
@@ -109,16 +59,37 @@ pub fn parse_meminfo(text: &str) -> Result<MemInfo, SampleError> {
             });
         }
     }
-    let m = procfs::Meminfo::from_buf_read(text.as_bytes()).map_err(|e| SampleError::Parse {
-        file: "/proc/meminfo",
-        line: String::new(),
-        reason: procfs_reason(e),
-    })?;
+    let m = meminfo(text)?;
     Ok(MemInfo {
         cached: m.cached,
         buffers: m.buffers,
         dirty: m.dirty,
         writeback: m.writeback,
+    })
+}
+
+/// `MemTotal` of a /proc/meminfo text, bytes.
+pub fn parse_mem_total(text: &str) -> Result<u64, SampleError> {
+    Ok(meminfo(text)?.mem_total)
+}
+
+/// The machine's memory (`MemTotal` of /proc/meminfo), bytes.
+pub fn ram_bytes() -> Result<u64, SampleError> {
+    let path = "/proc/meminfo";
+    let text = std::fs::read_to_string(path).map_err(|source| SampleError::Read {
+        path: path.into(),
+        source,
+    })?;
+    parse_mem_total(&text)
+}
+
+/// /proc/meminfo through procfs-core's `Meminfo` (every field kernels since 2.6 print, `kB`
+/// converted to bytes): the one meminfo parser.
+fn meminfo(text: &str) -> Result<procfs::Meminfo, SampleError> {
+    procfs::Meminfo::from_buf_read(text.as_bytes()).map_err(|e| SampleError::Parse {
+        file: "/proc/meminfo",
+        line: String::new(),
+        reason: procfs_reason(e),
     })
 }
 
@@ -162,31 +133,5 @@ fn procfs_reason(e: procfs::ProcError) -> String {
     match e {
         procfs::ProcError::InternalError(ie) => format!("procfs: {}", ie.msg),
         other => format!("procfs: {other}"),
-    }
-}
-
-impl CpuRates {
-    /// Percent of the total Δticks (user + nice + system + idle + iowait + irq + softirq +
-    /// steal, as sysstat's `get_per_cpu_interval()`); all 0 when no tick elapsed.
-    pub fn between(prev: &CpuCounters, cur: &CpuCounters) -> CpuRates {
-        let d = |p: u64, c: u64| counter_delta(p, c) as f64;
-        let user = d(prev.user, cur.user) + d(prev.nice, cur.nice);
-        let system =
-            d(prev.system, cur.system) + d(prev.irq, cur.irq) + d(prev.softirq, cur.softirq);
-        let iowait = d(prev.iowait, cur.iowait);
-        let steal = d(prev.steal, cur.steal);
-        let idle = d(prev.idle, cur.idle);
-        let total = user + system + iowait + steal + idle;
-        if total <= 0.0 {
-            return CpuRates::default();
-        }
-        let pct = |v: f64| v / total * 100.0;
-        CpuRates {
-            user: pct(user),
-            system: pct(system),
-            iowait: pct(iowait),
-            steal: pct(steal),
-            idle: pct(idle),
-        }
     }
 }

@@ -2,6 +2,7 @@
 //! figures on hand-computed intervals.
 
 use super::*;
+use iogauge_model::system::{CpuCounters, DiskCounters, MemInfo, Snapshot};
 
 macro_rules! fixture {
     ($name:literal) => {
@@ -88,7 +89,7 @@ fn malformed_diskstats_lines_are_errors() {
         "x 0 sda 1 2 3 4 5 6 7 8 0 9 10",
     ];
     for line in bad {
-        match DiskCounters::from_line(line) {
+        match parse_disk_line(line) {
             Err(SampleError::Parse { file, line: l, .. }) => {
                 assert_eq!(file, "/proc/diskstats");
                 assert_eq!(l, line);
@@ -163,6 +164,11 @@ fn meminfo_in_bytes() {
     };
     assert_eq!(m, want);
     assert!(parse_meminfo(fixture!("meminfo_6.18")).unwrap().cached > 0);
+    assert_eq!(
+        parse_mem_total(fixture!("meminfo_4.19")).unwrap(),
+        8167848 * 1024
+    );
+    assert!(ram_bytes().unwrap() > 1 << 30, "this machine has memory");
 }
 
 #[test]
@@ -206,7 +212,7 @@ fn bad_pressure_is_an_error() {
 
 #[test]
 fn snapshot_serde_round_trip() {
-    let s = Snapshot::parse(
+    let s = parse_snapshot(
         7,
         fixture!("diskstats_5.10"),
         fixture!("stat_6.18"),
@@ -236,5 +242,3 @@ fn live_sample() {
     assert_eq!(named.disks.len(), 1);
     assert_eq!(named.disks[0].name, dev);
 }
-
-mod derive;

@@ -2,6 +2,7 @@
 //! `devices/`, reached through relative symlinks from `class/block/` and `dev/block/`.
 
 use super::*;
+use iogauge_model::preflight::leaves;
 use std::os::unix::fs::symlink;
 
 const SDA: &str = "devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda";

@@ -4,7 +4,8 @@
 //! ([`super::Store::insert`]), so an interrupted campaign leaves only whole, labelled runs, and
 //! a resume knows exactly which repetitions are done.
 
-use super::{RunStatus, Store, StoreError};
+use super::{Store, StoreError};
+use iogauge_model::history::RunStatus;
 use rusqlite::{params, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
 
@@ -87,7 +88,7 @@ pub(super) fn link(
             tag.case,
             tag.rep,
             tag.warmup,
-            status
+            status.as_str()
         ],
     )?;
     Ok(())
@@ -204,7 +205,7 @@ impl Store {
                     case: r.get(1)?,
                     rep: r.get(2)?,
                     warmup: r.get(3)?,
-                    status: r.get(4)?,
+                    status: r.get::<_, super::StatusColumn>(4)?.0,
                 })
             })
             .map_err(&err)?;
@@ -237,18 +238,10 @@ mod tests {
         tag: Option<&CampaignTag>,
         status: RunStatus,
     ) -> Result<i64, StoreError> {
+        let mut doc = crate::db::tests::calibration("t");
+        doc.meta_mut().interrupted = status == RunStatus::Interrupted;
         store.insert(&NewRun {
-            kind: "run",
-            started_at: "2026-11-23T00:00:00Z",
-            ended_at: "2026-11-23T00:00:01Z",
-            target: "t",
-            status,
-            max_iops: None,
-            max_mbps: None,
-            max_pmbps: None,
-            latency_ms: None,
-            disks: None,
-            document: "{}",
+            document: &doc,
             histograms: &[],
             campaign: tag,
         })

@@ -47,6 +47,12 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("results store {path}: run {id}'s document does not read ({source}); it was stored by another program or the store is damaged", path = .path.display())]
+    Document {
+        path: PathBuf,
+        id: i64,
+        source: iogauge_model::DocError,
+    },
     #[error("results store {path}: {op}", path = .path.display())]
     Sqlite {
         path: PathBuf,

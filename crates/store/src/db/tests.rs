@@ -12,18 +12,29 @@ fn histograms() -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
-fn run<'a>(target: &'a str, document: &'a str, histograms: &'a [(String, Vec<u8>)]) -> NewRun<'a> {
+/// A calibration document as an iogauge of schema 1 stored it (captured from a real run).
+pub(super) const CALIBRATE_V1: &str =
+    include_str!("../../../campaign/tests/fixtures/calibrate.json");
+
+/// A calibration of `target` with known history figures.
+pub(super) fn calibration(target: &str) -> Document {
+    let Document::Calibration(mut c) = Document::from_json(CALIBRATE_V1).unwrap() else {
+        unreachable!("the fixture is a calibration")
+    };
+    c.meta.started_at = "2025-01-02T03:04:05.678Z".into();
+    c.meta.ended_at = Some("2025-01-02T03:14:05.678Z".into());
+    c.targets.truncate(1);
+    c.targets[0].path = target.into();
+    c.max_iops = Some(123_456.5);
+    c.max_mbps = Some(2048.25);
+    c.max_pmbps = None;
+    c.latency = Some(0.125);
+    c.num_disks = 4;
+    Document::from(*c)
+}
+
+fn run<'a>(document: &'a Document, histograms: &'a [(String, Vec<u8>)]) -> NewRun<'a> {
     NewRun {
-        kind: "calibrate",
-        started_at: "2025-01-02T03:04:05.678Z",
-        ended_at: "2025-01-02T03:14:05.678Z",
-        target,
-        status: RunStatus::Complete,
-        max_iops: Some(123_456.5),
-        max_mbps: Some(2048.25),
-        max_pmbps: None,
-        latency_ms: Some(0.125),
-        disks: Some(4),
         document,
         histograms,
         campaign: None,
@@ -56,16 +67,13 @@ fn lists_newest_first() {
     let (_dir, _, mut store) = temp_store();
     let ids: Vec<i64> = ["a", "b", "c"]
         .iter()
-        .map(|t| store.insert(&run(t, "{}", &[])).unwrap())
+        .map(|t| store.insert(&run(&calibration(t), &[])).unwrap())
         .collect();
     let rows = store.list().unwrap();
     let listed: Vec<(i64, &str)> = rows.iter().map(|r| (r.id, r.target.as_str())).collect();
     assert_eq!(listed, [(ids[2], "c"), (ids[1], "b"), (ids[0], "a")]);
     let r = &rows[0];
-    assert_eq!(
-        (r.kind.as_str(), r.status),
-        ("calibrate", RunStatus::Complete)
-    );
+    assert_eq!((r.kind, r.status), (Kind::Calibrate, RunStatus::Complete));
     assert_eq!(
         (r.max_iops, r.max_pmbps, r.disks),
         (Some(123_456.5), None, Some(4))
@@ -74,24 +82,77 @@ fn lists_newest_first() {
 }
 
 #[test]
-fn get_returns_document_and_histograms_verbatim() {
+fn get_returns_the_document_and_histograms_as_stored() {
     let (_dir, _, mut store) = temp_store();
-    // Odd spacing, key order, escapes and non-ASCII: stored as given, never re-serialised.
-    let doc = "{ \"schema\":1,\n  \"b\": [1.50, 2e3], \"a\": \"\\u00e9 é 🦀\" }\n";
+    let mut doc = calibration("/dev/sdb");
+    // Escapes and non-ASCII survive the round trip.
+    doc.warnings_mut().push("\"quoted\" \u{e9} é 🦀\n".into());
     let hists = histograms();
-    let id = store.insert(&run("/dev/sdb", doc, &hists)).unwrap();
+    let id = store.insert(&run(&doc, &hists)).unwrap();
     let got = store.get(id).unwrap().unwrap();
-    assert_eq!(got.document.as_bytes(), doc.as_bytes());
+    assert_eq!(got.document, doc);
     assert_eq!(got.histograms, hists);
     assert_eq!(got.row, store.list().unwrap()[0]);
     assert_eq!(got.row.target, "/dev/sdb");
 }
 
 #[test]
+fn a_document_stored_by_an_older_iogauge_reads_upgraded() {
+    let (_dir, _, store) = temp_store();
+    store
+        .conn
+        .execute(
+            "INSERT INTO runs (kind, started_at, ended_at, target, status, document) \
+             VALUES ('calibrate', 'a', 'b', 't', 'complete', ?1)",
+            [CALIBRATE_V1],
+        )
+        .unwrap();
+    let got = store.get(1).unwrap().unwrap();
+    assert_eq!(got.document.meta().schema, iogauge_model::SCHEMA);
+    assert_eq!(
+        got.document.meta().ended_at.as_deref(),
+        Some("2026-11-23T04:00:39.618Z")
+    );
+}
+
+#[test]
+fn a_document_that_does_not_read_is_an_error_naming_the_run() {
+    let (_dir, path, store) = temp_store();
+    for (kind, doc) in [("db run", "{\"kind\": \"db\"}"), ("run", "not json")] {
+        store
+            .conn
+            .execute(
+                "INSERT INTO runs (kind, started_at, ended_at, target, status, document) \
+                 VALUES (?1, 'a', 'b', 't', 'complete', ?2)",
+                [kind, doc],
+            )
+            .unwrap();
+    }
+    assert_eq!(
+        store.list().unwrap()[1].kind,
+        Kind::DbRun,
+        "an early store's kind"
+    );
+    for id in [1, 2] {
+        let e = store.get(id).unwrap_err();
+        assert!(
+            matches!(e, StoreError::Document { id: i, .. } if i == id),
+            "{e:?}"
+        );
+        let msg = e.to_string();
+        assert!(
+            msg.contains(&format!("run {id}'s document does not read")),
+            "{msg}"
+        );
+        assert!(msg.contains(&path.display().to_string()), "{msg}");
+    }
+}
+
+#[test]
 fn get_of_a_missing_id_is_none() {
     let (_dir, _, mut store) = temp_store();
     assert_eq!(store.get(1).unwrap(), None);
-    let id = store.insert(&run("t", "{}", &[])).unwrap();
+    let id = store.insert(&run(&calibration("t"), &[])).unwrap();
     assert_eq!(store.get(id + 1).unwrap(), None);
     assert_eq!(store.get(-1).unwrap(), None);
 }
@@ -100,23 +161,21 @@ fn get_of_a_missing_id_is_none() {
 fn reopening_sees_earlier_runs() {
     let (_dir, path, mut store) = temp_store();
     let hists = histograms();
-    let id = store.insert(&run("t", "{\"x\":1}", &hists)).unwrap();
+    let doc = calibration("t");
+    let id = store.insert(&run(&doc, &hists)).unwrap();
     drop(store);
     let store = Store::open(&path).unwrap();
     let got = store.get(id).unwrap().unwrap();
-    assert_eq!(
-        (got.document.as_str(), got.histograms),
-        ("{\"x\":1}", hists)
-    );
+    assert_eq!((got.document, got.histograms), (doc, hists));
     assert_eq!(store.list().unwrap().len(), 1);
 }
 
 #[test]
 fn interrupted_status_round_trips() {
     let (_dir, _, mut store) = temp_store();
-    let mut r = run("t", "{}", &[]);
-    r.status = RunStatus::Interrupted;
-    let id = store.insert(&r).unwrap();
+    let mut doc = calibration("t");
+    doc.meta_mut().interrupted = true;
+    let id = store.insert(&run(&doc, &[])).unwrap();
     assert_eq!(
         store.get(id).unwrap().unwrap().row.status,
         RunStatus::Interrupted
@@ -129,7 +188,7 @@ fn interrupted_status_round_trips() {
 fn a_failed_insert_leaves_nothing() {
     let (_dir, _, mut store) = temp_store();
     let dup = vec![("read".to_string(), vec![1]), ("read".to_string(), vec![2])];
-    let e = store.insert(&run("t", "{}", &dup)).unwrap_err();
+    let e = store.insert(&run(&calibration("t"), &dup)).unwrap_err();
     assert!(matches!(e, StoreError::Sqlite { .. }), "{e:?}");
     assert_eq!(store.list().unwrap(), []);
     let n: i64 = store
@@ -147,8 +206,9 @@ fn concurrent_writers_queue() {
             let path = path.clone();
             std::thread::spawn(move || {
                 let mut s = Store::open(&path).unwrap();
+                let doc = calibration("t");
                 for _ in 0..10 {
-                    s.insert(&run("t", "{}", &histograms())).unwrap();
+                    s.insert(&run(&doc, &histograms())).unwrap();
                 }
             })
         })
@@ -230,7 +290,7 @@ fn claims_an_empty_file() {
     let path = dir.path().join("results.sqlite");
     fs::write(&path, "").unwrap();
     let mut store = Store::open(&path).unwrap();
-    store.insert(&run("t", "{}", &[])).unwrap();
+    store.insert(&run(&calibration("t"), &[])).unwrap();
 }
 
 #[test]

@@ -2,10 +2,16 @@
 //! and the devices and CPU, per interval on one grid and over the measured window; with the
 //! comparison a DBA needs most — how many of PostgreSQL's "physical" reads reached a disk.
 
+use crate::db::aas::Aas;
+use crate::db::outcome::{DbInterval, DbOutcome, SessionTotals};
+use crate::db::profile::LoadRates;
+use crate::db::workload::{Grid, Workload};
+use crate::derive::{Derived, DiskRates};
 use crate::hardware::system_between;
-use iogauge_pg::{Aas, DbInterval, DbOutcome, Grid, LoadRates, SessionTotals, Setting, Workload};
-use iogauge_probe::{Derived, Snapshot};
-use iogauge_stats::{LatSummary, Nanos};
+use crate::meta::{Kind, Meta};
+use crate::run::Steady;
+use crate::system::Snapshot;
+use iogauge_stats::{LatSummary, Nanos, Phase};
 use serde::{Deserialize, Serialize};
 
 /// What the sessions did over a window.
@@ -35,6 +41,14 @@ impl SessionSummary {
             update_lat_us: s.update_lat.summary(),
         }
     }
+}
+
+/// One setting in force, as `pg_settings` shows it (`setting` in `unit`s, e.g. 2048 × 8kB).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Setting {
+    pub name: String,
+    pub setting: String,
+    pub unit: Option<String>,
 }
 
 /// Where the server ran and what it was set to.
@@ -85,7 +99,7 @@ pub struct DbSummary {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DbIntervalReport {
-    pub phase: iogauge_stats::Phase,
+    pub phase: Phase,
     pub t_s: f64,
     pub dur_s: f64,
     pub sessions: SessionSummary,
@@ -97,11 +111,8 @@ pub struct DbIntervalReport {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DbReport {
-    pub schema: u32,
-    pub kind: String,
-    pub iogauge_version: String,
-    pub started_at: String,
-    pub interrupted: bool,
+    #[serde(flatten)]
+    pub meta: Meta,
     /// Why the run ended early, when not by Ctrl-C (the server died, …).
     pub error: Option<String>,
     pub server: DbServer,
@@ -110,7 +121,7 @@ pub struct DbReport {
     pub data_set: DataSet,
     pub summary: DbSummary,
     /// Whether the measured window's operations/s settled (the run summary's criterion).
-    pub steady: Option<crate::Steady>,
+    pub steady: Option<Steady>,
     pub cache: Option<CacheCompare>,
     /// Operations per session over the whole run.
     pub per_session: Vec<u64>,
@@ -133,11 +144,7 @@ pub struct DbContext {
 fn interval_report(iv: &DbInterval, samples: &[Snapshot]) -> DbIntervalReport {
     let secs = iv.secs();
     DbIntervalReport {
-        phase: if iv.ramp {
-            iogauge_stats::Phase::Ramp
-        } else {
-            iogauge_stats::Phase::Measure
-        },
+        phase: if iv.ramp { Phase::Ramp } else { Phase::Measure },
         t_s: iv.start_ns as f64 / 1e9,
         dur_s: secs,
         sessions: SessionSummary::of(&iv.sessions, secs),
@@ -165,11 +172,7 @@ impl DbReport {
             .map(|t| t.round(jiff::Unit::Millisecond).unwrap_or(t).to_string())
             .unwrap_or_default();
         DbReport {
-            schema: crate::SCHEMA,
-            kind: "db".into(),
-            iogauge_version: env!("CARGO_PKG_VERSION").into(),
-            started_at,
-            interrupted: o.interrupted,
+            meta: Meta::new(Kind::DbRun, started_at, o.interrupted),
             error: o.error.clone(),
             server: DbServer {
                 version: if o.server_version.is_empty() {
@@ -202,13 +205,13 @@ impl DbReport {
     }
 }
 
-fn steady(measured: &[&DbInterval]) -> Option<crate::Steady> {
+fn steady(measured: &[&DbInterval]) -> Option<Steady> {
     let ops: Vec<f64> = measured
         .iter()
         .map(|i| i.sessions.ops() as f64 / i.secs().max(1e-9))
         .collect();
     let starts: Vec<f64> = measured.iter().map(|i| i.start_ns as f64 / 1e9).collect();
-    crate::Steady::of_series(&ops, &starts, measured.first()?.secs())
+    Steady::of_series(&ops, &starts, measured.first()?.secs())
 }
 
 /// 8 KiB blocks, as PostgreSQL's default `block_size`.
@@ -216,7 +219,7 @@ const BLOCK: f64 = 8192.0;
 
 /// PostgreSQL's reads from the OS against what `disks` completed in the same window.
 pub fn cache_compare(db: &LoadRates, d: &Derived, disks: &[String]) -> CacheCompare {
-    let sum = |f: &dyn Fn(&iogauge_probe::DiskRates) -> f64| -> f64 {
+    let sum = |f: &dyn Fn(&DiskRates) -> f64| -> f64 {
         disks.iter().filter_map(|n| d.disks.get(n)).map(f).sum()
     };
     let db_mb = db.physical_reads_s * BLOCK / (1 << 20) as f64;
@@ -243,7 +246,6 @@ pub fn cache_compare(db: &LoadRates, d: &Derived, disks: &[String]) -> CacheComp
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iogauge_probe::DiskRates;
 
     #[test]
     fn page_cache_share_from_bytes() {

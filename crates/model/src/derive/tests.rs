@@ -1,7 +1,8 @@
 //! Derived figures on hand-computed intervals: iostat -x formulas, CPU percentages, PSI,
 //! counter wrap-around and devices appearing or vanishing.
 
-use super::super::*;
+use super::*;
+use crate::system::IoPressure;
 
 /// A 5.5+ device with round counters.
 fn dev(name: &str) -> DiskCounters {

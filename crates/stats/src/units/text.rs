@@ -83,7 +83,7 @@ pub fn fmt_size(n: u64) -> String {
 }
 
 /// Durations in JSON: seconds as a float.
-pub(crate) mod secs {
+pub mod secs {
     use serde::{Deserialize, Deserializer, Serializer};
     use std::time::Duration;
     pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -96,7 +96,7 @@ pub(crate) mod secs {
 }
 
 /// Optional durations in JSON: seconds as a float, or null.
-pub(crate) mod opt_secs {
+pub mod opt_secs {
     use serde::{Deserialize, Deserializer, Serializer};
     use std::time::Duration;
     pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {

@@ -1,8 +1,8 @@
 //! What a database run returns: per interval, what the sessions did, the database's load
 //! profile and its wait events; per session, how many operations it did.
 
-use crate::aas::Aas;
-use crate::profile::{LoadDelta, LoadRates};
+use crate::db::aas::Aas;
+use crate::db::profile::{LoadDelta, LoadRates};
 use iogauge_stats::LatHist;
 use std::ops::AddAssign;
 use std::time::SystemTime;

@@ -1,20 +1,13 @@
 //! From the store to a [`CampaignView`]: the campaign's stored definition, its measured runs
 //! per case (warm-ups and interrupted runs left out), each digested, and the statistics.
 
-use crate::analysis;
-use crate::digest::{self, DigestError};
-use crate::spec::Campaign;
-use crate::view::{CampaignView, CaseView, Environment};
-use iogauge_store::{RunStatus, Store, StoreError};
-use serde::{Deserialize, Serialize};
+use iogauge_campaign::analysis;
+use iogauge_campaign::digest::{self, DigestError};
+use iogauge_campaign::view::{CampaignView, CaseView, Definition, Environment};
+use iogauge_model::history::RunStatus;
+use iogauge_model::Document;
+use iogauge_store::{Store, StoreError};
 use std::collections::{BTreeSet, HashMap};
-
-/// What the store keeps as a campaign's definition: the expanded file and where it ran.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Definition {
-    pub campaign: Campaign,
-    pub environment: Environment,
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum GatherError {
@@ -130,7 +123,7 @@ pub fn gather(store: &Store, name: &str) -> Result<CampaignView, GatherError> {
         ));
     }
     Ok(CampaignView {
-        schema: crate::SCHEMA,
+        schema: iogauge_campaign::SCHEMA,
         name: def.campaign.name.clone(),
         file,
         command: def.campaign.command.to_string(),
@@ -145,36 +138,35 @@ pub fn gather(store: &Store, name: &str) -> Result<CampaignView, GatherError> {
 }
 
 /// Targets and disks named in a run's document (`run`, `calibrate` or `db run`).
-fn note_environment(doc: &str, targets: &mut BTreeSet<String>, devices: &mut BTreeSet<String>) {
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(doc) else {
-        return;
+fn note_environment(
+    doc: &Document,
+    targets: &mut BTreeSet<String>,
+    devices: &mut BTreeSet<String>,
+) {
+    let (infos, disks): (&[_], &[String]) = match doc {
+        Document::Run(r) => (&r.targets, r.hardware.as_ref().map_or(&[], |h| &h.disks)),
+        Document::Calibration(c) => (&c.targets, &[]),
+        Document::DbRun(d) => {
+            let s = &d.server;
+            targets.insert(format!("PostgreSQL {} at {}", s.version, s.location));
+            (&[], d.cache.as_ref().map_or(&[], |c| &c.disks))
+        }
     };
-    if let Some(ts) = v.get("targets").and_then(|t| t.as_array()) {
-        for t in ts {
-            let s = |k: &str| t.get(k).and_then(|x| x.as_str()).unwrap_or("?").to_string();
-            let size = t.get("size").and_then(|x| x.as_u64()).unwrap_or(0);
-            targets.insert(format!(
-                "{}: {} on {} ({}, {:.1} GiB)",
-                s("path"),
-                s("fs"),
-                s("device"),
-                s("kind"),
-                size as f64 / f64::from(1u32 << 30)
-            ));
-        }
+    for t in infos {
+        let or_unknown = |s: &Option<String>| s.clone().unwrap_or_else(|| "?".into());
+        targets.insert(format!(
+            "{}: {} on {} ({}, {:.1} GiB)",
+            t.path.display(),
+            or_unknown(&t.fs),
+            or_unknown(&t.device),
+            match t.kind {
+                iogauge_model::target::TargetKind::File => "file",
+                iogauge_model::target::TargetKind::Block => "block",
+            },
+            t.size as f64 / f64::from(1u32 << 30)
+        ));
     }
-    if let Some(loc) = v.pointer("/server/location").and_then(|x| x.as_str()) {
-        let version = v
-            .pointer("/server/version")
-            .and_then(|x| x.as_str())
-            .unwrap_or("");
-        targets.insert(format!("PostgreSQL {version} at {loc}"));
-    }
-    for ptr in ["/hardware/disks", "/cache/disks"] {
-        if let Some(ds) = v.pointer(ptr).and_then(|x| x.as_array()) {
-            devices.extend(ds.iter().filter_map(|d| d.as_str().map(String::from)));
-        }
-    }
+    devices.extend(disks.iter().cloned());
 }
 
 /// Where this machine is, for the stored definition.
@@ -184,11 +176,6 @@ pub fn this_machine() -> Environment {
             .map(|s| s.trim().to_string())
             .unwrap_or_default()
     };
-    let ram_kb = read("/proc/meminfo")
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .unwrap_or(0);
     Environment {
         host: read("/proc/sys/kernel/hostname"),
         kernel: format!(
@@ -198,7 +185,8 @@ pub fn this_machine() -> Environment {
         ),
         iogauge_version: env!("CARGO_PKG_VERSION").to_string(),
         cpus: std::thread::available_parallelism().map_or(0, |n| n.get() as u32),
-        ram_bytes: ram_kb * 1024,
+        // Unknown memory shows as 0 in the report's environment (it is not a figure).
+        ram_bytes: iogauge_probe::ram_bytes().unwrap_or(0),
         ..Environment::default()
     }
 }

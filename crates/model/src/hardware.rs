@@ -3,8 +3,9 @@
 //! They differ for reasons a user must hear about in words: a cache absorbs reads, mirroring
 //! and journaling multiply writes, other processes share the disk.
 
-use crate::Summary;
-use iogauge_probe::{derive, Derived, Snapshot};
+use crate::derive::{derive, Derived};
+use crate::run::Summary;
+use crate::system::Snapshot;
 use iogauge_stats::Nanos;
 use serde::{Deserialize, Serialize};
 
@@ -65,7 +66,7 @@ pub fn compare(
     disks: &[String],
 ) -> Option<Hardware> {
     let d = system_between(samples, window.0, window.1)?;
-    let sum = |f: &dyn Fn(&iogauge_probe::DiskRates) -> f64| -> f64 {
+    let sum = |f: &dyn Fn(&crate::derive::DiskRates) -> f64| -> f64 {
         disks.iter().filter_map(|n| d.disks.get(n)).map(f).sum()
     };
     let dir = |iops: f64, mbps: f64, dev_iops: f64, dev_mbps: f64| DirCompare {

@@ -5,7 +5,8 @@
 //! memory figures are derived again from the raw /proc snapshots, which lie on the recorded
 //! grid and therefore on every coarser grid that is a whole multiple of it.
 
-use crate::{IntervalReport, RunReport};
+use crate::hardware::system_between;
+use crate::run::{IntervalReport, RunReport};
 use iogauge_stats::{DirStats, Direction, HistError, Interval, LatHist, Nanos, PerDir, Phase};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -124,7 +125,7 @@ impl RunReport {
             .map(|iv| {
                 let mut rep = IntervalReport::of(iv);
                 if !self.samples.is_empty() {
-                    rep.system = crate::system_between(&self.samples, iv.start, iv.end);
+                    rep.system = system_between(&self.samples, iv.start, iv.end);
                 }
                 rep
             })
@@ -136,7 +137,7 @@ impl RunReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iogauge_engine::{JobSpec, RwMode};
+    use crate::spec::{JobSpec, RwMode};
     use std::time::SystemTime;
 
     fn series() -> Vec<Interval> {

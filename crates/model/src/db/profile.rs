@@ -1,0 +1,215 @@
+//! The database's load profile as data, like an AWR load profile: cumulative server
+//! counters (or their difference over an interval) and the rates derived from them. The
+//! counters are read by `iogauge_pg`.
+
+use serde::{Deserialize, Serialize};
+use std::ops::AddAssign;
+
+/// Cumulative counters (from a snapshot) or their difference over an interval (a delta).
+/// Times are milliseconds, as PostgreSQL reports them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LoadDelta {
+    pub blks_hit: u64,
+    pub blks_read: u64,
+    pub blk_read_time_ms: f64,
+    pub blk_write_time_ms: f64,
+    pub tup_returned: u64,
+    pub tup_fetched: u64,
+    pub tup_updated: u64,
+    pub xact_commit: u64,
+    pub xact_rollback: u64,
+    pub wal_records: u64,
+    pub wal_fpi: u64,
+    pub wal_bytes: u64,
+    pub wal_write: u64,
+    pub wal_sync: u64,
+    pub wal_write_time_ms: f64,
+    pub wal_sync_time_ms: f64,
+    pub buffers_checkpointer: u64,
+    pub buffers_bgwriter: u64,
+    pub buffers_backend: u64,
+}
+
+/// Buffers written per second, by who wrote them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BuffersWritten {
+    pub checkpointer: f64,
+    pub bgwriter: f64,
+    pub backend: f64,
+}
+
+/// Rates over an interval, per second unless the name says otherwise.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LoadRates {
+    /// Buffer accesses: `blks_hit + blks_read`.
+    pub logical_reads_s: f64,
+    /// Blocks read from the OS (page cache or device): `blks_read`.
+    pub physical_reads_s: f64,
+    /// `blk_read_time / blks_read`; `None` without reads. Needs `track_io_timing = on`.
+    pub avg_read_ms: Option<f64>,
+    pub commits_s: f64,
+    pub rows_updated_s: f64,
+    pub wal_bytes_s: f64,
+    pub wal_syncs_s: f64,
+    pub buffers_written_s: BuffersWritten,
+}
+
+impl LoadDelta {
+    /// `self − earlier`, field by field. A counter that went backwards (statistics reset
+    /// mid-run) gives 0 for that interval rather than a huge wrapped number.
+    pub fn since(&self, earlier: &LoadDelta) -> LoadDelta {
+        let d = |a: u64, b: u64| a.saturating_sub(b);
+        let f = |a: f64, b: f64| (a - b).max(0.0);
+        LoadDelta {
+            blks_hit: d(self.blks_hit, earlier.blks_hit),
+            blks_read: d(self.blks_read, earlier.blks_read),
+            blk_read_time_ms: f(self.blk_read_time_ms, earlier.blk_read_time_ms),
+            blk_write_time_ms: f(self.blk_write_time_ms, earlier.blk_write_time_ms),
+            tup_returned: d(self.tup_returned, earlier.tup_returned),
+            tup_fetched: d(self.tup_fetched, earlier.tup_fetched),
+            tup_updated: d(self.tup_updated, earlier.tup_updated),
+            xact_commit: d(self.xact_commit, earlier.xact_commit),
+            xact_rollback: d(self.xact_rollback, earlier.xact_rollback),
+            wal_records: d(self.wal_records, earlier.wal_records),
+            wal_fpi: d(self.wal_fpi, earlier.wal_fpi),
+            wal_bytes: d(self.wal_bytes, earlier.wal_bytes),
+            wal_write: d(self.wal_write, earlier.wal_write),
+            wal_sync: d(self.wal_sync, earlier.wal_sync),
+            wal_write_time_ms: f(self.wal_write_time_ms, earlier.wal_write_time_ms),
+            wal_sync_time_ms: f(self.wal_sync_time_ms, earlier.wal_sync_time_ms),
+            buffers_checkpointer: d(self.buffers_checkpointer, earlier.buffers_checkpointer),
+            buffers_bgwriter: d(self.buffers_bgwriter, earlier.buffers_bgwriter),
+            buffers_backend: d(self.buffers_backend, earlier.buffers_backend),
+        }
+    }
+
+    pub fn buffers_written(&self) -> u64 {
+        self.buffers_checkpointer + self.buffers_bgwriter + self.buffers_backend
+    }
+
+    /// Rates over `secs` seconds (all zero for a zero-length interval).
+    pub fn rates(&self, secs: f64) -> LoadRates {
+        let per = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+        LoadRates {
+            logical_reads_s: per(self.blks_hit + self.blks_read),
+            physical_reads_s: per(self.blks_read),
+            avg_read_ms: (self.blks_read > 0)
+                .then(|| self.blk_read_time_ms / self.blks_read as f64),
+            commits_s: per(self.xact_commit),
+            rows_updated_s: per(self.tup_updated),
+            wal_bytes_s: per(self.wal_bytes),
+            wal_syncs_s: per(self.wal_sync),
+            buffers_written_s: BuffersWritten {
+                checkpointer: per(self.buffers_checkpointer),
+                bgwriter: per(self.buffers_bgwriter),
+                backend: per(self.buffers_backend),
+            },
+        }
+    }
+}
+
+impl AddAssign<&LoadDelta> for LoadDelta {
+    fn add_assign(&mut self, o: &LoadDelta) {
+        self.blks_hit += o.blks_hit;
+        self.blks_read += o.blks_read;
+        self.blk_read_time_ms += o.blk_read_time_ms;
+        self.blk_write_time_ms += o.blk_write_time_ms;
+        self.tup_returned += o.tup_returned;
+        self.tup_fetched += o.tup_fetched;
+        self.tup_updated += o.tup_updated;
+        self.xact_commit += o.xact_commit;
+        self.xact_rollback += o.xact_rollback;
+        self.wal_records += o.wal_records;
+        self.wal_fpi += o.wal_fpi;
+        self.wal_bytes += o.wal_bytes;
+        self.wal_write += o.wal_write;
+        self.wal_sync += o.wal_sync;
+        self.wal_write_time_ms += o.wal_write_time_ms;
+        self.wal_sync_time_ms += o.wal_sync_time_ms;
+        self.buffers_checkpointer += o.buffers_checkpointer;
+        self.buffers_bgwriter += o.buffers_bgwriter;
+        self.buffers_backend += o.buffers_backend;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snap(hit: u64, read: u64, read_ms: f64, wal: u64) -> LoadDelta {
+        LoadDelta {
+            blks_hit: hit,
+            blks_read: read,
+            blk_read_time_ms: read_ms,
+            wal_bytes: wal,
+            xact_commit: hit / 10,
+            tup_updated: 7,
+            wal_sync: 3,
+            buffers_checkpointer: 4,
+            buffers_bgwriter: 2,
+            buffers_backend: 6,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn rates_from_deltas() {
+        let a = snap(1_000, 100, 50.0, 8192);
+        let b = snap(3_000, 500, 250.0, 8192 + 4096);
+        let d = b.since(&a);
+        assert_eq!((d.blks_hit, d.blks_read, d.wal_bytes), (2_000, 400, 4096));
+        let r = d.rates(2.0);
+        assert_eq!(r.logical_reads_s, 1_200.0);
+        assert_eq!(r.physical_reads_s, 200.0);
+        assert_eq!(r.avg_read_ms, Some(0.5));
+        assert_eq!(r.commits_s, 100.0);
+        assert_eq!(r.wal_bytes_s, 2048.0);
+        assert_eq!(r.rows_updated_s, 0.0);
+        let abs = a.rates(2.0);
+        assert_eq!(abs.buffers_written_s.backend, 3.0);
+        assert_eq!(abs.wal_syncs_s, 1.5);
+    }
+
+    #[test]
+    fn no_reads_no_average_and_resets_do_not_wrap() {
+        let a = snap(10, 5, 1.0, 100);
+        let d = snap(20, 5, 1.0, 50).since(&a);
+        assert_eq!(d.rates(1.0).avg_read_ms, None);
+        assert_eq!(d.wal_bytes, 0, "a reset counter gives 0, not a wrap");
+        assert_eq!(LoadDelta::default().rates(0.0), LoadRates::default());
+    }
+
+    #[test]
+    fn deltas_add_up() {
+        let mut t = LoadDelta::default();
+        t += &snap(1, 2, 3.0, 4);
+        t += &snap(1, 2, 3.0, 4);
+        assert_eq!(
+            (t.blks_hit, t.blks_read, t.blk_read_time_ms, t.wal_bytes),
+            (2, 4, 6.0, 8)
+        );
+        assert_eq!(t.buffers_written(), 24);
+    }
+
+    #[test]
+    fn rate_keys_are_the_documented_ones() {
+        let v = serde_json::to_value(LoadRates::default()).unwrap();
+        let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            [
+                "avg_read_ms",
+                "buffers_written_s",
+                "commits_s",
+                "logical_reads_s",
+                "physical_reads_s",
+                "rows_updated_s",
+                "wal_bytes_s",
+                "wal_syncs_s",
+            ]
+        );
+        let b = serde_json::to_value(BuffersWritten::default()).unwrap();
+        assert_eq!(b.as_object().unwrap().len(), 3);
+    }
+}

@@ -1,0 +1,188 @@
+//! The stored document: one typed value for every result iogauge produces (a run, a
+//! calibration, a database run), tagged by `kind` in JSON, over one shared head (`Meta`).
+//! Reading goes through [`Document::from_json`], the only place that looks at `kind` and
+//! `schema`: it upgrades documents stored by an older iogauge (schema 1) before typing them.
+//!
+//! Schema 2 keeps every field name schema 1 had, except where the kinds disagreed:
+//! - a calibration's `start_time`/`end_time` are `started_at`/`ended_at`, as for the others
+//!   (every kind now records `ended_at`);
+//! - a database run's `grid` and `workload.think_time` are seconds (schema 1 stored Rust's
+//!   `{"secs", "nanos"}` pairs), as every other duration in the documents.
+
+pub use crate::meta::{Kind, Meta, SCHEMA};
+
+use crate::calib::CalibrationReport;
+use crate::db::report::DbReport;
+use crate::run::RunReport;
+use serde_json::Value;
+
+/// A stored result of any kind.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Document {
+    Run(Box<RunReport>),
+    Calibration(Box<CalibrationReport>),
+    DbRun(Box<DbReport>),
+}
+
+/// Why a stored text is not a document this iogauge can read.
+#[derive(Debug, thiserror::Error)]
+pub enum DocError {
+    #[error("not JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("no \"{0}\" field: not an iogauge result")]
+    Missing(&'static str),
+    #[error("kind {0:?} is not one iogauge knows (run, calibrate, db)")]
+    UnknownKind(String),
+    #[error("schema {found} is newer than this iogauge reads ({SCHEMA}); use a newer iogauge")]
+    Newer { found: u64 },
+}
+
+impl Document {
+    /// Reads a document of any schema iogauge has written, upgrading older ones.
+    pub fn from_json(text: &str) -> Result<Document, DocError> {
+        Self::from_value(serde_json::from_str(text)?)
+    }
+
+    /// [`Document::from_json`] on parsed JSON.
+    pub fn from_value(mut v: Value) -> Result<Document, DocError> {
+        let kind = Self::kind_of(&v)?;
+        upgrade(&mut v, kind)?;
+        Ok(match kind {
+            Kind::Run => Document::Run(Box::new(serde_json::from_value(v)?)),
+            Kind::Calibrate => Document::Calibration(Box::new(serde_json::from_value(v)?)),
+            Kind::DbRun => Document::DbRun(Box::new(serde_json::from_value(v)?)),
+        })
+    }
+
+    /// The kind a JSON value says it is.
+    fn kind_of(v: &Value) -> Result<Kind, DocError> {
+        let name = v
+            .get("kind")
+            .and_then(Value::as_str)
+            .ok_or(DocError::Missing("kind"))?;
+        Kind::from_name(name).ok_or_else(|| DocError::UnknownKind(name.to_string()))
+    }
+
+    pub fn meta(&self) -> &Meta {
+        match self {
+            Document::Run(r) => &r.meta,
+            Document::Calibration(c) => &c.meta,
+            Document::DbRun(d) => &d.meta,
+        }
+    }
+
+    pub fn meta_mut(&mut self) -> &mut Meta {
+        match self {
+            Document::Run(r) => &mut r.meta,
+            Document::Calibration(c) => &mut c.meta,
+            Document::DbRun(d) => &mut d.meta,
+        }
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.meta().kind
+    }
+
+    pub fn warnings(&self) -> &[String] {
+        match self {
+            Document::Run(r) => &r.warnings,
+            Document::Calibration(c) => &c.warnings,
+            Document::DbRun(d) => &d.warnings,
+        }
+    }
+
+    pub fn warnings_mut(&mut self) -> &mut Vec<String> {
+        match self {
+            Document::Run(r) => &mut r.warnings,
+            Document::Calibration(c) => &mut c.warnings,
+            Document::DbRun(d) => &mut d.warnings,
+        }
+    }
+
+    /// The document as stored and exported: pretty JSON with a final newline.
+    pub fn to_json(&self) -> String {
+        let mut s = match self {
+            Document::Run(r) => serde_json::to_string_pretty(r),
+            Document::Calibration(c) => serde_json::to_string_pretty(c),
+            Document::DbRun(d) => serde_json::to_string_pretty(d),
+        }
+        .expect("documents always serialise");
+        s.push('\n');
+        s
+    }
+}
+
+impl From<RunReport> for Document {
+    fn from(r: RunReport) -> Self {
+        Document::Run(Box::new(r))
+    }
+}
+
+impl From<CalibrationReport> for Document {
+    fn from(c: CalibrationReport) -> Self {
+        Document::Calibration(Box::new(c))
+    }
+}
+
+impl From<DbReport> for Document {
+    fn from(d: DbReport) -> Self {
+        Document::DbRun(Box::new(d))
+    }
+}
+
+/// Brings a stored document of any older schema to [`SCHEMA`], in place.
+fn upgrade(v: &mut Value, kind: Kind) -> Result<(), DocError> {
+    let schema = v
+        .get("schema")
+        .and_then(Value::as_u64)
+        .ok_or(DocError::Missing("schema"))?;
+    if schema > u64::from(SCHEMA) {
+        return Err(DocError::Newer { found: schema });
+    }
+    if schema < 2 {
+        from_schema_1(v, kind);
+    }
+    v["schema"] = Value::from(SCHEMA);
+    Ok(())
+}
+
+/// Schema 1 → 2: one name for the start and end times, durations as seconds.
+fn from_schema_1(v: &mut Value, kind: Kind) {
+    let Some(doc) = v.as_object_mut() else {
+        return;
+    };
+    if kind == Kind::Calibrate {
+        for (old, new) in [("start_time", "started_at"), ("end_time", "ended_at")] {
+            if let Some(t) = doc.remove(old) {
+                doc.insert(new.into(), t);
+            }
+        }
+    }
+    if kind == Kind::DbRun {
+        if let Some(grid) = doc.get_mut("grid").and_then(Value::as_object_mut) {
+            for d in grid.values_mut() {
+                secs_of_pair(d);
+            }
+        }
+        if let Some(t) = doc
+            .get_mut("workload")
+            .and_then(|w| w.get_mut("think_time"))
+        {
+            secs_of_pair(t);
+        }
+    }
+}
+
+/// `{"secs": S, "nanos": N}` (serde's `Duration`) → `S + N/1e9`; anything else unchanged.
+fn secs_of_pair(d: &mut Value) {
+    let (Some(s), Some(n)) = (
+        d.get("secs").and_then(Value::as_u64),
+        d.get("nanos").and_then(Value::as_u64),
+    ) else {
+        return;
+    };
+    *d = Value::from(s as f64 + n as f64 / 1e9);
+}
+
+#[cfg(test)]
+mod tests;

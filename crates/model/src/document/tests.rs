@@ -1,0 +1,76 @@
+//! Reading stored documents: schema-1 documents captured from a real iogauge (the campaign
+//! fixtures) upgrade and type; schema-2 documents round-trip exactly; what is not a document
+//! is refused with the reason.
+
+use super::*;
+
+const RUN_V1: &str = include_str!("../../../campaign/tests/fixtures/run_randrw.json");
+const CALIBRATE_V1: &str = include_str!("../../../campaign/tests/fixtures/calibrate.json");
+const DB_V1: &str = include_str!("../../../campaign/tests/fixtures/db_run.json");
+
+#[test]
+fn schema_1_documents_upgrade_to_their_types() {
+    let Document::Run(r) = Document::from_json(RUN_V1).unwrap() else {
+        panic!("a run");
+    };
+    assert_eq!((r.meta.schema, r.meta.kind), (SCHEMA, Kind::Run));
+    assert_eq!(r.meta.started_at, "2026-11-23T04:00:24.354Z");
+    assert_eq!(r.meta.ended_at, None);
+    assert_eq!(r.summary.read.ios, 127270);
+
+    let Document::Calibration(c) = Document::from_json(CALIBRATE_V1).unwrap() else {
+        panic!("a calibration");
+    };
+    assert_eq!(c.meta.kind, Kind::Calibrate);
+    assert_eq!(c.meta.started_at, "2026-11-23T04:00:32.023Z");
+    assert_eq!(c.meta.ended_at.as_deref(), Some("2026-11-23T04:00:39.618Z"));
+    assert!(c.max_iops.is_some_and(|v| v > 62381.0));
+
+    let Document::DbRun(d) = Document::from_json(DB_V1).unwrap() else {
+        panic!("a db run");
+    };
+    assert_eq!(d.meta.kind, Kind::DbRun);
+    assert_eq!(d.grid.interval, std::time::Duration::from_millis(250));
+    assert_eq!(d.grid.time, std::time::Duration::from_secs(4));
+    assert_eq!(d.summary.sessions.ops, 8951);
+}
+
+#[test]
+fn schema_2_documents_round_trip_exactly() {
+    for v1 in [RUN_V1, CALIBRATE_V1, DB_V1] {
+        let doc = Document::from_json(v1).unwrap();
+        let text = doc.to_json();
+        let back = Document::from_json(&text).unwrap();
+        assert_eq!(back, doc);
+        assert_eq!(back.to_json(), text);
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["schema"], SCHEMA);
+        assert_eq!(v["kind"], doc.kind().name());
+        assert!(v.get("start_time").is_none());
+    }
+    let v: Value = serde_json::from_str(&Document::from_json(DB_V1).unwrap().to_json()).unwrap();
+    assert_eq!(v["grid"]["interval"], 0.25);
+}
+
+#[test]
+fn what_is_not_a_document_is_refused_with_the_reason() {
+    let e = |t: &str| Document::from_json(t).unwrap_err().to_string();
+    assert!(e("[1]").contains("no \"kind\""), "{}", e("[1]"));
+    assert!(e(r#"{"kind": "ior", "schema": 1}"#).contains("\"ior\" is not one iogauge knows"));
+    assert!(e(r#"{"kind": "run"}"#).contains("no \"schema\""));
+    assert!(e(r#"{"kind": "run", "schema": 99}"#).contains("newer than this iogauge"));
+    assert!(e("{").starts_with("not JSON"));
+    let mut run: Value = serde_json::from_str(RUN_V1).unwrap();
+    run["summary"] = Value::from("garbled");
+    assert!(Document::from_value(run).is_err());
+}
+
+#[test]
+fn kinds_have_one_name_each() {
+    for k in [Kind::Run, Kind::Calibrate, Kind::DbRun] {
+        assert_eq!(Kind::from_name(k.name()), Some(k));
+        assert_eq!(serde_json::to_value(k).unwrap(), k.name());
+    }
+    assert_eq!(Kind::DbRun.command(), "db run");
+    assert_eq!(Kind::from_name("db run"), None);
+}

@@ -1,0 +1,136 @@
+//! What the OS says about the targets before any I/O, as a calibration stores it: each
+//! target's filesystem, block device chain (partitions, loop, md, dm down to the disks),
+//! size, tested span and rotational flag; the md arrays of /proc/mdstat; and the warnings.
+//! Reading sysfs and /proc/mdstat into these types is `iogauge_probe`'s.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// What the OS says about one target.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TargetFacts {
+    pub path: PathBuf,
+    /// Filesystem name (`ext4`); `None` for a block device target or when statfs failed.
+    pub fs: Option<String>,
+    /// The block device holding the target (or the target itself), with its chain.
+    pub device: Option<BlockDev>,
+    /// Bytes the run addresses on this target.
+    pub tested_bytes: u64,
+    /// Size of the top block device of `device`.
+    pub device_bytes: Option<u64>,
+    /// `tested_bytes` as a percentage of `device_bytes`.
+    pub span_pct: Option<f64>,
+    /// True if any disk at the bottom of the chain is rotational, false if all are not.
+    pub rotational: Option<bool>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Preflight {
+    pub targets: Vec<TargetFacts>,
+    /// Every md array of the system, involved in a target or not.
+    pub md_arrays: Vec<MdArray>,
+    /// One line each: what could not be found out, then `iogauge_probe::warnings_for`.
+    pub warnings: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DevKind {
+    Disk,
+    Partition,
+    Loop,
+    Md,
+    Dm,
+    /// Neither of the above: zram, nbd without a device link, ...
+    Other,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BlockDev {
+    /// Kernel name, `sda1`, `nvme0n1`, `dm-0`.
+    pub name: String,
+    pub kind: DevKind,
+    /// `size` × 512.
+    pub size_bytes: Option<u64>,
+    /// `queue/rotational`; a partition reports its disk's.
+    pub rotational: Option<bool>,
+    /// The `[bracketed]` entry of `queue/scheduler` (`none` on queues without a choice); a
+    /// partition reports its disk's.
+    pub scheduler: Option<String>,
+    /// `device/model`, trimmed (SCSI, ATA and NVMe disks; virtio has none).
+    pub model: Option<String>,
+    /// `dm/name`, the mapper name (`vg0-data`).
+    pub dm_name: Option<String>,
+    /// `md/level`, `raid1`.
+    pub md_level: Option<String>,
+    /// `loop/backing_file`, as the kernel prints it.
+    pub loop_backing_file: Option<PathBuf>,
+    /// What this device is built on: a partition's disk, md/dm slaves, the device holding a
+    /// loop device's backing file (empty when that file is not on a block device).
+    pub below: Vec<BlockDev>,
+}
+
+/// The block devices under the whole disks at the bottom of `dev`'s chain (`dev` itself when
+/// nothing is below it), in order, each once.
+pub fn leaves(dev: &BlockDev) -> Vec<&BlockDev> {
+    fn walk<'a>(d: &'a BlockDev, out: &mut Vec<&'a BlockDev>) {
+        if d.below.is_empty() {
+            if !out.iter().any(|o| o.name == d.name) {
+                out.push(d);
+            }
+        } else {
+            d.below.iter().for_each(|b| walk(b, out));
+        }
+    }
+    let mut out = Vec::new();
+    walk(dev, &mut out);
+    out
+}
+
+/// One md array (one `mdN : ...` paragraph).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MdArray {
+    /// Kernel name, `md0`.
+    pub name: String,
+    /// `active` (also `active (read-only)`, `active (auto-read-only)`) rather than `inactive`.
+    pub active: bool,
+    /// Personality, `raid1`; absent for inactive arrays.
+    pub level: Option<String>,
+    pub members: Vec<MdMember>,
+    /// `n` of the `[n/m]` status: slots in the array. Absent for raid0, linear, inactive.
+    pub raid_disks: Option<u32>,
+    /// `m` of `[n/m]`: slots holding an in-sync disk.
+    pub active_disks: Option<u32>,
+    /// Per-slot state, `UU` or `U_` (`_` = missing or failed).
+    pub status: Option<String>,
+    /// Fewer working disks than slots, a `_` in the status, or a faulty member.
+    pub degraded: bool,
+    pub sync: Option<MdSync>,
+}
+
+/// A member device, `sdb1[1](F)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MdMember {
+    /// Kernel name, `sdb1`.
+    pub name: String,
+    /// The descriptor number in brackets (not the slot).
+    pub index: u32,
+    /// `(F)`: failed.
+    pub faulty: bool,
+    /// `(S)`: spare (every member of an inactive array shows as one).
+    pub spare: bool,
+    /// `(W)`: write-mostly, reads avoid it.
+    pub write_mostly: bool,
+}
+
+/// A sync in progress or waiting.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MdSync {
+    /// `resync`, `recovery`, `reshape`, `check` or `repair`.
+    pub action: String,
+    /// Done so far, 0–100; `None` when delayed or pending.
+    pub percent: Option<f64>,
+    /// `resync=DELAYED` (waits for another array on the same disks), `resync=PENDING`
+    /// (waits for the array's first write) or `resync=REMOTE` (md-cluster).
+    pub delayed_or_pending: bool,
+}
