@@ -18,113 +18,122 @@ pub use watch::{db_rates_line, watch_line};
 use iogauge_model::run::{DirSummary, RunReport};
 use iogauge_model::target::TargetInfo;
 use iogauge_model::units::fmt_size;
+use iogauge_model::Document;
 use std::fmt::Write as _;
 
-/// Turns a finished run into text.
+/// Turns a stored result of any kind into text: every output of a result is made from its
+/// document.
 pub trait Exporter {
-    fn render(&self, run: &RunReport) -> String;
+    fn render(&self, doc: &Document) -> String;
 }
 
-/// The JSON document (the schema is the serde types in `iogauge-store`).
+/// The JSON document (the schema is the serde types of `iogauge-model`).
 pub struct Json;
 
 impl Exporter for Json {
-    fn render(&self, run: &RunReport) -> String {
-        let mut s = serde_json::to_string_pretty(run).expect("RunReport always serialises");
-        s.push('\n');
-        s
+    fn render(&self, doc: &Document) -> String {
+        doc.to_json()
+    }
+}
+
+/// The human summary: a run's, a calibration's (head and body) or a database run's.
+pub struct Text;
+
+impl Exporter for Text {
+    fn render(&self, doc: &Document) -> String {
+        match doc {
+            Document::Run(r) => run_text(r),
+            Document::Calibration(c) => calibration_head(c) + &calibration_body(c),
+            Document::DbRun(d) => db_run_text(d),
+        }
     }
 }
 
 /// The human summary printed at the end of `iogauge run`.
-pub struct Text;
-
-impl Exporter for Text {
-    fn render(&self, r: &RunReport) -> String {
-        let o = &r.options;
-        let mut s = String::new();
-        let bound = match (o.time, o.ios) {
-            (Some(t), Some(n)) => format!("{:.0} s or {n} I/Os", t.as_secs_f64()),
-            (Some(t), None) => format!("{:.0} s", t.as_secs_f64()),
-            (None, Some(n)) => format!("{n} I/Os"),
-            (None, None) => "until stopped".into(),
-        };
-        let _ = writeln!(
-            s,
-            "iogauge run: {}, {bound}{}",
-            job_line(o),
-            match (&o.steady, &r.steady_wait) {
-                (Some(w), Some(sw)) => format!(
-                    " after ramp-up to steady state ({}, {:.0} s window): {:.0} s",
-                    criterion_text(&w.criterion),
-                    w.window.as_secs_f64(),
-                    sw.measured_from_s
-                ),
-                _ if o.ramp.is_zero() => String::new(),
-                _ => format!(" after {:.0} s ramp", o.ramp.as_secs_f64()),
-            }
-        );
-        for t in &r.targets {
-            let _ = writeln!(s, "  target {}", target_line(t));
+pub fn run_text(r: &RunReport) -> String {
+    let o = &r.options;
+    let mut s = String::new();
+    let bound = match (o.time, o.ios) {
+        (Some(t), Some(n)) => format!("{:.0} s or {n} I/Os", t.as_secs_f64()),
+        (Some(t), None) => format!("{:.0} s", t.as_secs_f64()),
+        (None, Some(n)) => format!("{n} I/Os"),
+        (None, None) => "until stopped".into(),
+    };
+    let _ = writeln!(
+        s,
+        "iogauge run: {}, {bound}{}",
+        job_line(o),
+        match (&o.steady, &r.steady_wait) {
+            (Some(w), Some(sw)) => format!(
+                " after ramp-up to steady state ({}, {:.0} s window): {:.0} s",
+                criterion_text(&w.criterion),
+                w.window.as_secs_f64(),
+                sw.measured_from_s
+            ),
+            _ if o.ramp.is_zero() => String::new(),
+            _ => format!(" after {:.0} s ramp", o.ramp.as_secs_f64()),
         }
-        if let Some(p) = &o.io_path {
-            let _ = writeln!(s, "  I/O path: {}", p.line());
-        }
-        if r.meta.interrupted {
-            let _ = writeln!(
-                s,
-                "  INTERRUPTED: figures cover the {:.1} s that ran",
-                r.summary.elapsed_s
-            );
-        }
-        let _ = writeln!(s);
-        let _ = writeln!(
-            s,
-            "{:<6}{:>12}{:>11}{:>9} | latency us {:>8}{:>8}{:>8}{:>8}{:>9}{:>9}",
-            "", "ios", "IOPS", "MiB/s", "mean", "p50", "p90", "p99", "p99.9", "max"
-        );
-        for (name, d) in [("read", &r.summary.read), ("write", &r.summary.write)] {
-            if d.ios > 0 {
-                let _ = writeln!(s, "{}", dir_line(name, d));
-            }
-        }
-        if r.summary.read.ios + r.summary.write.ios == 0 {
-            let _ = writeln!(s, "(no I/O completed in the measured window)");
-        }
-        if let Some(l) = &r.layout {
-            s.push_str(&layout_text(l));
-        }
-        if let Some(h) = &r.hardware {
-            s.push_str(&hardware_text(h));
-        }
-        if let Some(sw) = &r.steady_wait {
-            let _ = match sw.window_s {
-                Some((a, b)) => writeln!(
-                    s,
-                    "steady state reached in the ramp-up ({a:.1}–{b:.1} s); measured from {:.1} s, everything before excluded",
-                    sw.measured_from_s
-                ),
-                None => writeln!(
-                    s,
-                    "steady state NOT reached within --steady-timeout; measured from {:.1} s anyway",
-                    sw.measured_from_s
-                ),
-            };
-        }
-        if let Some(st) = &r.steady {
-            s.push_str(&steady_text(st, "IOPS"));
-        }
-        let _ = writeln!(
-            s,
-            "measured {:.2} s over {} intervals",
-            r.summary.elapsed_s,
-            r.intervals.len()
-        );
-        for w in &r.warnings {
-            let _ = writeln!(s, "warning: {w}");
-        }
-        s
+    );
+    for t in &r.targets {
+        let _ = writeln!(s, "  target {}", target_line(t));
     }
+    if let Some(p) = &o.io_path {
+        let _ = writeln!(s, "  I/O path: {}", p.line());
+    }
+    if r.meta.interrupted {
+        let _ = writeln!(
+            s,
+            "  INTERRUPTED: figures cover the {:.1} s that ran",
+            r.summary.elapsed_s
+        );
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(
+        s,
+        "{:<6}{:>12}{:>11}{:>9} | latency us {:>8}{:>8}{:>8}{:>8}{:>9}{:>9}",
+        "", "ios", "IOPS", "MiB/s", "mean", "p50", "p90", "p99", "p99.9", "max"
+    );
+    for (name, d) in [("read", &r.summary.read), ("write", &r.summary.write)] {
+        if d.ios > 0 {
+            let _ = writeln!(s, "{}", dir_line(name, d));
+        }
+    }
+    if r.summary.read.ios + r.summary.write.ios == 0 {
+        let _ = writeln!(s, "(no I/O completed in the measured window)");
+    }
+    if let Some(l) = &r.layout {
+        s.push_str(&layout_text(l));
+    }
+    if let Some(h) = &r.hardware {
+        s.push_str(&hardware_text(h));
+    }
+    if let Some(sw) = &r.steady_wait {
+        let _ = match sw.window_s {
+            Some((a, b)) => writeln!(
+                s,
+                "steady state reached in the ramp-up ({a:.1}–{b:.1} s); measured from {:.1} s, everything before excluded",
+                sw.measured_from_s
+            ),
+            None => writeln!(
+                s,
+                "steady state NOT reached within --steady-timeout; measured from {:.1} s anyway",
+                sw.measured_from_s
+            ),
+        };
+    }
+    if let Some(st) = &r.steady {
+        s.push_str(&steady_text(st, "IOPS"));
+    }
+    let _ = writeln!(
+        s,
+        "measured {:.2} s over {} intervals",
+        r.summary.elapsed_s,
+        r.intervals.len()
+    );
+    for w in &r.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    s
 }
 
 /// The job in one line: `randrw (70% reads) 8k, QD 32 x 2 workers, io_uring, O_DIRECT`.
@@ -334,7 +343,7 @@ mod tests {
 
     #[test]
     fn text_shows_the_read_row_and_hides_the_empty_write_row() {
-        let t = Text.render(&report());
+        let t = Text.render(&Document::from(report()));
         assert!(t.contains("read "), "{t}");
         assert!(t.contains("1000.0"), "IOPS shown: {t}");
         assert!(!t.contains("\nwrite"), "{t}");
@@ -343,7 +352,7 @@ mod tests {
 
     #[test]
     fn json_parses_back() {
-        let j = Json.render(&report());
+        let j = Json.render(&Document::from(report()));
         let v: serde_json::Value = serde_json::from_str(&j).unwrap();
         assert_eq!(v["summary"]["read"]["ios"], 1000);
     }
