@@ -6,6 +6,8 @@ mod campaign;
 mod db;
 mod history;
 mod series;
+#[cfg(test)]
+mod snap;
 mod watch;
 
 pub use calib::{calibration_body, calibration_head, matrix_csv, point_line, preflight_text};
