@@ -1,7 +1,7 @@
 //! The run summary (`Text`) and the live progress line of `iogauge run`.
 
 use super::{run_randread, run_randrw};
-use crate::{progress_line, Exporter, Text};
+use crate::{progress_line, run_text};
 use insta::assert_snapshot;
 use iogauge_model::hardware::DeviceRow;
 use iogauge_model::iopath::{EngineKind, HugeSource, IoPath, MemMode, PoolInfo};
@@ -14,12 +14,12 @@ use std::time::Duration;
 
 #[test]
 fn randread_with_hardware_rows() {
-    assert_snapshot!("randread", Text.render(&run_randread()));
+    assert_snapshot!("randread", run_text(&run_randread()));
 }
 
 #[test]
 fn randrw_steady_with_hardware_rows() {
-    assert_snapshot!("randrw", Text.render(&run_randrw()));
+    assert_snapshot!("randrw", run_text(&run_randrw()));
 }
 
 /// mirror:2 over two files, the second marked failed, with the warnings a run carries.
@@ -60,7 +60,7 @@ fn layout_with_a_degraded_member_and_warnings() {
         "--degraded data2: its writes are dropped and its reads go to its partner".into(),
         "the target (64.0 MiB) fits in the page cache; O_DIRECT keeps reads off it".into(),
     ];
-    assert_snapshot!("layout", Text.render(&r));
+    assert_snapshot!("layout", run_text(&r));
 }
 
 /// The hardware table with device rows (a member disk and layers above it), notes, the I/O
@@ -101,7 +101,7 @@ fn hardware_devices_notes_and_io_path() {
         row("dm-0", 54800.0, 90.1),
     ];
     h.notes = vec!["other processes wrote to vda during the run: 0.4 writes/s".into()];
-    assert_snapshot!("hardware_devices", Text.render(&r));
+    assert_snapshot!("hardware_devices", run_text(&r));
 }
 
 fn steady(reached: Option<f64>, left: Option<(f64, f64)>) -> Steady {
@@ -141,7 +141,7 @@ fn steady_wait_reached_then_left() {
         measured_from_s: 2.5,
     });
     r.steady = Some(steady(Some(0.5), Some((3.0, 42.0))));
-    assert_snapshot!("steady_wait_reached", Text.render(&r));
+    assert_snapshot!("steady_wait_reached", run_text(&r));
 }
 
 /// `--steady iops_slope:2%` that timed out, and a measured window that never settled.
@@ -159,7 +159,7 @@ fn steady_wait_timed_out_and_never_steady() {
         measured_from_s: 10.0,
     });
     r.steady = Some(steady(None, None));
-    assert_snapshot!("steady_wait_timed_out", Text.render(&r));
+    assert_snapshot!("steady_wait_timed_out", run_text(&r));
 }
 
 /// Ctrl-C before the first I/O completed, on a job bounded by neither time nor I/Os.
@@ -177,7 +177,7 @@ fn interrupted_without_io() {
     r.hardware = None;
     r.intervals.truncate(1);
     r.warnings = vec!["interrupted: the figures cover 0.3 s".into()];
-    assert_snapshot!("interrupted_without_io", Text.render(&r));
+    assert_snapshot!("interrupted_without_io", run_text(&r));
 }
 
 /// One line per interval as `run` prints them live: ramp and measured, read-only and mixed.
