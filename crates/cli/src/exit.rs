@@ -81,6 +81,9 @@ fn code_of(e: &anyhow::Error) -> u8 {
     if let Some(s) = e.downcast_ref::<StoreError>() {
         return if s.is_usage() { USAGE } else { RUNTIME };
     }
+    if let Some(s) = e.downcast_ref::<iogauge_session::SessionError>() {
+        return if s.is_usage() { USAGE } else { RUNTIME };
+    }
     RUNTIME
 }
 
