@@ -6,6 +6,7 @@ use crate::campaign::gather::GatherError;
 use crate::exit_code::{INTERRUPTED, RUNTIME, USAGE};
 use crate::usage::{clap_line, escape_controls, UsageError};
 use iogauge_engine::{EngineError, TargetError};
+use iogauge_session::SessionError;
 use iogauge_store::StoreError;
 use std::process::ExitCode;
 
@@ -47,6 +48,10 @@ fn code_of(e: &anyhow::Error) -> u8 {
         return if g.is_usage() { USAGE } else { RUNTIME };
     }
     if let Some(s) = e.downcast_ref::<StoreError>() {
+        return if s.is_usage() { USAGE } else { RUNTIME };
+    }
+    // The store as a measured session opens it (a --store in a missing directory).
+    if let Some(s) = e.downcast_ref::<SessionError>() {
         return if s.is_usage() { USAGE } else { RUNTIME };
     }
     RUNTIME
