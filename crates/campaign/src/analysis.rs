@@ -28,17 +28,10 @@ pub fn samples(case: &CaseView, key: &str) -> Vec<f64> {
     measured(case, key).into_iter().map(|(_, v)| v).collect()
 }
 
-/// Seed of the ratio bootstrap of metric `key` for case `case`: 64-bit FNV-1a (Fowler, Noll,
-/// Vo; the IETF draft-eastlake-fnv parameters) over the key, a 0xff separator (never in UTF-8)
-/// and the case name. Spelled out rather than `DefaultHasher`, whose output may change
-/// between Rust releases; stable seeds keep a report reproducible.
+/// Seed of the ratio bootstrap of metric `key` for case `case`: FNV-1a over the key, a 0xff
+/// separator (never in UTF-8) and the case name; stable seeds keep a report reproducible.
 pub fn seed(key: &str, case: &str) -> u64 {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    key.bytes()
-        .chain([0xff])
-        .chain(case.bytes())
-        .fold(OFFSET, |h, b| (h ^ u64::from(b)).wrapping_mul(PRIME))
+    iogauge_stats::fnv1a(key.bytes().chain([0xff]).chain(case.bytes()))
 }
 
 /// Every catalogue metric some measured run has, in catalogue order, with one entry per case

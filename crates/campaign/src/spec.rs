@@ -361,7 +361,7 @@ impl Campaign {
 
     /// Identifies what the runs measure (command and each case's name and command line): a
     /// resume is refused when it changed. Repetitions, order, warm-up and baseline may change.
-    /// FNV-1a 64 over a canonical text: stable across builds, unlike `std`'s hasher.
+    /// FNV-1a over a canonical text: stable across builds, unlike `std`'s hasher.
     pub fn plan_hash(&self) -> String {
         let mut text = self.command.to_string();
         for c in &self.cases {
@@ -372,12 +372,7 @@ impl Campaign {
                 text.push_str(a);
             }
         }
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in text.bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        format!("{h:016x}")
+        format!("{:016x}", iogauge_stats::fnv1a(text.bytes()))
     }
 
     /// For every case, the index of the case it is compared with; `None` for a baseline

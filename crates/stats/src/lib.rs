@@ -6,12 +6,14 @@
 
 pub mod compare;
 mod counters;
+mod fnv;
 mod hist;
 mod interval;
 mod steady;
 pub mod units;
 
 pub use counters::{DirStats, Direction, PerDir};
+pub use fnv::fnv1a;
 pub use hist::{HistError, LatHist, LatSummary};
 pub use interval::{measured_totals, Interval, Phase};
 pub use steady::{

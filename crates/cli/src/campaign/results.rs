@@ -294,9 +294,7 @@ fn compare_cases(view: &CampaignView, a: &str, b: &str, json: bool) -> anyhow::R
 }
 
 fn seed_of(key: &str) -> u64 {
-    key.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-    })
+    iogauge_stats::fnv1a(key.bytes())
 }
 
 fn fmt_num(x: f64) -> String {
