@@ -75,23 +75,6 @@ fn start_until(dir: &Path, store: &Path, marker: &str) -> std::process::Child {
     child
 }
 
-/// Waits until no process still runs with `needle` on its command line.
-fn wait_gone(needle: &str) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let alive = std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
-            std::fs::read(e.path().join("cmdline"))
-                .map(|c| String::from_utf8_lossy(&c).contains(needle))
-                .unwrap_or(false)
-        });
-        if !alive {
-            return;
-        }
-        assert!(Instant::now() < deadline, "processes with {needle} linger");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 fn export_json(store: &Path, name: &str) -> Value {
     let out = bin()
         .args(["export", "--campaign", name, "--format", "json", "--store"])

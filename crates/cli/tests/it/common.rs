@@ -34,6 +34,7 @@ use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::{Duration, Instant};
 
 /// Readers: the tests that run side by side; the writer: an exclusive test.
 static GATE: RwLock<()> = RwLock::new(());
@@ -184,6 +185,49 @@ pub fn spawn_on(store: &Path, args: &[&str]) -> Child {
 pub fn sigint(child: &std::process::Child) {
     // SAFETY: plain kill(2) on our own child's pid.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+}
+
+/// Waits (up to 30 s) until no process has `needle` on its command line.
+pub fn wait_gone(needle: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline"))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
+    }) {
+        assert!(Instant::now() < deadline, "processes with {needle} linger");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Waits (up to 30 s) until no process has `file` open. A process killed as it starts a
+/// child leaves the child, between its fork and its exec, holding the killed one's
+/// descriptors (a campaign's flock'd lock among them) for a moment, under the killed one's
+/// command line; on a loaded machine that moment can outlast the kill and the reaping.
+pub fn wait_closed(file: &Path) {
+    let file = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let holders: Vec<String> = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|p| {
+                std::fs::read_dir(p.path().join("fd")).is_ok_and(|fds| {
+                    fds.flatten()
+                        .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == file))
+                })
+            })
+            .map(|p| p.file_name().to_string_lossy().into_owned())
+            .collect();
+        if holders.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} still open in PID {holders:?}",
+            file.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// A fresh directory on the disk under test (not /tmp, which may be tmpfs elsewhere).

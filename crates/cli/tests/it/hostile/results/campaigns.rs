@@ -54,49 +54,6 @@ fn start_campaign(store: &Path, file: &Path, marker: &str) -> Child {
     child
 }
 
-/// Waits until no process has `needle` on its command line.
-fn wait_gone(needle: &str) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
-        std::fs::read(e.path().join("cmdline"))
-            .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
-    }) {
-        assert!(Instant::now() < deadline, "processes with {needle} linger");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// Waits until no process has `file` open. A runner killed as it starts its hook leaves the
-/// hook's process, between its fork and its exec, holding the runner's descriptors (the
-/// campaign lock among them) for a moment; on a loaded machine that moment can outlast the
-/// kill, so "stale" means: no process holds the file any more.
-fn wait_closed(file: &Path) {
-    let file = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let holders: Vec<String> = std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter(|p| {
-                std::fs::read_dir(p.path().join("fd")).is_ok_and(|fds| {
-                    fds.flatten()
-                        .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == file))
-                })
-            })
-            .map(|p| p.file_name().to_string_lossy().into_owned())
-            .collect();
-        if holders.is_empty() {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{} still open in PID {holders:?}",
-            file.display()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 fn sigkill(child: &mut Child) {
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
