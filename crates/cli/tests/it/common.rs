@@ -1,0 +1,478 @@
+//! Shared helpers for the integration tests: the real binary, work directories on the disk
+//! that holds `target/` (ext4 here, O_DIRECT-capable), root-only fixtures, and the gate every
+//! test passes.
+//!
+//! # The gate
+//!
+//! Every test is a module of one binary, and libtest runs them side by side (one thread per
+//! core), so a test of one area runs beside a test of any other. Before it starts iogauge or
+//! touches the machine, a test takes one guard and holds it to its end:
+//!
+//! - [`shared()`]: an ordinary test; any number run together.
+//! - [`heavy()`]: shared, and timing-sensitive (throughput, latency, rates, sleeps against a
+//!   running job) or a disturbance of the disk and the page cache (PostgreSQL clusters,
+//!   `--cache-limit`'s drop of the page cache, long calibrations; the tests that count on
+//!   what the page cache holds are heavy too): one heavy test at a time, beside ordinary
+//!   ones. Inside a test that already holds a guard it takes only the heavy
+//!   lock, for a heavy step of a longer test.
+//! - [`exclusive()`]: the test changes machine-wide state that other tests depend on (a
+//!   sysctl: `kernel.io_uring_disabled`, `vm.nr_hugepages`): it waits until every running
+//!   test has finished, no test starts until it is done, and [`Sysctl`] puts the value back
+//!   when dropped, also when the test panics.
+//!
+//! The guard covers the whole test, not each command: a test's assertions span several
+//! commands (a file filled, then read; a run stored, then shown), and a sysctl flipped
+//! between two of them would break it. Forgetting the guard is not possible quietly: every
+//! helper that starts iogauge or touches the machine ([`bin`], [`command`], [`spawn`],
+//! [`exe`], [`workdir`], [`sh`], [`Loop`], [`Mount`]) panics on a thread that holds none,
+//! and [`Sysctl`] without the exclusive one; `iogauge_is_started_only_through_the_gate`
+//! checks that nothing builds the binary's command line around them. A panicking test
+//! poisons nothing: every lock is taken back from its `PoisonError`. std's `RwLock` on
+//! Linux lets no new reader in while a writer waits, so an exclusive test is not starved.
+
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::{Duration, Instant};
+
+/// Readers: the tests that run side by side; the writer: an exclusive test.
+static GATE: RwLock<()> = RwLock::new(());
+
+/// Timing-sensitive tests take this too, so they do not share the disk with each other.
+static HEAVY: Mutex<()> = Mutex::new(());
+
+/// What the current test holds: a test runs on one thread, and its guards, dropped when it
+/// ends (by a panic too), set this back.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Held {
+    Nothing,
+    Shared,
+    Exclusive,
+}
+
+thread_local! {
+    static HELD: Cell<Held> = const { Cell::new(Held::Nothing) };
+    static HOLDS_HEAVY: Cell<bool> = const { Cell::new(false) };
+}
+
+/// A test's pass through the gate; see the module documentation. Hold it to the end of the
+/// test: `let _g = shared();` (`let _ = …` would drop it at once).
+#[must_use = "hold the guard for the whole test: `let _g = shared();`"]
+pub struct Guard {
+    // Fields drop in this order: the heavy lock before the gate, the reverse of taking them.
+    heavy: Option<MutexGuard<'static, ()>>,
+    shared: Option<RwLockReadGuard<'static, ()>>,
+    exclusive: Option<RwLockWriteGuard<'static, ()>>,
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if self.heavy.is_some() {
+            HOLDS_HEAVY.set(false);
+        }
+        if self.shared.is_some() || self.exclusive.is_some() {
+            HELD.set(Held::Nothing);
+        }
+    }
+}
+
+fn first_guard(kind: &str) {
+    assert_eq!(
+        HELD.get(),
+        Held::Nothing,
+        "{kind}() must be the test's first guard"
+    );
+}
+
+/// An ordinary test: runs beside any other but an exclusive one.
+pub fn shared() -> Guard {
+    first_guard("shared");
+    let g = GATE.read().unwrap_or_else(PoisonError::into_inner);
+    HELD.set(Held::Shared);
+    Guard {
+        heavy: None,
+        shared: Some(g),
+        exclusive: None,
+    }
+}
+
+/// A timing-sensitive test (or step of one): shared, and one heavy at a time. In a test that
+/// holds a guard already, only the heavy lock is taken (the gate is never read twice by one
+/// thread: with an exclusive test waiting, the second read would wait forever).
+pub fn heavy() -> Guard {
+    assert!(!HOLDS_HEAVY.get(), "heavy() taken twice by one test");
+    let shared = (HELD.get() == Held::Nothing).then(|| {
+        let g = GATE.read().unwrap_or_else(PoisonError::into_inner);
+        HELD.set(Held::Shared);
+        g
+    });
+    let h = HEAVY.lock().unwrap_or_else(PoisonError::into_inner);
+    HOLDS_HEAVY.set(true);
+    Guard {
+        heavy: Some(h),
+        shared,
+        exclusive: None,
+    }
+}
+
+/// A test that changes machine-wide state: waits until every running test has finished,
+/// and keeps every other test from starting until it is dropped.
+pub fn exclusive() -> Guard {
+    first_guard("exclusive");
+    let g = GATE.write().unwrap_or_else(PoisonError::into_inner);
+    HELD.set(Held::Exclusive);
+    Guard {
+        heavy: None,
+        shared: None,
+        exclusive: Some(g),
+    }
+}
+
+/// Panics unless the current test holds a guard of the gate.
+fn gated(what: &str) {
+    assert_ne!(
+        HELD.get(),
+        Held::Nothing,
+        "{what} in a test that holds no guard: start the test with `let _g = shared();` \
+         (or heavy() / exclusive(); see tests/it/common.rs)"
+    );
+}
+
+/// The results store every test run writes to (never the user's own).
+pub fn test_store() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-results.sqlite")
+}
+
+/// The iogauge binary, for a command line built by hand (`script -c`).
+pub fn exe() -> PathBuf {
+    gated("iogauge");
+    assert_cmd::cargo::cargo_bin("iogauge")
+}
+
+/// `iogauge` as an `assert_cmd` command, on the test store.
+pub fn bin() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::new(exe());
+    c.env("IOGAUGE_STORE", test_store());
+    c
+}
+
+/// `iogauge` as a plain `std` command (to spawn it, set `pre_exec`, or reap it with
+/// `wait4`), on the test store.
+pub fn command() -> std::process::Command {
+    let mut c = std::process::Command::new(exe());
+    c.env("IOGAUGE_STORE", test_store());
+    c
+}
+
+/// Starts `iogauge ARGS` in the background with stdout and stderr captured.
+pub fn spawn(args: &[&str]) -> Child {
+    spawn_on(&test_store(), args)
+}
+
+/// [`spawn`] on a store of the test's own.
+pub fn spawn_on(store: &Path, args: &[&str]) -> Child {
+    command()
+        .env("IOGAUGE_STORE", store)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn iogauge")
+}
+
+/// Sends SIGINT (Ctrl-C) to a child.
+pub fn sigint(child: &std::process::Child) {
+    // SAFETY: plain kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+}
+
+/// Waits (up to 30 s) until no process has `needle` on its command line.
+pub fn wait_gone(needle: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline"))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
+    }) {
+        assert!(Instant::now() < deadline, "processes with {needle} linger");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Waits (up to 30 s) until no process has `file` open. A process killed as it starts a
+/// child leaves the child, between its fork and its exec, holding the killed one's
+/// descriptors (a campaign's flock'd lock among them) for a moment, under the killed one's
+/// command line; on a loaded machine that moment can outlast the kill and the reaping.
+pub fn wait_closed(file: &Path) {
+    let file = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let holders: Vec<String> = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|p| {
+                std::fs::read_dir(p.path().join("fd")).is_ok_and(|fds| {
+                    fds.flatten()
+                        .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == file))
+                })
+            })
+            .map(|p| p.file_name().to_string_lossy().into_owned())
+            .collect();
+        if holders.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} still open in PID {holders:?}",
+            file.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A fresh directory on the disk under test (not /tmp, which may be tmpfs elsewhere).
+pub fn workdir() -> tempfile::TempDir {
+    gated("a work directory");
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir under target/")
+}
+
+/// Runs `iogauge run ARGS --json`, asserts success, returns the parsed JSON.
+pub fn run_json(args: &[&str]) -> serde_json::Value {
+    let out = bin()
+        .arg("run")
+        .args(args)
+        .arg("--json")
+        .output()
+        .expect("spawn iogauge");
+    assert!(
+        out.status.success(),
+        "iogauge run {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}
+
+/// Runs `iogauge run ARGS`, expects failure with `code`, and returns stderr, checking it is
+/// exactly one line and not a panic.
+pub fn run_fails(args: &[&str], code: i32) -> String {
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    fails(&all, code)
+}
+
+/// Runs `iogauge ARGS`, expects failure with `code`, and returns stderr, checking it is
+/// exactly one `error:` line and not a panic.
+pub fn fails(args: &[&str], code: i32) -> String {
+    let out = bin().args(args).output().expect("spawn iogauge");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "iogauge {args:?}: wrong exit code; stderr: {err}"
+    );
+    assert!(!err.contains("panicked"), "panic: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "error must be one line: {err:?}"
+    );
+    assert!(err.starts_with("error:"), "{err}");
+    err
+}
+
+/// Several tests mount filesystems or set sysctls: they need root, and say so loudly
+/// (CI runs as root; a silent skip would hide the missing check).
+pub fn require_root() {
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    assert_eq!(
+        uid, 0,
+        "this test needs root (mounts, chattr, sysctl); run the suite as root"
+    );
+}
+
+pub fn sh(cmd: &str) {
+    gated(cmd);
+    let st = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .status()
+        .expect("sh");
+    assert!(st.success(), "`{cmd}` failed");
+}
+
+/// A loop device over an image file, detached when dropped.
+pub struct Loop(pub String);
+
+impl Loop {
+    pub fn new(image: &Path) -> Loop {
+        gated("a loop device");
+        let out = std::process::Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(image)
+            .output()
+            .expect("losetup (util-linux) is installed");
+        assert!(
+            out.status.success(),
+            "losetup: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Loop(String::from_utf8(out.stdout).unwrap().trim().to_string())
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("losetup")
+            .args(["-d", &self.0])
+            .status();
+    }
+}
+
+/// A mount that is undone when dropped.
+pub struct Mount(pub PathBuf);
+
+impl Mount {
+    pub fn new(dir: &Path, fstype: &str, opts: &str) -> Mount {
+        gated("a mount");
+        std::fs::create_dir_all(dir).unwrap();
+        sh(&format!(
+            "mount -t {fstype} -o {opts} {fstype} '{}'",
+            dir.display()
+        ));
+        Mount(dir.to_path_buf())
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A sysctl set for the rest of an exclusive test and put back when dropped, also when the
+/// test panics.
+pub struct Sysctl {
+    path: &'static str,
+    old: String,
+}
+
+impl Sysctl {
+    /// Writes `value` to `path` (under /proc/sys), keeping the value it had.
+    pub fn set(path: &'static str, value: &str) -> Sysctl {
+        assert_eq!(
+            HELD.get(),
+            Held::Exclusive,
+            "{path} is machine-wide: set it under `let _g = exclusive();`"
+        );
+        let old = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let s = Sysctl { path, old };
+        s.write(value);
+        s
+    }
+
+    /// Writes another value; the one from before [`Sysctl::set`] still comes back on drop.
+    pub fn write(&self, value: &str) {
+        std::fs::write(self.path, value).unwrap_or_else(|e| panic!("{}: {e}", self.path));
+    }
+}
+
+impl Drop for Sysctl {
+    fn drop(&mut self) {
+        let _ = std::fs::write(self.path, self.old.trim_end());
+    }
+}
+
+pub fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+pub fn u(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
+}
+
+/// The id in iogauge's "stored as run N in …" line.
+pub fn stored_id(stderr: &[u8]) -> i64 {
+    let err = String::from_utf8_lossy(stderr);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("stored as run "))
+        .unwrap_or_else(|| panic!("no id: {err}"));
+    line["stored as run ".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// Renders `page` in real headless Chromium to a PNG beside it and returns the page's console
+/// messages (Chromium logs console output, uncaught exceptions and its complaints about the
+/// page, such as a bad SVG attribute, as `…:CONSOLE:…` lines on stderr; the rest of its
+/// stderr is the browser's own noise). A missing Chromium fails loudly.
+pub fn chromium_console(page: &Path) -> Vec<String> {
+    let bin = Path::new("/usr/bin/chromium");
+    assert!(
+        bin.exists(),
+        "/usr/bin/chromium is missing: the report is checked in a real browser; apt-get install -y chromium"
+    );
+    let png = page.with_extension("png");
+    let out = std::process::Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+        ])
+        .args(["--enable-logging=stderr", "--v=0", "--hide-scrollbars"])
+        .arg(format!(
+            "--user-data-dir={}",
+            page.with_extension("profile").display()
+        ))
+        .arg("--window-size=1400,3000")
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("start chromium");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "chromium failed: {err}");
+    let bytes = std::fs::read(&png).expect("chromium wrote no screenshot");
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 20_000,
+        "screenshot of {} is {} bytes",
+        page.display(),
+        bytes.len()
+    );
+    err.lines()
+        .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
+        .map(String::from)
+        .collect()
+}
+
+/// Every iogauge process a test starts goes through [`exe`] and so through the gate: no test
+/// file names the binary to Cargo or assert_cmd itself.
+#[test]
+fn iogauge_is_started_only_through_the_gate() {
+    fn scan(dir: &Path, found: &mut Vec<String>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                scan(&p, found);
+            } else if p.extension().is_some_and(|x| x == "rs") && !p.ends_with("it/common.rs") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                if text.contains(concat!("cargo", "_bin")) {
+                    found.push(p.display().to_string());
+                }
+            }
+        }
+    }
+    let mut found = Vec::new();
+    scan(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it"),
+        &mut found,
+    );
+    assert!(
+        found.is_empty(),
+        "start iogauge with common::bin(), command(), spawn() or exe(), which check the gate: {found:?}"
+    );
+}

@@ -1,0 +1,315 @@
+//! `iogauge db` end to end on a real private PostgreSQL (run as the `postgres` user, which the
+//! harness requires: tests run as root): setup, read and write runs with the database's own
+//! layers in JSON, the page cache limited by a memory cgroup, show/history, Ctrl-C, reset,
+//! drop, and the errors.
+
+use crate::common::*;
+use serde_json::Value;
+use std::path::Path;
+
+fn db(args: &[&str]) -> std::process::Output {
+    bin()
+        .arg("db")
+        .args(args)
+        .output()
+        .expect("spawn iogauge db")
+}
+
+fn ok(args: &[&str]) -> std::process::Output {
+    let out = db(args);
+    assert!(
+        out.status.success(),
+        "db {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn run_json(dir: &str, extra: &[&str]) -> (Value, i64) {
+    let mut a = vec!["run", "--dir", dir, "--json", "--interval", "500ms"];
+    a.extend_from_slice(extra);
+    let out = ok(&a);
+    (
+        serde_json::from_slice(&out.stdout).expect("JSON on stdout"),
+        stored_id(&out.stderr),
+    )
+}
+
+/// No process has the cluster's data directory as its working directory (the postmaster
+/// and every backend chdir there).
+fn server_gone(dir: &Path) -> bool {
+    let data = dir.join("data").canonicalize().unwrap_or(dir.join("data"));
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read_link(e.path().join("cwd")).ok())
+        .all(|cwd| cwd != data)
+}
+
+#[test]
+fn db_setup_run_show_reset_drop() {
+    require_root();
+    let _g = heavy();
+    let w = workdir();
+    let dir = w.path().join("pg");
+    let d = dir.to_str().unwrap();
+    let out = ok(&["setup", "--dir", d, "--schemas", "2", "--scale", "2000"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("loaded 2 schemas x 2000 rows"), "{text}");
+    assert!(text.contains("one row per 8 KiB block"), "{text}");
+    assert!(text.contains("enable_bitmapscan=off") && text.contains("track_io_timing=on"));
+    assert!(server_gone(&dir), "setup left its server running");
+
+    // Readers: every interval carries the database layer and wait events.
+    let (v, id) = run_json(d, &["--readers", "2", "--time", "2s", "--work-unit", "8"]);
+    assert_eq!(v["kind"], "db");
+    assert_eq!(v["interrupted"], false);
+    let ivs = v["intervals"].as_array().unwrap();
+    assert_eq!(ivs.len(), 4);
+    for iv in ivs {
+        for k in [
+            "logical_reads_s",
+            "physical_reads_s",
+            "commits_s",
+            "rows_updated_s",
+            "wal_bytes_s",
+            "wal_syncs_s",
+        ] {
+            assert!(iv["db"][k].is_number(), "db.{k} in {iv}");
+        }
+        for k in ["checkpointer", "bgwriter", "backend"] {
+            assert!(iv["db"]["buffers_written_s"][k].is_number());
+        }
+        assert!(iv["aas"]["sessions"].is_object());
+        assert!(iv["disks"].is_object(), "device figures on the same grid");
+    }
+    let s = &v["summary"];
+    assert!(f(&s["sessions"]["reads_s"]) > 0.0);
+    assert!(f(&s["db"]["logical_reads_s"]) >= 8.0 * f(&s["sessions"]["reads_s"]) * 0.99);
+    let ops: u64 = v["per_session"].as_array().unwrap().iter().map(u).sum();
+    let by_interval: f64 = ivs
+        .iter()
+        .map(|i| f(&i["sessions"]["ops_s"]) * f(&i["dur_s"]))
+        .sum();
+    assert!(
+        (by_interval - ops as f64).abs() < 1.0,
+        "{by_interval} vs {ops}"
+    );
+    assert!(v["cache"]["page_cache_pct"].is_number(), "{}", v["cache"]);
+    assert!(server_gone(&dir), "run left its server running");
+
+    // Writers make WAL and dirty buffers.
+    let (v, _) = run_json(
+        d,
+        &["--writers", "2", "--time", "2s", "--redo-stress", "heavy"],
+    );
+    let db = &v["summary"]["db"];
+    assert!(f(&db["wal_bytes_s"]) > 0.0, "{db}");
+    assert!(f(&db["rows_updated_s"]) > 0.0, "{db}");
+    assert!(f(&v["summary"]["sessions"]["updates_s"]) > 0.0);
+    assert_eq!(v["workload"]["driver"], "server", "the default driver");
+
+    // The client driver: one statement per operation, the same figures.
+    let (v, _) = run_json(
+        d,
+        &[
+            "--sessions",
+            "2",
+            "--update-pct",
+            "50",
+            "--time",
+            "1s",
+            "--driver",
+            "client",
+        ],
+    );
+    assert_eq!(v["workload"]["driver"], "client");
+    assert!(f(&v["summary"]["sessions"]["reads_s"]) > 0.0);
+    assert!(f(&v["summary"]["sessions"]["updates_s"]) > 0.0);
+
+    // Stored and shown; listed as a db run.
+    let shown = bin().args(["show", &id.to_string()]).output().unwrap();
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(text.contains("iogauge db run: 2 readers"), "{text}");
+    assert!(text.contains("server driver"), "{text}");
+    assert!(text.contains("average active sessions"), "{text}");
+    let hist = bin().args(["history"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&hist.stdout).contains(" db "));
+
+    ok(&["reset", "--dir", d]);
+    assert!(server_gone(&dir));
+    ok(&["drop", "--dir", d]);
+    assert!(!dir.exists(), "drop removes the directory iogauge created");
+    let e = fails(&["db", "reset", "--dir", d], 2);
+    assert!(e.contains("no iogauge cluster"), "{e}");
+}
+
+/// With the server's memory (page cache included) capped, reads reach the disk: most of
+/// PostgreSQL's physical reads show up as device reads.
+#[test]
+fn cache_limit_sends_reads_to_the_disk() {
+    require_root();
+    let _g = heavy();
+    let w = workdir();
+    let dir = w.path().join("pg");
+    let d = dir.to_str().unwrap();
+    ok(&["setup", "--dir", d, "--schemas", "2", "--scale", "8000"]);
+    let (v, _) = run_json(
+        d,
+        &["--readers", "2", "--time", "2s", "--cache-limit", "80M"],
+    );
+    let c = &v["cache"];
+    assert!(f(&c["db_physical_reads_s"]) > 100.0, "{c}");
+    let pct = f(&c["page_cache_pct"]);
+    assert!(
+        pct < 50.0,
+        "page cache still served {pct}% under the limit: {c}"
+    );
+    assert!(f(&v["summary"]["db"]["avg_read_ms"]) > 0.0);
+    let aas = &v["summary"]["aas"]["sessions"];
+    assert!(f(&aas["DataFileRead"]) > 0.2, "{aas}");
+    ok(&["drop", "--dir", d]);
+}
+
+#[test]
+fn ctrl_c_stops_sessions_and_server() {
+    require_root();
+    let _g = heavy();
+    let w = workdir();
+    let dir = w.path().join("pg");
+    let d = dir.to_str().unwrap();
+    ok(&["setup", "--dir", d, "--schemas", "1", "--scale", "2000"]);
+    let child = spawn(&[
+        "db",
+        "run",
+        "--dir",
+        d,
+        "--readers",
+        "2",
+        "--time",
+        "60s",
+        "--json",
+    ]);
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    sigint(&child);
+    let t = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(t.elapsed().as_secs() < 15, "took {:?} to stop", t.elapsed());
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("partial result printed");
+    assert_eq!(v["interrupted"], true);
+    assert!(f(&v["summary"]["sessions"]["ops"]) > 0.0);
+    stored_id(&out.stderr);
+    assert!(server_gone(&dir), "a postgres process outlived Ctrl-C");
+    ok(&["drop", "--dir", d]);
+}
+
+#[test]
+fn db_errors_are_one_line() {
+    let _g = shared();
+    let w = workdir();
+    let foreign = w.path().join("foreign");
+    std::fs::create_dir(&foreign).unwrap();
+    std::fs::write(foreign.join("keep.txt"), "user data").unwrap();
+    let f_ = foreign.to_str().unwrap();
+    let e = fails(&["db", "run", "--dir", f_, "--time", "1s"], 2);
+    assert!(e.contains("not created by iogauge"), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("keep.txt")).unwrap(),
+        "user data"
+    );
+    let e = fails(&["db", "drop", "--dir", f_], 2);
+    assert!(e.contains("no iogauge cluster"), "{e}");
+    assert!(foreign.join("keep.txt").exists());
+    let e = fails(
+        &[
+            "db",
+            "run",
+            "--dsn",
+            "postgres://bench:s3cret@127.0.0.1:1/bench",
+            "--time",
+            "1s",
+        ],
+        2,
+    );
+    assert!(e.contains("cannot connect") && !e.contains("s3cret"), "{e}");
+    let e = fails(
+        &[
+            "db",
+            "run",
+            "--dsn",
+            "postgres://x@h/db",
+            "--cache-limit",
+            "1G",
+        ],
+        2,
+    );
+    assert!(e.contains("--cache-limit"), "{e}");
+    let e = fails(&["db", "run", "--readers", "0"], 2);
+    assert!(e.contains("--readers"), "{e}");
+    let e = fails(&["db", "setup", "--scale", "4"], 2);
+    assert!(e.contains("--scale"), "{e}");
+    let e = fails(&["db", "run", "--redo-stress", "max"], 2);
+    assert!(e.contains("lite or heavy"), "{e}");
+    let e = fails(&["db", "run", "--driver", "both"], 2);
+    assert!(
+        e.contains("--driver") && e.contains("server or client"),
+        "{e}"
+    );
+    let e = fails(&["db", "run", "--pg-set", "nonsense"], 2);
+    assert!(e.contains("--pg-set"), "{e}");
+}
+
+/// `iogauge watch` follows a database run: its plain lines carry the load profile and the
+/// sessions active by wait event, read from the private server while the run goes on.
+#[test]
+fn watch_shows_the_database_of_a_run_in_progress() {
+    require_root();
+    let _g = heavy();
+    let w = workdir();
+    let dir = w.path().join("pg");
+    let d = dir.to_str().unwrap();
+    ok(&["setup", "--dir", d, "--schemas", "2", "--scale", "2000"]);
+    // A store of the test's own: watch follows the newest run of its store, and on the
+    // shared one that could be another test's.
+    let store = w.path().join("s.sqlite");
+    let run = spawn_on(
+        &store,
+        &["db", "run", "--dir", d, "--readers", "2", "--time", "6s"],
+    );
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let out = bin()
+        .env("IOGAUGE_STORE", &store)
+        .args(["watch", "--plain", "--count", "3", "--interval", "500ms"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let tag = format!("| db run {}", run.id());
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains(&tag)).collect();
+    assert!(!lines.is_empty(), "run not followed: {text}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("| db logical/s ") && l.contains("| active ")),
+        "{text}"
+    );
+    let busy = lines.iter().any(|l| {
+        l.split("| active")
+            .nth(1)
+            .is_some_and(|a| !a.trim().starts_with("none"))
+    });
+    assert!(busy, "no active session seen: {text}");
+    let out = run.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    ok(&["drop", "--dir", d]);
+}

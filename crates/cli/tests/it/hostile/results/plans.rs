@@ -1,0 +1,195 @@
+//! Plans and comparisons under attack: figures that overflow (row 10) and interrupted runs
+//! used as if complete (row 17).
+
+use super::*;
+
+// Row 10: every float of `plan` is range-checked, named by its flag (or file and row).
+#[test]
+fn plan_refuses_figures_that_would_overflow() {
+    let _g = shared();
+    let base = ["plan", "--read-pct", "50", "--redundancy", "mirror"];
+    for (extra, flag) in [
+        (vec!["--iops", "1e308", "--disk-iops", "1e-7"], "--iops"),
+        (
+            vec!["--iops", "100", "--disk-iops", "1e-300"],
+            "--disk-iops",
+        ),
+        (vec!["--iops", "100", "--disk-iops", "1e-7"], "--disk-iops"),
+        (vec!["--iops", "100", "--disk-iops", "inf"], "--disk-iops"),
+        (
+            vec!["--iops", "100", "--mbps", "1e300", "--disk-iops", "9"],
+            "--mbps",
+        ),
+        (
+            vec!["--iops", "9", "--disk-iops", "9", "--disk-mbps", "1e-9"],
+            "--disk-mbps",
+        ),
+        (
+            vec![
+                "--iops",
+                "9",
+                "--disk-iops",
+                "9",
+                "--target-util",
+                "1e-300%",
+            ],
+            "--target-util",
+        ),
+        (
+            vec!["--disks", "99999999999999", "--disk-iops", "9"],
+            "--disks",
+        ),
+    ] {
+        let args: Vec<&str> = base.iter().copied().chain(extra).collect();
+        let e = fails(&args, 2);
+        assert!(e.contains(flag), "{args:?}: {e}");
+    }
+    let e = fails(
+        &[
+            "plan",
+            "--iops",
+            "9",
+            "--read-pct",
+            "50",
+            "--disk-iops",
+            "9",
+        ]
+        .into_iter()
+        .chain(["--write-penalty", "1e308"])
+        .collect::<Vec<_>>(),
+        2,
+    );
+    assert!(
+        e.contains("--write-penalty") && e.contains("from 1 to 100"),
+        "{e}"
+    );
+    let w = workdir();
+    let csv = w.path().join("h.csv");
+    std::fs::write(
+        &csv,
+        "timestamp,read_iops,write_iops\n09:00,10,5\n09:05,1e308,5\n",
+    )
+    .unwrap();
+    let e = fails(
+        &[
+            "plan",
+            "--history",
+            csv.to_str().unwrap(),
+            "--disk-iops",
+            "180",
+        ]
+        .into_iter()
+        .chain(["--redundancy", "none"])
+        .collect::<Vec<_>>(),
+        2,
+    );
+    assert!(
+        e.contains("--history") && e.contains("h.csv") && e.contains("line 3, column 2"),
+        "{e}"
+    );
+    // In range, the result is finite: the largest case is still a count of disks.
+    let out = bin()
+        .args(base)
+        .args([
+            "--iops",
+            "1e9",
+            "--disk-iops",
+            "1",
+            "--target-util",
+            "1%",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["disks"].as_u64().is_some_and(|d| d < u64::MAX / 1000),
+        "{v}"
+    );
+    assert!(
+        v["utilization"].is_number() && v["hardware_iops"].is_number(),
+        "{v}"
+    );
+}
+
+/// Starts `iogauge ARGS` on `store`, interrupts it after `after`, returns its stored id.
+fn interrupted_run(store: &Path, args: &[&str], after: Duration) -> i64 {
+    let child = command()
+        .env("IOGAUGE_STORE", store)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    sigint(&child);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stored_id(&out.stderr)
+}
+
+// Row 17: an interrupted calibration is no basis for a plan.
+#[test]
+fn plan_refuses_an_interrupted_calibration() {
+    let _g = heavy();
+    let w = workdir();
+    let store = w.path().join("s.sqlite");
+    let t = w.path().join("data");
+    let args = [
+        "calibrate",
+        "--target",
+        t.to_str().unwrap(),
+        "--size",
+        "64m",
+    ];
+    let id = interrupted_run(&store, &args, Duration::from_secs(3));
+    let out = iog(&store)
+        .args(["plan", "--from-run", &id.to_string(), "--iops", "1000"])
+        .args(["--read-pct", "70", "--redundancy", "mirror"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("--from-run {id}")) && err.contains("interrupted"),
+        "{err}"
+    );
+}
+
+// Row 17: comparing with an interrupted run says so.
+#[test]
+fn compare_warns_about_an_interrupted_run() {
+    let _g = shared();
+    let w = workdir();
+    let store = w.path().join("s.sqlite");
+    let t = w.path().join("data");
+    let t = t.to_str().unwrap();
+    let args = ["run", "--target", t, "--size", "16m", "--time", "30s"];
+    let cut = interrupted_run(&store, &args, Duration::from_secs(2));
+    let out = iog(&store)
+        .args(["run", "--target", t, "--size", "16m", "--time", "500ms"])
+        .output()
+        .unwrap();
+    let whole = stored_id(&out.stderr);
+    for json in [false, true] {
+        let mut cmd = iog(&store);
+        cmd.args(["compare", &whole.to_string(), &cut.to_string()]);
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            err.trim_end(),
+            format!("warning: run {cut} was interrupted: its figures cover only the part that ran")
+        );
+    }
+}

@@ -1,0 +1,19 @@
+//! The integration tests: one binary, one module per area, each running the real `iogauge`
+//! binary in temporary directories. Tests of every area run side by side, so each takes a
+//! guard of the gate in [`common`] first (shared, heavy or exclusive).
+
+mod common;
+
+mod blockdev;
+mod calibrate;
+mod campaign;
+mod db;
+mod errors;
+mod hostile;
+mod io_path;
+mod layout;
+mod plan;
+mod run;
+mod steady;
+mod uring_disabled;
+mod watch;

@@ -1,0 +1,141 @@
+//! `iogauge watch`: timestamped plain lines, the device filter, following a run in progress
+//! through its live file, and the full-screen view on a real pseudo-terminal.
+//!
+//! `watch` follows the newest run of its store (the live files beside it), so each test has a
+//! store of its own: with the shared one, it would follow whatever another test is running.
+
+use crate::common::*;
+use std::path::Path;
+use std::process::Command;
+
+/// `iogauge watch --plain ARGS` on `store` (whose live runs it follows): its lines.
+fn plain(store: &Path, args: &[&str]) -> Vec<String> {
+    let out = bin()
+        .env("IOGAUGE_STORE", store)
+        .args(["watch", "--plain"])
+        .args(args)
+        .output()
+        .expect("spawn iogauge watch");
+    assert!(
+        out.status.success(),
+        "watch {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Device names in a plain line: the word before each " r/s ".
+fn devices_in(line: &str) -> Vec<String> {
+    line.split(" | ")
+        .filter(|p| p.contains(" r/s "))
+        .map(|p| p.split_whitespace().next().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn plain_lines_are_timestamped_and_filtered() {
+    let _g = shared();
+    let d = workdir();
+    let store = d.path().join("s.sqlite");
+    let lines = plain(&store, &["--count", "3", "--interval", "200ms"]);
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    for l in &lines {
+        let ts = l.split(" | ").next().unwrap();
+        assert!(
+            ts.parse::<jiff::Timestamp>().is_ok(),
+            "{ts:?} is not a timestamp"
+        );
+        assert!(l.contains("| cpu usr "), "{l}");
+        for col in ["rMB/s", "rareq-sz", "aqu-sz", "r_await", "w_await", "util"] {
+            assert!(l.contains(col), "{col} missing: {l}");
+        }
+    }
+    let all = devices_in(&lines[0]);
+    assert!(!all.is_empty(), "no device in {}", lines[0]);
+    let one = &all[all.len() - 1];
+    let lines = plain(
+        &store,
+        &["--count", "1", "--interval", "100ms", "--devices", one],
+    );
+    assert_eq!(devices_in(&lines[0]), vec![one.clone()]);
+
+    let e = fails(
+        &[
+            "watch",
+            "--plain",
+            "--devices",
+            "nosuchdisk9",
+            "--count",
+            "1",
+        ],
+        2,
+    );
+    assert!(e.contains("--devices") && e.contains("nosuchdisk9"), "{e}");
+    let e = fails(&["watch", "--interval", "10ms", "--count", "1"], 2);
+    assert!(e.contains("--interval"), "{e}");
+}
+
+#[test]
+fn plain_follows_a_run_in_progress() {
+    let _g = heavy();
+    let d = workdir();
+    let t = d.path().join("data");
+    let p = t.to_str().unwrap();
+    let store = d.path().join("s.sqlite");
+    // Create and fill the file first, so the followed run starts at once.
+    run_json(&["--target", p, "--size", "32m", "--ios", "10"]);
+    let mut run = spawn_on(&store, &["run", "--target", p, "--qd", "4", "--time", "4s"]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let lines = plain(&store, &["--count", "4", "--interval", "500ms"]);
+    let tag = format!("| run {} ", run.id());
+    let seen: Vec<&String> = lines.iter().filter(|l| l.contains(&tag)).collect();
+    assert!(seen.len() >= 2, "run {} not followed: {lines:?}", run.id());
+    assert!(seen
+        .iter()
+        .all(|l| l.contains(" read ") && l.contains(" IOPS ")));
+    assert!(run.wait().unwrap().success());
+    // The live file goes with the run: nothing left to follow.
+    let after = plain(&store, &["--count", "1", "--interval", "100ms"]);
+    assert!(!after[0].contains("| run "), "{}", after[0]);
+}
+
+#[test]
+fn full_screen_view_draws_and_restores_the_terminal() {
+    let _g = shared();
+    let d = workdir();
+    let cmd = format!(
+        "stty rows 30 cols 140; {} watch --count 2 --interval 200ms",
+        exe().display()
+    );
+    let out = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env("IOGAUGE_STORE", d.path().join("s.sqlite"))
+        .output()
+        .expect("script(1) from bsdutils runs the view on a pseudo-terminal");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let screen = String::from_utf8_lossy(&out.stdout);
+    for word in [
+        "iogauge watch",
+        "devices",
+        "r_await",
+        "%util",
+        "CPU",
+        "busy",
+    ] {
+        assert!(screen.contains(word), "{word} not drawn: {screen}");
+    }
+    // Entered and left the alternate screen, cursor shown again.
+    let enter = screen
+        .find("\x1b[?1049h")
+        .expect("alternate screen entered");
+    let leave = screen.rfind("\x1b[?1049l").expect("alternate screen left");
+    assert!(leave > enter);
+    assert!(screen[leave..].contains("\x1b[?25h"), "cursor not restored");
+}
