@@ -7,6 +7,7 @@ mod common;
 mod blockdev;
 mod calibrate;
 mod campaign;
+mod completions;
 mod db;
 mod errors;
 mod hostile;

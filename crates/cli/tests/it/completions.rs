@@ -1,9 +1,7 @@
 //! `iogauge completions SHELL` and `iogauge man`: made from the clap definition, written to
 //! stdout with exit 0; a shell iogauge does not know is a one-line usage error (exit 2).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 /// The subcommands every generated text must name.
 const SUBCOMMANDS: [&str; 4] = ["run", "calibrate", "db", "campaign"];
@@ -17,6 +15,7 @@ fn stdout_of(args: &[&str]) -> String {
 
 #[test]
 fn completions_name_the_subcommands() {
+    let _g = shared();
     for shell in ["bash", "zsh", "fish"] {
         let script = stdout_of(&["completions", shell]);
         assert!(!script.trim().is_empty(), "{shell}: empty script");
@@ -38,6 +37,7 @@ fn completions_name_the_subcommands() {
 
 #[test]
 fn man_is_a_roff_page_naming_the_subcommands() {
+    let _g = shared();
     let page = stdout_of(&["man"]);
     // clap_mangen's page: a preamble of roff requests, then the title.
     let title = page
@@ -64,6 +64,7 @@ fn man_is_a_roff_page_naming_the_subcommands() {
 
 #[test]
 fn an_unknown_shell_is_a_usage_error() {
+    let _g = shared();
     let out = bin()
         .args(["completions", "nosuchshell"])
         .output()
@@ -84,6 +85,7 @@ fn an_unknown_shell_is_a_usage_error() {
 
 #[test]
 fn a_stdout_that_cannot_take_it_is_an_error_line() {
+    let _g = shared();
     for args in [&["completions", "bash"][..], &["man"]] {
         let full = std::fs::OpenOptions::new()
             .write(true)
