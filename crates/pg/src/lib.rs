@@ -50,6 +50,8 @@ pub mod schema;
 mod server;
 mod session;
 pub mod settings;
+mod shared;
+mod sql;
 pub mod watch;
 mod workload;
 
