@@ -213,7 +213,7 @@ pub fn db_run_text(r: &DbReport) -> String {
         }
     }
     if let Some(st) = &r.steady {
-        s.push_str(&crate::steady_text(st, "operations/s"));
+        s.push_str(&crate::run::steady_text(st, "operations/s"));
     }
     let _ = writeln!(
         s,

@@ -2,8 +2,8 @@
 //! inline SVG, no script and nothing fetched from the network, so it can be mailed, archived
 //! or opened offline. Reads only the [`CampaignView`]; the charts are in `svg_*.rs`.
 
-use super::html_table::{results, val};
-use super::svg::{colour, esc};
+use super::html_table::{results, swatch, val};
+use super::svg::esc;
 use super::svg_style::CSS;
 use super::{svg_series, svg_stats};
 use iogauge_campaign::{CampaignView, CaseView, RunDigest};
@@ -80,15 +80,6 @@ pub(super) fn plural(n: usize) -> &'static str {
     } else {
         "s"
     }
-}
-
-/// A colour swatch for case `name`, matching its bars and lines.
-pub(super) fn swatch(out: &mut String, view: &CampaignView, name: &str) {
-    let _ = write!(
-        out,
-        "<span class=\"sw\" style=\"background:{}\"></span>",
-        colour(svg_stats::case_index(view, name))
-    );
 }
 
 fn metric_charts(out: &mut String, view: &CampaignView) {
