@@ -5,7 +5,7 @@
 use super::html_table::{results, swatch, val};
 use super::svg::esc;
 use super::svg_style::CSS;
-use super::{svg_series, svg_stats};
+use super::{svg_bars, svg_series, svg_stats};
 use iogauge_campaign::{CampaignView, CaseView, RunDigest};
 use std::fmt::Write as _;
 
@@ -93,9 +93,9 @@ fn metric_charts(out: &mut String, view: &CampaignView) {
             out.push_str("</span>");
         }
         out.push_str("</h3>\n<div class=\"charts\">");
-        svg_stats::bars(out, view, m);
-        if svg_stats::has_ratios(m) {
-            svg_stats::normalised(out, view, m);
+        svg_bars::bars(out, view, m);
+        if svg_bars::has_ratios(m) {
+            svg_bars::normalised(out, view, m);
         } else {
             out.push_str("<p class=\"note\">No normalised chart: the baseline ");
             esc(out, &view.baseline);
