@@ -4,7 +4,7 @@ use crate::args::{HistoryArgs, ShowArgs};
 use crate::options::UsageError;
 use anyhow::Context;
 use iogauge_model::Document;
-use iogauge_report::{calibration_body, calibration_head, Exporter, Json, Text};
+use iogauge_report::{Exporter, Json, Text};
 use iogauge_store::Store;
 use std::io::Write;
 use std::process::ExitCode;
@@ -41,20 +41,15 @@ pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
             .regrid(every, &run.histograms)
             .map_err(|e| UsageError(format!("run {}: {e}", a.id)))?;
         return print(&if a.json {
-            Json.render(&r)
+            Json.render(&Document::from(r))
         } else {
-            Text.render(&r) + "\n" + &iogauge_report::interval_table(&r)
+            iogauge_report::run_text(&r) + "\n" + &iogauge_report::interval_table(&r)
         });
     }
     if a.json {
         return print(&run.document.to_json());
     }
-    let text = match &run.document {
-        Document::DbRun(r) => iogauge_report::db_run_text(r),
-        Document::Calibration(r) => calibration_head(r) + &calibration_body(r),
-        Document::Run(r) => Text.render(r),
-    };
-    print(&text)
+    print(&Text.render(&run.document))
 }
 
 fn print(text: &str) -> anyhow::Result<ExitCode> {

@@ -1,24 +1,18 @@
-//! What every measuring command does around its work: Ctrl-C handling, preflight of the
-//! engine, preparing targets with a pre-fill progress bar, timestamps.
+//! The terminal around a measured session (`iogauge_session` does the session itself):
+//! checking the engine before anything is created, preparing targets with a pre-fill
+//! progress bar, the live line of the last interval, and the exit code of how it ended.
 
+use crate::exit::INTERRUPTED;
 use crate::options::SCRATCH_DIR;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iogauge_engine::{Access, Target, TargetSpec};
+use iogauge_model::run::IntervalReport;
 use iogauge_model::spec::EngineKind;
+use iogauge_session::{Ending, SessionError, Stored};
 use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
-
-/// A flag raised by SIGINT or SIGTERM: workers stop, partial results are kept.
-pub fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&stop))
-            .context("installing the Ctrl-C handler")?;
-    }
-    Ok(stop)
-}
 
 /// Checks the engine works here before anything is created.
 pub fn check_engine(engine: EngineKind) -> anyhow::Result<()> {
@@ -65,67 +59,39 @@ pub fn prepare_targets(
     Ok(out)
 }
 
-/// Now, RFC 3339 UTC to the millisecond.
-pub fn now() -> String {
-    let t = jiff::Timestamp::now();
-    t.round(jiff::Unit::Millisecond).unwrap_or(t).to_string()
-}
+/// The line under a running job on a terminal: elapsed time, IOPS and p99 of the last
+/// interval. Silent when stderr is not a terminal.
+pub struct LiveLine(bool);
 
-/// Set by `iogauge campaign` on the runs it starts: which case and repetition a run is, so
-/// the run and its place in the campaign are stored in one transaction. Not for users.
-pub const CAMPAIGN_ENV: &str = "IOGAUGE_CAMPAIGN_RUN";
-
-/// The campaign tag of this run, if `iogauge campaign` started it.
-pub fn campaign_tag() -> anyhow::Result<Option<iogauge_store::CampaignTag>> {
-    match std::env::var(CAMPAIGN_ENV) {
-        Err(_) => Ok(None),
-        Ok(v) => serde_json::from_str(&v).map(Some).with_context(|| {
-            format!("${CAMPAIGN_ENV} is set by `iogauge campaign` only; unset it")
-        }),
+impl LiveLine {
+    pub fn stderr() -> LiveLine {
+        LiveLine(std::io::stderr().is_terminal())
     }
-}
 
-/// How a measured run ended, for its exit code.
-pub enum Ending {
-    Complete,
-    /// Stopped by Ctrl-C or SIGTERM: what ran is kept, exit 130.
-    Interrupted,
-    /// Ended early by a failure; the part that ran is kept, then this error is reported.
-    Failed(String),
-}
-
-/// The one ending of every command that produces a result (`run`, `calibrate`, `db run`,
-/// and so every campaign child): store the run, then print `text`, then say where it is
-/// stored. Stored first, so a stdout that fails (a full disk, a reader that went away, a
-/// campaign runner killed mid-run) never costs the result; a store that fails still prints
-/// it, so neither failure loses it.
-pub fn store_then_print(
-    store: &mut iogauge_store::Store,
-    run: &iogauge_store::NewRun,
-    text: &str,
-    ending: Ending,
-) -> anyhow::Result<std::process::ExitCode> {
-    use crate::exit::INTERRUPTED;
-    use std::process::ExitCode;
-    let id = match store.insert(run) {
-        Ok(id) => id,
-        Err(e) => {
-            let shown = if print_stdout(text).is_ok() {
-                "the result is printed on stdout but not stored"
-            } else {
-                "the result could be neither stored nor printed"
-            };
-            return Err(anyhow::Error::new(e).context(shown));
+    pub fn show(&self, elapsed_s: f64, iv: &IntervalReport) {
+        if self.0 {
+            let line = iogauge_report::progress_line(elapsed_s, iv);
+            eprint!("\r{line:<100}");
+            let _ = std::io::stderr().flush();
         }
-    };
-    let path = store.path().display();
-    if let Err(e) = print_stdout(text) {
-        anyhow::bail!(
-            "writing the result to stdout: {e}; the run is stored as run {id} in {path}: `iogauge show {id}`"
-        );
     }
-    // Never a panic for a closed stderr: the result is stored and printed already.
-    let _ = writeln!(std::io::stderr(), "stored as run {id} in {path}");
+
+    pub fn clear(&self) {
+        if self.0 {
+            eprint!("\r{:<100}\r", "");
+        }
+    }
+}
+
+/// The exit of a finished session: where the result is stored (on stderr, never a panic for
+/// a closed one), then 0, 130 for Ctrl-C, or the error that ended it early (exit 1).
+pub fn exit_of(stored: Result<Stored, SessionError>, ending: Ending) -> anyhow::Result<ExitCode> {
+    let Stored { id, path } = stored?;
+    let _ = writeln!(
+        std::io::stderr(),
+        "stored as run {id} in {}",
+        path.display()
+    );
     match ending {
         Ending::Complete => Ok(ExitCode::SUCCESS),
         Ending::Interrupted => Ok(ExitCode::from(INTERRUPTED)),

@@ -7,7 +7,6 @@ mod tui;
 
 use crate::args::WatchArgs;
 use crate::options::UsageError;
-use crate::session::stop_flag;
 use anyhow::Context;
 use iogauge_model::derive::{derive, Derived};
 use iogauge_model::live::DbNow;
@@ -15,6 +14,7 @@ use iogauge_model::live::{LiveHeader, LiveInterval};
 use iogauge_model::system::Snapshot;
 use iogauge_pg::watch::DbWatch;
 use iogauge_probe::Sampler;
+use iogauge_session::stop_flag;
 use iogauge_store::live::{running, LiveTail};
 use iogauge_store::Store;
 use std::io::{IsTerminal, Write};

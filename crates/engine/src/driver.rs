@@ -13,44 +13,20 @@
 //! Latency is submission to completion: the clock is read once before a batch of I/Os is
 //! queued and once after a batch of completions is reaped (fio reads it once per reap too).
 
+use crate::backend::{Backend, Piece};
 use crate::error::EngineError;
 use crate::job::Placement;
 use crate::layout::MemberIo;
 use crate::pool::Slots;
 use crate::psync::Psync;
 use crate::uring::Uring;
-use crate::worker::{may_issue, Clock, Pacer};
-use crate::WorkerCtx;
+use crate::worker::{may_issue, Clock, Pacer, PhaseBounds, WorkerCtx};
 use iogauge_stats::{Direction, Phase};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::io;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-
-/// One I/O on one target, as a backend issues it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Piece {
-    pub dir: Direction,
-    pub target: u32,
-    pub offset: u64,
-    pub len: u32,
-    pub buf: *mut u8,
-    /// The slot's index among the worker's buffers (the registered buffer's index).
-    pub slot: u32,
-    pub user_data: u64,
-}
-
-/// How a backend moves pieces: queue a batch, hand it over and wait, collect completions.
-pub(crate) trait Backend {
-    /// Queues the pieces (io_uring: SQEs; psync: performs them one by one).
-    fn queue(&mut self, batch: &[Piece]);
-    /// Submits what is queued and waits for at least one completion, or until `limit`.
-    fn wait(&mut self, limit: Option<Duration>) -> Result<(), EngineError>;
-    /// Calls `f(user_data, result)` for every completion collected so far (`result` is the
-    /// byte count, or a negative errno).
-    fn reap(&mut self, f: impl FnMut(u64, i32));
-}
 
 #[derive(Clone, Copy)]
 struct Slot {
@@ -171,13 +147,160 @@ pub(crate) fn worker(mut ctx: WorkerCtx<'_>) -> Result<(), EngineError> {
         Some(choice) => {
             let entries = qd * max_pieces(ctx.placement, ctx.spec.bs.max());
             let setup = Uring::new(entries as u32, targets, &bufs, choice);
-            let t0 = ctx.gate.wait();
+            let Some(t0) = ctx.gate.wait() else {
+                return Ok(()); // the job could not start every worker
+            };
             let mut ring = setup?;
             drive(&mut ctx, &mut ring, &bufs, t0)
         }
         None => {
-            let t0 = ctx.gate.wait();
+            let Some(t0) = ctx.gate.wait() else {
+                return Ok(());
+            };
             drive(&mut ctx, &mut Psync::new(targets), &bufs, t0)
+        }
+    }
+}
+
+/// A worker's I/Os: its slots (one outstanding logical I/O each), which are free, how many
+/// are in flight, the first failure, and the pieces of the next submission.
+struct InFlight<'a> {
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    inflight: usize,
+    failure: Option<EngineError>,
+    mapper: Mapper<'a>,
+    batch: Vec<Piece>,
+    /// Members of the layout (0 without one): per-member counts are kept only with one.
+    members: usize,
+}
+
+/// What one phase (ramp or measured window) has issued, and what waits to be.
+struct PhaseState {
+    issued: u64,
+    /// A logical I/O whose pieces may not start yet (`--member-iops`).
+    deferred: Option<Ready>,
+    pacer: Option<Pacer>,
+}
+
+impl<'a> InFlight<'a> {
+    fn new(ctx: &WorkerCtx<'a>, qd: usize, t0: Instant) -> Self {
+        let max_bs = ctx.spec.bs.max();
+        let slot = Slot {
+            start: t0,
+            dir: Direction::Read,
+            offset: 0,
+            len: 0,
+            pending: 0,
+        };
+        InFlight {
+            slots: vec![slot; qd],
+            free: (0..qd as u32).rev().collect(),
+            inflight: 0,
+            failure: None,
+            mapper: Mapper {
+                place: ctx.placement,
+                ios: Vec::with_capacity(max_pieces(ctx.placement, max_bs)),
+                choose: ctx.id as u64,
+            },
+            batch: Vec::with_capacity(qd * max_pieces(ctx.placement, max_bs)),
+            members: ctx.placement.map_or(0, |p| p.layout.members()),
+        }
+    }
+
+    /// Fills free slots with new I/Os into `batch` while the phase may issue; returns how
+    /// long to wait at most when pacing or a member throttle holds the next one back.
+    #[inline]
+    fn issue(
+        &mut self,
+        ctx: &mut WorkerCtx<'_>,
+        bufs: &Slots<'_>,
+        bounds: &PhaseBounds,
+        t0: Instant,
+        ph: &mut PhaseState,
+    ) -> Option<Duration> {
+        self.batch.clear();
+        let t_sub = Instant::now();
+        while let Some(&slot) = self.free.last() {
+            if !may_issue(bounds, t_sub, ph.issued, false) {
+                break;
+            }
+            let op = match ph.deferred.take() {
+                Some(d) => d,
+                None => {
+                    if let Some(p) = &mut ph.pacer {
+                        if let Some(w) = p.wait_for(t_sub) {
+                            return Some(w);
+                        }
+                        p.take(t_sub);
+                    }
+                    let op = ctx.gen.next_op();
+                    Ready {
+                        dir: op.dir,
+                        target: op.target,
+                        offset: op.offset,
+                        len: op.len,
+                        at: self.mapper.reserve(&op, t0, t_sub),
+                    }
+                }
+            };
+            if op.at > t_sub {
+                ph.deferred = Some(op);
+                return Some(op.at - t_sub);
+            }
+            self.free.pop();
+            let buf = bufs.ptr(slot as usize);
+            if op.dir == Direction::Write {
+                // Stamp the offset into the block so no two writes carry the same data
+                // (defeats deduplication, as fio's scramble_buffers does).
+                // SAFETY: the slot is free, so no I/O is using its buffer.
+                unsafe { buf.cast::<u64>().write_unaligned(op.offset ^ ph.issued) };
+            }
+            let pieces = self.mapper.map(&op, slot, buf, &mut self.batch);
+            self.slots[slot as usize] = Slot {
+                start: t_sub,
+                dir: op.dir,
+                offset: op.offset,
+                len: op.len,
+                pending: pieces,
+            };
+            ph.issued += 1;
+            if pieces == 0 {
+                // Every copy degraded cannot happen (Layout::new refuses it); count the I/O
+                // as done rather than leave the slot pending forever.
+                self.free.push(slot);
+            } else {
+                self.inflight += 1;
+            }
+        }
+        None
+    }
+
+    /// One completed piece: a logical I/O completes with its last piece, its latency that of
+    /// the slowest (as a mirrored write's is); a short or failed piece is the failure.
+    #[inline]
+    fn complete(
+        &mut self,
+        ud: u64,
+        res: i32,
+        now: Instant,
+        clock: &mut Clock<'_>,
+        ctx: &WorkerCtx<'_>,
+    ) {
+        let (slot, member, len) = ((ud >> 48) as usize, (ud >> 32 & 0xffff) as usize, ud as u32);
+        let s = &mut self.slots[slot];
+        if res != len as i32 && self.failure.is_none() {
+            self.failure = Some(io_failure(ctx, member, s, res));
+        }
+        if self.members > 0 {
+            clock.record_member(member, s.dir);
+        }
+        s.pending -= 1;
+        if s.pending == 0 {
+            self.free.push(slot as u32);
+            self.inflight -= 1;
+            let lat = now.saturating_duration_since(s.start).as_nanos() as u64;
+            clock.record(s.dir, u64::from(s.len), lat);
         }
     }
 }
@@ -190,39 +313,19 @@ pub(crate) fn drive<B: Backend>(
     bufs: &Slots<'_>,
     t0: Instant,
 ) -> Result<(), EngineError> {
-    let qd = bufs.count();
     let tx = ctx.tx.clone();
-    let members = ctx.placement.map_or(0, |p| p.layout.members());
-    let mut clock = Clock::new(ctx.id, t0, ctx.plan.every, &tx).with_members(members);
-    let mut slots = vec![
-        Slot {
-            start: t0,
-            dir: Direction::Read,
-            offset: 0,
-            len: 0,
-            pending: 0,
-        };
-        qd
-    ];
-    let mut free: Vec<u32> = (0..qd as u32).rev().collect();
-    let mut failure: Option<EngineError> = None;
-    let max_bs = ctx.spec.bs.max();
-    let mut mapper = Mapper {
-        place: ctx.placement,
-        ios: Vec::with_capacity(max_pieces(ctx.placement, max_bs)),
-        choose: ctx.id as u64,
-    };
-    let mut batch: Vec<Piece> = Vec::with_capacity(qd * max_pieces(ctx.placement, max_bs));
-
+    let mut io = InFlight::new(ctx, bufs.count(), t0);
+    let mut clock = Clock::new(ctx.id, t0, ctx.plan.every, &tx).with_members(io.members);
     for mut bounds in ctx.plan.phases(t0) {
         if let Some(r) = ctx.ramp_end {
             r.apply(&mut bounds, t0, ctx.plan.time);
         }
         clock.begin(&bounds);
-        let mut pacer = ctx.plan.rate.map(|r| Pacer::new(r, bounds.start));
-        let mut issued = 0u64;
-        let mut inflight = 0usize;
-        let mut deferred: Option<Ready> = None;
+        let mut ph = PhaseState {
+            issued: 0,
+            deferred: None,
+            pacer: ctx.plan.rate.map(|r| Pacer::new(r, bounds.start)),
+        };
         let mut now = Instant::now();
         loop {
             if let Some(r) = ctx.ramp_end {
@@ -230,69 +333,14 @@ pub(crate) fn drive<B: Backend>(
                     clock.set_deadline(bounds.deadline);
                 }
             }
-            let halt = failure.is_some() || ctx.halt.load(Ordering::Relaxed);
-            let issuing = may_issue(&bounds, now, issued, halt);
+            let halt = io.failure.is_some() || ctx.halt.load(Ordering::Relaxed);
+            let issuing = may_issue(&bounds, now, ph.issued, halt);
             let mut wait_limit = None;
-            if issuing && !free.is_empty() {
-                batch.clear();
-                let t_sub = Instant::now();
-                while let Some(&slot) = free.last() {
-                    if !may_issue(&bounds, t_sub, issued, false) {
-                        break;
-                    }
-                    let op = match deferred.take() {
-                        Some(d) => d,
-                        None => {
-                            if let Some(p) = &mut pacer {
-                                if let Some(w) = p.wait_for(t_sub) {
-                                    wait_limit = Some(w);
-                                    break;
-                                }
-                                p.take(t_sub);
-                            }
-                            let op = ctx.gen.next_op();
-                            Ready {
-                                dir: op.dir,
-                                target: op.target,
-                                offset: op.offset,
-                                len: op.len,
-                                at: mapper.reserve(&op, t0, t_sub),
-                            }
-                        }
-                    };
-                    if op.at > t_sub {
-                        wait_limit = Some(op.at - t_sub);
-                        deferred = Some(op);
-                        break;
-                    }
-                    free.pop();
-                    let buf = bufs.ptr(slot as usize);
-                    if op.dir == Direction::Write {
-                        // Stamp the offset into the block so no two writes carry the same
-                        // data (defeats deduplication, as fio's scramble_buffers does).
-                        // SAFETY: the slot is free, so no I/O is using its buffer.
-                        unsafe { buf.cast::<u64>().write_unaligned(op.offset ^ issued) };
-                    }
-                    let pieces = mapper.map(&op, slot, buf, &mut batch);
-                    slots[slot as usize] = Slot {
-                        start: t_sub,
-                        dir: op.dir,
-                        offset: op.offset,
-                        len: op.len,
-                        pending: pieces,
-                    };
-                    issued += 1;
-                    if pieces == 0 {
-                        // Every copy degraded cannot happen (Layout::new refuses it); count
-                        // the I/O as done rather than leave the slot pending forever.
-                        free.push(slot);
-                    } else {
-                        inflight += 1;
-                    }
-                }
-                backend.queue(&batch);
+            if issuing && !io.free.is_empty() {
+                wait_limit = io.issue(ctx, bufs, &bounds, t0, &mut ph);
+                backend.queue(&io.batch);
             }
-            if inflight == 0 {
+            if io.inflight == 0 {
                 if !issuing {
                     break;
                 }
@@ -306,28 +354,11 @@ pub(crate) fn drive<B: Backend>(
             backend.wait(wait_limit)?;
             now = Instant::now();
             clock.tick(now);
-            backend.reap(|ud, res| {
-                let (slot, member, len) =
-                    ((ud >> 48) as usize, (ud >> 32 & 0xffff) as usize, ud as u32);
-                let s = &mut slots[slot];
-                if res != len as i32 && failure.is_none() {
-                    failure = Some(io_failure(ctx, member, s, res));
-                }
-                if members > 0 {
-                    clock.record_member(member, s.dir);
-                }
-                s.pending -= 1;
-                if s.pending == 0 {
-                    free.push(slot as u32);
-                    inflight -= 1;
-                    let lat = now.saturating_duration_since(s.start).as_nanos() as u64;
-                    clock.record(s.dir, u64::from(s.len), lat);
-                }
-            });
+            backend.reap(|ud, res| io.complete(ud, res, now, &mut clock, ctx));
         }
         clock.finish(now);
     }
-    match failure {
+    match io.failure {
         Some(e) => Err(e),
         None => Ok(()),
     }

@@ -2,24 +2,24 @@
 //! merge their interval parts into one series as they arrive (min start, max end, counters
 //! and histograms added). The series is handed to the caller interval by interval, in order.
 
+use crate::driver;
 use crate::error::EngineError;
 use crate::iopath;
 use crate::offsets::{Extent, OpGen, Space};
 use crate::pool::BufPool;
 use crate::target::Target;
 use crate::uring::UringChoice;
-use crate::worker::{Gate, Msg, Plan, RampEnd};
-use crate::{driver, WorkerCtx};
+use crate::worker::{Gate, Msg, Plan, RampEnd, WorkerCtx};
 use iogauge_model::iopath::IoPath;
 use iogauge_model::run::SteadyOutcome;
 use iogauge_model::spec::{EngineKind, JobSpec};
 use iogauge_model::system::Snapshot;
 use iogauge_probe::Sampler;
-use iogauge_stats::{Interval, Nanos, Phase, SteadyDetector};
+use iogauge_stats::{Interval, Phase, SteadyDetector};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, RecvTimeoutError};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 mod placement;
 pub use placement::{layout, placement, Placement};
@@ -160,10 +160,10 @@ pub fn run(
                 let _ = tx.send(Msg::Done { worker: id, result });
             });
             if let Err(e) = spawned {
-                // Threads already started wait at the gate for all `threads`: they would hang.
-                // This only happens when the OS refuses threads; abort outright.
-                eprintln!("error: cannot start worker thread: {e}");
-                std::process::exit(1);
+                // The threads already started wait at the gate for all of them: let them go
+                // without starting, and report the OS's refusal once they have ended.
+                gate.abort();
+                return Err(EngineError::Thread(e));
             }
         }
         drop(tx);
@@ -226,91 +226,47 @@ fn io_path(
 /// The block devices whose counters a job records: each target's device and the disks at
 /// the bottom of its chain (partition -> disk, loop -> backing disk, md/dm -> members).
 pub fn devices_of(targets: &[Target]) -> Vec<String> {
-    let mut names: Vec<String> = targets
-        .iter()
-        .filter_map(|t| t.info.device.clone())
-        .collect();
-    names.extend(disks_of(targets));
-    names.sort();
-    names.dedup();
-    names
+    each_device(targets, iogauge_probe::devices_under)
 }
 
 /// The whole disks at the bottom of the targets' device chains, each once: what to sum for
 /// "the hardware" without counting a partition and its disk twice.
 pub fn disks_of(targets: &[Target]) -> Vec<String> {
-    let sys = iogauge_probe::Sysfs::system();
-    let mut names: Vec<String> = Vec::new();
-    for name in targets.iter().filter_map(|t| t.info.device.as_deref()) {
-        match sys.by_name(name, &iogauge_probe::file_dev) {
-            Ok(dev) => names.extend(
-                iogauge_model::preflight::leaves(&dev)
-                    .iter()
-                    .map(|d| d.name.clone()),
-            ),
-            Err(_) => names.push(name.to_string()),
-        }
-    }
+    each_device(targets, iogauge_probe::disks_under)
+}
+
+fn each_device(targets: &[Target], f: fn(&str) -> Vec<String>) -> Vec<String> {
+    let mut names: Vec<String> = targets
+        .iter()
+        .filter_map(|t| t.info.device.as_deref())
+        .flat_map(f)
+        .collect();
     names.sort();
     names.dedup();
     names
 }
 
-/// Samples /proc at the job's start, at every interval boundary of its grid (ramp, then
-/// measured window) and once at its end, so device intervals line up with workload ones.
-/// A sampling error stops sampling (the run goes on) and is returned as text.
+/// Samples /proc (the one sampler, `iogauge_probe::sample_grid`) at the job's start, at
+/// every interval boundary of its grid (ramp, then measured window) and once at its end, so
+/// device intervals line up with workload ones. A job without block devices samples nothing.
 fn sample_devices(
     devices: &[String],
     spec: &JobSpec,
     gate: &Gate,
     done: &AtomicBool,
 ) -> (Vec<Snapshot>, Option<String>) {
-    let mut out = Vec::new();
     if devices.is_empty() {
-        return (out, None);
+        return (Vec::new(), None);
     }
     let sampler = Sampler::new(Some(devices.to_vec()));
-    let t0 = loop {
-        if let Some(t) = gate.t0() {
-            break t;
-        }
-        if done.load(Ordering::Relaxed) {
-            return (out, None);
-        }
-        std::thread::sleep(Duration::from_millis(1));
+    // A --steady ramp ends on the grid, wherever the detector decides.
+    let ramp = if spec.steady.is_some() {
+        Duration::ZERO
+    } else {
+        spec.ramp
     };
-    // A ramp that ends off the grid gets a sample of its own (a --steady ramp ends on it).
-    let ramp_end = t0
-        + if spec.steady.is_some() {
-            Duration::ZERO
-        } else {
-            spec.ramp
-        };
-    let mut next = t0;
-    loop {
-        let finished = loop {
-            if done.load(Ordering::Relaxed) {
-                break true;
-            }
-            let now = Instant::now();
-            if now >= next {
-                break false;
-            }
-            std::thread::sleep((next - now).min(Duration::from_millis(20)));
-        };
-        let at = Nanos::from_duration(Instant::now().saturating_duration_since(t0)).0;
-        match sampler.sample(at) {
-            Ok(s) => out.push(s),
-            Err(e) => return (out, Some(format!("device sampling stopped: {e}"))),
-        }
-        if finished {
-            return (out, None);
-        }
-        next += spec.interval;
-        if next > ramp_end && next - spec.interval < ramp_end {
-            next = ramp_end;
-        }
-    }
+    let grid = iogauge_probe::phase_grid(spec.interval, ramp);
+    iogauge_probe::sample_grid(&sampler, || gate.t0(), grid, done)
 }
 
 /// Merges worker parts in (phase, index) order; an interval is complete when every worker

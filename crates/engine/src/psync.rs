@@ -3,7 +3,7 @@
 //! The fallback where io_uring is unavailable, and the reference the io_uring path is checked
 //! against. It runs the same driver loop as io_uring: `queue` performs the I/O.
 
-use crate::driver::{Backend, Piece};
+use crate::backend::{Backend, Piece};
 use crate::error::EngineError;
 use crate::target::Target;
 use iogauge_stats::Direction;

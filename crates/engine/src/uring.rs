@@ -3,7 +3,7 @@
 //! so. The hot path takes no lock and makes one `io_uring_enter(2)` per batch (submit and
 //! wait together).
 
-use crate::driver::{Backend, Piece};
+use crate::backend::{Backend, Piece};
 use crate::error::EngineError;
 use crate::pool::Slots;
 use crate::target::Target;

@@ -3,11 +3,35 @@
 //! and the phase plan (ramp, then the measured window).
 
 use crate::error::EngineError;
+use crate::target::Target;
+use iogauge_model::spec::JobSpec;
 use iogauge_stats::{DirStats, Direction, Interval, Nanos, PerDir, Phase};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::{Barrier, OnceLock};
+use std::sync::{Condvar, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
+
+/// Everything one worker thread needs; built by `job::run`, consumed by a backend.
+pub(crate) struct WorkerCtx<'a> {
+    pub id: usize,
+    pub spec: &'a JobSpec,
+    pub targets: &'a [Target],
+    pub gen: crate::offsets::OpGen,
+    pub plan: Plan,
+    /// Outstanding I/Os for this worker: its slots `id * qd ..` of the pool.
+    pub qd: u32,
+    /// The job's buffers.
+    pub pool: &'a crate::pool::BufPool,
+    /// io_uring's setup, or `None` for psync.
+    pub uring: Option<crate::uring::UringChoice>,
+    pub gate: &'a Gate,
+    pub halt: &'a AtomicBool,
+    /// `--layout`: how logical I/Os become member I/Os (io_uring only).
+    pub placement: Option<&'a crate::job::Placement>,
+    /// `--steady`: where the job announces the ramp's end.
+    pub ramp_end: Option<&'a RampEnd>,
+    pub tx: Sender<Msg>,
+}
 
 /// What a worker tells the job.
 pub(crate) enum Msg {
@@ -23,30 +47,49 @@ pub(crate) enum Msg {
     },
 }
 
-/// All workers start together: each sets up (ring, buffers), waits here, and the leader
-/// stamps the job's time zero.
+/// All workers start together: each sets up (ring, buffers) and waits here; the last to
+/// arrive stamps the job's time zero and lets everyone go. A job that cannot start every
+/// worker (the OS refused a thread) aborts the gate instead, so nobody waits forever.
 pub(crate) struct Gate {
-    barrier: Barrier,
+    /// Workers arrived, and whether the gate was aborted.
+    state: Mutex<(usize, bool)>,
+    opened: Condvar,
+    workers: usize,
     t0: OnceLock<(Instant, SystemTime)>,
 }
 
 impl Gate {
     pub fn new(workers: usize) -> Self {
         Gate {
-            barrier: Barrier::new(workers),
+            state: Mutex::new((0, false)),
+            opened: Condvar::new(),
+            workers,
             t0: OnceLock::new(),
         }
     }
 
-    pub fn wait(&self) -> Instant {
-        if self.barrier.wait().is_leader() {
+    /// Waits for every worker; the job's t0, or `None` when the gate was aborted.
+    pub fn wait(&self) -> Option<Instant> {
+        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        s.0 += 1;
+        if s.0 == self.workers && !s.1 {
             let _ = self.t0.set((Instant::now(), SystemTime::now()));
+            self.opened.notify_all();
         }
-        self.barrier.wait();
-        self.t0
-            .get()
-            .expect("leader set t0 before the second barrier")
-            .0
+        let s = self
+            .opened
+            .wait_while(s, |s| !s.1 && self.t0.get().is_none())
+            .unwrap_or_else(PoisonError::into_inner);
+        if s.1 {
+            return None;
+        }
+        self.t0.get().map(|t| t.0)
+    }
+
+    /// Lets every waiting (and later) worker go without starting.
+    pub fn abort(&self) {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner).1 = true;
+        self.opened.notify_all();
     }
 
     pub fn started(&self) -> Option<SystemTime> {

@@ -243,7 +243,6 @@ pub struct CalibrationReport {
 }
 
 impl CalibrationReport {
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         options: CalibrateSpec,
         preflight: Preflight,
@@ -251,15 +250,11 @@ impl CalibrationReport {
         out: &Outcome,
         verdicts: Vec<String>,
         started_at: String,
-        ended_at: String,
     ) -> Self {
         let f = figures(out, options.criterion, options.max_latency_us);
         let warnings = preflight.warnings.clone();
         CalibrationReport {
-            meta: Meta {
-                ended_at: Some(ended_at),
-                ..Meta::new(Kind::Calibrate, started_at, out.interrupted)
-            },
+            meta: Meta::new(Kind::Calibrate, started_at, out.interrupted),
             num_disks: options.disks,
             options,
             preflight,

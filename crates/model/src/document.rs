@@ -16,6 +16,10 @@ use crate::db::report::DbReport;
 use crate::run::RunReport;
 use serde_json::Value;
 
+/// A result's latency histograms (HDR, serialised), labelled as the store keeps them: the
+/// whole window's per direction (`read`, `write`, `update`) and, for runs, every interval's.
+pub type Histograms = Vec<(String, Vec<u8>)>;
+
 /// A stored result of any kind.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Document {

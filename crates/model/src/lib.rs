@@ -29,5 +29,5 @@ pub mod target;
 /// Sizes, durations and rates as types, parsed and formatted as users write them.
 pub use iogauge_stats::units;
 
-pub use document::{DocError, Document};
+pub use document::{DocError, Document, Histograms};
 pub use meta::{Kind, Meta, SCHEMA};

@@ -50,12 +50,29 @@ pub enum PgError {
     Usage(String),
     #[error("cannot start thread: {0}")]
     Thread(io::Error),
+    /// What a failed or stopped step removed again, before the reason (its source).
+    #[error("{note}")]
+    Noted {
+        note: String,
+        #[source]
+        source: Box<PgError>,
+    },
+    /// A failed step whose clean-up failed too (the clean-up's error is the source).
+    #[error("{what}")]
+    Cleanup {
+        what: String,
+        #[source]
+        source: Box<PgError>,
+    },
 }
 
 impl PgError {
     /// True when the user asked for something impossible as written (exit code 2): a wrong
     /// DSN, no PostgreSQL installed, a directory iogauge did not create.
     pub fn is_usage(&self) -> bool {
+        if let PgError::Noted { source, .. } = self {
+            return source.is_usage();
+        }
         matches!(
             self,
             PgError::NoPostgres { .. }
@@ -70,7 +87,22 @@ impl PgError {
 
     /// Whether this is Ctrl-C (or SIGTERM) stopping the work, not a failure.
     pub fn is_interrupted(&self) -> bool {
-        matches!(self, PgError::Interrupted { .. })
+        match self {
+            PgError::Noted { source, .. } => source.is_interrupted(),
+            e => matches!(e, PgError::Interrupted { .. }),
+        }
+    }
+
+    /// Says what was cleaned up when Ctrl-C stopped the work; other errors pass unchanged.
+    pub fn noting(self, note: impl FnOnce() -> String) -> PgError {
+        if self.is_interrupted() {
+            PgError::Noted {
+                note: note(),
+                source: Box::new(self),
+            }
+        } else {
+            self
+        }
     }
 
     pub(crate) fn interrupted(during: impl Into<String>) -> Self {
@@ -92,6 +124,18 @@ impl PgError {
             why: why.into(),
         }
     }
+}
+
+/// An error and its causes on one line, as `anyhow`'s `{:#}` shows them.
+pub fn chain_text(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(c) = src {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        src = c.source();
+    }
+    s
 }
 
 /// One line for a client error: the error, its causes (tokio-postgres puts the reason for a

@@ -1,6 +1,7 @@
-//! Sampling on a run's interval grid from a thread of its own: at t0, at every boundary,
-//! and once more when the run says it is done, so device intervals line up with the
-//! workload's. Also: which devices a path's I/O lands on.
+//! The one device and CPU sampler of every measured job (a synthetic run, a calibration point,
+//! a database run): from a thread of its own it samples /proc at the job's t0, at every
+//! boundary of the job's interval grid and once more when the job says it is done, so device
+//! intervals line up with the workload's. Also: which devices a target's I/O lands on.
 
 use crate::fs::backing_device;
 use crate::sample::Sampler;
@@ -12,16 +13,30 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// Samples at `t0`, at each of `boundaries` (offsets from t0, ascending) and at the end
-/// (when `done` is raised). A sampling error stops sampling and is returned as text.
+/// How often the sampler looks at its clock and at `done` while it waits.
+const TICK: Duration = Duration::from_millis(20);
+
+/// Samples once `t0` gives the job's time zero (polled until it does, or until `done`), then
+/// at each of `boundaries` (offsets from t0, ascending; may be endless) and once more when
+/// `done` is raised. A job that ends before it started gets no samples. A sampling error
+/// stops sampling and is returned as text (the job goes on).
 pub fn sample_grid(
     sampler: &Sampler,
-    t0: Instant,
-    boundaries: &[Duration],
+    t0: impl Fn() -> Option<Instant>,
+    boundaries: impl IntoIterator<Item = Duration>,
     done: &AtomicBool,
 ) -> (Vec<Snapshot>, Option<String>) {
-    let mut out = Vec::with_capacity(boundaries.len() + 2);
-    let mut next = std::iter::once(Duration::ZERO).chain(boundaries.iter().copied());
+    let mut out = Vec::new();
+    let t0 = loop {
+        if let Some(t) = t0() {
+            break t;
+        }
+        if done.load(Ordering::Relaxed) {
+            return (out, None);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    let mut next = std::iter::once(Duration::ZERO).chain(boundaries);
     loop {
         let at = next.next();
         let finished = loop {
@@ -31,10 +46,10 @@ pub fn sample_grid(
             match at {
                 Some(a) if Instant::now() < t0 + a => {
                     let left = (t0 + a).saturating_duration_since(Instant::now());
-                    std::thread::sleep(left.min(Duration::from_millis(20)));
+                    std::thread::sleep(left.min(TICK));
                 }
                 Some(_) => break false,
-                None => std::thread::sleep(Duration::from_millis(20)),
+                None => std::thread::sleep(TICK),
             }
         };
         let ns = t0.elapsed().as_nanos() as u64;
@@ -48,55 +63,66 @@ pub fn sample_grid(
     }
 }
 
-/// The device holding `path` and the whole disks under it (through partition, loop, md,
-/// dm), each once, by kernel name; empty when the path is not on a block device.
-pub fn devices_of_path(path: &Path) -> Vec<String> {
-    let Some(dev) = std::fs::metadata(path)
-        .ok()
-        .and_then(|m| backing_device(m.dev()))
-    else {
-        return Vec::new();
-    };
-    let mut names = vec![dev.clone()];
-    if let Ok(d) = Sysfs::system().by_name(&dev, &file_dev) {
-        names.extend(leaves(&d).iter().map(|l| l.name.clone()));
-    }
+/// The boundaries of a job's grid, without end: ramp intervals of `every` from t0, then
+/// measured intervals of `every` from the end of the `ramp` (so a ramp that ends off the grid
+/// gets a boundary of its own, and the measured window's intervals start on it). A ramp
+/// decided while the job runs (`--steady`, always on the grid) is `Duration::ZERO` here.
+pub fn phase_grid(every: Duration, ramp: Duration) -> impl Iterator<Item = Duration> {
+    let every = every.max(Duration::from_nanos(1));
+    let in_ramp = (1u32..)
+        .map(move |k| every * k)
+        .take_while(move |b| *b < ramp);
+    let ramp_end = (!ramp.is_zero()).then_some(ramp);
+    let measured = (1u32..).map(move |k| ramp + every * k);
+    in_ramp.chain(ramp_end).chain(measured)
+}
+
+/// The device named `device` and the whole disks under it (through partition, loop, md, dm),
+/// each once, by kernel name.
+pub fn devices_under(device: &str) -> Vec<String> {
+    let mut names = vec![device.to_string()];
+    names.extend(disks_under(device));
     names.sort();
     names.dedup();
     names
 }
 
-/// The whole disks under `path` (the bottom of its device chain).
-pub fn disks_of_path(path: &Path) -> Vec<String> {
-    let Some(dev) = std::fs::metadata(path)
-        .ok()
-        .and_then(|m| backing_device(m.dev()))
-    else {
-        return Vec::new();
-    };
-    match Sysfs::system().by_name(&dev, &file_dev) {
+/// The whole disks at the bottom of `device`'s chain; the device itself when sysfs does not
+/// know it.
+pub fn disks_under(device: &str) -> Vec<String> {
+    match Sysfs::system().by_name(device, &file_dev) {
         Ok(d) => {
             let mut v: Vec<String> = leaves(&d).iter().map(|l| l.name.clone()).collect();
             v.sort();
             v.dedup();
             v
         }
-        Err(_) => vec![dev],
+        Err(_) => vec![device.to_string()],
     }
+}
+
+/// The block device holding `path`, by kernel name; `None` when it is not on one.
+pub fn device_of_path(path: &Path) -> Option<String> {
+    std::fs::metadata(path)
+        .ok()
+        .and_then(|m| backing_device(m.dev()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::OnceLock;
 
     #[test]
     fn samples_at_start_boundaries_and_end() {
         let s = Sampler::new(Some(vec![]));
         let done = AtomicBool::new(false);
-        let t0 = Instant::now();
+        let start = OnceLock::new();
         let grid = [Duration::from_millis(50), Duration::from_millis(100)];
         let (snaps, err) = std::thread::scope(|sc| {
-            let h = sc.spawn(|| sample_grid(&s, t0, &grid, &done));
+            let h = sc.spawn(|| sample_grid(&s, || start.get().copied(), grid, &done));
+            std::thread::sleep(Duration::from_millis(30));
+            start.set(Instant::now()).unwrap();
             std::thread::sleep(Duration::from_millis(180));
             done.store(true, Ordering::Relaxed);
             h.join().unwrap()
@@ -109,13 +135,34 @@ mod tests {
     }
 
     #[test]
+    fn a_job_that_never_started_gets_no_samples() {
+        let s = Sampler::new(Some(vec![]));
+        let done = AtomicBool::new(true);
+        let (snaps, err) = sample_grid(&s, || None, [Duration::from_millis(1)], &done);
+        assert!(snaps.is_empty() && err.is_none());
+    }
+
+    #[test]
+    fn the_measured_grid_starts_where_the_ramp_ends() {
+        let ms = Duration::from_millis;
+        let take = |ramp: u64, n: usize| -> Vec<u128> {
+            phase_grid(ms(100), ms(ramp))
+                .take(n)
+                .map(|d| d.as_millis())
+                .collect()
+        };
+        assert_eq!(take(250, 5), [100, 200, 250, 350, 450]);
+        assert_eq!(take(200, 4), [100, 200, 300, 400], "a ramp on the grid");
+        assert_eq!(take(0, 3), [100, 200, 300]);
+    }
+
+    #[test]
     fn the_root_filesystem_has_a_device() {
         // Integration-ish: on every test machine / is on a block device (vda here).
-        let devs = devices_of_path(Path::new("/"));
-        let disks = disks_of_path(Path::new("/"));
-        if devs.is_empty() {
-            panic!("/ is not on a block device here: cannot test device resolution");
-        }
+        let dev = device_of_path(Path::new("/"))
+            .expect("/ is not on a block device here: cannot test device resolution");
+        let (devs, disks) = (devices_under(&dev), disks_under(&dev));
+        assert!(devs.contains(&dev));
         assert!(disks.iter().all(|d| devs.contains(d)), "{devs:?} {disks:?}");
     }
 }

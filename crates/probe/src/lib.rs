@@ -13,7 +13,7 @@ pub mod sample;
 pub mod sysfs;
 
 pub use fs::{backing_device, fs_of, FsInfo};
-pub use grid::{devices_of_path, disks_of_path, sample_grid};
+pub use grid::{device_of_path, devices_under, disks_under, phase_grid, sample_grid};
 pub use mdstat::{parse_mdstat, read_mdstat, MdstatError};
 pub use preflight::{preflight, warnings_for, SHORT_SPAN_PCT};
 pub use sample::{ram_bytes, SampleError, Sampler};

@@ -1,117 +1,96 @@
-//! The run's renderers: the human summary printed at the end of `iogauge run` ([`Text`]),
-//! the JSON document ([`Json`]), both behind [`Exporter`], and the one-line progress and job
-//! descriptions the live display and other renderers use.
+//! The run's text: the human summary printed at the end of `iogauge run` ([`run_text`]), and
+//! the one-line progress and job descriptions the live display and other renderers use.
 
 use iogauge_model::run::{DirSummary, RunReport};
 use iogauge_model::target::TargetInfo;
 use iogauge_model::units::fmt_size;
 use std::fmt::Write as _;
 
-/// Turns a finished run into text.
-pub trait Exporter {
-    fn render(&self, run: &RunReport) -> String;
-}
-
-/// The JSON document (the schema is the serde types in `iogauge-store`).
-pub struct Json;
-
-impl Exporter for Json {
-    fn render(&self, run: &RunReport) -> String {
-        let mut s = serde_json::to_string_pretty(run).expect("RunReport always serialises");
-        s.push('\n');
-        s
-    }
-}
-
 /// The human summary printed at the end of `iogauge run`.
-pub struct Text;
-
-impl Exporter for Text {
-    fn render(&self, r: &RunReport) -> String {
-        let o = &r.options;
-        let mut s = String::new();
-        let bound = match (o.time, o.ios) {
-            (Some(t), Some(n)) => format!("{:.0} s or {n} I/Os", t.as_secs_f64()),
-            (Some(t), None) => format!("{:.0} s", t.as_secs_f64()),
-            (None, Some(n)) => format!("{n} I/Os"),
-            (None, None) => "until stopped".into(),
-        };
-        let _ = writeln!(
-            s,
-            "iogauge run: {}, {bound}{}",
-            job_line(o),
-            match (&o.steady, &r.steady_wait) {
-                (Some(w), Some(sw)) => format!(
-                    " after ramp-up to steady state ({}, {:.0} s window): {:.0} s",
-                    criterion_text(&w.criterion),
-                    w.window.as_secs_f64(),
-                    sw.measured_from_s
-                ),
-                _ if o.ramp.is_zero() => String::new(),
-                _ => format!(" after {:.0} s ramp", o.ramp.as_secs_f64()),
-            }
-        );
-        for t in &r.targets {
-            let _ = writeln!(s, "  target {}", target_line(t));
+pub fn run_text(r: &RunReport) -> String {
+    let o = &r.options;
+    let mut s = String::new();
+    let bound = match (o.time, o.ios) {
+        (Some(t), Some(n)) => format!("{:.0} s or {n} I/Os", t.as_secs_f64()),
+        (Some(t), None) => format!("{:.0} s", t.as_secs_f64()),
+        (None, Some(n)) => format!("{n} I/Os"),
+        (None, None) => "until stopped".into(),
+    };
+    let _ = writeln!(
+        s,
+        "iogauge run: {}, {bound}{}",
+        job_line(o),
+        match (&o.steady, &r.steady_wait) {
+            (Some(w), Some(sw)) => format!(
+                " after ramp-up to steady state ({}, {:.0} s window): {:.0} s",
+                criterion_text(&w.criterion),
+                w.window.as_secs_f64(),
+                sw.measured_from_s
+            ),
+            _ if o.ramp.is_zero() => String::new(),
+            _ => format!(" after {:.0} s ramp", o.ramp.as_secs_f64()),
         }
-        if let Some(p) = &o.io_path {
-            let _ = writeln!(s, "  I/O path: {}", p.line());
-        }
-        if r.meta.interrupted {
-            let _ = writeln!(
-                s,
-                "  INTERRUPTED: figures cover the {:.1} s that ran",
-                r.summary.elapsed_s
-            );
-        }
-        let _ = writeln!(s);
-        let _ = writeln!(
-            s,
-            "{:<6}{:>12}{:>11}{:>9} | latency us {:>8}{:>8}{:>8}{:>8}{:>9}{:>9}",
-            "", "ios", "IOPS", "MiB/s", "mean", "p50", "p90", "p99", "p99.9", "max"
-        );
-        for (name, d) in [("read", &r.summary.read), ("write", &r.summary.write)] {
-            if d.ios > 0 {
-                let _ = writeln!(s, "{}", dir_line(name, d));
-            }
-        }
-        if r.summary.read.ios + r.summary.write.ios == 0 {
-            let _ = writeln!(s, "(no I/O completed in the measured window)");
-        }
-        if let Some(l) = &r.layout {
-            s.push_str(&layout_text(l));
-        }
-        if let Some(h) = &r.hardware {
-            s.push_str(&hardware_text(h));
-        }
-        if let Some(sw) = &r.steady_wait {
-            let _ = match sw.window_s {
-                Some((a, b)) => writeln!(
-                    s,
-                    "steady state reached in the ramp-up ({a:.1}–{b:.1} s); measured from {:.1} s, everything before excluded",
-                    sw.measured_from_s
-                ),
-                None => writeln!(
-                    s,
-                    "steady state NOT reached within --steady-timeout; measured from {:.1} s anyway",
-                    sw.measured_from_s
-                ),
-            };
-        }
-        if let Some(st) = &r.steady {
-            s.push_str(&steady_text(st, "IOPS"));
-        }
-        let _ = writeln!(
-            s,
-            "measured {:.2} s over {} intervals",
-            r.summary.elapsed_s,
-            r.intervals.len()
-        );
-        for w in &r.warnings {
-            let _ = writeln!(s, "warning: {w}");
-        }
-        s
+    );
+    for t in &r.targets {
+        let _ = writeln!(s, "  target {}", target_line(t));
     }
+    if let Some(p) = &o.io_path {
+        let _ = writeln!(s, "  I/O path: {}", p.line());
+    }
+    if r.meta.interrupted {
+        let _ = writeln!(
+            s,
+            "  INTERRUPTED: figures cover the {:.1} s that ran",
+            r.summary.elapsed_s
+        );
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(
+        s,
+        "{:<6}{:>12}{:>11}{:>9} | latency us {:>8}{:>8}{:>8}{:>8}{:>9}{:>9}",
+        "", "ios", "IOPS", "MiB/s", "mean", "p50", "p90", "p99", "p99.9", "max"
+    );
+    for (name, d) in [("read", &r.summary.read), ("write", &r.summary.write)] {
+        if d.ios > 0 {
+            let _ = writeln!(s, "{}", dir_line(name, d));
+        }
+    }
+    if r.summary.read.ios + r.summary.write.ios == 0 {
+        let _ = writeln!(s, "(no I/O completed in the measured window)");
+    }
+    if let Some(l) = &r.layout {
+        s.push_str(&layout_text(l));
+    }
+    if let Some(h) = &r.hardware {
+        s.push_str(&hardware_text(h));
+    }
+    if let Some(sw) = &r.steady_wait {
+        let _ = match sw.window_s {
+            Some((a, b)) => writeln!(
+                s,
+                "steady state reached in the ramp-up ({a:.1}–{b:.1} s); measured from {:.1} s, everything before excluded",
+                sw.measured_from_s
+            ),
+            None => writeln!(
+                s,
+                "steady state NOT reached within --steady-timeout; measured from {:.1} s anyway",
+                sw.measured_from_s
+            ),
+        };
+    }
+    if let Some(st) = &r.steady {
+        s.push_str(&steady_text(st, "IOPS"));
+    }
+    let _ = writeln!(
+        s,
+        "measured {:.2} s over {} intervals",
+        r.summary.elapsed_s,
+        r.intervals.len()
+    );
+    for w in &r.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    s
 }
 
 /// The job in one line: `randrw (70% reads) 8k, QD 32 x 2 workers, io_uring, O_DIRECT`.
@@ -289,49 +268,4 @@ pub fn progress_line(elapsed_s: f64, iv: &iogauge_model::run::IntervalReport) ->
         }
     }
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use iogauge_model::spec::{JobSpec, RwMode};
-    use iogauge_stats::{DirStats, Interval, Nanos, PerDir, Phase};
-
-    fn report() -> RunReport {
-        let mut io = PerDir::<DirStats>::default();
-        for _ in 0..1000 {
-            io.read.record(8192, 100_000);
-        }
-        let iv = Interval {
-            phase: Phase::Measure,
-            index: 0,
-            start: Nanos(0),
-            end: Nanos(1_000_000_000),
-            io,
-            members: Vec::new(),
-        };
-        RunReport::from_series(
-            JobSpec::new(RwMode::RandRead),
-            vec![],
-            std::time::SystemTime::UNIX_EPOCH,
-            &[iv],
-            false,
-        )
-    }
-
-    #[test]
-    fn text_shows_the_read_row_and_hides_the_empty_write_row() {
-        let t = Text.render(&report());
-        assert!(t.contains("read "), "{t}");
-        assert!(t.contains("1000.0"), "IOPS shown: {t}");
-        assert!(!t.contains("\nwrite"), "{t}");
-        assert!(t.contains("QD 32 x 1 worker,"), "{t}");
-    }
-
-    #[test]
-    fn json_parses_back() {
-        let j = Json.render(&report());
-        let v: serde_json::Value = serde_json::from_str(&j).unwrap();
-        assert_eq!(v["summary"]["read"]["ios"], 1000);
-    }
 }

@@ -3,9 +3,9 @@
 //! child stores run and tag in one transaction.
 
 use crate::exit::INTERRUPTED;
-use crate::session::CAMPAIGN_ENV;
 use anyhow::Context;
 use iogauge_campaign::{Campaign, Case};
+use iogauge_session::CAMPAIGN_ENV;
 use iogauge_store::CampaignTag;
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -2,7 +2,7 @@
 //! large random reads at each large level, so a user sees how OLTP-like I/O fares while
 //! scans stream (ORION `-run advanced -matrix detailed`).
 
-use super::Prober;
+use super::prober::Prober;
 use iogauge_model::calib::{figures, CalibrateSpec, Outcome, Step};
 
 fn doubling(top: u32) -> Vec<u32> {

@@ -10,7 +10,7 @@
 //! device fewer IOPS for long; when the second measurement falls too, the fall is real and
 //! the verdicts say so.
 
-use super::Prober;
+use super::prober::Prober;
 use iogauge_model::calib::{Criterion, Measured, Outcome, Point, Step};
 
 /// How far a point may fall below an earlier, shallower point of its curve and still count

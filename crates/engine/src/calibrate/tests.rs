@@ -2,7 +2,7 @@
 //! service time (base + transfer) and queue / capacity (Little's law at saturation).
 
 use super::*;
-use iogauge_model::calib::{figures, Criterion};
+use iogauge_model::calib::{figures, Cell, Criterion, Measured, Point};
 use iogauge_model::iopath::EngineKind;
 use iogauge_model::spec::Region;
 use iogauge_stats::MIB;

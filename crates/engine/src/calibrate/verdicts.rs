@@ -1,7 +1,7 @@
 //! Verdicts in words: what a calibration's curve says about itself, so a number is never
 //! read without its caveats (a cache answering, a cap never met, a saturated device).
 
-use super::NOISE;
+use super::search::NOISE;
 use iogauge_model::calib::{CalibrateSpec, Criterion, Outcome, Point, Step};
 
 fn ms(us: f64) -> String {

@@ -1,6 +1,7 @@
 //! The job's own logic on synthetic intervals: the `--steady` watch, the grid, shares.
 
 use super::*;
+use iogauge_stats::Nanos;
 use iogauge_stats::{DirStats, PerDir, SteadyConfig, SteadyCriterion};
 
 fn ramp_iv(index: u32, ios: u64) -> Interval {

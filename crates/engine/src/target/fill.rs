@@ -2,7 +2,7 @@
 //! large sequential direct writes (so reads hit allocated, non-zero blocks and writes are
 //! in place), removed again by the caller when it fails.
 
-use super::{io_err, TargetError};
+use super::error::{io_err, TargetError};
 use crate::pool::BufPool;
 use iogauge_model::iopath::MemMode;
 use rand::SeedableRng;

@@ -1,0 +1,129 @@
+//! `db run`'s flags checked once into plain data: the server, the workload's shape, the grid.
+
+use super::args::{overrides, DbRunArgs};
+use crate::options::UsageError;
+use iogauge_model::db::workload::{Driver, Grid, Mode, RedoStress, Workload};
+use iogauge_pg::Place;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A validated `db run`.
+pub struct DbRunOptions {
+    pub place: Place,
+    /// `--pg-set` as (name, value).
+    pub overrides: Vec<(String, String)>,
+    /// The raw `--pg-set` values, for a first-run setup.
+    pub pg_set: Vec<String>,
+    pub cache_limit: Option<u64>,
+    readers: Option<u32>,
+    writers: Option<u32>,
+    sessions: Option<u32>,
+    update_pct: Option<u8>,
+    work_unit: u32,
+    redo_stress: RedoStress,
+    hot_schema_every: Option<u32>,
+    think_time: Option<Duration>,
+    driver: Driver,
+    seed: u64,
+    pub grid: Grid,
+    pub store: Option<PathBuf>,
+    pub json: bool,
+}
+
+impl DbRunOptions {
+    pub fn from_args(a: DbRunArgs) -> anyhow::Result<DbRunOptions> {
+        validate(&a)?;
+        Ok(DbRunOptions {
+            place: Place::of(a.place.dir.as_deref(), a.place.dsn.as_deref()),
+            overrides: overrides(&a.pg_set)?,
+            pg_set: a.pg_set,
+            cache_limit: a.cache_limit,
+            readers: a.readers,
+            writers: a.writers,
+            sessions: a.sessions,
+            update_pct: a.update_pct,
+            work_unit: a.work_unit,
+            redo_stress: a.redo_stress,
+            hot_schema_every: a.hot_schema_every,
+            think_time: a.think_time,
+            driver: a.driver,
+            seed: a.seed,
+            grid: Grid {
+                interval: a.interval,
+                ramp: a.ramp,
+                time: a.time,
+            },
+            store: a.store.store,
+            json: a.json,
+        })
+    }
+
+    /// The workload on the data set found on the server.
+    pub fn workload(&self, schemas: u32, blocks_per_schema: u64) -> Workload {
+        Workload {
+            mode: self.mode(schemas),
+            work_unit: self.work_unit,
+            redo_stress: self.redo_stress,
+            hot_schema_every: self.hot_schema_every,
+            think_time: self.think_time,
+            schemas,
+            blocks_per_schema,
+            seed: self.seed,
+            driver: self.driver,
+        }
+    }
+
+    /// SLOB's runit: readers and writers; SLOB2: sessions that update some of the time; by
+    /// default one reader per schema.
+    fn mode(&self, schemas: u32) -> Mode {
+        match self.sessions {
+            Some(sessions) => Mode::Sessions {
+                sessions,
+                update_pct: f64::from(self.update_pct.unwrap_or(0)),
+            },
+            None => match (self.readers, self.writers) {
+                (None, None) => Mode::ReadersWriters {
+                    readers: schemas,
+                    writers: 0,
+                },
+                (r, w) => Mode::ReadersWriters {
+                    readers: r.unwrap_or(0),
+                    writers: w.unwrap_or(0),
+                },
+            },
+        }
+    }
+}
+
+fn validate(a: &DbRunArgs) -> Result<(), UsageError> {
+    if a.time.is_zero() {
+        return Err(UsageError(
+            "--time must be above 0, as in --time 30s".into(),
+        ));
+    }
+    if a.interval < Duration::from_millis(100) || a.interval > Duration::from_secs(3600) {
+        return Err(UsageError("--interval must be between 100ms and 1h".into()));
+    }
+    if matches!(
+        (a.readers, a.writers),
+        (Some(0), Some(0)) | (Some(0), None) | (None, Some(0))
+    ) {
+        return Err(UsageError(
+            "no sessions: give --readers N and/or --writers N above 0, or --sessions N".into(),
+        ));
+    }
+    if a.cache_limit.is_some() {
+        if a.place.dsn.is_some() {
+            return Err(UsageError(
+                "--cache-limit applies to a private cluster, not a --dsn server".into(),
+            ));
+        }
+        // SAFETY: geteuid(2) has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err(UsageError(
+                "--cache-limit needs root (it creates a memory cgroup); run as root or drop the flag".into(),
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,212 @@
+//! `iogauge db setup`, `reset` and `drop`: the data set on a private cluster (made here, on
+//! the storage under test) or on an existing server, loaded, restored and removed.
+
+use super::args::{SetupArgs, WhereArgs, DEFAULT_SEED};
+use crate::exit::INTERRUPTED;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use iogauge_model::db::setup::LoadReport;
+use iogauge_model::secret::redact_dsn;
+use iogauge_pg::{
+    has_cluster, load_dsn, no_cluster, parse_dsn, schema, setup_private, Cluster, PgError, Place,
+    PrivateSetup, SchemaSpec,
+};
+use iogauge_session::stop_flag;
+use std::io::IsTerminal;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+fn place(w: &WhereArgs) -> Place {
+    Place::of(w.dir.as_deref(), w.dsn.as_deref())
+}
+
+/// A bar on a terminal while the schemas load.
+fn progress_bar(total: u64) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(
+        Some(total),
+        if std::io::stderr().is_terminal() {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        },
+    );
+    if let Ok(style) =
+        ProgressStyle::with_template("loading {bar:30} {pos}/{len} blocks ({per_sec}, {eta} left)")
+    {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// A private cluster set up with the loading bar.
+fn private(
+    dir: &Path,
+    s: &SetupArgs,
+    overrides: &[(String, String)],
+) -> anyhow::Result<(Cluster, LoadReport)> {
+    let spec = s.spec();
+    let bar = progress_bar(u64::from(spec.schemas) * spec.blocks_per_schema);
+    let built = setup_private(
+        &PrivateSetup {
+            dir,
+            wal_dir: s.wal_dir.as_deref(),
+            overrides,
+            spec: &spec,
+        },
+        &stop_flag()?,
+        &|done, _| bar.set_position(done),
+    );
+    bar.finish_and_clear();
+    Ok(built?)
+}
+
+/// The schemas loaded on a server by DSN, with the loading bar.
+fn on_dsn(
+    dsn: &str,
+    spec: &SchemaSpec,
+    stop: &AtomicBool,
+    during: &str,
+) -> anyhow::Result<LoadReport> {
+    let bar = progress_bar(u64::from(spec.schemas) * spec.blocks_per_schema);
+    let cfg = parse_dsn(dsn)?;
+    let loaded = load_dsn(
+        &cfg,
+        &redact_dsn(dsn),
+        spec,
+        stop,
+        &|done, _| bar.set_position(done),
+        during,
+    );
+    bar.finish_and_clear();
+    Ok(loaded?)
+}
+
+/// `db run` on a directory without a cluster: iogauge's default data set.
+pub fn setup_first(dir: &Path, pg_set: &[String]) -> Result<Cluster, PgError> {
+    eprintln!(
+        "no cluster in {}: setting one up (4 schemas of 64 MiB; `iogauge db setup` chooses)",
+        dir.display()
+    );
+    let s = SetupArgs::defaults(
+        WhereArgs {
+            dir: Some(dir.to_path_buf()),
+            dsn: None,
+        },
+        pg_set.to_vec(),
+    );
+    let overrides: Vec<(String, String)> = pg_set
+        .iter()
+        .map(|v| iogauge_pg::parse_override(v))
+        .collect::<Result<_, _>>()?;
+    private(dir, &s, &overrides)
+        .map(|(c, _)| c)
+        .map_err(|e| match e.downcast::<PgError>() {
+            Ok(p) => p,
+            Err(e) => PgError::Usage(format!("{e:#}")),
+        })
+}
+
+pub fn setup(s: SetupArgs) -> anyhow::Result<ExitCode> {
+    s.validate()?;
+    let overrides = s.overrides()?;
+    let (report, settings, location) = match place(&s.place) {
+        Place::Private(dir) => {
+            let (cluster, report) = private(&dir, &s, &overrides)?;
+            let settings = cluster.settings()?;
+            (report, settings, dir.display().to_string())
+        }
+        Place::Dsn(dsn) => {
+            if !overrides.is_empty() || s.wal_dir.is_some() {
+                return Err(crate::options::UsageError(
+                    "--pg-set and --wal-dir configure a private cluster; set them on your own server instead".into(),
+                )
+                .into());
+            }
+            let report = on_dsn(&dsn, &s.spec(), &*stop_flag()?, "setup")?;
+            let mut client = iogauge_pg::connect(&parse_dsn(&dsn)?)?;
+            let settings = iogauge_pg::settings::settings(&mut client)
+                .map_err(|e| anyhow::anyhow!(iogauge_pg::error_text(&e)))?;
+            (report, settings, redact_dsn(&dsn))
+        }
+    };
+    let ram = iogauge_probe::ram_bytes()?;
+    let text = iogauge_report::db_setup_text(&report, &settings, &location, ram);
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn reset(w: WhereArgs) -> anyhow::Result<ExitCode> {
+    let stop = stop_flag()?;
+    match place(&w) {
+        Place::Private(dir) => {
+            if !has_cluster(&dir) {
+                return Err(no_cluster(&dir).into());
+            }
+            let mut c = Cluster::open(&dir)?;
+            c.set_stop(stop.clone());
+            c.reset().map_err(|e| {
+                e.noting(|| format!("db reset stopped; {} is as it was before", dir.display()))
+            })?;
+            if stop.load(Ordering::Relaxed) {
+                // Ctrl-C after the copy: the swap is not interrupted half-way.
+                eprintln!(
+                    "error: db reset interrupted by Ctrl-C after its copy; it finished first: {} is back to the data as loaded",
+                    dir.display()
+                );
+                return Ok(ExitCode::from(INTERRUPTED));
+            }
+            eprintln!("{}: back to the data as loaded", dir.display());
+        }
+        Place::Dsn(dsn) => {
+            let cfg = parse_dsn(&dsn)?;
+            let Some((schemas, blocks)) = schema::discover(&cfg)? else {
+                return Err(crate::options::UsageError(format!(
+                    "{}: no iogauge schemas to reset; run `iogauge db setup --dsn ...` first",
+                    redact_dsn(&dsn)
+                ))
+                .into());
+            };
+            // No file-level copy of someone else's server: reload (same seed, same rows).
+            let spec = SchemaSpec {
+                schemas,
+                blocks_per_schema: blocks,
+                load_parallel: schemas.min(4),
+                seed: DEFAULT_SEED,
+            };
+            on_dsn(&dsn, &spec, &stop, "reset")?;
+            eprintln!("{}: schemas reloaded", redact_dsn(&dsn));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn drop_all(w: WhereArgs) -> anyhow::Result<ExitCode> {
+    // Registered so Ctrl-C cannot kill the process half-way through the removal.
+    let stop = stop_flag()?;
+    let what = match place(&w) {
+        Place::Private(dir) => {
+            if !has_cluster(&dir) {
+                return Err(no_cluster(&dir).into());
+            }
+            Cluster::open(&dir)?.destroy().map_err(|e| {
+                anyhow::Error::new(e).context(format!("dropping the cluster in {}", dir.display()))
+            })?;
+            format!("{}: cluster removed", dir.display())
+        }
+        Place::Dsn(dsn) => {
+            let cfg = parse_dsn(&dsn)?;
+            let mut client = iogauge_pg::connect(&cfg)?;
+            schema::drop_all(&cfg, &mut client)?;
+            format!("{}: iogauge schemas dropped", redact_dsn(&dsn))
+        }
+    };
+    if stop.load(Ordering::Relaxed) {
+        eprintln!(
+            "error: db drop interrupted by Ctrl-C; it finished first (half removed, a cluster \
+             would be neither usable nor gone): {what}"
+        );
+        return Ok(ExitCode::from(INTERRUPTED));
+    }
+    eprintln!("{what}");
+    Ok(ExitCode::SUCCESS)
+}

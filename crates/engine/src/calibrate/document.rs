@@ -1,0 +1,95 @@
+//! A finished calibration as the results model records it: the figures, every point with its
+//! interval series, the verdicts judged on the whole curve, the memory the points ran on, and
+//! each point's latency histogram.
+
+use super::verdicts::verdicts;
+use iogauge_model::calib::{CalibrateSpec, CalibrationReport, Outcome};
+use iogauge_model::preflight::Preflight;
+use iogauge_model::target::TargetInfo;
+use iogauge_model::Histograms;
+use iogauge_stats::HistError;
+
+/// What a calibration was run on, besides its outcome.
+pub struct Context {
+    pub spec: CalibrateSpec,
+    pub preflight: Preflight,
+    pub targets: Vec<TargetInfo>,
+    /// Whether io_uring works here ("supported …", or why not).
+    pub io_uring: String,
+    pub started_at: String,
+}
+
+/// The document before any point ran: the head a user sees while it measures.
+pub fn head(ctx: &Context) -> CalibrationReport {
+    report(ctx, &Outcome::default(), vec![])
+}
+
+/// The document and histograms of a finished (or interrupted) calibration.
+pub fn calibration_document(
+    ctx: Context,
+    outcome: &Outcome,
+) -> Result<(CalibrationReport, Histograms), HistError> {
+    let rotational = ctx
+        .preflight
+        .targets
+        .iter()
+        .filter_map(|t| t.rotational)
+        .reduce(|a, b| a || b);
+    let says = verdicts(outcome, &ctx.spec, rotational);
+    let mut r = report(&ctx, outcome, says);
+    record_io_path(&mut r, outcome);
+    if let Some(l) = &ctx.spec.layout {
+        for d in &l.degraded {
+            // CALIBRATE_IO once "measured" one disk of a silently degraded mirror: say it.
+            r.warnings.push(format!(
+                "DEGRADED: {d} is treated as failed under --layout {}: reads go to its partners and its writes are dropped, so this calibrates a degraded array",
+                l.spec
+            ));
+        }
+    }
+    let histograms = outcome
+        .measured
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            Ok((
+                format!("{i}:{:?}:{}", m.point.step, m.point.outstanding),
+                m.hist.encode()?,
+            ))
+        })
+        .collect::<Result<_, HistError>>()?;
+    Ok((r, histograms))
+}
+
+fn report(ctx: &Context, outcome: &Outcome, verdicts: Vec<String>) -> CalibrationReport {
+    let mut r = CalibrationReport::new(
+        ctx.spec.clone(),
+        ctx.preflight.clone(),
+        ctx.targets.clone(),
+        outcome,
+        verdicts,
+        ctx.started_at.clone(),
+    );
+    r.io_uring = ctx.io_uring.clone();
+    r
+}
+
+/// The points' memory and I/O path: the first point's in `options.io_path`, its warnings,
+/// and a warning for any point whose buffers were on other memory (results not comparable).
+fn record_io_path(report: &mut CalibrationReport, outcome: &Outcome) {
+    let mut paths = outcome.measured.iter().filter_map(|m| m.io_path.as_ref());
+    let Some(first) = paths.next() else {
+        return;
+    };
+    report.warnings.extend(first.warnings());
+    for p in paths {
+        if p.memory.mem != first.memory.mem || p.fixed_bufs != first.fixed_bufs {
+            report.warnings.push(format!(
+                "not every point ran on the same memory: one ran on {}; compare its figures with care",
+                p.line()
+            ));
+            break;
+        }
+    }
+    report.options.io_path = Some(first.clone());
+}

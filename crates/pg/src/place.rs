@@ -1,0 +1,66 @@
+//! Which server a `db` command works on — a private cluster in a directory, or an existing
+//! server by DSN — and the checks of a cluster directory, with errors that name the flag.
+
+use crate::error::PgError;
+use std::path::{Path, PathBuf};
+
+/// Where the cluster lives when no --dir or --dsn is given.
+pub const DEFAULT_DIR: &str = "iogauge-pg";
+
+/// The server a command works on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Place {
+    Private(PathBuf),
+    Dsn(String),
+}
+
+impl Place {
+    /// `--dsn` if given, else `--dir` (default `./iogauge-pg`).
+    pub fn of(dir: Option<&Path>, dsn: Option<&str>) -> Place {
+        match dsn {
+            Some(d) => Place::Dsn(d.to_string()),
+            None => Place::Private(dir.map_or_else(|| DEFAULT_DIR.into(), Path::to_path_buf)),
+        }
+    }
+}
+
+/// A private cluster is one iogauge created: its marker file is there.
+pub fn has_cluster(dir: &Path) -> bool {
+    dir.join(".iogauge-pg").exists()
+}
+
+/// `flag`'s path must be a directory or not exist yet, under a directory (a regular file
+/// there is the user's mistake, not an I/O failure).
+pub fn check_dir(flag: &str, p: &Path) -> Result<(), PgError> {
+    let existing = p
+        .ancestors()
+        .filter(|a| !a.as_os_str().is_empty())
+        .find(|a| std::fs::symlink_metadata(a).is_ok());
+    match existing {
+        Some(a) if !a.is_dir() => Err(PgError::Usage(format!(
+            "{flag} {}: {}not a directory; give a new directory or an empty one",
+            p.display(),
+            if a == p {
+                String::new()
+            } else {
+                format!("{} is ", a.display())
+            }
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The error for a `--dir` without an iogauge cluster.
+pub fn no_cluster(dir: &Path) -> PgError {
+    if check_dir("--dir", dir).is_err() || dir.is_file() {
+        return PgError::Usage(format!(
+            "--dir {}: not a directory, so no iogauge cluster there; give the directory `iogauge db setup --dir` made",
+            dir.display()
+        ));
+    }
+    PgError::Usage(format!(
+        "--dir {}: no iogauge cluster there; create one with `iogauge db setup --dir {}`",
+        dir.display(),
+        dir.display()
+    ))
+}

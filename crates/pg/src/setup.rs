@@ -1,0 +1,95 @@
+//! Setting up the data set: a private cluster initialised, loaded and snapshotted in one go
+//! (`db setup`, and `db run` on an empty directory), or the schemas loaded on a server given
+//! by DSN. Failed or stopped by Ctrl-C, each removes what it created, so a retry starts clean.
+
+use crate::cluster::{Cluster, ClusterConfig};
+use crate::error::PgError;
+use crate::place::check_dir;
+use crate::schema::{self, SchemaSpec};
+use iogauge_model::db::setup::LoadReport;
+use postgres::Config;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// Called with (blocks loaded, blocks in all) while loading.
+pub type Progress<'a> = &'a dyn Fn(u64, u64);
+
+/// What a private cluster is made with.
+pub struct PrivateSetup<'a> {
+    pub dir: &'a Path,
+    pub wal_dir: Option<&'a Path>,
+    pub overrides: &'a [(String, String)],
+    pub spec: &'a SchemaSpec,
+}
+
+/// Initialises, starts, loads and snapshots a private cluster; returns it running. Failed or
+/// stopped by Ctrl-C, it removes what it created — the marker lists it — and nothing else.
+pub fn setup_private(
+    s: &PrivateSetup<'_>,
+    stop: &Arc<AtomicBool>,
+    progress: Progress<'_>,
+) -> Result<(Cluster, LoadReport), PgError> {
+    check_dir("--dir", s.dir)?;
+    if let Some(w) = s.wal_dir {
+        check_dir("--wal-dir", w)?;
+    }
+    let removed = || {
+        format!(
+            "db setup stopped; removed what it had created in {}",
+            s.dir.display()
+        )
+    };
+    // init removes its own half-built cluster on failure.
+    let mut cluster = Cluster::init(&ClusterConfig {
+        dir: s.dir.to_path_buf(),
+        wal_dir: s.wal_dir.map(Path::to_path_buf),
+        overrides: s.overrides.to_vec(),
+        stop: Some(stop.clone()),
+        ..Default::default()
+    })
+    .map_err(|e| e.noting(removed))?;
+    let built = cluster
+        .start()
+        .and_then(|()| schema::setup(&cluster.config(), s.spec, stop, progress))
+        .and_then(|report| {
+            cluster.snapshot_pristine()?;
+            Ok(report)
+        });
+    match built {
+        Ok(report) => Ok((cluster, report)),
+        Err(e) => {
+            let d = s.dir.display().to_string();
+            if let Err(gone) = cluster.destroy() {
+                return Err(PgError::Cleanup {
+                    what: format!(
+                        "{}; removing the half-built cluster in {d} failed too",
+                        crate::error::chain_text(&e)
+                    ),
+                    source: Box::new(gone),
+                });
+            }
+            Err(e.noting(removed))
+        }
+    }
+}
+
+/// Loads the schemas on a server given by DSN (`redacted` names it without its password);
+/// stopped or failed, the schemas it created are dropped again.
+pub fn load_dsn(
+    cfg: &Config,
+    redacted: &str,
+    spec: &SchemaSpec,
+    stop: &AtomicBool,
+    progress: Progress<'_>,
+    during: &str,
+) -> Result<LoadReport, PgError> {
+    schema::setup(cfg, spec, stop, progress).map_err(|e| {
+        e.noting(|| match during {
+            "reset" => format!(
+                "db reset stopped; the schemas on {redacted} were dropped, load them again with `iogauge db setup --dsn ...`"
+            ),
+            _ => format!("db setup stopped; dropped the schemas it had loaded on {redacted}"),
+        })
+    })
+}

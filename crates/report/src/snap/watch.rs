@@ -1,0 +1,111 @@
+//! The lines of `iogauge watch --plain` and the database rates line of the watch panel.
+
+use super::{db_run, run_randread, run_randrw};
+use crate::{db_rates_line, watch_line};
+use insta::assert_snapshot;
+use iogauge_model::derive::Derived;
+use iogauge_model::live::{DbNow, LiveHeader, LiveInterval};
+use iogauge_model::run::IntervalReport;
+
+const AT: &str = "2025-06-01T10:00:01Z";
+
+fn header(kind: &str, pid: u32) -> LiveHeader {
+    LiveHeader {
+        pid,
+        kind: kind.into(),
+        what: "randrw (70% reads) 8k, QD 32 x 1 worker, io_uring, O_DIRECT".into(),
+        started_at: "2025-06-01T10:00:00Z".into(),
+        db: None,
+    }
+}
+
+fn system(iv: &IntervalReport) -> Derived {
+    iv.system.clone().expect("the fixture has samples")
+}
+
+fn live(iv: &IntervalReport) -> LiveInterval {
+    LiveInterval {
+        elapsed_s: iv.t_s + iv.dur_s,
+        interval: iv.clone(),
+    }
+}
+
+/// The machine alone: a device, one that went away, the CPU and PSI.
+#[test]
+fn devices_and_cpu_only() {
+    let r = run_randread();
+    let mut s = String::new();
+    for iv in &r.intervals[..3] {
+        s += &watch_line(AT, &system(iv), &["vda".into(), "sdz".into()], None, None);
+        s.push('\n');
+    }
+    let mut no_psi = system(&r.intervals[5]);
+    no_psi.psi_some_pct = None;
+    s += &watch_line(AT, &no_psi, &[], None, None);
+    assert_snapshot!("machine", s);
+}
+
+/// A run in progress: before its first interval, in the ramp, measured (reads and writes).
+#[test]
+fn with_a_run_in_progress() {
+    let r = run_randrw();
+    let h = header("run", 4242);
+    let devices = ["vda".to_string()];
+    let first = system(&r.intervals[0]);
+    let lines = [
+        watch_line(AT, &first, &devices, Some((&h, None)), None),
+        watch_line(
+            AT,
+            &first,
+            &devices,
+            Some((&h, Some(&live(&r.intervals[0])))),
+            None,
+        ),
+        watch_line(
+            AT,
+            &system(&r.intervals[10]),
+            &devices,
+            Some((&h, Some(&live(&r.intervals[10])))),
+            None,
+        ),
+    ];
+    assert_snapshot!("run_in_progress", lines.join("\n"));
+}
+
+/// A database run: before its first interval with the database's first look (no rates yet,
+/// no session active), then with rates and sessions by wait event.
+#[test]
+fn with_a_database_run() {
+    let r = run_randread();
+    let d = system(&r.intervals[4]);
+    let h = header("db run", 5151);
+    let devices = ["vda".to_string()];
+    let first = DbNow::default();
+    let later = DbNow {
+        rates: Some(db_run().summary.db),
+        active: [("CPU".to_string(), 1), ("IO:DataFileRead".to_string(), 3)]
+            .into_iter()
+            .collect(),
+    };
+    let lines = [
+        watch_line(AT, &d, &devices, Some((&h, None)), Some(&first)),
+        watch_line(AT, &d, &devices, Some((&h, None)), Some(&later)),
+        watch_line(AT, &d, &devices, None, Some(&later)),
+    ];
+    assert_snapshot!("db_run", lines.join("\n"));
+}
+
+#[test]
+fn db_rates_of_the_fixture_and_without_reads() {
+    let r = db_run();
+    let mut quiet = r.intervals[0].db;
+    quiet.avg_read_ms = None;
+    assert_snapshot!(
+        "db_rates",
+        format!(
+            "{}\n{}",
+            db_rates_line(&r.summary.db),
+            db_rates_line(&quiet)
+        )
+    );
+}
