@@ -1,6 +1,8 @@
 //! `iogauge calibrate`: preflight, the three steps, figures and verdicts, stored, then printed.
 
-use crate::options::CalibrateOptions;
+pub mod args;
+pub mod options;
+
 use crate::session::{check_engine, exit_of, prepare_targets, print_stdout};
 use anyhow::Context;
 use iogauge_engine::calibrate::{self, calibration_document, EngineProber};
@@ -8,6 +10,7 @@ use iogauge_model::units::fmt_size;
 use iogauge_model::Document;
 use iogauge_report::{calibration_body, calibration_head, point_line};
 use iogauge_session::{Ending, Session};
+use options::CalibrateOptions;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -15,7 +18,7 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
     // The store opens first: a bad --store fails before minutes of measuring.
     let session = Session::begin(opts.store.as_deref())?;
     check_engine(opts.spec.engine)?;
-    let targets = prepare_targets(&opts.targets, opts.access, opts.scratch, session.stop())?;
+    let targets = prepare_targets(&opts.targets, session.stop())?;
     let ctx = context(&opts, &targets)?;
     if !opts.json {
         // The head goes out before any I/O: the user sees a degraded array before waiting;

@@ -5,17 +5,18 @@
 //! store at a time (a lock beside the store); a password in the file is masked in everything
 //! printed or stored, and only the runs it starts see it.
 
+pub mod args;
 mod child;
 pub mod gather;
 mod hooks;
 mod load;
 pub mod results;
 
-use crate::args::StoreArgs;
-use crate::exit::INTERRUPTED;
-use crate::options::UsageError;
+use crate::exit_code::INTERRUPTED;
 use crate::session::print_stdout;
+use crate::usage::UsageError;
 use anyhow::Context;
+use args::CampaignArgs;
 use child::{run_child, INTERRUPTED_CODE};
 use hooks::Hooks;
 use iogauge_campaign::view::Definition;
@@ -23,37 +24,18 @@ use iogauge_campaign::{Campaign, PlannedRun};
 use iogauge_model::history::RunStatus;
 use iogauge_session::{now, stop_flag};
 use iogauge_store::{CampaignLock, CampaignRow, CampaignTag, Store};
-use load::Loaded;
+use load::{CheckLine, Loaded};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-#[derive(clap::Args, Debug)]
-pub struct CampaignArgs {
-    /// The campaign file (TOML): variables, cases, the workload and its options, repetitions.
-    pub file: PathBuf,
-    /// List the runs still to make and their estimated duration; run nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Tiny scale to try a campaign in a minute: seconds-long runs, 2 repetitions, no
-    /// warm-up, small data sets; stored as NAME-smoke.
-    #[arg(long)]
-    pub smoke: bool,
-    /// Start over: earlier runs of this campaign stay in the history but no longer count.
-    #[arg(long)]
-    pub fresh: bool,
-    /// Store the campaign under this name instead of the file's.
-    #[arg(long)]
-    pub name: Option<String>,
-    #[command(flatten)]
-    pub store: StoreArgs,
-}
-
-pub fn campaign(a: CampaignArgs) -> anyhow::Result<ExitCode> {
-    let loaded = load::load(&a)?;
+/// Runs the campaign of `a`; `check` parses a case's command line as `iogauge` would, so a
+/// bad case fails before anything runs.
+pub fn campaign(a: CampaignArgs, check: CheckLine) -> anyhow::Result<ExitCode> {
+    let loaded = load::load(&a, check)?;
     let c = &loaded.shown;
     if a.dry_run {
         return dry_run(c, &a);

@@ -1,13 +1,12 @@
 //! `iogauge db`: the SLOB method on a real PostgreSQL — `setup`, `run`, `reset`, `drop`.
 
-mod args;
+pub mod args;
 mod options;
 mod run;
 mod setup;
 
-pub use args::{pg_set_error, DbArgs, DbCommand};
-
-use crate::exit::INTERRUPTED;
+use crate::exit_code::INTERRUPTED;
+use args::{pg_set_error, DbArgs, DbCommand};
 use iogauge_pg::PgError;
 use options::DbRunOptions;
 use std::process::ExitCode;

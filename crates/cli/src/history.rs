@@ -1,8 +1,10 @@
 //! `iogauge history` and `iogauge show`: the stored runs, read back.
 
-use crate::args::{HistoryArgs, ShowArgs};
-use crate::options::UsageError;
+pub mod args;
+
+use crate::usage::UsageError;
 use anyhow::Context;
+use args::{HistoryArgs, ShowArgs};
 use iogauge_model::Document;
 use iogauge_report::{Exporter, Json, Text};
 use iogauge_store::Store;

@@ -1,47 +1,59 @@
 //! The `iogauge` binary: parse → validate → preflight → prepare targets → run → summarise →
-//! store → render. Everything heavy lives in the library crates; this file is the pipeline.
+//! store → render. Everything heavy lives in the library crates; this file is the pipeline,
+//! and each subcommand's module reads the same way: its flags (`args`), checked into plain
+//! data (`options`), handed to its function.
 
-mod args;
 mod calibrate;
 mod campaign;
+mod cli;
+mod completions;
 mod db;
 mod exit;
+mod exit_code;
 mod history;
-mod options;
 mod plan;
 mod run;
 mod session;
+mod store_args;
+mod target;
+mod usage;
 mod watch;
 
-use args::Command;
-use clap::Parser;
-use options::{CalibrateOptions, RunOptions};
+use calibrate::options::CalibrateOptions;
+use clap::{CommandFactory, Parser};
+use cli::{Cli, Command};
+use plan::options::PlanOptions;
+use run::options::RunOptions;
 use std::process::ExitCode;
+use watch::options::WatchOptions;
 
 fn main() -> ExitCode {
-    let cli = match args::Cli::try_parse() {
+    let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => return exit::clap_error(e),
     };
-    let result = match cli.command {
-        Command::Run(a) => RunOptions::from_args(a)
-            .map_err(Into::into)
-            .and_then(run::run),
-        Command::Calibrate(a) => CalibrateOptions::from_args(a)
-            .map_err(Into::into)
-            .and_then(calibrate::calibrate),
+    match dispatch(cli.command) {
+        Ok(code) => code,
+        Err(e) => exit::report(&e),
+    }
+}
+
+/// One subcommand: its options checked (a usage error, exit 2, before anything is touched),
+/// then its pipeline.
+fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Run(a) => run::run(RunOptions::from_args(a)?),
+        Command::Calibrate(a) => calibrate::calibrate(CalibrateOptions::from_args(a)?),
         Command::History(a) => history::history(a),
         Command::Show(a) => history::show(a),
-        Command::Watch(a) => watch::watch(a),
-        Command::Plan(a) => plan::plan(a),
+        Command::Watch(a) => watch::watch(WatchOptions::from_args(a)?),
+        Command::Plan(a) => plan::plan(PlanOptions::from_args(a)?),
         Command::Db(a) => db::db(a),
-        Command::Campaign(a) => campaign::campaign(a),
+        Command::Campaign(a) => campaign::campaign(a, cli::check_line),
         Command::Report(a) => campaign::results::report(a),
         Command::Compare(a) => campaign::results::compare(a),
         Command::Export(a) => campaign::results::export(a),
-    };
-    match result {
-        Ok(code) => code,
-        Err(e) => exit::report(&e),
+        Command::Completions(a) => completions::completions(a.shell, Cli::command()),
+        Command::Man => completions::man(Cli::command()),
     }
 }

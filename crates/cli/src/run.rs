@@ -1,18 +1,21 @@
 //! `iogauge run`: one synthetic job from flags to a stored, then printed (or JSON), result.
 
-use crate::options::RunOptions;
+pub mod args;
+pub mod options;
+
 use crate::session::{check_engine, exit_of, prepare_targets, LiveLine};
 use iogauge_engine::document::run_document;
 use iogauge_model::run::IntervalReport;
 use iogauge_model::{Document, Kind};
 use iogauge_report::{job_line, Exporter, Json, Text};
 use iogauge_session::{Ending, Session};
+use options::RunOptions;
 use std::process::ExitCode;
 
 pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
     let mut session = Session::begin(opts.store.as_deref())?;
     check_engine(opts.spec.engine)?;
-    let targets = prepare_targets(&opts.targets, opts.access, opts.scratch, session.stop())?;
+    let targets = prepare_targets(&opts.targets, session.stop())?;
     session.go_live(Kind::Run, job_line(&opts.spec), None);
     let line = LiveLine::stderr();
     let stop = session.stop().clone();

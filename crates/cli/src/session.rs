@@ -2,11 +2,11 @@
 //! checking the engine before anything is created, preparing targets with a pre-fill
 //! progress bar, the live line of the last interval, and the exit code of how it ended.
 
-use crate::exit::INTERRUPTED;
-use crate::options::SCRATCH_DIR;
+use crate::exit_code::INTERRUPTED;
+use crate::target::options::{Targets, SCRATCH_DIR};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use iogauge_engine::{Access, Target, TargetSpec};
+use iogauge_engine::Target;
 use iogauge_model::run::IntervalReport;
 use iogauge_model::spec::EngineKind;
 use iogauge_session::{Ending, SessionError, Stored};
@@ -23,13 +23,13 @@ pub fn check_engine(engine: EngineKind) -> anyhow::Result<()> {
 }
 
 /// Opens every target, creating and pre-filling missing files (a bar on a terminal).
-pub fn prepare_targets(
-    specs: &[TargetSpec],
-    access: Access,
-    scratch: bool,
-    stop: &AtomicBool,
-) -> anyhow::Result<Vec<Target>> {
-    if scratch {
+pub fn prepare_targets(targets: &Targets, stop: &AtomicBool) -> anyhow::Result<Vec<Target>> {
+    let Targets {
+        specs,
+        access,
+        scratch,
+    } = targets;
+    if *scratch {
         std::fs::create_dir_all(SCRATCH_DIR)
             .with_context(|| format!("creating ./{SCRATCH_DIR}"))?;
     }
@@ -53,7 +53,7 @@ pub fn prepare_targets(
             bar.set_length(total);
             bar.set_position(done);
         };
-        out.push(iogauge_engine::prepare(spec, access, &mut progress, stop)?);
+        out.push(iogauge_engine::prepare(spec, *access, &mut progress, stop)?);
     }
     bar.finish_and_clear();
     Ok(out)

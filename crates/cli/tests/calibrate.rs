@@ -53,7 +53,7 @@ fn calibration_figures_store_and_show() {
         assert!(f(&v[k]) > 0.0, "{k}: {}", v[k]);
     }
     assert_eq!(v["num_disks"], 1);
-    assert!(v["start_time"].as_str().unwrap() < v["end_time"].as_str().unwrap());
+    assert!(v["started_at"].as_str().unwrap() < v["ended_at"].as_str().unwrap());
     let points = v["points"].as_array().unwrap();
     let small: Vec<&Value> = points.iter().filter(|p| p["step"] == "small").collect();
     // Doubling from 1: 1, 2, 4, ... up to the ceiling of 64 or the first point over the cap.

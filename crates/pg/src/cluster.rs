@@ -371,25 +371,24 @@ impl Cluster {
     /// Takes the file-level copy `reset` restores: stops the server, copies data (and the WAL
     /// directory), restarts it if it was running.
     pub fn snapshot_pristine(&mut self) -> Result<(), PgError> {
-        let was = self.server.is_some();
-        self.stop()?;
-        files::snapshot(
-            &self.dir,
-            self.marker.wal_dir.as_ref().map(|w| w.0.as_path()),
-            &self.stop,
-        )?;
-        if was {
-            self.start()?;
-        }
-        Ok(())
+        self.while_stopped(files::snapshot)
     }
 
     /// Back to the pristine loaded state: stop, replace data (and WAL) with the copy, sync,
     /// restart if it was running. Interrupted while copying, the cluster stays as it was.
     pub fn reset(&mut self) -> Result<(), PgError> {
+        self.while_stopped(files::restore)
+    }
+
+    /// Runs a file-level step on the cluster's directory (and WAL directory) with the server
+    /// stopped, restarting it afterwards if it was running.
+    fn while_stopped(
+        &mut self,
+        step: fn(&Path, Option<&Path>, &AtomicBool) -> Result<(), PgError>,
+    ) -> Result<(), PgError> {
         let was = self.server.is_some();
         self.stop()?;
-        files::restore(
+        step(
             &self.dir,
             self.marker.wal_dir.as_ref().map(|w| w.0.as_path()),
             &self.stop,

@@ -2,7 +2,7 @@
 //! only place a campaign's unmasked DSN goes), tagged with its case and repetition so the
 //! child stores run and tag in one transaction.
 
-use crate::exit::INTERRUPTED;
+use crate::exit_code::INTERRUPTED;
 use anyhow::Context;
 use iogauge_campaign::{Campaign, Case};
 use iogauge_session::CAMPAIGN_ENV;

@@ -95,7 +95,7 @@ impl<'a> Hooks<'a> {
             vars
         };
         let script = substitute(template, vars, &format!("commands.{which}"))
-            .map_err(|e| crate::options::UsageError(format!("campaign {}: {e}", self.c.name)))?;
+            .map_err(|e| crate::usage::UsageError(format!("campaign {}: {e}", self.c.name)))?;
         let mut cmd = Command::new("sh");
         cmd.arg("-c")
             .arg(&script)

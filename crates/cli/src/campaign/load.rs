@@ -3,10 +3,15 @@
 //! ever printed, stored or compared with the store. Every problem with the file is a usage
 //! error (exit 2) in one line that names it.
 
-use super::CampaignArgs;
-use crate::options::UsageError;
-use iogauge_campaign::Campaign;
+use super::args::CampaignArgs;
+use crate::usage::UsageError;
+use iogauge_campaign::{Campaign, Case};
 use std::path::Path;
+
+/// Checks one command line (`iogauge` first) as `iogauge` parses it, with the checks between
+/// flags made before anything is touched; why it cannot work, in one line. Given by `main`,
+/// which knows the whole command tree.
+pub type CheckLine = fn(&[&str]) -> Result<(), String>;
 
 /// A campaign file, read and checked.
 pub struct Loaded {
@@ -28,7 +33,7 @@ fn usage(path: &Path, what: impl std::fmt::Display) -> anyhow::Error {
 }
 
 /// Reads and expands the campaign file; errors name the file.
-pub fn load(a: &CampaignArgs) -> anyhow::Result<Loaded> {
+pub fn load(a: &CampaignArgs, check: CheckLine) -> anyhow::Result<Loaded> {
     let path = &a.file;
     // The file's name names the campaign and is shown in every message: it must be text.
     let Some(name) = path.to_str() else {
@@ -80,7 +85,7 @@ pub fn load(a: &CampaignArgs) -> anyhow::Result<Loaded> {
         c.name = n.clone();
     }
     let shown = c.masked(mask).map_err(|e| usage(path, e))?;
-    check_cases(&c, &shown, path)?;
+    check_cases(&c, &shown, path, check)?;
     // Case names are labels: the real campaign carries the masked ones, so a run's tag, its
     // hooks' IOGAUGE_CASE and the store all name a case the same way.
     for (real, shown) in c.cases.iter_mut().zip(&shown.cases) {
@@ -97,7 +102,12 @@ pub fn load(a: &CampaignArgs) -> anyhow::Result<Loaded> {
 /// flag or a bad value fails now, not hours into the campaign. Messages are masked: a bad
 /// value may be the DSN. Cases are checked on every core (a parse costs tens of µs, and a
 /// campaign may have ten thousand cases); the first bad case in file order is reported.
-fn check_cases(c: &Campaign, shown: &Campaign, path: &Path) -> Result<(), UsageError> {
+fn check_cases(
+    c: &Campaign,
+    shown: &Campaign,
+    path: &Path,
+    check: CheckLine,
+) -> Result<(), UsageError> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let chunk = c.cases.len().div_ceil(threads).max(1);
     let first_bad = std::thread::scope(|s| {
@@ -105,7 +115,9 @@ fn check_cases(c: &Campaign, shown: &Campaign, path: &Path) -> Result<(), UsageE
             .cases
             .chunks(chunk)
             .enumerate()
-            .map(|(k, cases)| s.spawn(move || first_bad(c, cases).map(|(i, m)| (k * chunk + i, m))))
+            .map(|(k, cases)| {
+                s.spawn(move || first_bad(c, cases, check).map(|(i, m)| (k * chunk + i, m)))
+            })
             .collect();
         // In chunk order, so the earliest bad case wins.
         workers
@@ -124,36 +136,12 @@ fn check_cases(c: &Campaign, shown: &Campaign, path: &Path) -> Result<(), UsageE
 }
 
 /// The index within `cases` of the first case whose command line does not parse, and why.
-fn first_bad(c: &Campaign, cases: &[iogauge_campaign::Case]) -> Option<(usize, String)> {
-    use clap::{CommandFactory, FromArgMatches};
-    // Built once per thread: building clap's whole command tree per case cost 200 µs.
-    let mut cli = crate::args::Cli::command();
-    for (i, case) in cases.iter().enumerate() {
-        let argv = std::iter::once("iogauge")
+fn first_bad(c: &Campaign, cases: &[Case], check: CheckLine) -> Option<(usize, String)> {
+    cases.iter().enumerate().find_map(|(i, case)| {
+        let argv: Vec<&str> = std::iter::once("iogauge")
             .chain(c.command.words().iter().copied())
-            .chain(case.args.iter().map(String::as_str));
-        let parsed = cli
-            .try_get_matches_from_mut(argv)
-            .and_then(|mut m| crate::args::Cli::from_arg_matches_mut(&mut m));
-        let msg = match parsed {
-            Err(e) => crate::exit::clap_line(&e),
-            // The checks between flags that `run` and `calibrate` make before touching
-            // anything (`db run` checks its own when it starts).
-            Ok(cli) => match cli.command {
-                crate::args::Command::Run(a) => match crate::options::RunOptions::from_args(a) {
-                    Ok(_) => continue,
-                    Err(e) => e.0,
-                },
-                crate::args::Command::Calibrate(a) => {
-                    match crate::options::CalibrateOptions::from_args(a) {
-                        Ok(_) => continue,
-                        Err(e) => e.0,
-                    }
-                }
-                _ => continue,
-            },
-        };
-        return Some((i, msg));
-    }
-    None
+            .chain(case.args.iter().map(String::as_str))
+            .collect();
+        check(&argv).err().map(|msg| (i, msg))
+    })
 }

@@ -2,9 +2,10 @@
 //! `iogauge compare` (two runs, or two cases of a campaign), and the lines `iogauge campaign`
 //! prints as it goes.
 
-use crate::args::StoreArgs;
-use crate::campaign::gather::gather;
-use crate::options::UsageError;
+use super::args::{CampaignOutput, CompareArgs, ExportArgs, ReportArgs};
+use super::gather::gather;
+use crate::store_args::StoreArgs;
+use crate::usage::UsageError;
 use anyhow::Context;
 use iogauge_campaign::digest::{catalogue, digest};
 use iogauge_campaign::CampaignView;
@@ -15,55 +16,8 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
-
-/// Which campaign, and where its rendering goes.
-#[derive(clap::Args, Debug)]
-pub struct CampaignOutput {
-    /// The campaign, by the name `iogauge campaign` stored it under.
-    #[arg(long)]
-    pub campaign: String,
-    /// Write here (default, or `-`: stdout). An existing file is replaced only with --force.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Replace an existing output file.
-    #[arg(long)]
-    pub force: bool,
-    #[command(flatten)]
-    pub store: StoreArgs,
-}
-
-#[derive(clap::Args, Debug)]
-pub struct ReportArgs {
-    #[command(flatten)]
-    pub out: CampaignOutput,
-}
-
-#[derive(clap::Args, Debug)]
-pub struct ExportArgs {
-    /// csv (one row per case and metric), md (Markdown tables) or json (everything).
-    #[arg(long, value_parser = ["csv", "md", "json"])]
-    pub format: String,
-    #[command(flatten)]
-    pub out: CampaignOutput,
-}
-
-#[derive(clap::Args, Debug)]
-pub struct CompareArgs {
-    /// The reference: a run id, or with --campaign a case name.
-    pub a: String,
-    /// Compared with the reference: a run id, or with --campaign a case name.
-    pub b: String,
-    /// Compare two cases of this campaign (every repetition, with confidence intervals).
-    #[arg(long)]
-    pub campaign: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
-    #[command(flatten)]
-    pub store: StoreArgs,
-}
 
 fn open_view(store: &StoreArgs, name: &str) -> anyhow::Result<CampaignView> {
     let store = Store::open_resolved(store.store.as_deref())?;

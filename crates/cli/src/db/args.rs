@@ -1,7 +1,7 @@
 //! The `db` command line, and its checks.
 
-use crate::args::StoreArgs;
-use crate::options::UsageError;
+use crate::store_args::StoreArgs;
+use crate::usage::UsageError;
 use clap::{Args, Subcommand};
 use iogauge_model::db::workload::{Driver, RedoStress};
 use iogauge_model::units::{parse_duration, parse_size};
@@ -142,7 +142,7 @@ pub struct DbRunArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub hot_schema_every: Option<u32>,
     /// Pause between a session's operations.
-    #[arg(long, value_parser = duration)]
+    #[arg(long, value_parser = parse_duration)]
     pub think_time: Option<Duration>,
     /// Where the sessions' loop runs: server (a PL/pgSQL procedure runs batches of
     /// operations inside the database, one round trip per batch, latency measured there, as
@@ -151,18 +151,18 @@ pub struct DbRunArgs {
     #[arg(long, default_value = "server", value_parser = driver)]
     pub driver: Driver,
     /// Measured time.
-    #[arg(long, default_value = "30s", value_parser = duration)]
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub time: Duration,
     /// Run this long first, left out of the figures.
-    #[arg(long, default_value = "0s", value_parser = duration)]
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
     pub ramp: Duration,
     /// Length of one interval of the time series.
-    #[arg(long, default_value = "1s", value_parser = duration)]
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
     pub interval: Duration,
     /// As root: run the private server in a memory cgroup of this size (its page cache
     /// included), so reads cannot be served from a large OS cache. The OS cache is dropped
     /// first.
-    #[arg(long, value_parser = size)]
+    #[arg(long, value_parser = parse_size)]
     pub cache_limit: Option<u64>,
     /// A server setting for this run (repeatable; private cluster, restarts it).
     #[arg(long = "pg-set", value_name = "NAME=VALUE")]
@@ -175,14 +175,6 @@ pub struct DbRunArgs {
     /// Print the result as JSON on stdout.
     #[arg(long)]
     pub json: bool,
-}
-
-fn duration(s: &str) -> Result<Duration, String> {
-    parse_duration(s)
-}
-
-fn size(s: &str) -> Result<u64, String> {
-    parse_size(s)
 }
 
 /// A bare number is blocks; with a unit, bytes rounded up to whole 8 KiB blocks.

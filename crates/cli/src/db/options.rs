@@ -1,7 +1,7 @@
 //! `db run`'s flags checked once into plain data: the server, the workload's shape, the grid.
 
 use super::args::{overrides, DbRunArgs};
-use crate::options::UsageError;
+use crate::usage::{check_interval, check_time, UsageError};
 use iogauge_model::db::workload::{Driver, Grid, Mode, RedoStress, Workload};
 use iogauge_pg::Place;
 use std::path::PathBuf;
@@ -96,14 +96,8 @@ impl DbRunOptions {
 }
 
 fn validate(a: &DbRunArgs) -> Result<(), UsageError> {
-    if a.time.is_zero() {
-        return Err(UsageError(
-            "--time must be above 0, as in --time 30s".into(),
-        ));
-    }
-    if a.interval < Duration::from_millis(100) || a.interval > Duration::from_secs(3600) {
-        return Err(UsageError("--interval must be between 100ms and 1h".into()));
-    }
+    check_time(a.time)?;
+    check_interval(a.interval)?;
     if matches!(
         (a.readers, a.writers),
         (Some(0), Some(0)) | (Some(0), None) | (None, Some(0))

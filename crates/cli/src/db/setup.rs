@@ -2,7 +2,7 @@
 //! the storage under test) or on an existing server, loaded, restored and removed.
 
 use super::args::{SetupArgs, WhereArgs, DEFAULT_SEED};
-use crate::exit::INTERRUPTED;
+use crate::exit_code::INTERRUPTED;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iogauge_model::db::setup::LoadReport;
 use iogauge_model::secret::redact_dsn;
@@ -117,7 +117,7 @@ pub fn setup(s: SetupArgs) -> anyhow::Result<ExitCode> {
         }
         Place::Dsn(dsn) => {
             if !overrides.is_empty() || s.wal_dir.is_some() {
-                return Err(crate::options::UsageError(
+                return Err(crate::usage::UsageError(
                     "--pg-set and --wal-dir configure a private cluster; set them on your own server instead".into(),
                 )
                 .into());
@@ -160,7 +160,7 @@ pub fn reset(w: WhereArgs) -> anyhow::Result<ExitCode> {
         Place::Dsn(dsn) => {
             let cfg = parse_dsn(&dsn)?;
             let Some((schemas, blocks)) = schema::discover(&cfg)? else {
-                return Err(crate::options::UsageError(format!(
+                return Err(crate::usage::UsageError(format!(
                     "{}: no iogauge schemas to reset; run `iogauge db setup --dsn ...` first",
                     redact_dsn(&dsn)
                 ))

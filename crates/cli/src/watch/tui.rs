@@ -1,7 +1,8 @@
 //! The full-screen view (ratatui on crossterm): device table in iostat -x columns, a CPU bar,
 //! and the followed run's IOPS and p99 latency as sparklines. `q`, Esc or Ctrl-C quits.
 
-use super::{device_names, look, timestamp, Follow, Frame, Watch};
+use super::follow::{device_names, look, timestamp, Follow, Frame};
+use super::options::WatchOptions;
 use anyhow::Context;
 use iogauge_model::system::Snapshot;
 use iogauge_probe::Sampler;
@@ -15,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 pub(super) fn run(
-    w: &Watch,
+    w: &WatchOptions,
     sampler: &Sampler,
     t0: Instant,
     prev: Snapshot,
@@ -55,7 +56,7 @@ fn wait_tick(at: Instant, stop: &AtomicBool) -> anyhow::Result<bool> {
 
 fn event_loop(
     terminal: &mut ratatui::DefaultTerminal,
-    w: &Watch,
+    w: &WatchOptions,
     sampler: &Sampler,
     t0: Instant,
     mut prev: Snapshot,

@@ -74,3 +74,22 @@ fn kinds_have_one_name_each() {
     assert_eq!(Kind::DbRun.command(), "db run");
     assert_eq!(Kind::from_name("db run"), None);
 }
+
+proptest::proptest! {
+    /// Stored documents are read back to the last bit, so `show --json` prints what the run
+    /// printed (serde_json's exact float parser: the `float_roundtrip` feature).
+    #[test]
+    fn every_float_reads_back_exactly(xs in proptest::collection::vec(proptest::num::f64::NORMAL, 4)) {
+        let Document::Run(mut r) = Document::from_json(RUN_V1).unwrap() else {
+            unreachable!("a run")
+        };
+        r.summary.read.iops = xs[0];
+        r.summary.read.mbps = xs[1];
+        r.summary.write.lat_us.p99 = xs[2];
+        r.summary.elapsed_s = xs[3];
+        let doc = Document::from(*r);
+        let text = doc.to_json();
+        let back = Document::from_json(&text).unwrap();
+        proptest::prop_assert_eq!(back.to_json(), text);
+    }
+}

@@ -1,0 +1,62 @@
+//! `iogauge calibrate`'s flags as clap sees them (the target flags are shared with `run`);
+//! `options` checks them as a whole.
+
+use crate::store_args::StoreArgs;
+use crate::target::args::TargetArgs;
+use clap::Args;
+use iogauge_model::calib::Criterion;
+use iogauge_model::units::{parse_duration, parse_size};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct CalibrateArgs {
+    #[command(flatten)]
+    pub io: TargetArgs,
+    /// Latency cap for max_iops (CALIBRATE_IO's max_latency).
+    #[arg(long, default_value = "20ms", value_parser = parse_duration)]
+    pub max_latency: Duration,
+    /// Which latency the cap applies to: mean (as CALIBRATE_IO), p95 or p99.
+    #[arg(long, default_value = "mean", value_parser = str::parse::<Criterion>)]
+    pub criterion: Criterion,
+    /// Small I/O size (step 1).
+    #[arg(long, default_value = "8k", value_parser = block)]
+    pub block: u64,
+    /// Large I/O size (steps 2 and 3).
+    #[arg(long, default_value = "1m", value_parser = block)]
+    pub large_block: u64,
+    /// Measured time of each point (a further quarter of it runs first as ramp-up).
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    pub point_time: Duration,
+    /// Physical disks behind the targets: sets the ramp's ceiling (32 outstanding per disk,
+    /// at least 64), like CALIBRATE_IO's num_physical_disks and ORION's -num_disks.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub disks: u32,
+    /// Share of writes in every point (ORION -write); only on iogauge's own files or devices
+    /// handed over with --allow-overwrite.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub write_pct: u8,
+    /// Before each point, unmeasured large reads over this many bytes to flush an array
+    /// cache (ORION -cache_size).
+    #[arg(long, value_parser = parse_size)]
+    pub cache_size: Option<u64>,
+    /// Also run ORION's small × large mixed matrix (small I/Os while large ones stream).
+    #[arg(long)]
+    pub matrix: bool,
+    /// With --matrix: write iops.csv, mbps.csv and lat.csv (ORION's layout) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub csv: Option<PathBuf>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Print the result as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn block(s: &str) -> Result<u64, String> {
+    let b = parse_size(s)?;
+    if b == 0 || !b.is_multiple_of(512) || b > 64 << 20 {
+        return Err(format!("'{s}' must be a multiple of 512 bytes up to 64m"));
+    }
+    Ok(b)
+}

@@ -1,0 +1,109 @@
+//! `iogauge calibrate`'s flags checked as a whole and turned into plain data: a
+//! `CalibrateSpec`, the targets, and where the matrix CSV goes.
+
+use super::args::CalibrateArgs;
+use crate::target::options::{io_path_opts, layout_opts, Targets};
+use crate::usage::{usage, UsageError};
+use iogauge_model::calib::CalibrateSpec;
+use iogauge_model::units::fmt_size;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug)]
+pub struct CalibrateOptions {
+    pub spec: CalibrateSpec,
+    pub targets: Targets,
+    pub json: bool,
+    pub store: Option<PathBuf>,
+    pub csv: Option<PathBuf>,
+}
+
+impl CalibrateOptions {
+    pub fn from_args(a: CalibrateArgs) -> Result<CalibrateOptions, UsageError> {
+        if a.max_latency.is_zero() {
+            return usage("--max-latency must be above 0, as in --max-latency 10ms");
+        }
+        if a.point_time < Duration::from_millis(500) {
+            return usage("--point-time must be at least 500ms (shorter points are mostly noise)");
+        }
+        if a.large_block < a.block {
+            return usage("--large-block must not be smaller than --block");
+        }
+        if let Some(size) = a.io.size {
+            if size < a.large_block {
+                return usage(format!(
+                    "--size {} is smaller than the large block {}; use a larger --size",
+                    fmt_size(size),
+                    fmt_size(a.large_block)
+                ));
+            }
+        }
+        if a.cache_size == Some(0) {
+            return usage("--cache-size must be above 0");
+        }
+        if let Some(dir) = &a.csv {
+            check_csv_dir(dir, a.matrix)?;
+        }
+        let spec = CalibrateSpec {
+            small_bs: a.block,
+            large_bs: a.large_block,
+            point_time: a.point_time,
+            point_ramp: a.point_time / 4,
+            max_latency_us: a.max_latency.as_secs_f64() * 1e6,
+            criterion: a.criterion,
+            disks: a.disks,
+            max_outstanding: CalibrateSpec::ceiling(a.disks),
+            write_pct: a.write_pct,
+            cache_size: a.cache_size,
+            matrix: a.matrix,
+            engine: a.io.engine,
+            direct: !a.io.buffered,
+            region: a.io.region,
+            seed: a.io.seed.unwrap_or(0x0106_a06e),
+            layout: layout_opts(&a.io)?,
+            io: io_path_opts(&a.io)?,
+            io_path: None,
+        };
+        Ok(CalibrateOptions {
+            targets: Targets::from_args(a.io, spec.direct, spec.write_pct > 0)?,
+            spec,
+            json: a.json,
+            store: a.store.store,
+            csv: a.csv,
+        })
+    }
+}
+
+/// The matrix files iogauge writes with --csv; it never replaces a file it did not create.
+pub const CSV_FILES: [&str; 3] = ["iops.csv", "mbps.csv", "lat.csv"];
+
+fn check_csv_dir(dir: &std::path::Path, matrix: bool) -> Result<(), UsageError> {
+    if !matrix {
+        return usage("--csv writes the matrix files: add --matrix");
+    }
+    // An existing file (or a link to one) would only fail after the whole measurement.
+    if std::fs::symlink_metadata(dir).is_ok() && !dir.is_dir() {
+        return usage(format!(
+            "--csv {} exists and is not a directory; --csv names a directory for the matrix files (created when missing): choose a directory or a new path",
+            dir.display()
+        ));
+    }
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() && !parent.is_dir() {
+        return usage(format!(
+            "--csv {}: directory {} does not exist; create it or choose another --csv",
+            dir.display(),
+            parent.display()
+        ));
+    }
+    if let Some(f) = CSV_FILES.iter().find(|f| dir.join(f).exists()) {
+        return usage(format!(
+            "--csv {}: {f} already exists and iogauge does not overwrite files; choose an empty directory",
+            dir.display()
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,81 @@
+//! The top of the command line: `iogauge SUBCOMMAND`, each subcommand's flags owned by its
+//! module. Only `main` uses this module (and hands `check_line` to `campaign`), so no
+//! subcommand imports the tree it is part of.
+
+use crate::calibrate::args::CalibrateArgs;
+use crate::calibrate::options::CalibrateOptions;
+use crate::campaign::args::{CampaignArgs, CompareArgs, ExportArgs, ReportArgs};
+use crate::completions::CompletionsArgs;
+use crate::db::args::DbArgs;
+use crate::history::args::{HistoryArgs, ShowArgs};
+use crate::plan::args::PlanArgs;
+use crate::run::args::RunArgs;
+use crate::run::options::RunOptions;
+use crate::usage::clap_line;
+use crate::watch::args::WatchArgs;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use std::cell::RefCell;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "iogauge",
+    version,
+    about = "Measure storage the way a database uses it"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run one synthetic job (fio-like): e.g. 8K random reads at QD 32.
+    Run(RunArgs),
+    /// Max IOPS under a latency cap, max MB/s and one process's MB/s (CALIBRATE_IO), with
+    /// the whole IOPS/latency curve (ORION).
+    Calibrate(CalibrateArgs),
+    /// Past runs and calibrations, newest first.
+    History(HistoryArgs),
+    /// One stored run in full, as it was printed live.
+    Show(ShowArgs),
+    /// Devices, CPU and the run in progress on one screen, refreshed every interval.
+    Watch(WatchArgs),
+    /// Capacity planning: workload IOPS to hardware IOPS, disks and enclosures.
+    Plan(PlanArgs),
+    /// A real PostgreSQL doing physical I/O on the storage under test (the SLOB method).
+    Db(DbArgs),
+    /// Run a campaign file: configurations × repetitions, stored as they finish, resumable.
+    Campaign(CampaignArgs),
+    /// A campaign's self-contained HTML report (charts, statistics, every run's series).
+    Report(ReportArgs),
+    /// Two runs, or two cases of a campaign, side by side with the ratio and a verdict.
+    Compare(CompareArgs),
+    /// A campaign's tables as CSV, Markdown or JSON.
+    Export(ExportArgs),
+    /// A shell's completion script on stdout (bash, zsh, fish, elvish or powershell).
+    Completions(CompletionsArgs),
+    /// The manual page (roff) on stdout: iogauge man | man -l -
+    Man,
+}
+
+thread_local! {
+    /// Built once per thread: building clap's whole command tree per line cost 200 µs.
+    static PARSER: RefCell<clap::Command> = RefCell::new(Cli::command());
+}
+
+/// Checks one command line (`iogauge` first) as a typed one is checked: clap's parse, then
+/// the checks between flags that `run` and `calibrate` make before touching anything (`db
+/// run` checks its own when it starts). Why it cannot work comes back as one line. For the
+/// cases of a campaign, checked before anything runs.
+pub fn check_line(argv: &[&str]) -> Result<(), String> {
+    PARSER.with_borrow_mut(|cli| {
+        let parsed = cli
+            .try_get_matches_from_mut(argv.iter().copied())
+            .and_then(|mut m| Cli::from_arg_matches_mut(&mut m));
+        match parsed.map_err(|e| clap_line(&e))?.command {
+            Command::Run(a) => RunOptions::from_args(a).map(drop).map_err(|e| e.0),
+            Command::Calibrate(a) => CalibrateOptions::from_args(a).map(drop).map_err(|e| e.0),
+            _ => Ok(()),
+        }
+    })
+}

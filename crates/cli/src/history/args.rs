@@ -1,0 +1,31 @@
+//! The flags of `iogauge history` and `iogauge show`.
+
+use crate::store_args::StoreArgs;
+use clap::Args;
+use iogauge_model::units::parse_duration;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct HistoryArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Print the rows as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    /// Run id, as listed by `iogauge history`.
+    pub id: i64,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Print the stored JSON document exactly as it was saved.
+    #[arg(long)]
+    pub json: bool,
+    /// Re-render a run's time series at this coarser interval (a whole multiple of the
+    /// recorded one): workload percentiles from the stored per-interval histograms, device
+    /// figures from the raw snapshots. Prints the interval table (or the JSON document).
+    #[arg(long, value_parser = parse_duration)]
+    pub interval: Option<Duration>,
+}

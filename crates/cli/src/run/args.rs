@@ -1,0 +1,67 @@
+//! `iogauge run`'s flags as clap sees them: raw values, each parsed by the model's own parser
+//! so a bad value fails with the flag's name; `options` checks them as a whole.
+
+use crate::store_args::StoreArgs;
+use crate::target::args::TargetArgs;
+use clap::Args;
+use iogauge_model::spec::{parse_steady_criterion, BlockSplit, Dist, RwMode};
+use iogauge_model::units::parse_duration;
+use iogauge_stats::SteadyCriterion;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub io: TargetArgs,
+    /// read | write | randread | randwrite | randrw.
+    #[arg(long, default_value = "randread", value_parser = str::parse::<RwMode>)]
+    pub rw: RwMode,
+    /// Share of reads for --rw randrw, in percent.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub read_pct: Option<u8>,
+    /// Block size, or a split with shares: 8k:70,1m:30.
+    #[arg(long, default_value = "8k", value_parser = str::parse::<BlockSplit>)]
+    pub bs: BlockSplit,
+    /// Outstanding I/Os per worker.
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub qd: u32,
+    /// Worker threads (each with its own ring and --qd I/Os in flight).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub workers: u32,
+    /// Measured time (30s, 5m). Default 10s unless --ios is given.
+    #[arg(long, value_parser = parse_duration)]
+    pub time: Option<Duration>,
+    /// Measured I/Os over all workers (ends the job when reached, or at --time if sooner).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub ios: Option<u64>,
+    /// Time run before the measured window and left out of the results.
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub ramp: Duration,
+    /// Cap on total I/Os per second over all workers.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub rate_iops: Option<u64>,
+    /// Offset distribution: uniform, zipf:THETA, hotspot:SIZE@OFFSET:EVERY.
+    #[arg(long, default_value = "uniform", value_parser = str::parse::<Dist>)]
+    pub dist: Dist,
+    /// Length of one interval of the time series.
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub interval: Duration,
+    /// Ramp up until IOPS are steady, then measure: fio's criteria iops:PCT% (every interval
+    /// of the window within PCT% of its mean) or iops_slope:PCT% (slope per second, % of the
+    /// mean). Bare --steady means iops:20%. The ramp lasts at least --ramp.
+    #[arg(long, value_name = "CRITERION", num_args = 0..=1, default_missing_value = "iops:20%",
+          value_parser = parse_steady_criterion)]
+    pub steady: Option<SteadyCriterion>,
+    /// Rolling window the --steady criterion must hold over (fio's ss_dur).
+    #[arg(long, default_value = "5s", value_parser = parse_duration, requires = "steady")]
+    pub steady_window: Duration,
+    /// Longest ramp under --steady; the measured window starts then, steady or not (and the
+    /// summary says so).
+    #[arg(long, default_value = "2m", value_parser = parse_duration, requires = "steady")]
+    pub steady_timeout: Duration,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Print the result as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,93 @@
+//! `iogauge run`'s flags checked as a whole and turned into plain data: a `JobSpec` and the
+//! targets. Every error names the flag and the way out.
+
+use super::args::RunArgs;
+use crate::target::options::{io_path_opts, layout_opts, Targets};
+use crate::usage::{check_interval, check_time, usage, UsageError};
+use iogauge_model::spec::{JobSpec, RwMode};
+use iogauge_model::units::fmt_size;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug)]
+pub struct RunOptions {
+    pub spec: JobSpec,
+    pub targets: Targets,
+    pub json: bool,
+    pub store: Option<PathBuf>,
+}
+
+impl RunOptions {
+    pub fn from_args(a: RunArgs) -> Result<RunOptions, UsageError> {
+        let mut spec = JobSpec::new(a.rw);
+        if let Some(p) = a.read_pct {
+            if a.rw != RwMode::RandRw {
+                return usage(format!(
+                    "--read-pct applies to --rw randrw only (got --rw {})",
+                    a.rw
+                ));
+            }
+            spec.read_pct = p;
+        }
+        spec.bs = a.bs;
+        spec.qd = a.qd;
+        spec.workers = a.workers;
+        spec.time = match (a.time, a.ios) {
+            (Some(t), _) => Some(check_time(t)?),
+            (None, Some(_)) => None,
+            (None, None) => Some(Duration::from_secs(10)),
+        };
+        spec.ios = a.ios;
+        spec.ramp = a.ramp;
+        spec.rate_iops = a.rate_iops;
+        spec.region = a.io.region;
+        spec.dist = a.dist;
+        spec.engine = a.io.engine;
+        spec.direct = !a.io.buffered;
+        spec.interval = check_interval(a.interval)?;
+        if let Some(criterion) = a.steady {
+            if a.steady_window < a.interval * 2 {
+                return usage(format!(
+                    "--steady-window must hold at least two intervals of {:?} (a slope needs two points); raise it or lower --interval",
+                    a.interval
+                ));
+            }
+            if a.steady_timeout <= a.steady_window.max(a.ramp) {
+                return usage(
+                    "--steady-timeout must be longer than --steady-window and --ramp; raise it, e.g. --steady-timeout 2m",
+                );
+            }
+            spec.steady = Some(iogauge_model::spec::SteadyWait {
+                criterion,
+                window: a.steady_window,
+                timeout: a.steady_timeout,
+            });
+        }
+        if let Some(s) = a.io.seed {
+            spec.seed = s;
+        }
+        spec.layout = layout_opts(&a.io)?;
+        spec.io = io_path_opts(&a.io)?;
+        if !spec.rw.is_random() && spec.dist != iogauge_model::spec::Dist::Uniform {
+            return usage(format!(
+                "--dist applies to random modes only (got --rw {})",
+                spec.rw
+            ));
+        }
+        if let Some(size) = a.io.size {
+            if size < spec.bs.max() {
+                return usage(format!(
+                    "--size {} is smaller than the block size {}; use a larger --size",
+                    fmt_size(size),
+                    fmt_size(spec.bs.max())
+                ));
+            }
+        }
+        Ok(RunOptions {
+            targets: Targets::from_args(a.io, spec.direct, spec.rw.writes())?,
+            spec,
+            json: a.json,
+            store: a.store.store,
+        })
+    }
+}

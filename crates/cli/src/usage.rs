@@ -1,0 +1,108 @@
+//! A command line that cannot work as written (exit code 2): the error, the checks more than
+//! one subcommand makes, and clap's own errors as one line. A leaf: it imports nothing else
+//! from this crate, so every module can use it without an import circle.
+
+use std::time::Duration;
+
+/// A command line that cannot work as written (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// `Err(UsageError(msg))`, for the early returns of the options' checks.
+pub fn usage<T>(msg: impl Into<String>) -> Result<T, UsageError> {
+    Err(UsageError(msg.into()))
+}
+
+/// `--interval`: one step of a time series (or of `watch`'s refresh), 100ms to 1h.
+pub fn check_interval(every: Duration) -> Result<Duration, UsageError> {
+    if every < Duration::from_millis(100) || every > Duration::from_secs(3600) {
+        return usage("--interval must be between 100ms and 1h");
+    }
+    Ok(every)
+}
+
+/// `--time`: a measured time, above 0.
+pub fn check_time(time: Duration) -> Result<Duration, UsageError> {
+    if time.is_zero() {
+        return usage("--time must be above 0, as in --time 30s");
+    }
+    Ok(time)
+}
+
+/// Control characters as Rust escapes (`\n`, `\u{1b}`), everything else as is.
+pub fn escape_controls(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// A clap error as one line: "invalid value 'V' for 'ARG': why" when clap knows the value
+/// (its own rendering may break the line inside a value), else its first line.
+pub fn clap_line(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue};
+    if let (Some(ContextValue::String(arg)), Some(ContextValue::String(value))) = (
+        e.get(ContextKind::InvalidArg),
+        e.get(ContextKind::InvalidValue),
+    ) {
+        let why = std::error::Error::source(e).map_or(String::new(), |s| format!(": {s}"));
+        return escape_controls(&iogauge_model::secret::redact_secrets(&format!(
+            "error: invalid value '{value}' for '{arg}'{why}"
+        )));
+    }
+    escape_controls(&iogauge_model::secret::redact_secrets(&one_line(
+        &e.to_string(),
+    )))
+}
+
+/// clap's message on one line: the first line, and when it ends in a colon, the indented
+/// lines that complete it ("…not provided: --steady [<CRITERION>]").
+pub fn one_line(text: &str) -> String {
+    let mut lines = text.lines();
+    let mut out = lines
+        .next()
+        .unwrap_or("error: invalid command line")
+        .to_string();
+    if out.ends_with(':') {
+        let rest: Vec<&str> = lines
+            .take_while(|l| l.starts_with("  "))
+            .map(str::trim)
+            .collect();
+        if !rest.is_empty() {
+            out = format!("{out} {}", rest.join(", "));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    #[test]
+    fn clap_lists_join_the_line() {
+        let t = "error: the following required arguments were not provided:\n  --steady [<CRITERION>]\n\nUsage: x\n";
+        assert_eq!(
+            super::one_line(t),
+            "error: the following required arguments were not provided: --steady [<CRITERION>]"
+        );
+        assert_eq!(super::one_line("error: bad\n\nUsage"), "error: bad");
+    }
+
+    #[test]
+    fn interval_and_time_bounds() {
+        let ms = Duration::from_millis;
+        for (every, ok) in [(ms(99), false), (ms(100), true), (ms(3_600_000), true)] {
+            assert_eq!(super::check_interval(every).is_ok(), ok, "{every:?}");
+        }
+        assert!(super::check_interval(ms(3_600_001)).is_err());
+        assert!(super::check_time(Duration::ZERO).is_err());
+        assert_eq!(super::check_time(ms(1)).unwrap(), ms(1));
+    }
+}

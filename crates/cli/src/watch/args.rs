@@ -1,0 +1,27 @@
+//! `iogauge watch`'s flags as clap sees them; `options` checks them.
+
+use crate::store_args::StoreArgs;
+use clap::Args;
+use iogauge_model::units::parse_duration;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct WatchArgs {
+    /// Refresh interval (100ms to 1h).
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub interval: Duration,
+    /// Devices to show by kernel name, e.g. sda,nvme0n1. Default: every whole disk that has
+    /// done I/O.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub devices: Vec<String>,
+    /// One timestamped line per interval instead of the full-screen view (for logs, like
+    /// collectl -oT); implied when stdout is not a terminal.
+    #[arg(long)]
+    pub plain: bool,
+    /// Stop after this many intervals (default: until q or Ctrl-C).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
+    /// Results store whose runs in progress to follow.
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
