@@ -14,29 +14,14 @@ use iogauge_model::db::report::DbReport;
 use iogauge_model::derive::Derived;
 use iogauge_model::run::{DirSummary, IntervalReport, RunReport};
 use iogauge_model::Document;
-use iogauge_stats::{HistError, LatHist, LatSummary, Phase, MIB};
+use iogauge_stats::{LatHist, LatSummary, Phase, MIB};
 use std::collections::BTreeMap;
 
 mod curves;
+mod error;
 pub use crate::metric::{catalogue, metric, Metric, CATALOGUE};
 pub use curves::{lat_curves, CURVE_PERCENTILES};
-
-/// A stored run that cannot be digested.
-#[derive(Debug, thiserror::Error)]
-pub enum DigestError {
-    #[error("run {id}: stored histogram {label} does not decode ({source}); the store may be damaged, re-run that repetition")]
-    Histogram {
-        id: i64,
-        label: String,
-        source: HistError,
-    },
-    #[error("run {index} of the case (counting from 1 in the order given): stored histogram {label} does not decode ({source}); the store may be damaged, re-run that repetition")]
-    CurveHistogram {
-        index: usize,
-        label: String,
-        source: HistError,
-    },
-}
+pub use error::DigestError;
 
 /// Digests the stored run `id` (repetition `rep`) from its document and histograms.
 ///

@@ -4,7 +4,7 @@
 //! and journaling multiply writes, other processes share the disk.
 
 use crate::derive::{derive, Derived};
-use crate::run::Summary;
+use crate::summary::Summary;
 use crate::system::Snapshot;
 use iogauge_stats::Nanos;
 use serde::{Deserialize, Serialize};

@@ -22,6 +22,7 @@ pub mod regrid;
 pub mod run;
 pub mod secret;
 pub mod spec;
+pub mod summary;
 pub mod system;
 pub mod target;
 

@@ -7,45 +7,15 @@ use crate::derive::Derived;
 use crate::hardware::{compare as compare_hardware, system_between, Hardware};
 use crate::meta::{Kind, Meta};
 use crate::spec::{JobSpec, LayoutOpts};
+pub use crate::summary::{DirSummary, Summary};
 use crate::system::Snapshot;
 use crate::target::TargetInfo;
 use iogauge_stats::{
-    detect, measured_totals, DirStats, Interval, LatSummary, Nanos, PerDir, Phase, SteadyConfig,
+    detect, measured_totals, DirStats, Interval, Nanos, PerDir, Phase, SteadyConfig,
     SteadyCriterion, SteadyReport,
 };
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, SystemTime};
-
-/// One direction's figures over a window.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct DirSummary {
-    pub ios: u64,
-    pub bytes: u64,
-    pub iops: f64,
-    /// MiB/s (2^20 bytes per second, as iostat's rMB/s).
-    pub mbps: f64,
-    pub lat_us: LatSummary,
-}
-
-impl DirSummary {
-    pub fn of(d: &DirStats, elapsed: Nanos) -> Self {
-        DirSummary {
-            ios: d.ios,
-            bytes: d.bytes.0,
-            iops: d.iops(elapsed),
-            mbps: d.mbps(elapsed),
-            lat_us: d.lat.summary(),
-        }
-    }
-}
-
-/// The measured window: totals over every measured interval.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
-    pub elapsed_s: f64,
-    pub read: DirSummary,
-    pub write: DirSummary,
-}
 
 /// One interval of the series (differential: only its own I/Os).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,15 +1,15 @@
 //! The private cluster's child processes (initdb, cp, the postmaster): they die with iogauge
-//! even when it is killed with SIGKILL, and a Ctrl-C stops the ones iogauge waits for.
+//! even when it is killed with SIGKILL, and a Ctrl-C stops the ones iogauge waits for; waiting
+//! on them and the tail of their logs for error messages.
 
 use crate::error::PgError;
-use crate::server::{log_tail, wait_until};
 use std::fs::File;
 use std::io;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Has the kernel send `sig` to the child when the thread that spawns it ends
 /// (PR_SET_PDEATHSIG, prctl(2)), and makes it give up at once if iogauge is already gone.
@@ -92,4 +92,25 @@ pub fn run_logged(
             log: log.to_path_buf(),
         }),
     }
+}
+
+/// Polls `done` every 20 ms for up to `limit`; true if it became true.
+pub(crate) fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The last `n` lines of a log file, for error messages.
+pub(crate) fn log_tail(log: &Path, n: usize) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join(" | ")
 }

@@ -54,6 +54,8 @@ mod server;
 mod session;
 pub mod settings;
 mod setup;
+mod shared;
+mod sql;
 pub mod watch;
 mod workload;
 

@@ -11,13 +11,15 @@
 
 use crate::cgroup::MemCgroup;
 use crate::child::die_with_parent;
+// The cluster and the sampler name these here, where they used to live.
+pub(crate) use crate::child::{log_tail, wait_until};
 use crate::error::PgError;
 use std::ffi::CString;
 use std::fs::File;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The OS account the server runs as.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -241,20 +243,6 @@ impl Server {
     }
 }
 
-/// Polls `done` every 20 ms for up to `limit`; true if it became true.
-pub(crate) fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    loop {
-        if done() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// The pid in `DATA/postmaster.pid` if that process is alive and is a postgres server: a
 /// server left running by an earlier iogauge that did not get to stop it.
 pub fn leftover_pid(data: &Path) -> Option<libc::pid_t> {
@@ -287,11 +275,4 @@ pub fn stop_leftover(data: &Path, pid: libc::pid_t, grace: Duration) -> Result<(
         dir: data.to_path_buf(),
         why: format!("a leftover server (pid {pid}) did not stop"),
     })
-}
-
-/// The last `n` lines of a log file, for error messages.
-pub fn log_tail(log: &Path, n: usize) -> String {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join(" | ")
 }

@@ -7,7 +7,8 @@
 //! ```
 
 use crate::sizing::{enclosures, Basis};
-use crate::{Disk, Iops, Layout, Mbps, Model};
+use crate::sizing::{Disk, Layout, Model};
+use crate::units::{Iops, Mbps};
 use serde::Serialize;
 
 /// Reverse mode: what `disks` disks serve at a read share, kept at the target utilization.

@@ -4,7 +4,7 @@
 //! skipped.
 
 use crate::limits::{WORKLOAD_IOPS, WORKLOAD_MBPS};
-use crate::{Iops, Mbps};
+use crate::units::{Iops, Mbps};
 use std::io::Read;
 use std::str::FromStr;
 

@@ -14,6 +14,7 @@ mod profile;
 mod redundancy;
 pub mod render;
 mod sizing;
+mod units;
 
 pub use capacity::{capacity, Capacity};
 pub use history::{parse_history, Columns, ColumnsError, HistoryError, Period, Role};
@@ -24,18 +25,9 @@ pub use peaks::{
 pub use profile::{DiskProfile, UnknownProfile};
 pub use redundancy::{BadPenalty, Redundancy, UnknownRedundancy};
 pub use sizing::{ceil_count, size, Basis, Binding, Disk, Layout, Model, Sizing, Workload};
+pub use units::{Iops, Mbps};
 
 use serde::Serialize;
-
-/// I/Os per second.
-#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd, Serialize)]
-#[serde(transparent)]
-pub struct Iops(pub f64);
-
-/// Megabytes per second, in whatever MB the inputs use (iogauge's own figures are MiB/s).
-#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd, Serialize)]
-#[serde(transparent)]
-pub struct Mbps(pub f64);
 
 /// The result of one `iogauge plan`, tagged by `mode`.
 #[derive(Clone, Debug, PartialEq, Serialize)]

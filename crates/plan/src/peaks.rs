@@ -8,15 +8,16 @@
 //! maximum. The percentile is taken over hardware IOPS, not workload IOPS: with the write
 //! penalty, a write-heavy period can need more disks than a busier read-heavy one.
 
-use crate::sizing::disks_for;
-use crate::{size, Disk, Iops, Layout, Mbps, Model, Period, Sizing, Workload};
+use crate::history::Period;
+use crate::sizing::{ceil_count, disks_for, size, Disk, Layout, Model, Sizing, Workload};
+use crate::units::{Iops, Mbps};
 use serde::Serialize;
 
 /// The 0-based index of the nearest-rank P-th percentile (0 < P ≤ 100) among `n` ≥ 1
 /// sorted values.
 pub fn nearest_rank(n: usize, p: f64) -> usize {
     // p × n / 100 rather than p / 100 × n: exact for whole percents and n < 2^53.
-    let rank = crate::ceil_count(p * n as f64 / 100.0).max(1) as usize;
+    let rank = ceil_count(p * n as f64 / 100.0).max(1) as usize;
     rank.min(n) - 1
 }
 

@@ -16,7 +16,8 @@
 //! full-stripe writes. The configuration is the larger of the two disk counts (the binding
 //! constraint), or the `--disks` given.
 
-use crate::{Iops, Mbps, Redundancy};
+use crate::redundancy::Redundancy;
+use crate::units::{Iops, Mbps};
 use serde::Serialize;
 
 /// The redundancy and headroom a plan assumes.

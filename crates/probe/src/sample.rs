@@ -10,32 +10,15 @@
 
 mod cpu;
 mod disk;
+mod error;
 
 pub use cpu::{parse_mem_total, parse_meminfo, parse_pressure, parse_stat, ram_bytes};
 pub use disk::{parse_disk_line, parse_diskstats};
+pub use error::SampleError;
 
 use iogauge_model::system::{DiskCounters, Snapshot};
 use std::collections::HashSet;
 use std::io;
-use std::path::PathBuf;
-
-/// A failure to read or understand one of the sampled files. Nothing is skipped silently: a
-/// line the parser does not understand fails the sample, with the file and the line.
-#[derive(Debug, thiserror::Error)]
-pub enum SampleError {
-    #[error("reading {}: {source}", path.display())]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
-    #[error("{file}: cannot parse {line:?}: {reason}")]
-    Parse {
-        file: &'static str,
-        line: String,
-        reason: String,
-    },
-}
 
 /// Builds a snapshot from the texts of the four files, keeping the disks `keep` accepts.
 pub fn parse_snapshot(

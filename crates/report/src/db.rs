@@ -3,8 +3,8 @@
 //! the disks.
 
 use iogauge_model::db::aas::Aas;
-use iogauge_model::db::report::DbReport;
-use iogauge_model::db::report::Setting;
+use iogauge_model::db::profile::LoadRates;
+use iogauge_model::db::report::{CacheCompare, DbReport, SessionSummary, Setting};
 use iogauge_model::db::setup::LoadReport;
 use iogauge_model::db::workload::Mode;
 use iogauge_stats::LatSummary;
@@ -117,8 +117,38 @@ fn aas_lines(a: &Aas) -> String {
 
 /// The summary printed at the end of `iogauge db run` (and by `show`).
 pub fn db_run_text(r: &DbReport) -> String {
-    let w = &r.workload;
     let mut s = String::new();
+    run_head(&mut s, r);
+    sessions_text(&mut s, &r.summary.sessions);
+    database_text(&mut s, &r.summary.db);
+    s.push_str(&aas_lines(&r.summary.aas));
+    if let Some(c) = &r.cache {
+        cache_text(&mut s, c);
+    }
+    if let Some(st) = &r.steady {
+        s.push_str(&crate::run::steady_text(st, "operations/s"));
+    }
+    let _ = writeln!(
+        s,
+        "measured {:.2} s over {} intervals; {} sessions did {} operations",
+        r.summary.elapsed_s,
+        r.intervals.len(),
+        r.per_session.len(),
+        r.per_session.iter().sum::<u64>()
+    );
+    if let Some(e) = &r.error {
+        let _ = writeln!(s, "error: {e}");
+    }
+    for w in &r.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    s.push_str(&settings_text(&r.server.settings));
+    s
+}
+
+/// What ran where: the workload and server, the data set against RAM, and an interruption.
+fn run_head(s: &mut String, r: &DbReport) {
+    let w = &r.workload;
     let _ = writeln!(
         s,
         "iogauge db run: {}, work unit {}, redo stress {:?}, {} driver, on PostgreSQL {} ({} {}), {:.0} s{}",
@@ -161,7 +191,10 @@ pub fn db_run_text(r: &DbReport) -> String {
             r.summary.elapsed_s
         );
     }
-    let ss = &r.summary.sessions;
+}
+
+/// The sessions' operations per second and latencies, reads and updates, and rows/s.
+fn sessions_text(s: &mut String, ss: &SessionSummary) {
     let _ = writeln!(
         s,
         "\n{:<8}{:>12} | latency us {:>4}{:>10}{:>10}{:>10}{:>11}",
@@ -174,7 +207,10 @@ pub fn db_run_text(r: &DbReport) -> String {
         s.push_str(&lat_row("update", ss.updates_s, &ss.update_lat_us));
     }
     let _ = writeln!(s, "rows/s {:.0}", ss.rows_s);
-    let db = &r.summary.db;
+}
+
+/// The database's own load profile: reads, commits, WAL and who wrote the buffers.
+fn database_text(s: &mut String, db: &LoadRates) {
     let _ = writeln!(
         s,
         "\ndatabase: logical reads/s {:.0}, physical reads/s {:.0} (avg read {}), commits/s {:.0}, rows updated/s {:.0}",
@@ -195,40 +231,22 @@ pub fn db_run_text(r: &DbReport) -> String {
         b.bgwriter,
         b.backend
     );
-    s.push_str(&aas_lines(&r.summary.aas));
-    if let Some(c) = &r.cache {
-        let _ = writeln!(
-            s,
-            "\nPostgreSQL read {:.0} blocks/s ({:.1} MiB/s) from the OS; {} completed {:.0} reads/s ({:.1} MiB/s){}",
-            c.db_physical_reads_s,
-            c.db_read_mb_s,
-            c.disks.join("+"),
-            c.device_reads_s,
-            c.device_read_mb_s,
-            c.page_cache_pct
-                .map_or(String::new(), |p| format!(": {p:.0}% came from the page cache"))
-        );
-        if let Some(n) = &c.note {
-            let _ = writeln!(s, "note: {n}");
-        }
-    }
-    if let Some(st) = &r.steady {
-        s.push_str(&crate::steady_text(st, "operations/s"));
-    }
+}
+
+/// PostgreSQL's physical reads against the disks' reads: how much the page cache served.
+fn cache_text(s: &mut String, c: &CacheCompare) {
     let _ = writeln!(
         s,
-        "measured {:.2} s over {} intervals; {} sessions did {} operations",
-        r.summary.elapsed_s,
-        r.intervals.len(),
-        r.per_session.len(),
-        r.per_session.iter().sum::<u64>()
+        "\nPostgreSQL read {:.0} blocks/s ({:.1} MiB/s) from the OS; {} completed {:.0} reads/s ({:.1} MiB/s){}",
+        c.db_physical_reads_s,
+        c.db_read_mb_s,
+        c.disks.join("+"),
+        c.device_reads_s,
+        c.device_read_mb_s,
+        c.page_cache_pct
+            .map_or(String::new(), |p| format!(": {p:.0}% came from the page cache"))
     );
-    if let Some(e) = &r.error {
-        let _ = writeln!(s, "error: {e}");
+    if let Some(n) = &c.note {
+        let _ = writeln!(s, "note: {n}");
     }
-    for w in &r.warnings {
-        let _ = writeln!(s, "warning: {w}");
-    }
-    s.push_str(&settings_text(&r.server.settings));
-    s
 }

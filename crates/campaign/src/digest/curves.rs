@@ -1,6 +1,6 @@
 //! A case's latency percentile curves, from its runs' whole-run histograms merged.
 
-use super::DigestError;
+use super::error::DigestError;
 use crate::view::LatCurve;
 use iogauge_stats::LatHist;
 use std::collections::BTreeMap;

@@ -1,7 +1,7 @@
 //! Expanding a campaign file: `[[case]]` × `[vars]` into named cases, `[options]` into each
 //! case's command line with `${var}` substituted, and the `--smoke` scale.
 
-use super::{bad, Case, Command, SpecError};
+use super::types::{bad, Case, Command, SpecError};
 use std::collections::HashSet;
 use toml::{Table, Value};
 

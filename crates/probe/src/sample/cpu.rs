@@ -1,7 +1,7 @@
 //! System-wide CPU time (/proc/stat), page cache state (/proc/meminfo) and I/O pressure
 //! (/proc/pressure/io), parsed with procfs-core from text.
 
-use super::SampleError;
+use super::error::SampleError;
 use iogauge_model::system::{CpuCounters, IoPressure, MemInfo};
 use procfs::{FromBufRead, FromBufReadSI};
 

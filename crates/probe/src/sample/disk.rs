@@ -6,7 +6,7 @@
 //! 20 from 5.5 (flushes). The time columns are printed as `%u`, so they wrap at 2^32 ms
 //! (about 49.7 days) even on 64-bit kernels; see `iogauge_model::derive::counter_delta`.
 
-use super::SampleError;
+use super::error::SampleError;
 use iogauge_model::system::DiskCounters;
 
 const FILE: &str = "/proc/diskstats";

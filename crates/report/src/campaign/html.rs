@@ -2,10 +2,10 @@
 //! inline SVG, no script and nothing fetched from the network, so it can be mailed, archived
 //! or opened offline. Reads only the [`CampaignView`]; the charts are in `svg_*.rs`.
 
-use super::html_table::{results, val};
-use super::svg::{colour, esc};
+use super::html_table::{results, swatch, val};
+use super::svg::esc;
 use super::svg_style::CSS;
-use super::{svg_series, svg_stats};
+use super::{svg_bars, svg_series, svg_stats};
 use iogauge_campaign::{CampaignView, CaseView, RunDigest};
 use std::fmt::Write as _;
 
@@ -82,15 +82,6 @@ pub(super) fn plural(n: usize) -> &'static str {
     }
 }
 
-/// A colour swatch for case `name`, matching its bars and lines.
-pub(super) fn swatch(out: &mut String, view: &CampaignView, name: &str) {
-    let _ = write!(
-        out,
-        "<span class=\"sw\" style=\"background:{}\"></span>",
-        colour(svg_stats::case_index(view, name))
-    );
-}
-
 fn metric_charts(out: &mut String, view: &CampaignView) {
     out.push_str("<h2 id=\"charts\">Charts by metric</h2>\n<p class=\"note\">Left: mean per case with its 95% interval, each run a dot (outliers ×). Right: the same normalised to the baseline (= 1, dashed), each run divided by the baseline mean. Hover a mark for its value.</p>\n");
     for m in &view.metrics {
@@ -102,9 +93,9 @@ fn metric_charts(out: &mut String, view: &CampaignView) {
             out.push_str("</span>");
         }
         out.push_str("</h3>\n<div class=\"charts\">");
-        svg_stats::bars(out, view, m);
-        if svg_stats::has_ratios(m) {
-            svg_stats::normalised(out, view, m);
+        svg_bars::bars(out, view, m);
+        if svg_bars::has_ratios(m) {
+            svg_bars::normalised(out, view, m);
         } else {
             out.push_str("<p class=\"note\">No normalised chart: the baseline ");
             esc(out, &view.baseline);

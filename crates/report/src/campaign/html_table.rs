@@ -1,11 +1,21 @@
 //! The results table of the campaign report: per metric and case, the descriptive figures,
-//! the interval, the outlier flags, the ratio to the baseline and the verdict sentence.
+//! the interval, the outlier flags, the ratio to the baseline and the verdict sentence; and
+//! the colour swatch that names a case there and in the run details.
 
-use super::html::swatch;
-use super::svg::esc;
+use super::svg::{colour, esc};
+use super::svg_stats;
 use iogauge_campaign::{CampaignView, MetricCase, MetricView};
 use iogauge_stats::compare::Verdict;
 use std::fmt::Write as _;
+
+/// A colour swatch for case `name`, matching its bars and lines.
+pub(super) fn swatch(out: &mut String, view: &CampaignView, name: &str) {
+    let _ = write!(
+        out,
+        "<span class=\"sw\" style=\"background:{}\"></span>",
+        colour(svg_stats::case_index(view, name))
+    );
+}
 
 /// A figure for a table: four significant digits (thousands grouped with commas above
 /// 1000), trailing zeros dropped; a dash when not finite.

@@ -4,6 +4,7 @@
 mod html;
 mod html_table;
 mod svg;
+mod svg_bars;
 mod svg_draw;
 mod svg_series;
 mod svg_stats;

@@ -4,36 +4,12 @@
 //! ([`super::Store::insert`]), so an interrupted campaign leaves only whole, labelled runs, and
 //! a resume knows exactly which repetitions are done.
 
-use super::{Store, StoreError};
+use super::error::StoreError;
+use super::schema::StatusColumn;
+use super::store::Store;
 use iogauge_model::history::RunStatus;
 use rusqlite::{params, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
-
-/// Tables added in schema version 2.
-pub(super) const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS campaigns (
-    name       TEXT PRIMARY KEY,
-    generation INTEGER NOT NULL,
-    file       TEXT NOT NULL,
-    definition TEXT NOT NULL,
-    plan_hash  TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS campaign_runs (
-    run_id     INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
-    campaign   TEXT NOT NULL,
-    generation INTEGER NOT NULL,
-    case_name  TEXT NOT NULL,
-    rep        INTEGER NOT NULL,
-    warmup     INTEGER NOT NULL,
-    status     TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS campaign_runs_by_campaign ON campaign_runs (campaign, generation);
--- A measured repetition is stored complete at most once per generation.
-CREATE UNIQUE INDEX IF NOT EXISTS campaign_runs_once
-    ON campaign_runs (campaign, generation, case_name, rep)
-    WHERE warmup = 0 AND status = 'complete';
-";
 
 /// Which campaign run a run is. The campaign runner hands it to each run it starts.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -205,7 +181,7 @@ impl Store {
                     case: r.get(1)?,
                     rep: r.get(2)?,
                     warmup: r.get(3)?,
-                    status: r.get::<_, super::StatusColumn>(4)?.0,
+                    status: r.get::<_, StatusColumn>(4)?.0,
                 })
             })
             .map_err(&err)?;

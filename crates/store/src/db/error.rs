@@ -1,7 +1,7 @@
 //! The store's errors: each names the store's path and the way out; the SQLite or I/O error,
 //! if any, is the source (printed by `{:#}`).
 
-use super::SCHEMA_VERSION;
+use super::schema::SCHEMA_VERSION;
 use std::path::PathBuf;
 
 /// Errors of the results store. Each names the store's path; the SQLite error, if any, is the

@@ -2,7 +2,7 @@
 //! search order of `--store`, `$IOGAUGE_STORE` and the XDG data directory, and a reading of
 //! the SQLite file header as plain bytes (SQLite itself can change a file it merely opens).
 
-use super::APPLICATION_ID;
+use super::schema::APPLICATION_ID;
 use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};

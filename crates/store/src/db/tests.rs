@@ -1,7 +1,12 @@
 //! The store on real SQLite files in temp dirs: schema, upgrades, refusals, campaigns.
 
+use super::locate::Location;
 use super::*;
+use iogauge_model::history::RunStatus;
+use iogauge_model::{Document, Kind};
+use rusqlite::Connection;
 use std::fs;
+use std::path::{Path, PathBuf};
 
 const HISTS: &[(&str, &[u8])] = &[("read", &[0, 1, 0xff, 0x1c]), ("write", &[])];
 

@@ -1,0 +1,223 @@
+//! A measured session from its first step to its stored result (see the crate's doc).
+
+use crate::error::SessionError;
+use crate::finish::{write_all, Stored};
+use crate::live::Feed;
+use crate::signal::{campaign_tag, stop_flag};
+use iogauge_model::live::{LiveHeader, SocketAddr};
+use iogauge_model::run::IntervalReport;
+use iogauge_model::{Document, Kind};
+use iogauge_store::NewRun;
+use iogauge_store::{CampaignTag, Store};
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// One measured session, from its first step to its stored result.
+pub struct Session {
+    stop: Arc<AtomicBool>,
+    tag: Option<CampaignTag>,
+    store: Store,
+    feed: Feed,
+    started_at: String,
+}
+
+impl Session {
+    /// Installs the Ctrl-C handler, reads the campaign tag and opens the store (`store`, else
+    /// `$IOGAUGE_STORE` or the platform data directory).
+    pub fn begin(store: Option<&Path>) -> Result<Session, SessionError> {
+        let stop = stop_flag()?;
+        let tag = campaign_tag()?;
+        let store = Store::open_resolved(store)?;
+        Ok(Session {
+            stop,
+            tag,
+            store,
+            feed: Feed::Off,
+            started_at: now(),
+        })
+    }
+
+    /// The stop flag: raised by Ctrl-C or SIGTERM; producers stop at their next boundary.
+    pub fn stop(&self) -> &Arc<AtomicBool> {
+        &self.stop
+    }
+
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// When the session began, RFC 3339 UTC.
+    pub fn started_at(&self) -> &str {
+        &self.started_at
+    }
+
+    pub fn store_path(&self) -> &Path {
+        self.store.path()
+    }
+
+    /// Starts the live feed: what runs (`kind`, a one-line description) and, for a database
+    /// run on a private server, its socket (never a DSN).
+    pub fn go_live(&mut self, kind: Kind, what: String, db: Option<SocketAddr>) {
+        let header = LiveHeader {
+            pid: std::process::id(),
+            kind: kind.command().into(),
+            what,
+            started_at: self.started_at.clone(),
+            db,
+        };
+        self.feed = Feed::start(self.store.path(), &header);
+    }
+
+    /// Publishes one finished interval, `elapsed_s` from the job's start to its end.
+    pub fn publish(&mut self, interval: &IntervalReport, elapsed_s: f64) {
+        self.feed.publish(interval, elapsed_s);
+    }
+
+    /// Finishes the document (the live feed's warning, the end time), stores it with its
+    /// histograms, then writes `render(document)` to `out`.
+    pub fn finish(
+        mut self,
+        mut doc: Document,
+        histograms: &[(String, Vec<u8>)],
+        render: impl FnOnce(&Document) -> String,
+        out: &mut dyn Write,
+    ) -> Result<Stored, SessionError> {
+        doc.warnings_mut().extend(self.feed.end());
+        let meta = doc.meta_mut();
+        meta.ended_at.get_or_insert_with(now);
+        let text = render(&doc);
+        let run = NewRun {
+            document: &doc,
+            histograms,
+            campaign: self.tag.as_ref(),
+        };
+        let id = match self.store.insert(&run) {
+            Ok(id) => id,
+            Err(source) => {
+                let printed = write_all(out, &text).is_ok();
+                return Err(SessionError::NotStored { printed, source });
+            }
+        };
+        let path = self.store.path().to_path_buf();
+        if let Err(source) = write_all(out, &text) {
+            return Err(SessionError::Output { id, path, source });
+        }
+        Ok(Stored { id, path })
+    }
+}
+
+/// Now, RFC 3339 UTC to the millisecond.
+pub fn now() -> String {
+    let t = jiff::Timestamp::now();
+    t.round(jiff::Unit::Millisecond).unwrap_or(t).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iogauge_model::run::RunReport;
+    use iogauge_model::spec::{JobSpec, RwMode};
+    use std::time::SystemTime;
+
+    fn doc() -> Document {
+        RunReport::from_series(
+            JobSpec::new(RwMode::RandRead),
+            vec![],
+            SystemTime::UNIX_EPOCH,
+            &[],
+            false,
+        )
+        .into()
+    }
+
+    /// A stdout that takes nothing (a full disk).
+    struct Full;
+    impl Write for Full {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::from_raw_os_error(28))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn session(dir: &tempfile::TempDir) -> Session {
+        Session::begin(Some(&dir.path().join("results.sqlite"))).unwrap()
+    }
+
+    #[test]
+    fn stored_first_then_printed_and_the_end_time_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut out = Vec::new();
+        let s = session(&dir);
+        let stored = s
+            .finish(doc(), &[], |d| format!("{} done\n", d.kind()), &mut out)
+            .unwrap();
+        assert_eq!(out, b"run done\n");
+        let back = iogauge_store::Store::open(&stored.path)
+            .unwrap()
+            .get(stored.id)
+            .unwrap()
+            .unwrap();
+        assert!(back.document.meta().ended_at.is_some());
+    }
+
+    #[test]
+    fn a_stdout_that_fails_costs_nothing_stored_and_names_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = session(&dir)
+            .finish(doc(), &[], |_| "text".into(), &mut Full)
+            .unwrap_err();
+        let SessionError::Output { id, ref path, .. } = e else {
+            panic!("{e:?}");
+        };
+        assert!(
+            e.to_string().contains(&format!("stored as run {id}")),
+            "{e}"
+        );
+        let store = iogauge_store::Store::open(path).unwrap();
+        assert!(store.get(id).unwrap().is_some());
+    }
+
+    #[test]
+    fn a_store_that_fails_still_prints() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = session(&dir);
+        // The same repetition of a campaign stored twice: the second insert fails.
+        let tag = iogauge_store::CampaignTag {
+            campaign: "c".into(),
+            generation: 0,
+            case: "a".into(),
+            rep: 1,
+            warmup: false,
+        };
+        let mut store = iogauge_store::Store::open(s.store_path()).unwrap();
+        let row = iogauge_store::CampaignRow {
+            name: "c".into(),
+            generation: 0,
+            file: String::new(),
+            definition: "{}".into(),
+            plan_hash: "h".into(),
+            created_at: "2026-11-24T00:00:00Z".into(),
+        };
+        let generation = store.save_campaign(&row, false).unwrap();
+        let tag = iogauge_store::CampaignTag { generation, ..tag };
+        let mut s = s;
+        s.tag = Some(tag.clone());
+        let mut out = Vec::new();
+        s.finish(doc(), &[], |_| "first\n".into(), &mut out)
+            .unwrap();
+        let mut s2 = session(&dir);
+        s2.tag = Some(tag);
+        let e = s2
+            .finish(doc(), &[], |_| "second\n".into(), &mut out)
+            .unwrap_err();
+        assert!(
+            matches!(e, SessionError::NotStored { printed: true, .. }),
+            "{e:?}"
+        );
+        assert_eq!(out, b"first\nsecond\n");
+    }
+}
