@@ -10,7 +10,7 @@ use crate::usage::UsageError;
 use anyhow::Context;
 use iogauge_model::history::RunStatus;
 use iogauge_plan::limits;
-use iogauge_plan::{capacity, parse_history, plan_history, size, Disk, Iops, Mbps, Plan};
+use iogauge_plan::{capacity, parse_history, plan_history, size, Disk, Iops, MiBps, Plan};
 use iogauge_store::Store;
 use options::{DiskSource, Mode, PlanOptions};
 use std::io::Write;
@@ -74,7 +74,7 @@ fn calibration_disk(id: i64, store: Option<&std::path::Path>) -> anyhow::Result<
     Ok((
         Disk {
             iops: Iops(max_iops / n),
-            mbps: max_mbps.map(|m| Mbps(m / n)),
+            mbps: max_mbps.map(|m| MiBps(m / n)),
         },
         source,
     ))

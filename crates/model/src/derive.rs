@@ -65,8 +65,10 @@ pub fn counter_delta(prev: u64, cur: u64) -> u64 {
 }
 
 /// iostat -x figures of one device over one interval. Serde names are iostat's column
-/// names with `/` and `-` as `_`.
+/// names with `/` and `-` as `_`; a figure a document does not have reads as 0 (a device
+/// row of a schema-1 run stored only r/s, w/s, MB/s and %util).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct DiskRates {
     pub r_s: f64,
     pub w_s: f64,

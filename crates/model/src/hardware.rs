@@ -3,7 +3,7 @@
 //! They differ for reasons a user must hear about in words: a cache absorbs reads, mirroring
 //! and journaling multiply writes, other processes share the disk.
 
-use crate::derive::{derive, Derived};
+use crate::derive::{derive, Derived, DiskRates};
 use crate::summary::Summary;
 use crate::system::Snapshot;
 use iogauge_stats::Nanos;
@@ -34,17 +34,12 @@ pub struct Hardware {
     pub devices: Vec<DeviceRow>,
 }
 
-/// One device over the measured window, iostat -x names.
+/// One device over the measured window: its name and iostat -x figures.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeviceRow {
     pub name: String,
-    pub r_s: f64,
-    pub w_s: f64,
-    #[serde(rename = "rMB_s")]
-    pub r_mb_s: f64,
-    #[serde(rename = "wMB_s")]
-    pub w_mb_s: f64,
-    pub util: f64,
+    #[serde(flatten)]
+    pub rates: DiskRates,
 }
 
 /// The snapshot taken closest to `t`.
@@ -66,7 +61,7 @@ pub fn compare(
     disks: &[String],
 ) -> Option<Hardware> {
     let d = system_between(samples, window.0, window.1)?;
-    let sum = |f: &dyn Fn(&crate::derive::DiskRates) -> f64| -> f64 {
+    let sum = |f: &dyn Fn(&DiskRates) -> f64| -> f64 {
         disks.iter().filter_map(|n| d.disks.get(n)).map(f).sum()
     };
     let dir = |iops: f64, mbps: f64, dev_iops: f64, dev_mbps: f64| DirCompare {
@@ -94,11 +89,7 @@ pub fn compare(
             .iter()
             .map(|(name, r)| DeviceRow {
                 name: name.clone(),
-                r_s: r.r_s,
-                w_s: r.w_s,
-                r_mb_s: r.r_mb_s,
-                w_mb_s: r.w_mb_s,
-                util: r.util,
+                rates: r.clone(),
             })
             .collect()
     } else {

@@ -4,11 +4,12 @@
 //! totals include everything they did.
 
 use crate::aas::{sample, AasAcc, SAMPLE_EVERY, SAMPLE_SQL};
+use crate::child::wait_until;
 use crate::dsn::connect;
 use crate::error::PgError;
 use crate::profile::{snapshot, snapshot_sql};
-use crate::server::wait_until;
-use crate::session::{run_error, Msg, Shared};
+use crate::session::run_error;
+use crate::shared::{Msg, Shared};
 use postgres::Config;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;

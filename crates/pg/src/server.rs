@@ -10,9 +10,7 @@
 //! immediate shutdown, which ends every server process of the cluster at once.
 
 use crate::cgroup::MemCgroup;
-use crate::child::die_with_parent;
-// The cluster and the sampler name these here, where they used to live.
-pub(crate) use crate::child::{log_tail, wait_until};
+use crate::child::{die_with_parent, wait_until};
 use crate::error::PgError;
 use std::ffi::CString;
 use std::fs::File;

@@ -17,9 +17,8 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
-// The driver and the sampler name these here, where a session's pieces used to live.
-pub(crate) use crate::shared::{Gate, Msg, Shared};
-pub(crate) use crate::sql::{read_sql, update_sql, SESSION_SETUP};
+use crate::shared::{Msg, Shared};
+use crate::sql::{read_sql, update_sql, SESSION_SETUP};
 
 /// A session's prepared statements for the client driver.
 struct Stmts {

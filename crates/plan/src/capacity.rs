@@ -8,7 +8,7 @@
 
 use crate::sizing::{enclosures, Basis};
 use crate::sizing::{Disk, Layout, Model};
-use crate::units::{Iops, Mbps};
+use crate::units::{Iops, MiBps};
 use serde::Serialize;
 
 /// Reverse mode: what `disks` disks serve at a read share, kept at the target utilization.
@@ -33,14 +33,14 @@ pub struct Capacity {
     pub read_only_iops: Iops,
     /// The utilization the ceilings are computed at (the target).
     pub utilization: f64,
-    pub hardware_mbps: Option<Mbps>,
-    pub workload_mbps: Option<Mbps>,
+    pub hardware_mbps: Option<MiBps>,
+    pub workload_mbps: Option<MiBps>,
     /// The same disks and enclosures, repeated for MB/s (when the per-disk MB/s is known) so
     /// every mode has the same keys.
     pub disks_mbps: Option<u64>,
     pub enclosures_mbps: Option<u64>,
-    pub write_only_mbps: Option<Mbps>,
-    pub read_only_mbps: Option<Mbps>,
+    pub write_only_mbps: Option<MiBps>,
+    pub read_only_mbps: Option<MiBps>,
     pub utilization_mbps: Option<f64>,
 }
 
@@ -74,12 +74,12 @@ pub fn capacity(
         write_only_iops: Iops(hardware_iops / model.cost(0.0)),
         read_only_iops: Iops(hardware_iops / model.cost(1.0)),
         utilization: model.target_util,
-        hardware_mbps: hardware_mbps.map(Mbps),
-        workload_mbps: hardware_mbps.map(|h| Mbps(h / model.cost(read_share))),
+        hardware_mbps: hardware_mbps.map(MiBps),
+        workload_mbps: hardware_mbps.map(|h| MiBps(h / model.cost(read_share))),
         disks_mbps: hardware_mbps.map(|_| disks),
         enclosures_mbps: hardware_mbps.and(enclosures),
-        write_only_mbps: hardware_mbps.map(|h| Mbps(h / model.cost(0.0))),
-        read_only_mbps: hardware_mbps.map(|h| Mbps(h / model.cost(1.0))),
+        write_only_mbps: hardware_mbps.map(|h| MiBps(h / model.cost(0.0))),
+        read_only_mbps: hardware_mbps.map(|h| MiBps(h / model.cost(1.0))),
         utilization_mbps: hardware_mbps.map(|_| model.target_util),
     }
 }

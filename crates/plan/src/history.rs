@@ -4,7 +4,7 @@
 //! skipped.
 
 use crate::limits::{WORKLOAD_IOPS, WORKLOAD_MBPS};
-use crate::units::{Iops, Mbps};
+use crate::units::{Iops, MiBps};
 use std::io::Read;
 use std::str::FromStr;
 
@@ -113,8 +113,8 @@ pub struct Period {
     pub timestamp: String,
     pub read_iops: Iops,
     pub write_iops: Iops,
-    pub read_mbps: Option<Mbps>,
-    pub write_mbps: Option<Mbps>,
+    pub read_mbps: Option<MiBps>,
+    pub write_mbps: Option<MiBps>,
 }
 
 /// Why a history does not parse. Columns are counted from 1, as in a spreadsheet.
@@ -301,8 +301,8 @@ pub fn parse_history(input: impl Read, columns: &Columns) -> Result<Vec<Period>,
             timestamp: at[Role::Timestamp as usize].map_or_else(String::new, |c| record[c].into()),
             read_iops: Iops(get(Role::ReadIops)?.unwrap_or(0.0)),
             write_iops: Iops(get(Role::WriteIops)?.unwrap_or(0.0)),
-            read_mbps: get(Role::ReadMbps)?.map(Mbps),
-            write_mbps: get(Role::WriteMbps)?.map(Mbps),
+            read_mbps: get(Role::ReadMbps)?.map(MiBps),
+            write_mbps: get(Role::WriteMbps)?.map(MiBps),
         });
     }
     if periods.is_empty() {
@@ -330,7 +330,7 @@ mod tests {
         let p = parse("write_mbps,Timestamp,READ_IOPS,write_iops,read_mbps\n3,t,1,2,4\n").unwrap();
         assert_eq!(
             (p[0].read_mbps, p[0].write_mbps),
-            (Some(Mbps(4.0)), Some(Mbps(3.0)))
+            (Some(MiBps(4.0)), Some(MiBps(3.0)))
         );
     }
 
@@ -342,7 +342,7 @@ mod tests {
                 .unwrap();
         let p =
             parse_history("BEGIN_TIME,r/s,w/s,rMB/s,wMB/s\nx,1,2,3,4\n".as_bytes(), &c).unwrap();
-        assert_eq!(p[0].write_mbps, Some(Mbps(4.0)));
+        assert_eq!(p[0].write_mbps, Some(MiBps(4.0)));
         assert_eq!(
             "read_iops".parse::<Columns>().unwrap_err(),
             ColumnsError::Syntax("read_iops".into())

@@ -25,7 +25,7 @@ pub use peaks::{
 pub use profile::{DiskProfile, UnknownProfile};
 pub use redundancy::{BadPenalty, Redundancy, UnknownRedundancy};
 pub use sizing::{ceil_count, size, Basis, Binding, Disk, Layout, Model, Sizing, Workload};
-pub use units::{Iops, Mbps};
+pub use units::{Iops, MiBps};
 
 use serde::Serialize;
 
@@ -54,7 +54,7 @@ mod tests {
         let model = Model::new(Redundancy::Mirror);
         let disk = Disk {
             iops: Iops(180.0),
-            mbps: Some(Mbps(200.0)),
+            mbps: Some(MiBps(200.0)),
         };
         let layout = Layout {
             per_enclosure: Some(12),

@@ -52,7 +52,7 @@ impl Limit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{size, Disk, Iops, Layout, Mbps, Model, Redundancy, Workload};
+    use crate::{size, Disk, Iops, Layout, MiBps, Model, Redundancy, Workload};
 
     #[test]
     fn the_extremes_give_finite_results() {
@@ -60,7 +60,7 @@ mod tests {
         m.target_util = TARGET_UTIL_PCT.min / 100.0;
         let d = Disk {
             iops: Iops(DISK_IOPS.min),
-            mbps: Some(Mbps(DISK_MBPS.min)),
+            mbps: Some(MiBps(DISK_MBPS.min)),
         };
         let w = Workload::mix(WORKLOAD_IOPS.max, 0.0, Some(WORKLOAD_MBPS.max));
         let s = size(&w, &m, &d, &Layout::default());

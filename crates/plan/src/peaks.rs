@@ -10,7 +10,7 @@
 
 use crate::history::Period;
 use crate::sizing::{ceil_count, disks_for, size, Disk, Layout, Model, Sizing, Workload};
-use crate::units::{Iops, Mbps};
+use crate::units::{Iops, MiBps};
 use serde::Serialize;
 
 /// The 0-based index of the nearest-rank P-th percentile (0 < P ≤ 100) among `n` ≥ 1
@@ -116,7 +116,7 @@ pub struct Peak {
     pub workload_iops: Iops,
     pub hardware_iops: Iops,
     pub disks: u64,
-    pub hardware_mbps: Option<Mbps>,
+    pub hardware_mbps: Option<MiBps>,
 }
 
 /// The `n` periods with the most hardware IOPS, busiest first; ties keep file order.
@@ -135,7 +135,7 @@ pub fn top_periods(periods: &[Period], model: &Model, disk: &Disk, n: usize) -> 
             workload_iops: Iops(p.read_iops.0 + p.write_iops.0),
             hardware_iops: Iops(hw(p)),
             disks: disks_for(hw(p), disk.iops.0, model.target_util).1,
-            hardware_mbps: hardware_mbps(p, model).map(Mbps),
+            hardware_mbps: hardware_mbps(p, model).map(MiBps),
         })
         .collect()
 }
@@ -390,7 +390,7 @@ c,50,0,400,100
         let periods = parse_history(csv.as_bytes(), &Columns::default()).unwrap();
         let disk = Disk {
             iops: Iops(100.0),
-            mbps: Some(Mbps(100.0)),
+            mbps: Some(MiBps(100.0)),
         };
         let h = plan_history(
             &periods,
@@ -400,7 +400,7 @@ c,50,0,400,100
             100.0,
         );
         assert_eq!((h.sized_line, h.sized_line_mbps), (3, Some(4)));
-        assert_eq!(h.sizing.hardware_mbps, Some(Mbps(600.0)));
+        assert_eq!(h.sizing.hardware_mbps, Some(MiBps(600.0)));
         assert_eq!((h.sizing.disks, h.sizing.disks_mbps), (10, Some(6)));
         assert_eq!(h.sizing.binding, crate::Binding::Iops);
     }

@@ -116,14 +116,14 @@ fn sizing_table(out: &mut String, s: &Sizing) {
     let needed = s.disks.max(s.disks_mbps.unwrap_or(0));
     let by = match s.binding {
         Binding::Iops => "IOPS",
-        Binding::Mbps => "MB/s",
+        Binding::MiBps => "MB/s",
     };
     let encl = s
         .configured_enclosures
         .map_or(String::new(), |e| format!(" in {e} enclosures"));
     let util = match s.binding {
         Binding::Iops => s.utilization,
-        Binding::Mbps => s.utilization_mbps.unwrap_or(s.utilization),
+        Binding::MiBps => s.utilization_mbps.unwrap_or(s.utilization),
     };
     if s.configured_disks == needed {
         let _ = writeln!(
@@ -277,7 +277,7 @@ pub fn capacity(c: &Capacity, source: &str) -> String {
     let mut out = format!("iogauge plan: capacity of {} disks\n", c.disks);
     basis(&mut out, &c.basis, source);
     let has_mbps = c.hardware_mbps.is_some();
-    let m = |v: Option<crate::Mbps>| has_mbps.then(|| v.map_or("-".into(), |v| num(v.0)));
+    let m = |v: Option<crate::MiBps>| has_mbps.then(|| v.map_or("-".into(), |v| num(v.0)));
     out.push('\n');
     row(&mut out, "", "IOPS".into(), has_mbps.then(|| "MB/s".into()));
     row(

@@ -17,7 +17,7 @@
 //! constraint), or the `--disks` given.
 
 use crate::redundancy::Redundancy;
-use crate::units::{Iops, Mbps};
+use crate::units::{Iops, MiBps};
 use serde::Serialize;
 
 /// The redundancy and headroom a plan assumes.
@@ -57,8 +57,8 @@ impl Model {
 pub struct Workload {
     pub read_iops: Iops,
     pub write_iops: Iops,
-    pub read_mbps: Option<Mbps>,
-    pub write_mbps: Option<Mbps>,
+    pub read_mbps: Option<MiBps>,
+    pub write_mbps: Option<MiBps>,
 }
 
 impl Workload {
@@ -67,8 +67,8 @@ impl Workload {
         Workload {
             read_iops: Iops(iops * read_share),
             write_iops: Iops(iops * (1.0 - read_share)),
-            read_mbps: mbps.map(|m| Mbps(m * read_share)),
-            write_mbps: mbps.map(|m| Mbps(m * (1.0 - read_share))),
+            read_mbps: mbps.map(|m| MiBps(m * read_share)),
+            write_mbps: mbps.map(|m| MiBps(m * (1.0 - read_share))),
         }
     }
 
@@ -81,7 +81,7 @@ impl Workload {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Disk {
     pub iops: Iops,
-    pub mbps: Option<Mbps>,
+    pub mbps: Option<MiBps>,
 }
 
 /// How disks are grouped and how many there are.
@@ -104,7 +104,7 @@ pub struct Basis {
     /// Fraction, 0..1.
     pub target_util: f64,
     pub disk_iops: Iops,
-    pub disk_mbps: Option<Mbps>,
+    pub disk_mbps: Option<MiBps>,
     pub per_enclosure: Option<u32>,
 }
 
@@ -127,7 +127,7 @@ impl Basis {
 #[serde(rename_all = "lowercase")]
 pub enum Binding {
     Iops,
-    Mbps,
+    MiBps,
 }
 
 /// A forward sizing. `disks`/`enclosures`/`utilization` are for IOPS, the `_mbps` fields the
@@ -147,10 +147,10 @@ pub struct Sizing {
     pub enclosures_exact: Option<f64>,
     /// Fraction of the configuration's IOPS the requirement uses.
     pub utilization: f64,
-    pub read_mbps: Option<Mbps>,
-    pub write_mbps: Option<Mbps>,
-    pub workload_mbps: Option<Mbps>,
-    pub hardware_mbps: Option<Mbps>,
+    pub read_mbps: Option<MiBps>,
+    pub write_mbps: Option<MiBps>,
+    pub workload_mbps: Option<MiBps>,
+    pub hardware_mbps: Option<MiBps>,
     pub disks_mbps: Option<u64>,
     pub disks_mbps_exact: Option<f64>,
     pub enclosures_mbps: Option<u64>,
@@ -210,7 +210,7 @@ pub fn size(w: &Workload, model: &Model, disk: &Disk, layout: &Layout) -> Sizing
     let needed = by_mbps.map_or(disks, |(_, n)| n.max(disks));
     // The constraint that needs more disks; on a tie in whole disks, the tighter fraction.
     let binding = match by_mbps {
-        Some((exact, n)) if (n, exact) > (disks, disks_exact) => Binding::Mbps,
+        Some((exact, n)) if (n, exact) > (disks, disks_exact) => Binding::MiBps,
         _ => Binding::Iops,
     };
     let configured_disks = layout.disks.unwrap_or(needed);
@@ -228,8 +228,8 @@ pub fn size(w: &Workload, model: &Model, disk: &Disk, layout: &Layout) -> Sizing
         utilization: hardware_iops / (configured * disk.iops.0),
         read_mbps: w.read_mbps,
         write_mbps: w.write_mbps,
-        workload_mbps: w.mbps().map(|(r, wr)| Mbps(r + wr)),
-        hardware_mbps: hardware_mbps.map(Mbps),
+        workload_mbps: w.mbps().map(|(r, wr)| MiBps(r + wr)),
+        hardware_mbps: hardware_mbps.map(MiBps),
         disks_mbps: by_mbps.map(|b| b.1),
         disks_mbps_exact: by_mbps.map(|b| b.0),
         enclosures_mbps,
@@ -346,12 +346,12 @@ mod tests {
     fn mbps_can_be_the_binding_constraint() {
         let d = Disk {
             iops: Iops(180.0),
-            mbps: Some(Mbps(200.0)),
+            mbps: Some(MiBps(200.0)),
         };
         // (workload IOPS, MB/s, binding, configured disks)
         let table = [
             (10_000.0, 1_000.0, Binding::Iops, 84),
-            (1_000.0, 10_000.0, Binding::Mbps, 75),
+            (1_000.0, 10_000.0, Binding::MiBps, 75),
         ];
         for (iops, mbps, binding, configured) in table {
             let s = size(

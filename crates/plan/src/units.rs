@@ -1,13 +1,5 @@
-//! The two rates planning works in, as types: I/Os per second and megabytes per second.
+//! The two rates planning works in, iogauge's own rate types (`stats::units`): I/Os per
+//! second and MiB per second (a plan's MB/s are whatever MB its inputs use; iogauge's own
+//! figures are MiB/s).
 
-use serde::Serialize;
-
-/// I/Os per second.
-#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd, Serialize)]
-#[serde(transparent)]
-pub struct Iops(pub f64);
-
-/// Megabytes per second, in whatever MB the inputs use (iogauge's own figures are MiB/s).
-#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd, Serialize)]
-#[serde(transparent)]
-pub struct Mbps(pub f64);
+pub use iogauge_stats::units::{Iops, MiBps};

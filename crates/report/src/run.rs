@@ -214,11 +214,11 @@ fn hardware_text(h: &iogauge_model::hardware::Hardware) -> String {
                 s,
                 "{:<14}{:>10.1}{:>10.1}{:>9.1}{:>9.1}{:>7.1}",
                 format!("{member}{}", d.name),
-                d.r_s,
-                d.w_s,
-                d.r_mb_s,
-                d.w_mb_s,
-                d.util
+                d.rates.r_s,
+                d.rates.w_s,
+                d.rates.r_mb_s,
+                d.rates.w_mb_s,
+                d.rates.util
             );
         }
         let _ = writeln!(s, "(* a layer above the disks: loop, md, dm or partition)");

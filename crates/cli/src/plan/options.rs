@@ -4,7 +4,7 @@
 
 use super::args::PlanArgs;
 use crate::usage::{usage, UsageError};
-use iogauge_plan::{Columns, Disk, Iops, Layout, Mbps, Model, Redundancy, Workload};
+use iogauge_plan::{Columns, Disk, Iops, Layout, MiBps, Model, Redundancy, Workload};
 use std::path::PathBuf;
 
 /// What to plan.
@@ -160,7 +160,7 @@ fn disk_source(a: &PlanArgs) -> Result<DiskSource, UsageError> {
         (Some(iops), _, _) => DiskSource::Given {
             disk: Disk {
                 iops: Iops(iops),
-                mbps: a.disk_mbps.map(Mbps),
+                mbps: a.disk_mbps.map(MiBps),
             },
             source: if a.disk_mbps.is_some() {
                 "--disk-iops, --disk-mbps".into()
@@ -171,7 +171,7 @@ fn disk_source(a: &PlanArgs) -> Result<DiskSource, UsageError> {
         (_, Some(p), _) => DiskSource::Given {
             disk: Disk {
                 iops: Iops(p.iops()),
-                mbps: Some(Mbps(p.mbps())),
+                mbps: Some(MiBps(p.mbps())),
             },
             source: format!("--disk-profile {p}"),
         },

@@ -93,3 +93,20 @@ proptest::proptest! {
         proptest::prop_assert_eq!(back.to_json(), text);
     }
 }
+
+#[test]
+fn a_schema_1_device_row_reads_with_the_figures_it_had() {
+    let mut v: Value = serde_json::from_str(RUN_V1).unwrap();
+    v["hardware"]["devices"] = serde_json::json!([
+        {"name": "loop0", "r_s": 10.0, "w_s": 2.0, "rMB_s": 1.5, "wMB_s": 0.5, "util": 30.0}
+    ]);
+    let Document::Run(r) = Document::from_value(v).unwrap() else {
+        unreachable!("a run")
+    };
+    let row = &r.hardware.as_ref().unwrap().devices[0];
+    assert_eq!(
+        (row.name.as_str(), row.rates.r_s, row.rates.util),
+        ("loop0", 10.0, 30.0)
+    );
+    assert_eq!(row.rates.r_await, 0.0);
+}

@@ -3,6 +3,7 @@
 use super::{run_randread, run_randrw};
 use crate::{progress_line, run_text};
 use insta::assert_snapshot;
+use iogauge_model::derive::DiskRates;
 use iogauge_model::hardware::DeviceRow;
 use iogauge_model::iopath::{EngineKind, HugeSource, IoPath, MemMode, PoolInfo};
 use iogauge_model::layout::{LayoutSpec, ReadFrom};
@@ -89,11 +90,14 @@ fn hardware_devices_notes_and_io_path() {
     let h = r.hardware.as_mut().expect("the fixture has hardware rows");
     let row = |name: &str, r_s: f64, util: f64| DeviceRow {
         name: name.into(),
-        r_s,
-        w_s: 0.4,
-        r_mb_s: r_s * 8.0 / 1024.0,
-        w_mb_s: 0.0,
-        util,
+        rates: DiskRates {
+            r_s,
+            w_s: 0.4,
+            r_mb_s: r_s * 8.0 / 1024.0,
+            w_mb_s: 0.0,
+            util,
+            ..DiskRates::default()
+        },
     };
     h.devices = vec![
         row("vda", 54710.9, 89.9),
