@@ -7,6 +7,9 @@
 //! runs the plan, `iogauge report` / `export` / `compare` read the store and render a
 //! [`view::CampaignView`].
 
+// A library never writes to the terminal: results go to its caller, who decides where.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod analysis;
 pub mod digest;
 pub mod metric;

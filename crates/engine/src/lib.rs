@@ -4,6 +4,9 @@
 //!
 //! The engine never prints: progress and results go to callbacks and return values.
 
+// A library never writes to the terminal: results go to its caller, who decides where.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod backend;
 pub mod calibrate;
 pub mod document;

@@ -7,6 +7,9 @@
 //! and this crate depends on no producer: only on `stats` (histograms, counters, steady
 //! state, units).
 
+// A library never writes to the terminal: results go to its caller, who decides where.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod calib;
 pub mod db;
 pub mod derive;

@@ -195,7 +195,7 @@ pub struct SteadyWaitReport {
 }
 
 impl SteadyWaitReport {
-    pub fn of(o: &SteadyOutcome, interval: std::time::Duration) -> Self {
+    pub fn of(o: &SteadyOutcome, interval: Duration) -> Self {
         let every = interval.as_secs_f64();
         SteadyWaitReport {
             reached: o.window.is_some(),

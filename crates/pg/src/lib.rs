@@ -31,6 +31,9 @@
 //! the one masking function for any text ([`redact_dsn`] for one DSN), [`describe`] names a
 //! server without it.
 
+// A library never writes to the terminal: results go to its caller, who decides where.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod aas;
 mod access;
 mod batch;

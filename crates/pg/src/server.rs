@@ -120,6 +120,7 @@ impl Owner {
 
 fn lookup_user(name: &str) -> Option<(u32, u32)> {
     let c = CString::new(name).ok()?;
+    // SAFETY: an all-zero passwd is a valid value of the plain C struct.
     let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
     let mut buf = vec![0 as libc::c_char; 16384];
     let mut out: *mut libc::passwd = std::ptr::null_mut();
@@ -130,6 +131,7 @@ fn lookup_user(name: &str) -> Option<(u32, u32)> {
 }
 
 pub(crate) fn user_name(uid: u32) -> Option<String> {
+    // SAFETY: an all-zero passwd is a valid value of the plain C struct.
     let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
     let mut buf = vec![0 as libc::c_char; 16384];
     let mut out: *mut libc::passwd = std::ptr::null_mut();

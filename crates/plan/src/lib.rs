@@ -6,6 +6,9 @@
 //! No printing and no file access: a history is parsed from any `Read`, and [`render`]
 //! returns strings. The serde types are the JSON schema of `iogauge plan --json`.
 
+// A library never writes to the terminal: results go to its caller, who decides where.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod capacity;
 mod history;
 pub mod limits;

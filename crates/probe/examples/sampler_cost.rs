@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 fn cpu_time() -> Duration {
     // SAFETY: `ru` is a properly sized, writable rusage that getrusage(2) fills in.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
     let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
     assert_eq!(rc, 0, "getrusage: {}", std::io::Error::last_os_error());
     let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);

@@ -60,6 +60,7 @@ pub fn fs_of(path: &Path) -> io::Result<FsInfo> {
     // SAFETY: `c` is a valid NUL-terminated string and `st` a properly sized, writable statfs
     // that statfs(2) fills in; both outlive the call.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
     let rc = unsafe { libc::statfs(c.as_ptr(), &mut st) };
     if rc != 0 {
         return Err(io::Error::last_os_error());

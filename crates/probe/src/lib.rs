@@ -5,6 +5,9 @@
 //! directory passed in, so tests run on captured data. `sample` reads /proc/diskstats, stat,
 //! meminfo and pressure/io on the run's interval grid and derives iostat -x figures.
 
+// A library never writes to the terminal: results go to its caller, who decides where.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod fs;
 mod grid;
 pub mod mdstat;

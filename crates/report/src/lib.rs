@@ -1,6 +1,9 @@
 //! Renderers: every output of a run is made from the same `RunReport`. The terminal summary
 //! and the JSON export implement one trait; the caller decides where the text goes.
 
+// A library never writes to the terminal: results go to its caller, who decides where.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod calib;
 mod campaign;
 mod db;

@@ -15,6 +15,9 @@
 //! only records and finishes. Nothing here writes to the terminal; the caller hands in where
 //! the result goes.
 
+// A library never writes to the terminal: results go to its caller, who decides where.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod error;
 mod finish;
 mod live;

@@ -156,7 +156,7 @@ mod tests {
             .finish(doc(), &[], |d| format!("{} done\n", d.kind()), &mut out)
             .unwrap();
         assert_eq!(out, b"run done\n");
-        let back = iogauge_store::Store::open(&stored.path)
+        let back = Store::open(&stored.path)
             .unwrap()
             .get(stored.id)
             .unwrap()
@@ -177,7 +177,7 @@ mod tests {
             e.to_string().contains(&format!("stored as run {id}")),
             "{e}"
         );
-        let store = iogauge_store::Store::open(path).unwrap();
+        let store = Store::open(path).unwrap();
         assert!(store.get(id).unwrap().is_some());
     }
 
@@ -186,14 +186,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = session(&dir);
         // The same repetition of a campaign stored twice: the second insert fails.
-        let tag = iogauge_store::CampaignTag {
+        let tag = CampaignTag {
             campaign: "c".into(),
             generation: 0,
             case: "a".into(),
             rep: 1,
             warmup: false,
         };
-        let mut store = iogauge_store::Store::open(s.store_path()).unwrap();
+        let mut store = Store::open(s.store_path()).unwrap();
         let row = iogauge_store::CampaignRow {
             name: "c".into(),
             generation: 0,
@@ -203,7 +203,7 @@ mod tests {
             created_at: "2026-11-24T00:00:00Z".into(),
         };
         let generation = store.save_campaign(&row, false).unwrap();
-        let tag = iogauge_store::CampaignTag { generation, ..tag };
+        let tag = CampaignTag { generation, ..tag };
         let mut s = s;
         s.tag = Some(tag.clone());
         let mut out = Vec::new();

@@ -4,6 +4,9 @@
 //! Nothing here touches the OS or the clock; every input is a count or a duration, so every
 //! function is tested on fixed tables.
 
+// A library never writes to the terminal: results go to its caller, who decides where.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod compare;
 mod counters;
 mod fnv;

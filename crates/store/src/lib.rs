@@ -2,6 +2,9 @@
 //! out, each run with its histograms in one transaction; campaigns and their runs; the
 //! per-store campaign lock; and the live feed files `iogauge watch` follows.
 
+// A library never writes to the terminal: results go to its caller, who decides where.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod db;
 pub mod live;
 mod lock;

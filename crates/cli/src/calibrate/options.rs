@@ -77,7 +77,7 @@ impl CalibrateOptions {
 /// The matrix files iogauge writes with --csv; it never replaces a file it did not create.
 pub const CSV_FILES: [&str; 3] = ["iops.csv", "mbps.csv", "lat.csv"];
 
-fn check_csv_dir(dir: &std::path::Path, matrix: bool) -> Result<(), UsageError> {
+fn check_csv_dir(dir: &Path, matrix: bool) -> Result<(), UsageError> {
     if !matrix {
         return usage("--csv writes the matrix files: add --matrix");
     }

@@ -182,7 +182,7 @@ pub fn spawn_on(store: &Path, args: &[&str]) -> Child {
 }
 
 /// Sends SIGINT (Ctrl-C) to a child.
-pub fn sigint(child: &std::process::Child) {
+pub fn sigint(child: &Child) {
     // SAFETY: plain kill(2) on our own child's pid.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
 }

@@ -81,6 +81,7 @@ fn frames(addr: usize, len: usize) -> Vec<u64> {
 #[test]
 fn every_buffer_is_physically_contiguous() {
     assert_eq!(
+        // SAFETY: geteuid(2) has no preconditions.
         unsafe { libc::geteuid() },
         0,
         "this test reads physical addresses from /proc/self/pagemap: run the tests as root"
@@ -133,6 +134,7 @@ fn slots_fill_and_register_only_their_own_buffers() {
     let pool = BufPool::new(4, 8192, MemMode::Hugepage).expect("pool");
     let mine = pool.slots(2, 2);
     mine.fill_random(&mut rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(1));
+    // SAFETY: slot i's buffer is 8192 bytes of the pool, alive for the whole test.
     let bytes = |i: usize| unsafe { std::slice::from_raw_parts(pool.ptr(i), 8192) };
     assert!(
         bytes(0).iter().all(|&b| b == 0),

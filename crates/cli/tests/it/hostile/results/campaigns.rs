@@ -248,6 +248,7 @@ fn ten_thousand_cases_plan_in_well_under_a_second() {
     let mut status = 0;
     // SAFETY: an all-zero rusage is valid; wait4(2) reaps our own child and fills it.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; `status` and `usage` are ours and outlive the call.
     let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
     assert_eq!(pid, child.id() as i32);
     assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
