@@ -195,24 +195,22 @@ fn db(id: i64, rep: u32, r: &DbReport, hists: &Hists) -> Result<RunDigest, Diges
         .intervals
         .iter()
         .map(|iv| {
-            let lat = |f: fn(&LatSummary) -> f64| {
-                larger([
-                    (iv.sessions.reads_s > 0.0).then(|| f(&iv.sessions.read_lat_us)),
-                    (iv.sessions.updates_s > 0.0).then(|| f(&iv.sessions.update_lat_us)),
-                ])
-            };
-            let dev = device(iv.system.as_ref(), disks);
-            SeriesPoint {
+            let ss = &iv.sessions;
+            let lats = [
+                (ss.reads_s > 0.0).then_some(&ss.read_lat_us),
+                (ss.updates_s > 0.0).then_some(&ss.update_lat_us),
+            ];
+            let at = Point {
                 t_s: iv.t_s,
                 dur_s: iv.dur_s,
-                ramp: iv.phase == Phase::Ramp,
-                read_iops: iv.sessions.reads_s,
-                write_iops: iv.sessions.updates_s,
-                lat_mean_us: lat(|l| l.mean),
-                lat_p99_us: lat(|l| l.p99),
-                dev_iops: dev.map(|d| d.iops),
-                util_pct: dev.map(|d| d.util),
-            }
+                phase: iv.phase,
+            };
+            point(
+                at,
+                [ss.reads_s, ss.updates_s],
+                lats,
+                device(iv.system.as_ref(), disks),
+            )
         })
         .collect();
     if s.elapsed_s > 0.0 {
@@ -280,17 +278,45 @@ fn db(id: i64, rep: u32, r: &DbReport, hists: &Hists) -> Result<RunDigest, Diges
 
 /// One interval of `run` or `calibrate`.
 fn io_point(iv: &IntervalReport, disks: &[String]) -> SeriesPoint {
-    let lat = |f: fn(&LatSummary) -> f64| {
-        let of = |d: &DirSummary| (d.ios > 0).then(|| f(&d.lat_us));
-        larger([of(&iv.read), of(&iv.write)])
-    };
-    let dev = device(iv.system.as_ref(), disks);
-    SeriesPoint {
+    fn of(d: &DirSummary) -> Option<&LatSummary> {
+        (d.ios > 0).then_some(&d.lat_us)
+    }
+    let at = Point {
         t_s: iv.t_s,
         dur_s: iv.dur_s,
-        ramp: iv.phase == Phase::Ramp,
-        read_iops: iv.read.iops,
-        write_iops: iv.write.iops,
+        phase: iv.phase,
+    };
+    let rates = [iv.read.iops, iv.write.iops];
+    point(
+        at,
+        rates,
+        [of(&iv.read), of(&iv.write)],
+        device(iv.system.as_ref(), disks),
+    )
+}
+
+/// Where an interval is on the run's time axis.
+struct Point {
+    t_s: f64,
+    dur_s: f64,
+    phase: Phase,
+}
+
+/// One interval of any kind: its read and write rates, the latencies of the directions
+/// that did something (the slower one is shown), and what the disks did.
+fn point(
+    at: Point,
+    [read_iops, write_iops]: [f64; 2],
+    lats: [Option<&LatSummary>; 2],
+    dev: Option<Device>,
+) -> SeriesPoint {
+    let lat = |f: fn(&LatSummary) -> f64| larger(lats.map(|l| l.map(f)));
+    SeriesPoint {
+        t_s: at.t_s,
+        dur_s: at.dur_s,
+        ramp: at.phase == Phase::Ramp,
+        read_iops,
+        write_iops,
         lat_mean_us: lat(|l| l.mean),
         lat_p99_us: lat(|l| l.p99),
         dev_iops: dev.map(|d| d.iops),
