@@ -91,7 +91,7 @@ fn a_stdout_that_cannot_take_it_is_an_error_line() {
             .write(true)
             .open("/dev/full")
             .expect("/dev/full");
-        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("iogauge"))
+        let out = command()
             .args(args)
             .stdout(full)
             .stderr(std::process::Stdio::piped())
