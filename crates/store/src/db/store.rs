@@ -72,8 +72,10 @@ impl Store {
             }
             Err(e) => Err(sqlite("checking that it is iogauge's")(e)),
         };
-        if path.is_dir() {
-            return Err(refuse("a directory".into()));
+        // Only a regular file (or none yet) can be a store: SQLite would open a device or a
+        // FIFO too, and create its journal beside it (in /dev for /dev/null).
+        if let Some(kind) = not_a_file(path) {
+            return Err(refuse(kind.into()));
         }
         let header = read_header(path).map_err(|source| StoreError::Read {
             path: path.into(),
@@ -172,5 +174,26 @@ impl Store {
     /// The file this store lives in.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// What `path` is when it exists and is not a regular file (links followed).
+fn not_a_file(path: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let t = std::fs::metadata(path).ok()?.file_type();
+    if t.is_file() {
+        None
+    } else if t.is_dir() {
+        Some("a directory")
+    } else if t.is_char_device() {
+        Some("a character device")
+    } else if t.is_block_device() {
+        Some("a block device")
+    } else if t.is_fifo() {
+        Some("a FIFO")
+    } else if t.is_socket() {
+        Some("a socket")
+    } else {
+        Some("not a regular file")
     }
 }

@@ -278,6 +278,27 @@ fn refuses_another_programs_database_untouched() {
 }
 
 #[test]
+fn refuses_devices_and_fifos_without_writing_beside_them() {
+    let e = Store::open(Path::new("/dev/null")).unwrap_err();
+    assert!(e.to_string().contains("a character device"), "{e}");
+    assert!(!Path::new("/dev/null-journal").exists() && !Path::new("/dev/null-wal").exists());
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let e = Store::open(&fifo).unwrap_err();
+    assert!(e.to_string().contains("a FIFO"), "{e}");
+    let names: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["pipe"], "nothing created beside the FIFO");
+}
+
+#[test]
 fn refuses_a_text_file_untouched() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("notes.txt");
