@@ -10,6 +10,7 @@
 
 use crate::view::{AasPoint, RunDigest, SeriesPoint};
 use iogauge_model::calib::CalibrationReport;
+use iogauge_model::db::profile::LoadRates;
 use iogauge_model::db::report::DbReport;
 use iogauge_model::derive::Derived;
 use iogauge_model::run::{DirSummary, IntervalReport, RunReport};
@@ -220,9 +221,16 @@ fn db(id: i64, rep: u32, r: &DbReport, hists: &Hists) -> Result<RunDigest, Diges
         if let Some(ms) = s.db.avg_read_ms {
             m.put("db_avg_read_ms", ms);
         }
+        m.put("db_physical_writes_s", physical_writes_s(&s.db));
         if ss.updates_s > 0.0 {
             m.put("commits_s", s.db.commits_s);
             m.put("wal_mbps", s.db.wal_bytes_s / MIB);
+            if let Some(ms) = s.db.avg_wal_write_ms {
+                m.put("wal_write_ms", ms);
+            }
+            if let Some(ms) = s.db.avg_wal_sync_ms {
+                m.put("wal_sync_ms", ms);
+            }
         }
     }
     if ss.reads_s > 0.0 {
@@ -246,6 +254,8 @@ fn db(id: i64, rep: u32, r: &DbReport, hists: &Hists) -> Result<RunDigest, Diges
             |f: fn(&Device) -> f64| measured.iter().map(|(d, x)| d * f(x)).sum::<f64>() / secs;
         m.put("device_iops", avg(|d| d.iops));
         m.put("device_mbps", avg(|d| d.mbps));
+        m.put("device_read_iops", avg(|d| d.r_iops));
+        m.put("device_write_iops", avg(|d| d.w_iops));
     }
     let first = first_measured(r.intervals.iter().map(|i| (i.phase, i.t_s)));
     let mut warnings = r.warnings.clone();
@@ -263,7 +273,10 @@ fn db(id: i64, rep: u32, r: &DbReport, hists: &Hists) -> Result<RunDigest, Diges
         series,
         steady_from_s: steady_at(first, r.steady.as_ref().and_then(|s| s.reached_at_s)),
         steady_left_s: steady_at(first, r.steady.as_ref().and_then(|s| s.left_at_s)),
-        read_share: share(ss.reads_s, ss.updates_s),
+        // In physical I/Os, as the devices see the mix: an update reads its row first, so
+        // counting operations would call a writers-only run 0% reads.
+        read_share: share(s.db.physical_reads_s, physical_writes_s(&s.db))
+            .or_else(|| share(ss.reads_s, ss.updates_s)),
         aas: r
             .intervals
             .iter()
@@ -338,6 +351,13 @@ fn steady_at(first_measured: Option<f64>, rel: Option<f64>) -> Option<f64> {
     Some(first_measured? + rel?)
 }
 
+/// The database's physical writes per second: data blocks written (checkpointer, background
+/// writer, backends) and WAL writes.
+fn physical_writes_s(db: &LoadRates) -> f64 {
+    let b = &db.buffers_written_s;
+    b.checkpointer + b.bgwriter + b.backend + db.wal_writes_s
+}
+
 fn share(reads: f64, writes: f64) -> Option<f64> {
     (reads + writes > 0.0).then(|| reads / (reads + writes))
 }
@@ -347,6 +367,9 @@ fn share(reads: f64, writes: f64) -> Option<f64> {
 struct Device {
     /// r/s + w/s summed.
     iops: f64,
+    /// r/s and w/s summed apart: the device's read/write split.
+    r_iops: f64,
+    w_iops: f64,
     /// rMB/s + wMB/s summed.
     mbps: f64,
     /// The busiest disk's %util.
@@ -371,6 +394,8 @@ fn device(system: Option<&Derived>, disks: &[String]) -> Option<Device> {
     }
     Some(Device {
         iops: rates.iter().map(|r| r.r_s + r.w_s).sum(),
+        r_iops: rates.iter().map(|r| r.r_s).sum(),
+        w_iops: rates.iter().map(|r| r.w_s).sum(),
         mbps: rates.iter().map(|r| r.r_mb_s + r.w_mb_s).sum(),
         util: rates.iter().map(|r| r.util).fold(0.0, f64::max),
     })

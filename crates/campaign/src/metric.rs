@@ -76,11 +76,21 @@ pub const CATALOGUE: &[Metric] = &[
     m("db_logical_reads_s", "logical reads/s", "reads/s", true),
     m("db_physical_reads_s", "physical reads/s", "reads/s", true),
     m("db_avg_read_ms", "average read time", "ms", false),
+    m(
+        "db_physical_writes_s",
+        "physical writes/s (blocks + WAL)",
+        "writes/s",
+        true,
+    ),
     m("commits_s", "commits/s", "commits/s", true),
     m("wal_mbps", "WAL throughput", "MiB/s", true),
+    m("wal_write_ms", "WAL write time (log writer)", "ms", false),
+    m("wal_sync_ms", "WAL sync time (commit wait)", "ms", false),
     // What the whole disks under the targets completed (reads + writes).
     m("device_iops", "device IOPS", "IOPS", true),
     m("device_mbps", "device throughput", "MiB/s", true),
+    m("device_read_iops", "device reads/s", "IOPS", true),
+    m("device_write_iops", "device writes/s", "IOPS", true),
 ];
 
 /// The metric catalogue ([`CATALOGUE`]).

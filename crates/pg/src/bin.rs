@@ -81,6 +81,34 @@ impl PgBin {
         })
     }
 
+    /// The PostgreSQL in `dir` exactly (`--pg-bin DIR`): `initdb`, `postgres` and `pg_ctl`
+    /// must be there and `postgres --version` must answer. The error names `flag`.
+    pub fn at(flag: &str, dir: &Path) -> Result<PgBin, PgError> {
+        let bad = |why: &str| {
+            PgError::Usage(format!(
+                "{flag} {}: {why}; give the bin directory of a PostgreSQL 14 or newer \
+                 (e.g. /usr/lib/postgresql/15/bin)",
+                dir.display()
+            ))
+        };
+        let missing: Vec<&str> = ["initdb", "postgres", "pg_ctl"]
+            .into_iter()
+            .filter(|b| !is_executable(&dir.join(b)))
+            .collect();
+        if !missing.is_empty() {
+            return Err(bad(&format!("no executable {}", missing.join(", "))));
+        }
+        let version = version_of(&dir.join("postgres"))
+            .ok_or_else(|| bad("`postgres --version` failed there"))?;
+        let major = parse_major(&version)
+            .ok_or_else(|| bad(&format!("unrecognised version \"{version}\"")))?;
+        Ok(PgBin {
+            dir: std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()),
+            major,
+            version,
+        })
+    }
+
     pub fn tool(&self, name: &str) -> PathBuf {
         self.dir.join(name)
     }
@@ -124,6 +152,17 @@ mod tests {
         ] {
             assert_eq!(parse_major(s), want, "{s}");
         }
+    }
+
+    #[test]
+    fn an_explicit_directory_without_postgres_names_the_flag() {
+        let e = PgBin::at("--pg-bin", Path::new("/nonexistent/bin")).unwrap_err();
+        assert!(e.is_usage());
+        let m = e.to_string();
+        assert!(
+            m.starts_with("--pg-bin /nonexistent/bin: no executable initdb, postgres, pg_ctl"),
+            "{m}"
+        );
     }
 
     #[test]

@@ -302,7 +302,7 @@ impl Collector {
             } => {
                 self.ends[slot] = Some(end);
                 let iv = self.slot(slot);
-                iv.load = load;
+                iv.load = *load;
                 iv.aas = aas;
             }
             Msg::SessionDone { started, result } | Msg::SamplerDone { started, result } => {

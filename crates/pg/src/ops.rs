@@ -7,6 +7,7 @@ use crate::workload::{role, Role};
 use iogauge_model::db::workload::{RedoStress, Workload};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use std::time::Duration;
 
 /// One operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,6 +29,8 @@ pub(crate) struct OpGen {
     hot_every: Option<u64>,
     pad: bool,
     ops: u64,
+    /// Think time: fixed (lo = hi) or drawn from `lo..=hi`.
+    think: Option<(Duration, Duration)>,
 }
 
 impl OpGen {
@@ -44,7 +47,23 @@ impl OpGen {
                 .map(u64::from),
             pad: wl.redo_stress != RedoStress::None,
             ops: 0,
+            think: wl
+                .think_time
+                .map(|lo| (lo, wl.think_time_max.unwrap_or(lo).max(lo))),
         }
+    }
+
+    /// The pause before the next operation: the workload's think time, or a draw from its
+    /// range (from the same generator, so a seed repeats the pauses too).
+    pub fn pause(&mut self) -> Option<Duration> {
+        let (lo, hi) = self.think?;
+        if hi == lo {
+            return Some(lo);
+        }
+        let ns = self
+            .rng
+            .random_range(lo.as_nanos() as u64..=hi.as_nanos() as u64);
+        Some(Duration::from_nanos(ns))
     }
 
     /// The next operation; for an update under redo stress, `pad` is refilled with its
@@ -78,6 +97,7 @@ mod tests {
             redo_stress: redo,
             hot_schema_every: hot,
             think_time: None,
+            think_time_max: None,
             schemas: 2,
             blocks_per_schema: 100,
             seed: 9,
@@ -94,6 +114,31 @@ mod tests {
                 (g.next(&mut pad), pad.clone())
             })
             .collect()
+    }
+
+    #[test]
+    fn think_time_fixed_or_drawn_from_its_range() {
+        let ms = Duration::from_millis;
+        let mut w = wl(
+            Mode::Sessions {
+                sessions: 1,
+                update_pct: 0.0,
+            },
+            None,
+            RedoStress::None,
+        );
+        assert_eq!(OpGen::new(&w, 0).pause(), None);
+        w.think_time = Some(ms(2));
+        assert_eq!(OpGen::new(&w, 0).pause(), Some(ms(2)));
+        w.think_time_max = Some(ms(5));
+        let mut g = OpGen::new(&w, 0);
+        let p: Vec<Duration> = (0..1000).map(|_| g.pause().unwrap()).collect();
+        assert!(p.iter().all(|d| (ms(2)..=ms(5)).contains(d)));
+        let mean = p.iter().sum::<Duration>() / 1000;
+        assert!((ms(3)..ms(4)).contains(&mean), "uniform: mean {mean:?}");
+        assert!(p.windows(2).any(|w| w[0] != w[1]), "not one value");
+        let mut again = OpGen::new(&w, 0);
+        assert_eq!(again.pause(), Some(p[0]), "the seed repeats the pauses");
     }
 
     #[test]

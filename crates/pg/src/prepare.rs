@@ -2,6 +2,7 @@
 //! put in a memory cgroup, started) or an existing server by DSN; what iogauge loaded on it;
 //! and its shutdown at the end, which is part of the run.
 
+use crate::bin::PgBin;
 use crate::cgroup::drop_os_cache;
 use crate::cluster::Cluster;
 use crate::dsn::{connect, parse_dsn};
@@ -22,6 +23,9 @@ pub struct RunPlace<'a> {
     pub overrides: &'a [(String, String)],
     /// `--cache-limit` (a private cluster only).
     pub cache_limit: Option<u64>,
+    /// `--pg-bin` (a private cluster only): the PostgreSQL a new cluster is made with; an
+    /// existing cluster must have been made with it.
+    pub pg_bin: Option<&'a PgBin>,
 }
 
 /// A server ready for a run.
@@ -48,6 +52,12 @@ impl RunServer {
         match p.place {
             Place::Private(dir) => Self::private(dir, p, setup),
             Place::Dsn(dsn) => {
+                if p.pg_bin.is_some() {
+                    return Err(PgError::Usage(
+                        "--pg-bin picks the PostgreSQL of a private cluster (--dir); a --dsn server runs its own"
+                            .into(),
+                    ));
+                }
                 if !p.overrides.is_empty() {
                     return Err(PgError::Usage(
                         "--pg-set configures a private cluster; set it on your own server instead"
@@ -75,6 +85,16 @@ impl RunServer {
     ) -> Result<RunServer, PgError> {
         let mut c = if has_cluster(dir) {
             let mut c = Cluster::open(dir)?;
+            if let Some(want) = p.pg_bin.filter(|b| b.dir != c.bin().dir) {
+                return Err(PgError::Usage(format!(
+                    "--pg-bin {}: the cluster in {} was made with PostgreSQL {} at {}; omit --pg-bin, or `iogauge db drop --dir {}` and set it up again",
+                    want.dir.display(),
+                    dir.display(),
+                    c.bin().major,
+                    c.bin().dir.display(),
+                    dir.display()
+                )));
+            }
             if !p.overrides.is_empty() {
                 c.configure(p.overrides)?;
             }

@@ -63,7 +63,7 @@ fn run(
             let _ = tx.send(Msg::Load {
                 slot,
                 end: b,
-                load: s.since(&prev),
+                load: Box::new(s.since(&prev)),
                 aas: std::mem::take(&mut acc).finish(),
             });
             prev = s;
@@ -85,7 +85,7 @@ fn run(
     let _ = tx.send(Msg::Load {
         slot,
         end: Instant::now(),
-        load: s.since(&prev),
+        load: Box::new(s.since(&prev)),
         aas: acc.finish(),
     });
     Ok(())

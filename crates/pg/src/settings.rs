@@ -9,6 +9,8 @@ use postgres::Client;
 /// The private cluster's settings, each overridable. Why each one:
 /// - `shared_buffers` small, so the data set cannot hide in PostgreSQL's own cache;
 /// - `track_io_timing` on, so `pg_stat_database.blk_read_time` measures read latency;
+/// - `track_wal_io_timing` on, so the WAL's write and sync times (the log writer's latency:
+///   SLOB's log file parallel write) are measured, not left at 0;
 /// - `enable_bitmapscan` off and `effective_io_concurrency` 0, so index reads stay
 ///   single-block (SLOB sets Oracle's `_db_block_prefetch_*` to 0 for the same reason);
 /// - `max_connections` room for 128+ sessions plus samplers;
@@ -17,6 +19,7 @@ use postgres::Client;
 pub const DEFAULTS: &[(&str, &str)] = &[
     ("shared_buffers", "16MB"),
     ("track_io_timing", "on"),
+    ("track_wal_io_timing", "on"),
     ("enable_bitmapscan", "off"),
     ("effective_io_concurrency", "0"),
     ("max_connections", "300"),
@@ -43,6 +46,7 @@ pub const REPORTED: &[&str] = &[
     "server_version",
     "shared_buffers",
     "track_io_timing",
+    "track_wal_io_timing",
     "enable_bitmapscan",
     "enable_seqscan",
     "effective_io_concurrency",

@@ -21,6 +21,8 @@ pub struct PrivateSetup<'a> {
     pub wal_dir: Option<&'a Path>,
     pub overrides: &'a [(String, String)],
     pub spec: &'a SchemaSpec,
+    /// The PostgreSQL to use (`--pg-bin`); default the newest found ([`crate::PgBin::find`]).
+    pub bin: Option<&'a crate::PgBin>,
 }
 
 /// Initialises, starts, loads and snapshots a private cluster; returns it running. Failed or
@@ -45,6 +47,7 @@ pub fn setup_private(
         dir: s.dir.to_path_buf(),
         wal_dir: s.wal_dir.map(Path::to_path_buf),
         overrides: s.overrides.to_vec(),
+        bin: s.bin.cloned(),
         stop: Some(stop.clone()),
         ..Default::default()
     })

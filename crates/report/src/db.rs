@@ -151,11 +151,16 @@ fn run_head(s: &mut String, r: &DbReport) {
     let w = &r.workload;
     let _ = writeln!(
         s,
-        "iogauge db run: {}, work unit {}, redo stress {:?}, {} driver, on PostgreSQL {} ({} {}), {:.0} s{}",
+        "iogauge db run: {}, work unit {}, redo stress {:?}, {} driver{}, on PostgreSQL {} ({} {}), {:.0} s{}",
         mode_text(&w.mode),
         w.work_unit,
         w.redo_stress,
         w.driver.name(),
+        match (w.think_time, w.think_time_max) {
+            (Some(lo), Some(hi)) => format!(", think time {lo:?}..{hi:?}"),
+            (Some(t), None) => format!(", think time {t:?}"),
+            _ => String::new(),
+        },
         r.server.version,
         if r.server.private {
             "private cluster"
@@ -222,15 +227,47 @@ fn database_text(s: &mut String, db: &LoadRates) {
         db.rows_updated_s
     );
     let b = &db.buffers_written_s;
+    let avg = |ms: Option<f64>| ms.map_or(String::new(), |m| format!(" (avg {m:.3} ms)"));
     let _ = writeln!(
         s,
-        "          WAL {:.2} MiB/s, {:.1} syncs/s; buffers written/s: checkpointer {:.0}, bgwriter {:.0}, backends {:.0}",
+        "          WAL {:.2} MiB/s, {}syncs/s {:.1}{}",
         db.wal_bytes_s / (1u64 << 20) as f64,
+        // Runs stored before WAL writes were read have none: no "0 writes/s" for them.
+        if db.wal_writes_s > 0.0 {
+            format!(
+                "writes/s {:.1}{}, ",
+                db.wal_writes_s,
+                avg(db.avg_wal_write_ms)
+            )
+        } else {
+            String::new()
+        },
         db.wal_syncs_s,
-        b.checkpointer,
-        b.bgwriter,
-        b.backend
+        avg(db.avg_wal_sync_ms),
     );
+    let _ = writeln!(
+        s,
+        "          buffers written/s: checkpointer {:.0}, bgwriter {:.0}, backends {:.0}",
+        b.checkpointer, b.bgwriter, b.backend
+    );
+    let by_process: Vec<String> = db
+        .by_process
+        .labelled()
+        .iter()
+        .filter_map(|(who, r)| {
+            let mut parts = Vec::new();
+            if r.reads_s > 0.0 {
+                parts.push(format!("reads/s {:.0}{}", r.reads_s, avg(r.avg_read_ms)));
+            }
+            if r.writes_s > 0.0 {
+                parts.push(format!("writes/s {:.0}{}", r.writes_s, avg(r.avg_write_ms)));
+            }
+            (!parts.is_empty()).then(|| format!("{who} {}", parts.join(", ")))
+        })
+        .collect();
+    if !by_process.is_empty() {
+        let _ = writeln!(s, "          by process: {}", by_process.join("; "));
+    }
 }
 
 /// PostgreSQL's physical reads against the disks' reads: how much the page cache served.

@@ -83,15 +83,16 @@ fn db_part(db: &DbNow) -> String {
 }
 
 /// The database's rates in one line: `logical/s 1200 physical/s 300 avg read 0.250 ms
-/// commits/s 40 WAL MiB/s 1.25` (the watch line and the full-screen panel).
+/// commits/s 40 WAL MiB/s 1.25 WAL sync 1.500 ms` (the watch line and the full-screen panel).
 pub fn db_rates_line(r: &iogauge_model::db::profile::LoadRates) -> String {
+    let ms = |v: Option<f64>| v.map_or("-".to_string(), |m| format!("{m:.3} ms"));
     format!(
-        "logical/s {:.0} physical/s {:.0} avg read {} commits/s {:.0} WAL MiB/s {:.2}",
+        "logical/s {:.0} physical/s {:.0} avg read {} commits/s {:.0} WAL MiB/s {:.2} WAL sync {}",
         r.logical_reads_s,
         r.physical_reads_s,
-        r.avg_read_ms
-            .map_or("-".to_string(), |m| format!("{m:.3} ms")),
+        ms(r.avg_read_ms),
         r.commits_s,
-        r.wal_bytes_s / (1u64 << 20) as f64
+        r.wal_bytes_s / (1u64 << 20) as f64,
+        ms(r.avg_wal_sync_ms)
     )
 }

@@ -5,7 +5,7 @@ use crate::usage::UsageError;
 use clap::{Args, Subcommand};
 use iogauge_model::db::workload::{Driver, RedoStress};
 use iogauge_model::units::{parse_duration, parse_size};
-use iogauge_pg::{parse_override, PgError, SchemaSpec};
+use iogauge_pg::{parse_override, PgBin, PgError, SchemaSpec};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -61,6 +61,10 @@ pub struct SetupArgs {
     /// WAL on another device (initdb --waldir); default: with the data.
     #[arg(long, value_name = "DIR")]
     pub wal_dir: Option<PathBuf>,
+    /// The PostgreSQL bin directory for the private cluster (initdb, postgres, pg_ctl);
+    /// default the newest on PATH or under /usr/lib/postgresql/*/bin.
+    #[arg(long, value_name = "DIR", conflicts_with = "dsn")]
+    pub pg_bin: Option<PathBuf>,
 }
 
 impl SetupArgs {
@@ -87,7 +91,7 @@ impl SetupArgs {
     }
 
     /// iogauge's defaults, for `db run` on a directory without a cluster.
-    pub fn defaults(place: WhereArgs, pg_set: Vec<String>) -> SetupArgs {
+    pub fn defaults(place: WhereArgs, pg_set: Vec<String>, pg_bin: Option<PathBuf>) -> SetupArgs {
         SetupArgs {
             place,
             schemas: 4,
@@ -95,8 +99,19 @@ impl SetupArgs {
             load_parallel: 2,
             pg_set,
             wal_dir: None,
+            pg_bin,
         }
     }
+
+    /// `--pg-bin` checked: the PostgreSQL it names.
+    pub fn pg_bin(&self) -> Result<Option<PgBin>, PgError> {
+        pg_bin(self.pg_bin.as_deref())
+    }
+}
+
+/// `--pg-bin DIR` checked: a PostgreSQL is there.
+pub fn pg_bin(dir: Option<&std::path::Path>) -> Result<Option<PgBin>, PgError> {
+    dir.map(|d| PgBin::at("--pg-bin", d)).transpose()
 }
 
 pub fn overrides(pg_set: &[String]) -> anyhow::Result<Vec<(String, String)>> {
@@ -141,9 +156,10 @@ pub struct DbRunArgs {
     /// Every Nth operation goes to schema 1 (SLOB's HOT_SCHEMA_FREQUENCY).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub hot_schema_every: Option<u32>,
-    /// Pause between a session's operations.
-    #[arg(long, value_parser = parse_duration)]
-    pub think_time: Option<Duration>,
+    /// Pause between a session's operations: a duration (2ms), or a range MIN..MAX (1ms..5ms)
+    /// to draw each pause from uniformly, as SLOB's think time does.
+    #[arg(long, value_name = "TIME|MIN..MAX", value_parser = think_time)]
+    pub think_time: Option<(Duration, Option<Duration>)>,
     /// Where the sessions' loop runs: server (a PL/pgSQL procedure runs batches of
     /// operations inside the database, one round trip per batch, latency measured there, as
     /// pgio and SLOB do) or client (one statement and round trip per operation, latency
@@ -167,6 +183,10 @@ pub struct DbRunArgs {
     /// A server setting for this run (repeatable; private cluster, restarts it).
     #[arg(long = "pg-set", value_name = "NAME=VALUE")]
     pub pg_set: Vec<String>,
+    /// The PostgreSQL bin directory for a private cluster set up by this run; an existing
+    /// cluster must have been made with it. Default the newest found.
+    #[arg(long, value_name = "DIR", conflicts_with = "dsn")]
+    pub pg_bin: Option<PathBuf>,
     /// Seed for the sessions' key choices.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,
@@ -186,6 +206,22 @@ fn scale(s: &str) -> Result<u64, String> {
             .map_err(|_| format!("'{s}' is not a number of blocks"));
     }
     Ok(parse_size(t)?.div_ceil(8192))
+}
+
+/// `2ms`, or `1ms..5ms` (MAX not below MIN).
+fn think_time(s: &str) -> Result<(Duration, Option<Duration>), String> {
+    match s.split_once("..") {
+        None => Ok((parse_duration(s)?, None)),
+        Some((lo, hi)) => {
+            let (lo, hi) = (parse_duration(lo.trim())?, parse_duration(hi.trim())?);
+            if hi < lo {
+                return Err(format!(
+                    "'{s}': the range ends before it starts; give MIN..MAX"
+                ));
+            }
+            Ok((lo, Some(hi)))
+        }
+    }
 }
 
 fn redo(s: &str) -> Result<RedoStress, String> {
@@ -216,6 +252,17 @@ mod tests {
         assert_eq!(super::scale("1G"), Ok(131_072));
         assert_eq!(super::scale("10k"), Ok(2));
         assert!(super::scale("x").is_err());
+    }
+
+    #[test]
+    fn think_time_or_its_range() {
+        let ms = super::Duration::from_millis;
+        assert_eq!(super::think_time("2ms"), Ok((ms(2), None)));
+        assert_eq!(super::think_time("1ms..5ms"), Ok((ms(1), Some(ms(5)))));
+        assert!(super::think_time("5ms..1ms")
+            .unwrap_err()
+            .contains("MIN..MAX"));
+        assert!(super::think_time("1ms..").is_err());
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! `db run`'s flags checked once into plain data: the server, the workload's shape, the grid.
 
-use super::args::{overrides, DbRunArgs};
+use super::args::{overrides, pg_bin, DbRunArgs};
 use crate::usage::{check_interval, check_time, UsageError};
 use iogauge_model::db::workload::{Driver, Grid, Mode, RedoStress, Workload};
-use iogauge_pg::Place;
+use iogauge_pg::{PgBin, Place};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -14,6 +14,8 @@ pub struct DbRunOptions {
     pub overrides: Vec<(String, String)>,
     /// The raw `--pg-set` values, for a first-run setup.
     pub pg_set: Vec<String>,
+    /// `--pg-bin`, checked.
+    pub pg_bin: Option<PgBin>,
     pub cache_limit: Option<u64>,
     readers: Option<u32>,
     writers: Option<u32>,
@@ -22,7 +24,7 @@ pub struct DbRunOptions {
     work_unit: u32,
     redo_stress: RedoStress,
     hot_schema_every: Option<u32>,
-    think_time: Option<Duration>,
+    think_time: Option<(Duration, Option<Duration>)>,
     driver: Driver,
     seed: u64,
     pub grid: Grid,
@@ -37,6 +39,7 @@ impl DbRunOptions {
             place: Place::of(a.place.dir.as_deref(), a.place.dsn.as_deref()),
             overrides: overrides(&a.pg_set)?,
             pg_set: a.pg_set,
+            pg_bin: pg_bin(a.pg_bin.as_deref())?,
             cache_limit: a.cache_limit,
             readers: a.readers,
             writers: a.writers,
@@ -65,7 +68,8 @@ impl DbRunOptions {
             work_unit: self.work_unit,
             redo_stress: self.redo_stress,
             hot_schema_every: self.hot_schema_every,
-            think_time: self.think_time,
+            think_time: self.think_time.map(|t| t.0),
+            think_time_max: self.think_time.and_then(|t| t.1),
             schemas,
             blocks_per_schema,
             seed: self.seed,

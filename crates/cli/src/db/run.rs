@@ -18,8 +18,10 @@ pub fn run(o: DbRunOptions) -> anyhow::Result<ExitCode> {
         place: &o.place,
         overrides: &o.overrides,
         cache_limit: o.cache_limit,
+        pg_bin: o.pg_bin.as_ref(),
     };
-    let mut server = RunServer::prepare(&place, |dir| setup_first(dir, &o.pg_set))?;
+    let mut server =
+        RunServer::prepare(&place, |dir| setup_first(dir, &o.pg_set, o.pg_bin.as_ref()))?;
     let (schemas, blocks) = server.data_set()?;
     let workload = o.workload(schemas, blocks);
     let settings = server.settings()?;

@@ -7,8 +7,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iogauge_model::db::setup::LoadReport;
 use iogauge_model::secret::redact_dsn;
 use iogauge_pg::{
-    has_cluster, load_dsn, no_cluster, parse_dsn, schema, setup_private, Cluster, PgError, Place,
-    PrivateSetup, SchemaSpec,
+    has_cluster, load_dsn, no_cluster, parse_dsn, schema, setup_private, Cluster, PgBin, PgError,
+    Place, PrivateSetup, SchemaSpec,
 };
 use iogauge_session::stop_flag;
 use std::io::IsTerminal;
@@ -43,6 +43,7 @@ fn private(
     dir: &Path,
     s: &SetupArgs,
     overrides: &[(String, String)],
+    bin: Option<&PgBin>,
 ) -> anyhow::Result<(Cluster, LoadReport)> {
     let spec = s.spec();
     let bar = progress_bar(u64::from(spec.schemas) * spec.blocks_per_schema);
@@ -52,6 +53,7 @@ fn private(
             wal_dir: s.wal_dir.as_deref(),
             overrides,
             spec: &spec,
+            bin,
         },
         &stop_flag()?,
         &|done, _| bar.set_position(done),
@@ -82,7 +84,11 @@ fn on_dsn(
 }
 
 /// `db run` on a directory without a cluster: iogauge's default data set.
-pub fn setup_first(dir: &Path, pg_set: &[String]) -> Result<Cluster, PgError> {
+pub fn setup_first(
+    dir: &Path,
+    pg_set: &[String],
+    pg_bin: Option<&PgBin>,
+) -> Result<Cluster, PgError> {
     eprintln!(
         "no cluster in {}: setting one up (4 schemas of 64 MiB; `iogauge db setup` chooses)",
         dir.display()
@@ -93,12 +99,13 @@ pub fn setup_first(dir: &Path, pg_set: &[String]) -> Result<Cluster, PgError> {
             dsn: None,
         },
         pg_set.to_vec(),
+        None,
     );
     let overrides: Vec<(String, String)> = pg_set
         .iter()
         .map(|v| iogauge_pg::parse_override(v))
         .collect::<Result<_, _>>()?;
-    private(dir, &s, &overrides)
+    private(dir, &s, &overrides, pg_bin)
         .map(|(c, _)| c)
         .map_err(|e| match e.downcast::<PgError>() {
             Ok(p) => p,
@@ -111,7 +118,8 @@ pub fn setup(s: SetupArgs) -> anyhow::Result<ExitCode> {
     let overrides = s.overrides()?;
     let (report, settings, location) = match place(&s.place) {
         Place::Private(dir) => {
-            let (cluster, report) = private(&dir, &s, &overrides)?;
+            let bin = s.pg_bin()?;
+            let (cluster, report) = private(&dir, &s, &overrides, bin.as_ref())?;
             let settings = cluster.settings()?;
             (report, settings, dir.display().to_string())
         }

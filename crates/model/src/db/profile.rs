@@ -28,6 +28,108 @@ pub struct LoadDelta {
     pub buffers_checkpointer: u64,
     pub buffers_bgwriter: u64,
     pub buffers_backend: u64,
+    /// Relation reads and writes by process type, with their times (`pg_stat_io`,
+    /// PostgreSQL 16+; all zero before).
+    #[serde(default)]
+    pub by_process: ByProcess<IoCounts>,
+}
+
+/// Reads and writes of one process type, and the milliseconds they took.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct IoCounts {
+    pub reads: u64,
+    pub read_time_ms: f64,
+    pub writes: u64,
+    pub write_time_ms: f64,
+}
+
+/// One figure per server process type, as `pg_stat_io` names them: the sessions (`client
+/// backend`: SLOB's db file sequential read), the checkpointer and the background writer (the
+/// DBWR's writes), and the WAL writer (its WAL writes, PostgreSQL 18+: log file parallel
+/// write).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ByProcess<T> {
+    pub client_backends: T,
+    pub checkpointer: T,
+    pub bgwriter: T,
+    pub walwriter: T,
+}
+
+impl<T> ByProcess<T> {
+    /// `pg_stat_io`'s `backend_type` of each field, in field order.
+    pub const BACKEND_TYPES: [&'static str; 4] = [
+        "client backend",
+        "checkpointer",
+        "background writer",
+        "walwriter",
+    ];
+
+    pub fn map<U>(&self, f: impl Fn(&T) -> U) -> ByProcess<U> {
+        ByProcess {
+            client_backends: f(&self.client_backends),
+            checkpointer: f(&self.checkpointer),
+            bgwriter: f(&self.bgwriter),
+            walwriter: f(&self.walwriter),
+        }
+    }
+
+    pub fn zip<U, V>(&self, o: &ByProcess<U>, f: impl Fn(&T, &U) -> V) -> ByProcess<V> {
+        ByProcess {
+            client_backends: f(&self.client_backends, &o.client_backends),
+            checkpointer: f(&self.checkpointer, &o.checkpointer),
+            bgwriter: f(&self.bgwriter, &o.bgwriter),
+            walwriter: f(&self.walwriter, &o.walwriter),
+        }
+    }
+
+    /// (label, figure) in field order, for tables.
+    pub fn labelled(&self) -> [(&'static str, &T); 4] {
+        [
+            ("client backends", &self.client_backends),
+            ("checkpointer", &self.checkpointer),
+            ("bgwriter", &self.bgwriter),
+            ("walwriter", &self.walwriter),
+        ]
+    }
+}
+
+/// One process type's I/O as rates: per second, and the average time of each.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct IoRates {
+    pub reads_s: f64,
+    pub writes_s: f64,
+    pub avg_read_ms: Option<f64>,
+    pub avg_write_ms: Option<f64>,
+}
+
+impl IoCounts {
+    fn since(&self, e: &IoCounts) -> IoCounts {
+        IoCounts {
+            reads: self.reads.saturating_sub(e.reads),
+            read_time_ms: (self.read_time_ms - e.read_time_ms).max(0.0),
+            writes: self.writes.saturating_sub(e.writes),
+            write_time_ms: (self.write_time_ms - e.write_time_ms).max(0.0),
+        }
+    }
+
+    fn plus(&self, o: &IoCounts) -> IoCounts {
+        IoCounts {
+            reads: self.reads + o.reads,
+            read_time_ms: self.read_time_ms + o.read_time_ms,
+            writes: self.writes + o.writes,
+            write_time_ms: self.write_time_ms + o.write_time_ms,
+        }
+    }
+
+    fn rates(&self, secs: f64) -> IoRates {
+        let per = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+        IoRates {
+            reads_s: per(self.reads),
+            writes_s: per(self.writes),
+            avg_read_ms: (self.reads > 0).then(|| self.read_time_ms / self.reads as f64),
+            avg_write_ms: (self.writes > 0).then(|| self.write_time_ms / self.writes as f64),
+        }
+    }
 }
 
 /// Buffers written per second, by who wrote them.
@@ -50,8 +152,21 @@ pub struct LoadRates {
     pub commits_s: f64,
     pub rows_updated_s: f64,
     pub wal_bytes_s: f64,
+    /// WAL writes (XLogWrite's, the log writer's "log file parallel write").
+    #[serde(default)]
+    pub wal_writes_s: f64,
     pub wal_syncs_s: f64,
+    /// `wal_write_time / wal_write`; `None` without writes. Needs `track_wal_io_timing = on`
+    /// (iogauge's private cluster sets it; on another server 0 means it is off).
+    #[serde(default)]
+    pub avg_wal_write_ms: Option<f64>,
+    /// `wal_sync_time / wal_sync`: how long the WAL's fsyncs took, what a commit waits on.
+    #[serde(default)]
+    pub avg_wal_sync_ms: Option<f64>,
     pub buffers_written_s: BuffersWritten,
+    /// Reads and writes by process type with their average times (PostgreSQL 16+).
+    #[serde(default)]
+    pub by_process: ByProcess<IoRates>,
 }
 
 impl LoadDelta {
@@ -80,6 +195,7 @@ impl LoadDelta {
             buffers_checkpointer: d(self.buffers_checkpointer, earlier.buffers_checkpointer),
             buffers_bgwriter: d(self.buffers_bgwriter, earlier.buffers_bgwriter),
             buffers_backend: d(self.buffers_backend, earlier.buffers_backend),
+            by_process: self.by_process.zip(&earlier.by_process, IoCounts::since),
         }
     }
 
@@ -98,12 +214,18 @@ impl LoadDelta {
             commits_s: per(self.xact_commit),
             rows_updated_s: per(self.tup_updated),
             wal_bytes_s: per(self.wal_bytes),
+            wal_writes_s: per(self.wal_write),
             wal_syncs_s: per(self.wal_sync),
+            avg_wal_write_ms: (self.wal_write > 0)
+                .then(|| self.wal_write_time_ms / self.wal_write as f64),
+            avg_wal_sync_ms: (self.wal_sync > 0)
+                .then(|| self.wal_sync_time_ms / self.wal_sync as f64),
             buffers_written_s: BuffersWritten {
                 checkpointer: per(self.buffers_checkpointer),
                 bgwriter: per(self.buffers_bgwriter),
                 backend: per(self.buffers_backend),
             },
+            by_process: self.by_process.map(|c| c.rates(secs)),
         }
     }
 }
@@ -129,6 +251,7 @@ impl AddAssign<&LoadDelta> for LoadDelta {
         self.buffers_checkpointer += o.buffers_checkpointer;
         self.buffers_bgwriter += o.buffers_bgwriter;
         self.buffers_backend += o.buffers_backend;
+        self.by_process = self.by_process.zip(&o.by_process, IoCounts::plus);
     }
 }
 
@@ -168,6 +291,58 @@ mod tests {
         let abs = a.rates(2.0);
         assert_eq!(abs.buffers_written_s.backend, 3.0);
         assert_eq!(abs.wal_syncs_s, 1.5);
+        assert_eq!(abs.avg_wal_write_ms, None, "no writes, no average");
+    }
+
+    #[test]
+    fn wal_write_and_sync_latency_are_time_over_count() {
+        let d = LoadDelta {
+            wal_write: 40,
+            wal_write_time_ms: 2.0,
+            wal_sync: 20,
+            wal_sync_time_ms: 30.0,
+            ..Default::default()
+        };
+        let r = d.rates(2.0);
+        assert_eq!(r.wal_writes_s, 20.0);
+        assert_eq!(r.avg_wal_write_ms, Some(0.05));
+        assert_eq!(r.avg_wal_sync_ms, Some(1.5));
+    }
+
+    #[test]
+    fn process_io_subtracts_adds_and_averages() {
+        let io = |reads, read_time_ms| IoCounts {
+            reads,
+            read_time_ms,
+            writes: 0,
+            write_time_ms: 0.0,
+        };
+        let mut a = LoadDelta::default();
+        a.by_process.client_backends = io(100, 10.0);
+        let mut b = a.clone();
+        b.by_process.client_backends = io(300, 50.0);
+        let d = b.since(&a);
+        assert_eq!(d.by_process.client_backends, io(200, 40.0));
+        let r = d.rates(2.0).by_process.client_backends;
+        assert_eq!(
+            (r.reads_s, r.avg_read_ms, r.avg_write_ms),
+            (100.0, Some(0.2), None)
+        );
+        let mut t = d.clone();
+        t += &d;
+        assert_eq!(t.by_process.client_backends, io(400, 80.0));
+        assert_eq!(t.by_process.checkpointer, IoCounts::default());
+    }
+
+    #[test]
+    fn schema_one_rates_without_wal_latency_still_read() {
+        let v = serde_json::json!({
+            "logical_reads_s": 1.0, "physical_reads_s": 1.0, "avg_read_ms": null,
+            "commits_s": 0.0, "rows_updated_s": 0.0, "wal_bytes_s": 0.0, "wal_syncs_s": 0.0,
+            "buffers_written_s": {"checkpointer": 0.0, "bgwriter": 0.0, "backend": 0.0}
+        });
+        let r: LoadRates = serde_json::from_value(v).unwrap();
+        assert_eq!((r.wal_writes_s, r.avg_wal_sync_ms), (0.0, None));
     }
 
     #[test]
@@ -200,13 +375,17 @@ mod tests {
             keys,
             [
                 "avg_read_ms",
+                "avg_wal_sync_ms",
+                "avg_wal_write_ms",
                 "buffers_written_s",
+                "by_process",
                 "commits_s",
                 "logical_reads_s",
                 "physical_reads_s",
                 "rows_updated_s",
                 "wal_bytes_s",
                 "wal_syncs_s",
+                "wal_writes_s",
             ]
         );
         let b = serde_json::to_value(BuffersWritten::default()).unwrap();

@@ -65,9 +65,13 @@ pub struct Workload {
     pub redo_stress: RedoStress,
     /// Every Nth operation of a session goes to schema 1 (SLOB's HOT_SCHEMA_FREQUENCY).
     pub hot_schema_every: Option<u32>,
-    /// Pause between a session's operations.
+    /// Pause between a session's operations; with `think_time_max`, the shortest pause.
     #[serde(default, with = "opt_secs")]
     pub think_time: Option<Duration>,
+    /// Random think time: each pause drawn uniformly from `think_time ..= think_time_max`
+    /// (SLOB's think time range).
+    #[serde(default, with = "opt_secs", skip_serializing_if = "Option::is_none")]
+    pub think_time_max: Option<Duration>,
     /// The loaded data set: session i works on schema `i mod schemas + 1`.
     pub schemas: u32,
     pub blocks_per_schema: u64,
@@ -98,6 +102,13 @@ impl Workload {
         if let Mode::Sessions { update_pct, .. } = self.mode {
             if !(0.0..=100.0).contains(&update_pct) {
                 return bad(format!("update-pct must be 0..=100, got {update_pct}"));
+            }
+        }
+        if let (Some(lo), Some(hi)) = (self.think_time, self.think_time_max) {
+            if hi < lo {
+                return bad(format!(
+                    "think-time range {lo:?}..{hi:?} ends before it starts: give MIN..MAX"
+                ));
             }
         }
         if self.schemas == 0 || self.blocks_per_schema == 0 {
@@ -181,6 +192,7 @@ mod tests {
             redo_stress: RedoStress::None,
             hot_schema_every: None,
             think_time: None,
+            think_time_max: None,
             schemas: 3,
             blocks_per_schema: 100,
             seed: 1,

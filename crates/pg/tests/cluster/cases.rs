@@ -116,6 +116,7 @@ fn settings_are_read_back(ctx: &mut Ctx) {
     assert_eq!(get("shared_buffers").setting, "2048");
     assert_eq!(get("shared_buffers").unit.as_deref(), Some("8kB"));
     assert_eq!(get("track_io_timing").setting, "on");
+    assert_eq!(get("track_wal_io_timing").setting, "on");
     assert_eq!(get("enable_bitmapscan").setting, "off");
     assert_eq!(get("effective_io_concurrency").setting, "0");
     assert_eq!(get("listen_addresses").setting, "");
@@ -143,6 +144,7 @@ fn wrong_dsn_is_a_one_line_error(_ctx: &mut Ctx) {
         redo_stress: RedoStress::None,
         hot_schema_every: None,
         think_time: None,
+        think_time_max: None,
         schemas: 1,
         blocks_per_schema: 10,
         seed: 1,

@@ -95,7 +95,9 @@ fn mixed_sessions(ctx: &mut Ctx, driver: Driver) {
     wl.hot_schema_every = Some(3);
     wl.work_unit = 4;
     if driver == Driver::Client {
+        // SLOB's think time range: each pause drawn from 1..3 ms.
         wl.think_time = Some(ms(1));
+        wl.think_time_max = Some(ms(3));
     }
     let o = run(ctx, &wl, &grid(0, 1500));
     check_counts(&o, 4);
@@ -164,11 +166,21 @@ pub fn writers_make_wal_and_write_buffers(ctx: &mut Ctx) {
         m.load
     );
     let r = m.rates();
+    // track_wal_io_timing: the log writer's write and sync times are measured (from
+    // pg_stat_wal before 18, pg_stat_io's WAL rows from 18).
+    assert!(m.load.wal_write > 0 && m.load.wal_sync > 0, "{:?}", m.load);
+    assert!(
+        r.avg_wal_write_ms.is_some_and(|v| v > 0.0) && r.avg_wal_sync_ms.is_some_and(|v| v > 0.0),
+        "WAL write and sync latency: {r:?}"
+    );
     println!(
-        "  updates/s {:.0}, WAL {:.0} B/s, syncs/s {:.0}, written/s {:?}, AAS {:?}",
+        "  updates/s {:.0}, WAL {:.0} B/s, writes/s {:.0} ({:.3} ms), syncs/s {:.0} ({:.3} ms), written/s {:?}, AAS {:?}",
         m.sessions.update_ops as f64 / m.secs,
         r.wal_bytes_s,
+        r.wal_writes_s,
+        r.avg_wal_write_ms.unwrap_or(0.0),
         r.wal_syncs_s,
+        r.avg_wal_sync_ms.unwrap_or(0.0),
         r.buffers_written_s,
         m.aas.sessions
     );

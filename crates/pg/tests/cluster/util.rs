@@ -20,6 +20,7 @@ pub fn workload(ctx: &Ctx, mode: Mode) -> Workload {
         redo_stress: RedoStress::None,
         hot_schema_every: None,
         think_time: None,
+        think_time_max: None,
         schemas: ctx.spec.schemas,
         blocks_per_schema: ctx.spec.blocks_per_schema,
         seed: 42,

@@ -3,6 +3,7 @@
 use super::db_run;
 use crate::{db_run_text, db_setup_text};
 use insta::assert_snapshot;
+use iogauge_model::db::profile::IoRates;
 use iogauge_model::db::report::Setting;
 use iogauge_model::db::setup::LoadReport;
 use iogauge_model::db::workload::{Mode, RedoStress};
@@ -53,6 +54,21 @@ fn db_run_interrupted_with_an_error() {
         reached_at_s: Some(0.0),
         left_at_s: Some(1.25),
     });
+    // PostgreSQL 16+ figures: WAL write and sync time, I/O by process type, think time.
+    let db = &mut r.summary.db;
+    db.wal_writes_s = 290.5;
+    db.avg_wal_write_ms = Some(0.041);
+    db.avg_wal_sync_ms = Some(1.237);
+    db.by_process.client_backends = IoRates {
+        reads_s: 141_003.0,
+        writes_s: 12.0,
+        avg_read_ms: Some(0.0021),
+        avg_write_ms: Some(0.03),
+    };
+    db.by_process.checkpointer.writes_s = 401.0;
+    db.by_process.checkpointer.avg_write_ms = Some(0.012);
+    r.workload.think_time = Some(Duration::from_millis(1));
+    r.workload.think_time_max = Some(Duration::from_millis(5));
     r.error = Some("session 3: terminating connection due to administrator command".into());
     r.warnings
         .push("the server is shared: other clients' I/O is in the figures".into());
