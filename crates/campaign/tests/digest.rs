@@ -195,9 +195,23 @@ fn db_run() {
     assert!(d.metrics.contains_key("op_update_lat_p99_99_ms"));
     // vda's r_s + w_s over the 16 measured intervals, weighted by their length.
     assert!(close(d.metrics["device_iops"], 1337.5057299742664));
-    // reads_s / (reads_s + updates_s).
-    let share = 1668.9845568572227 / (1668.9845568572227 + 562.7275388148719);
-    assert!(close(d.read_share.unwrap(), share));
+    // In physical I/Os: physical reads / (physical reads + buffers written + WAL writes);
+    // this schema-1 fixture has no WAL writes.
+    let written = 0.0 + 498.65089837383414 + 60383.382562231884;
+    assert_metric(&d, "db_physical_writes_s", written);
+    let share = 142315.71437223983 / (142315.71437223983 + written);
+    assert!(close(d.read_share.unwrap(), share), "{:?}", d.read_share);
+    assert!(
+        d.metrics.contains_key("device_read_iops") && d.metrics.contains_key("device_write_iops")
+    );
+    assert!(close(
+        d.metrics["device_read_iops"] + d.metrics["device_write_iops"],
+        d.metrics["device_iops"]
+    ));
+    assert!(
+        !d.metrics.contains_key("wal_sync_ms"),
+        "not measured in schema 1"
+    );
     assert_eq!(d.steady_from_s, Some(1.0));
     assert_eq!(d.series.len(), 20);
     let p = &d.series[6];
@@ -227,7 +241,31 @@ fn read_only_db_run_has_no_update_or_wal_figures() {
     ] {
         assert!(!d.metrics.contains_key(k), "{k}");
     }
+    // The read share counts physical I/Os, so the fixture's buffer writes still count.
+    assert!(d.read_share.unwrap() < 1.0);
+    // No database I/O at all: the operations' mix.
+    v["summary"]["db"]["physical_reads_s"] = 0.0.into();
+    v["summary"]["db"]["buffers_written_s"]["bgwriter"] = 0.0.into();
+    v["summary"]["db"]["buffers_written_s"]["backend"] = 0.0.into();
+    let d = digest(4, 1, &read(&v.to_string()), &hists("4")).unwrap();
     assert_eq!(d.read_share, Some(1.0));
+}
+
+#[test]
+fn wal_latency_metrics_of_a_run_with_writers() {
+    let mut v: serde_json::Value = serde_json::from_str(&fixture("db_run.json")).unwrap();
+    let db = &mut v["summary"]["db"];
+    db["wal_writes_s"] = 300.0.into();
+    db["avg_wal_write_ms"] = 0.05.into();
+    db["avg_wal_sync_ms"] = 1.25.into();
+    let d = digest(4, 1, &read(&v.to_string()), &hists("4")).unwrap();
+    assert_metric(&d, "wal_write_ms", 0.05);
+    assert_metric(&d, "wal_sync_ms", 1.25);
+    assert_metric(
+        &d,
+        "db_physical_writes_s",
+        498.65089837383414 + 60383.382562231884 + 300.0,
+    );
 }
 
 #[test]
