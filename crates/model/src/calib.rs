@@ -58,6 +58,17 @@ pub enum Step {
     Single,
 }
 
+impl Step {
+    /// As JSON names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Step::Small => "small",
+            Step::Large => "large",
+            Step::Single => "single",
+        }
+    }
+}
+
 /// One measured point of a curve.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Point {

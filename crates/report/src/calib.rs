@@ -125,11 +125,7 @@ pub fn calibration_body(r: &CalibrationReport) -> String {
     );
     for p in &r.points {
         let p = &p.point;
-        let step = match p.step {
-            Step::Small => "small",
-            Step::Large => "large",
-            Step::Single => "single",
-        };
+        let step = p.step.name();
         let l = &p.lat_us;
         let mark = if p.superseded {
             "  measured again (below the curve)"
@@ -188,8 +184,12 @@ pub fn calibration_body(r: &CalibrationReport) -> String {
 /// One live line per finished point.
 pub fn point_line(p: &iogauge_model::calib::Point) -> String {
     format!(
-        "{:?} {} outstanding: {:.0} IOPS, {:.1} MiB/s, mean {:.0} us",
-        p.step, p.outstanding, p.iops, p.mbps, p.lat_us.mean
+        "{} {} outstanding: {:.0} IOPS, {:.1} MiB/s, mean {:.0} us",
+        p.step.name(),
+        p.outstanding,
+        p.iops,
+        p.mbps,
+        p.lat_us.mean
     )
 }
 

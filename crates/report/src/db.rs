@@ -68,7 +68,8 @@ fn settings_text(settings: &[Setting]) -> String {
 fn mode_text(m: &Mode) -> String {
     match *m {
         Mode::ReadersWriters { readers, writers } => {
-            format!("{readers} readers, {writers} writers")
+            let n = |k: u32, one: &str| format!("{k} {one}{}", if k == 1 { "" } else { "s" });
+            format!("{}, {}", n(readers, "reader"), n(writers, "writer"))
         }
         Mode::Sessions {
             sessions,
@@ -151,10 +152,10 @@ fn run_head(s: &mut String, r: &DbReport) {
     let w = &r.workload;
     let _ = writeln!(
         s,
-        "iogauge db run: {}, work unit {}, redo stress {:?}, {} driver{}, on PostgreSQL {} ({} {}), {:.0} s{}",
+        "iogauge db run: {}, work unit {}, redo stress {}, {} driver{}, on PostgreSQL {} ({} {}), {:.0} s{}",
         mode_text(&w.mode),
         w.work_unit,
-        w.redo_stress,
+        w.redo_stress.name(),
         w.driver.name(),
         match (w.think_time, w.think_time_max) {
             (Some(lo), Some(hi)) => format!(", think time {lo:?}..{hi:?}"),

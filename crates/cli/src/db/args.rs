@@ -225,14 +225,10 @@ fn think_time(s: &str) -> Result<(Duration, Option<Duration>), String> {
 }
 
 fn redo(s: &str) -> Result<RedoStress, String> {
-    match s {
-        "none" => Ok(RedoStress::None),
-        "lite" => Ok(RedoStress::Lite),
-        "heavy" => Ok(RedoStress::Heavy),
-        _ => Err(format!(
-            "'{s}' is not a redo stress: use none, lite or heavy"
-        )),
-    }
+    [RedoStress::None, RedoStress::Lite, RedoStress::Heavy]
+        .into_iter()
+        .find(|r| r.name() == s)
+        .ok_or_else(|| format!("'{s}' is not a redo stress: use none, lite or heavy"))
 }
 
 fn driver(s: &str) -> Result<Driver, String> {

@@ -136,7 +136,7 @@ fn remeasured(out: &Outcome) -> Vec<String> {
         v.push(format!(
             "{} outstanding ({} I/O) fell below the curve ({a:.0} {unit}) and was measured again: {b:.0} {unit}{}",
             first.outstanding,
-            if first.step == Step::Small { "small" } else { "large" },
+            first.step.name(),
             if confirmed {
                 ": the fall is real (the device gives less under this many outstanding I/Os, or it was throttled)"
             } else {

@@ -27,6 +27,17 @@ pub enum RedoStress {
     Heavy,
 }
 
+impl RedoStress {
+    /// As `--redo-stress` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RedoStress::None => "none",
+            RedoStress::Lite => "lite",
+            RedoStress::Heavy => "heavy",
+        }
+    }
+}
+
 /// Where a session's loop of operations runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
