@@ -90,8 +90,9 @@ impl SetupArgs {
         overrides(&self.pg_set)
     }
 
-    /// iogauge's defaults, for `db run` on a directory without a cluster.
-    pub fn defaults(place: WhereArgs, pg_set: Vec<String>, pg_bin: Option<PathBuf>) -> SetupArgs {
+    /// iogauge's defaults, for `db run` on a directory without a cluster (its `--pg-bin`,
+    /// already checked, goes to the setup beside them).
+    pub fn defaults(place: WhereArgs, pg_set: Vec<String>) -> SetupArgs {
         SetupArgs {
             place,
             schemas: 4,
@@ -99,13 +100,8 @@ impl SetupArgs {
             load_parallel: 2,
             pg_set,
             wal_dir: None,
-            pg_bin,
+            pg_bin: None,
         }
-    }
-
-    /// `--pg-bin` checked: the PostgreSQL it names.
-    pub fn pg_bin(&self) -> Result<Option<PgBin>, PgError> {
-        pg_bin(self.pg_bin.as_deref())
     }
 }
 

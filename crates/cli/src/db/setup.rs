@@ -1,7 +1,7 @@
 //! `iogauge db setup`, `reset` and `drop`: the data set on a private cluster (made here, on
 //! the storage under test) or on an existing server, loaded, restored and removed.
 
-use super::args::{SetupArgs, WhereArgs, DEFAULT_SEED};
+use super::args::{pg_bin, SetupArgs, WhereArgs, DEFAULT_SEED};
 use crate::exit_code::INTERRUPTED;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iogauge_model::db::setup::LoadReport;
@@ -99,7 +99,6 @@ pub fn setup_first(
             dsn: None,
         },
         pg_set.to_vec(),
-        None,
     );
     let overrides: Vec<(String, String)> = pg_set
         .iter()
@@ -118,7 +117,7 @@ pub fn setup(s: SetupArgs) -> anyhow::Result<ExitCode> {
     let overrides = s.overrides()?;
     let (report, settings, location) = match place(&s.place) {
         Place::Private(dir) => {
-            let bin = s.pg_bin()?;
+            let bin = pg_bin(s.pg_bin.as_deref())?;
             let (cluster, report) = private(&dir, &s, &overrides, bin.as_ref())?;
             let settings = cluster.settings()?;
             (report, settings, dir.display().to_string())
