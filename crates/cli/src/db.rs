@@ -2,6 +2,7 @@
 
 pub mod args;
 mod options;
+mod preflight;
 mod run;
 mod setup;
 

@@ -22,6 +22,11 @@ pub struct TargetFacts {
     pub span_pct: Option<f64>,
     /// True if any disk at the bottom of the chain is rotational, false if all are not.
     pub rotational: Option<bool>,
+    /// What the target holds, for a database run: `data`, `tablespace` or `wal` (the WAL's
+    /// span of its device says nothing, so it draws no short-stroking warning); `None` for a
+    /// calibration's targets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

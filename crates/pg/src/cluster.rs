@@ -7,8 +7,10 @@
 //! DIR/data/            PGDATA (initdb), with iogauge.conf included from postgresql.conf
 //! DIR/run/             unix socket directory, 0700 (no TCP; who may connect: `access`)
 //! DIR/server.log       initdb's and the server's output
-//! DIR/pristine/        file-level copy of the stopped, loaded cluster (data/, wal/)
+//! DIR/pristine/        file-level copy of the stopped, loaded cluster (data/, wal/, ts1/, …)
 //! ```
+//! With `--wal-dir` and `--target`, WAL and tablespaces live in directories outside DIR; the
+//! marker lists them and the copies, `reset` and `destroy` cover them.
 //! iogauge never writes to or deletes a path it did not create: it refuses a non-empty
 //! directory without its marker, and `destroy` removes only what the marker says it made; a
 //! failed or interrupted `init` removes what it had made itself. A `Cluster` stops the server
@@ -51,6 +53,9 @@ pub struct ClusterConfig {
     pub dir: PathBuf,
     /// WAL elsewhere (`initdb --waldir`); by default WAL shares the data's storage.
     pub wal_dir: Option<PathBuf>,
+    /// Directories for tablespaces `iogauge_ts1`, `iogauge_ts2`, … (`db setup --target`),
+    /// created once the server is up ([`Cluster::create_tablespaces`]).
+    pub tablespaces: Vec<PathBuf>,
     /// `name=value` settings over [`crate::settings::DEFAULTS`].
     pub overrides: Vec<(String, String)>,
     /// The account the server runs as when iogauge runs as root; default "postgres".
@@ -100,7 +105,7 @@ impl Cluster {
             ));
         }
         owner.check_reachable(&dir)?;
-        let marker = files::claim(&dir, cfg.wal_dir.as_deref(), &bin.dir)?;
+        let marker = files::claim(&dir, cfg.wal_dir.as_deref(), &cfg.tablespaces, &bin.dir)?;
         let undo = marker.clone();
         let lock = match files::lock(&dir) {
             Ok(l) => l,
@@ -138,8 +143,8 @@ impl Cluster {
             std::fs::create_dir(d).map_err(|e| PgError::io(d, e))?;
             self.owner.chown(d)?;
         }
-        if let Some((w, _)) = &self.marker.wal_dir {
-            self.owner.chown(w)?;
+        for o in self.marker.outside() {
+            self.owner.chown(&o.path)?;
         }
         self.initdb()?;
         self.configure(overrides)
@@ -369,8 +374,43 @@ impl Cluster {
         settings(&mut connect(&cfg)?).map_err(|e| server_err(&cfg, &e))
     }
 
+    /// Creates tablespace `iogauge_tsN` on the N-th tablespace directory of the marker (the
+    /// server must be running); returns their names in order.
+    pub fn create_tablespaces(&self) -> Result<Vec<String>, PgError> {
+        let cfg = self.config();
+        let mut c = connect(&cfg)?;
+        let mut names = Vec::new();
+        for (i, (path, _)) in self.marker.tablespaces.iter().enumerate() {
+            let name = crate::schema::tablespace_name(i as u32 + 1);
+            let loc = path.to_str().ok_or_else(|| {
+                PgError::dir(path, "not valid UTF-8; PostgreSQL needs a UTF-8 location")
+            })?;
+            c.batch_execute(&format!(
+                "CREATE TABLESPACE {name} LOCATION '{}'",
+                loc.replace('\'', "''")
+            ))
+            .map_err(|e| server_err(&cfg, &e))?;
+            names.push(name);
+        }
+        Ok(names)
+    }
+
+    /// The tablespace directories, in order.
+    pub fn tablespace_dirs(&self) -> Vec<PathBuf> {
+        self.marker
+            .tablespaces
+            .iter()
+            .map(|t| t.0.clone())
+            .collect()
+    }
+
+    /// The separate WAL directory, if any.
+    pub fn wal_dir(&self) -> Option<&Path> {
+        self.marker.wal_dir.as_ref().map(|w| w.0.as_path())
+    }
+
     /// Takes the file-level copy `reset` restores: stops the server, copies data (and the WAL
-    /// directory), restarts it if it was running.
+    /// and tablespace directories), restarts it if it was running.
     pub fn snapshot_pristine(&mut self) -> Result<(), PgError> {
         self.while_stopped(files::snapshot)
     }
@@ -385,15 +425,11 @@ impl Cluster {
     /// stopped, restarting it afterwards if it was running.
     fn while_stopped(
         &mut self,
-        step: fn(&Path, Option<&Path>, &AtomicBool) -> Result<(), PgError>,
+        step: fn(&Path, &[files::Outside], &AtomicBool) -> Result<(), PgError>,
     ) -> Result<(), PgError> {
         let was = self.server.is_some();
         self.stop()?;
-        step(
-            &self.dir,
-            self.marker.wal_dir.as_ref().map(|w| w.0.as_path()),
-            &self.stop,
-        )?;
+        step(&self.dir, &self.marker.outside(), &self.stop)?;
         if was {
             self.start()?;
         }

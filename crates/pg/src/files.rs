@@ -21,6 +21,9 @@ pub struct Marker {
     pub created_dir: bool,
     /// A separate WAL directory, and whether iogauge created it.
     pub wal_dir: Option<(PathBuf, bool)>,
+    /// Tablespace directories (`db setup --target`), in order, and whether iogauge created
+    /// each.
+    pub tablespaces: Vec<(PathBuf, bool)>,
     /// The PostgreSQL binaries that ran initdb.
     pub bin: PathBuf,
 }
@@ -51,8 +54,36 @@ impl Marker {
                 *created as u8
             ));
         }
+        for (t, created) in &self.tablespaces {
+            s.push_str(&format!(
+                "tablespace={}\ncreated_tablespace={}\n",
+                t.display(),
+                *created as u8
+            ));
+        }
         s.push_str(&format!("bin={}\n", self.bin.display()));
         s
+    }
+
+    /// The directories outside the cluster directory that iogauge's copies cover, with the
+    /// name of each one's copy under `DIR/pristine`: the WAL directory (`wal`), then the
+    /// tablespaces (`ts1`, `ts2`, …).
+    pub fn outside(&self) -> Vec<Outside> {
+        let wal = self.wal_dir.iter().map(|(p, c)| Outside {
+            path: p.clone(),
+            created: *c,
+            copy: "wal".into(),
+        });
+        let ts = self
+            .tablespaces
+            .iter()
+            .enumerate()
+            .map(|(i, (p, c))| Outside {
+                path: p.clone(),
+                created: *c,
+                copy: format!("ts{}", i + 1),
+            });
+        wal.chain(ts).collect()
     }
 
     fn parse(text: &str) -> Option<Marker> {
@@ -61,12 +92,15 @@ impl Marker {
             return None;
         }
         let (mut created_dir, mut wal, mut created_wal, mut bin) = (None, None, false, None);
+        let mut tablespaces: Vec<(PathBuf, bool)> = Vec::new();
         for l in lines {
             let (k, v) = l.split_once('=')?;
             match k {
                 "created_dir" => created_dir = Some(v == "1"),
                 "wal_dir" => wal = Some(PathBuf::from(v)),
                 "created_wal_dir" => created_wal = v == "1",
+                "tablespace" => tablespaces.push((PathBuf::from(v), false)),
+                "created_tablespace" => tablespaces.last_mut()?.1 = v == "1",
                 "bin" => bin = Some(PathBuf::from(v)),
                 _ => {}
             }
@@ -74,9 +108,19 @@ impl Marker {
         Some(Marker {
             created_dir: created_dir?,
             wal_dir: wal.map(|w| (w, created_wal)),
+            tablespaces,
             bin: bin?,
         })
     }
+}
+
+/// A directory outside the cluster directory that holds part of the cluster (WAL, a
+/// tablespace): where it is, whether iogauge created it, and its copy's name in `pristine`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outside {
+    pub path: PathBuf,
+    pub created: bool,
+    pub copy: String,
 }
 
 /// Locks the cluster for this process (flock on the marker, released when the file closes).
@@ -177,15 +221,16 @@ fn remove_contents(dir: &Path) -> Result<(), PgError> {
     Ok(())
 }
 
-/// Copies the stopped cluster's data (and WAL directory) to `DIR/pristine`. Interrupted, the
-/// partial copy is removed.
-pub fn snapshot(dir: &Path, wal: Option<&Path>, stop: &AtomicBool) -> Result<(), PgError> {
+/// Copies the stopped cluster's data (and the directories outside it: WAL, tablespaces) to
+/// `DIR/pristine`. Interrupted, the partial copy is removed.
+pub fn snapshot(dir: &Path, outside: &[Outside], stop: &AtomicBool) -> Result<(), PgError> {
     let p = dir.join("pristine");
     remove_tree(&p)?;
     std::fs::create_dir(&p).map_err(|e| PgError::io(&p, e))?;
-    let copied = cp(&dir.join("data"), &p.join("data"), stop).and_then(|()| match wal {
-        Some(w) => cp(w, &p.join("wal"), stop),
-        None => Ok(()),
+    let copied = cp(&dir.join("data"), &p.join("data"), stop).and_then(|()| {
+        outside
+            .iter()
+            .try_for_each(|o| cp(&o.path, &p.join(&o.copy), stop))
     });
     if let Err(e) = copied {
         let _ = remove_tree(&p);
@@ -194,16 +239,16 @@ pub fn snapshot(dir: &Path, wal: Option<&Path>, stop: &AtomicBool) -> Result<(),
     sync_and_evict(&p)
 }
 
-/// Where `restore` copies to before swapping: `DIR/data.new`, and a directory inside the
-/// WAL directory (the same filesystem, so the swap is renames; the user may own the WAL
+/// Where `restore` copies to before swapping: `DIR/data.new`, and a directory inside each
+/// outside directory (the same filesystem, so the swap is renames; the user may own such a
 /// directory itself, so nothing is created beside it).
 const FRESH_DATA: &str = "data.new";
-const FRESH_WAL: &str = ".iogauge-new";
+const FRESH_OUTSIDE: &str = ".iogauge-new";
 
-/// Replaces the stopped cluster's data (and WAL directory contents) with the pristine copy:
-/// copies first, then swaps. Interrupted while copying, the copies are removed and the
-/// cluster is as it was; the swap (removals and renames) is not interrupted.
-pub fn restore(dir: &Path, wal: Option<&Path>, stop: &AtomicBool) -> Result<(), PgError> {
+/// Replaces the stopped cluster's data (and the outside directories' contents) with the
+/// pristine copy: copies first, then swaps. Interrupted while copying, the copies are removed
+/// and the cluster is as it was; the swap (removals and renames) is not interrupted.
+pub fn restore(dir: &Path, outside: &[Outside], stop: &AtomicBool) -> Result<(), PgError> {
     let p = dir.join("pristine");
     if !p.join("data").is_dir() {
         return Err(PgError::dir(
@@ -211,27 +256,40 @@ pub fn restore(dir: &Path, wal: Option<&Path>, stop: &AtomicBool) -> Result<(), 
             "no pristine copy to reset to; run setup again (it takes the copy after loading)",
         ));
     }
+    if let Some(o) = outside.iter().find(|o| !p.join(&o.copy).is_dir()) {
+        return Err(PgError::dir(
+            dir,
+            format!(
+                "the pristine copy lacks {} (of {}); run setup again",
+                o.copy,
+                o.path.display()
+            ),
+        ));
+    }
     let (data, fresh) = (dir.join("data"), dir.join(FRESH_DATA));
-    let fresh_wal = wal.map(|w| w.join(FRESH_WAL));
+    let fresh_outside: Vec<PathBuf> = outside.iter().map(|o| o.path.join(FRESH_OUTSIDE)).collect();
     let copied = remove_tree(&fresh)
         .and_then(|()| cp(&p.join("data"), &fresh, stop))
-        .and_then(|()| match &fresh_wal {
-            Some(fw) => remove_tree(fw).and_then(|()| cp(&p.join("wal"), fw, stop)),
-            None => Ok(()),
+        .and_then(|()| {
+            outside
+                .iter()
+                .zip(&fresh_outside)
+                .try_for_each(|(o, f)| remove_tree(f).and_then(|()| cp(&p.join(&o.copy), f, stop)))
         });
     if let Err(e) = copied {
         let _ = remove_tree(&fresh);
-        if let Some(fw) = &fresh_wal {
-            let _ = remove_tree(fw);
+        for f in &fresh_outside {
+            let _ = remove_tree(f);
         }
         return Err(e);
     }
     remove_tree(&data)?;
     std::fs::rename(&fresh, &data).map_err(|e| PgError::io(&data, e))?;
-    if let (Some(w), Some(fw)) = (wal, &fresh_wal) {
+    for (o, fw) in outside.iter().zip(&fresh_outside) {
+        let w = &o.path;
         for e in std::fs::read_dir(w).map_err(|e| PgError::io(w, e))? {
             let e = e.map_err(|e| PgError::io(w, e))?;
-            if e.file_name() != FRESH_WAL {
+            if e.file_name() != FRESH_OUTSIDE {
                 remove_tree(&e.path())?;
             }
         }
@@ -253,11 +311,11 @@ pub fn remove(dir: &Path, marker: &Marker) -> Result<(), PgError> {
     for name in ["pristine", "data", FRESH_DATA, "run", "server.log"] {
         remove_tree(&dir.join(name))?;
     }
-    if let Some((w, created)) = &marker.wal_dir {
-        if *created {
-            remove_tree(w)?;
+    for o in marker.outside() {
+        if o.created {
+            remove_tree(&o.path)?;
         } else {
-            remove_contents(w)?;
+            remove_contents(&o.path)?;
         }
     }
     remove_tree(&dir.join(MARKER))?;
@@ -272,35 +330,46 @@ pub fn absolute(p: &Path) -> Result<PathBuf, PgError> {
     std::path::absolute(p).map_err(|e| PgError::io(p, e))
 }
 
-/// Claims `dir` (and the WAL directory) and writes the marker listing what was created; on
-/// failure undoes the claims.
-pub fn claim(dir: &Path, wal: Option<&Path>, bin: &Path) -> Result<Marker, PgError> {
-    let created_dir = claim_dir(dir)?;
-    let unclaim = |e: PgError| {
-        if created_dir {
+/// Claims `dir`, the WAL directory and the tablespace directories, and writes the marker
+/// listing what was created; on failure undoes the claims.
+pub fn claim(
+    dir: &Path,
+    wal: Option<&Path>,
+    tablespaces: &[PathBuf],
+    bin: &Path,
+) -> Result<Marker, PgError> {
+    let mut marker = Marker {
+        created_dir: claim_dir(dir)?,
+        wal_dir: None,
+        tablespaces: Vec::new(),
+        bin: bin.to_path_buf(),
+    };
+    // Undoes the claims so far: removes the (empty) directories this call created.
+    let unclaim = |m: &Marker, e: PgError| {
+        for o in m.outside().iter().filter(|o| o.created) {
+            let _ = std::fs::remove_dir(&o.path);
+        }
+        if m.created_dir {
             let _ = std::fs::remove_dir(dir);
         }
         e
     };
-    let wal_dir = match wal {
-        Some(w) => {
-            let w = absolute(w).map_err(unclaim)?;
-            let created = claim_dir(&w).map_err(unclaim)?;
-            Some((w, created))
+    let claimed = |p: &Path| absolute(p).and_then(|p| Ok((p.clone(), claim_dir(&p)?)));
+    if let Some(w) = wal {
+        match claimed(w) {
+            Ok(c) => marker.wal_dir = Some(c),
+            Err(e) => return Err(unclaim(&marker, e)),
         }
-        None => None,
-    };
-    let marker = Marker {
-        created_dir,
-        wal_dir,
-        bin: bin.to_path_buf(),
-    };
+    }
+    for t in tablespaces {
+        match claimed(t) {
+            Ok(c) => marker.tablespaces.push(c),
+            Err(e) => return Err(unclaim(&marker, e)),
+        }
+    }
     if let Err(e) = marker.write(dir) {
-        if let Some((w, true)) = &marker.wal_dir {
-            let _ = std::fs::remove_dir(w);
-        }
         let _ = std::fs::remove_file(dir.join(MARKER));
-        return Err(unclaim(e));
+        return Err(unclaim(&marker, e));
     }
     Ok(marker)
 }
@@ -353,11 +422,13 @@ mod tests {
             Marker {
                 created_dir: true,
                 wal_dir: None,
+                tablespaces: Vec::new(),
                 bin: "/usr/lib/postgresql/15/bin".into(),
             },
             Marker {
                 created_dir: false,
                 wal_dir: Some(("/u03/wal".into(), true)),
+                tablespaces: vec![("/u04/ts".into(), false), ("/u05/ts".into(), true)],
                 bin: "/usr/bin".into(),
             },
         ] {
@@ -365,5 +436,10 @@ mod tests {
         }
         assert_eq!(Marker::parse("something else\n"), None);
         assert_eq!(Marker::parse("iogauge-pg 1\nbin=/x\n"), None);
+        // A created_tablespace line without its tablespace line is not a marker iogauge wrote.
+        assert_eq!(
+            Marker::parse("iogauge-pg 1\ncreated_dir=1\ncreated_tablespace=1\nbin=/x\n"),
+            None
+        );
     }
 }

@@ -27,6 +27,8 @@ pub(crate) struct OpGen {
     span: u64,
     /// Every Nth operation goes to schema 1, when the session's own schema is another.
     hot_every: Option<u64>,
+    /// The hot spot: every Nth operation's first key is drawn from `lo ..= hi`.
+    hotspot: Option<(u64, u64, u64)>,
     pad: bool,
     ops: u64,
     /// Think time: fixed (lo = hi) or drawn from `lo..=hi`.
@@ -45,6 +47,14 @@ impl OpGen {
                 .hot_schema_every
                 .filter(|_| wl.schema_of(id) != 1)
                 .map(u64::from),
+            hotspot: wl.hotspot.map(|h| {
+                let lo = h.offset_blocks + 1;
+                (
+                    lo,
+                    lo + h.size_blocks - wl.work_unit as u64,
+                    u64::from(h.every),
+                )
+            }),
             pad: wl.redo_stress != RedoStress::None,
             ops: 0,
             think: wl
@@ -76,7 +86,12 @@ impl OpGen {
             Role::Writer => true,
             Role::Mixed(p) => self.rng.random::<f64>() < p,
         };
-        let lo = self.rng.random_range(1..=self.span) as i64;
+        let lo = match self.hotspot {
+            Some((lo, hi, every)) if self.ops.is_multiple_of(every) => {
+                self.rng.random_range(lo..=hi) as i64
+            }
+            _ => self.rng.random_range(1..=self.span) as i64,
+        };
         if update && self.pad {
             pad.clear();
             pad.extend((0..PAD_LEN).map(|_| self.rng.random_range(b'a'..=b'z') as char));
@@ -98,6 +113,7 @@ mod tests {
             hot_schema_every: hot,
             think_time: None,
             think_time_max: None,
+            hotspot: None,
             schemas: 2,
             blocks_per_schema: 100,
             seed: 9,
@@ -156,6 +172,32 @@ mod tests {
         assert!(a.iter().any(|(o, _)| o.update) && a.iter().any(|(o, _)| !o.update));
         assert_eq!(a, draw(&w, 0, 500));
         assert_ne!(a, draw(&w, 1, 500), "sessions draw apart");
+    }
+
+    #[test]
+    fn hotspot_takes_every_nth_operation() {
+        let mut w = wl(
+            Mode::Sessions {
+                sessions: 1,
+                update_pct: 0.0,
+            },
+            None,
+            RedoStress::None,
+        );
+        // 16 rows from key 41: work units start at 41..=49 (8 rows each, inside the spot).
+        w.hotspot = Some(iogauge_model::db::workload::Hotspot {
+            offset_blocks: 40,
+            size_blocks: 16,
+            every: 3,
+        });
+        let ops = draw(&w, 0, 3000);
+        let (hot, rest): (Vec<_>, Vec<_>) =
+            ops.iter().enumerate().partition(|(i, _)| (i + 1) % 3 == 0);
+        assert!(hot.iter().all(|(_, (o, _))| (41..=49).contains(&o.lo)));
+        let starts: std::collections::BTreeSet<i64> = hot.iter().map(|(_, (o, _))| o.lo).collect();
+        assert_eq!(starts.len(), 9, "every start in the spot is drawn");
+        let outside = rest.iter().filter(|(_, (o, _))| !(41..=49).contains(&o.lo));
+        assert!(outside.count() > 1800, "the other operations go anywhere");
     }
 
     #[test]

@@ -140,6 +140,16 @@ impl RunServer {
         })
     }
 
+    /// Where the data set lives, as [`schema::placement`] says.
+    pub fn placement(&self) -> Result<Vec<(Option<PathBuf>, u64)>, PgError> {
+        schema::placement(&self.cfg)
+    }
+
+    /// A private cluster's separate WAL directory (`db setup --wal-dir`).
+    pub fn wal_dir(&self) -> Option<PathBuf> {
+        self.cluster.as_ref()?.wal_dir().map(Path::to_path_buf)
+    }
+
     /// The settings in force.
     pub fn settings(&self) -> Result<Vec<Setting>, PgError> {
         match &self.cluster {

@@ -42,6 +42,23 @@ pub struct SchemaSpec {
     pub load_parallel: u32,
     /// Seed of the key shuffle: the same seed gives the same row placement.
     pub seed: u64,
+    /// Tablespaces the schemas are spread over, schema N on the ((N − 1) mod len)-th; empty:
+    /// the database's default.
+    #[serde(default)]
+    pub tablespaces: Vec<String>,
+}
+
+impl SchemaSpec {
+    /// The tablespace of `schema`, if the schemas are spread over some.
+    fn tablespace_of(&self, schema: u32) -> Option<&str> {
+        let n = self.tablespaces.len();
+        (n > 0).then(|| self.tablespaces[(schema as usize - 1) % n].as_str())
+    }
+}
+
+/// `iogauge_tsN`: the N-th tablespace of `db setup --target` (from 1).
+pub fn tablespace_name(n: u32) -> String {
+    format!("iogauge_ts{n}")
 }
 
 pub fn schema_name(schema: u32) -> String {
@@ -75,7 +92,7 @@ pub fn rows_per_page(tuple_len: usize, fillfactor: usize) -> usize {
 /// texts with their 1-byte varlena headers (short values, stored uncompressed).
 pub const TUPLE_LEN: usize = 24 + 8 + 8 + PAD_COLS * (PAD_LEN + 1);
 
-fn ddl(schema: u32) -> String {
+fn ddl(schema: u32, tablespace: Option<&str>) -> String {
     let s = schema_name(schema);
     let pads: Vec<String> = (1..=PAD_COLS)
         .map(|i| format!("p{i} text NOT NULL"))
@@ -86,11 +103,17 @@ fn ddl(schema: u32) -> String {
     format!(
         "CREATE SCHEMA {s}; COMMENT ON SCHEMA {s} IS '{SCHEMA_MARK}'; \
          CREATE TABLE {s}.cf1 (key int8 NOT NULL, scratch int8 NOT NULL, {}) \
-         WITH (fillfactor = 10, autovacuum_enabled = false, toast.autovacuum_enabled = false); \
+         WITH (fillfactor = 10, autovacuum_enabled = false, toast.autovacuum_enabled = false){}; \
          ALTER TABLE {s}.cf1 {};",
         pads.join(", "),
+        in_tablespace(tablespace),
         plain.join(", ")
     )
+}
+
+/// ` TABLESPACE name`, or nothing for the default.
+fn in_tablespace(tablespace: Option<&str>) -> String {
+    tablespace.map_or(String::new(), |t| format!(" TABLESPACE {t}"))
 }
 
 fn insert_sql(schema: u32) -> String {
@@ -244,7 +267,8 @@ fn load_one(
     failed: &AtomicBool,
 ) -> Result<(), PgError> {
     let err = |e: postgres::Error| server_err(cfg, &e);
-    c.batch_execute(&ddl(schema)).map_err(err)?;
+    let ts = spec.tablespace_of(schema);
+    c.batch_execute(&ddl(schema, ts)).map_err(err)?;
     c.batch_execute("SET synchronous_commit = off")
         .map_err(err)?;
     let mut keys: Vec<i64> = (1..=spec.blocks_per_schema as i64).collect();
@@ -266,8 +290,11 @@ fn load_one(
     let t = table_name(schema);
     // VACUUM sets hint bits and the visibility map now, so the first reads of a run do not
     // dirty every page they touch.
-    c.batch_execute(&format!("CREATE UNIQUE INDEX cf1_key ON {t} (key)"))
-        .map_err(err)?;
+    c.batch_execute(&format!(
+        "CREATE UNIQUE INDEX cf1_key ON {t} (key){}",
+        in_tablespace(ts)
+    ))
+    .map_err(err)?;
     // Its own statement: VACUUM cannot run in the implicit transaction of a multi-statement
     // query.
     c.batch_execute(&format!("VACUUM (ANALYZE) {t}"))
@@ -325,6 +352,32 @@ pub fn discover(cfg: &Config) -> Result<Option<(u32, u64)>, PgError> {
     Ok(Some((n as u32, max.unwrap_or(0) as u64)))
 }
 
+/// Where the loaded data set lives: per tablespace directory (`None`: the database's default,
+/// with the cluster's data) the bytes of iogauge's tables and indexes there, in schema order.
+pub fn placement(cfg: &Config) -> Result<Vec<(Option<std::path::PathBuf>, u64)>, PgError> {
+    let mut c = connect(cfg)?;
+    let rows = c
+        .query(
+            "SELECT nullif(pg_tablespace_location(c.reltablespace), ''), \
+             sum(pg_total_relation_size(c.oid))::int8 \
+             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE c.relname = 'cf1' AND n.nspname ~ '^iogauge_[0-9]+$' \
+             AND obj_description(n.oid, 'pg_namespace') = $1 \
+             GROUP BY 1 ORDER BY min(substr(n.nspname, 9)::int)",
+            &[&SCHEMA_MARK],
+        )
+        .map_err(|e| server_err(cfg, &e))?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            (
+                r.get::<_, Option<String>>(0).map(Into::into),
+                r.get::<_, i64>(1) as u64,
+            )
+        })
+        .collect())
+}
+
 /// Checks one row per block in each table (rows = distinct blocks holding a row = blocks in
 /// the table) and measures the data set.
 pub fn verify(cfg: &Config, schemas: u32) -> Result<LoadReport, PgError> {
@@ -337,7 +390,9 @@ pub fn verify(cfg: &Config, schemas: u32) -> Result<LoadReport, PgError> {
                 &format!(
                     "SELECT count(*), count(DISTINCT (ctid::text::point)[0]), \
                      pg_relation_size('{t}') / current_setting('block_size')::int8, \
-                     pg_total_relation_size('{t}') FROM {t}"
+                     pg_total_relation_size('{t}'), \
+                     (SELECT nullif(pg_tablespace_location(reltablespace), '') FROM pg_class \
+                      WHERE oid = '{t}'::regclass AND reltablespace <> 0) FROM {t}"
                 ),
                 &[],
             )
@@ -348,6 +403,7 @@ pub fn verify(cfg: &Config, schemas: u32) -> Result<LoadReport, PgError> {
             blocks_used: r.get::<_, i64>(1) as u64,
             blocks: r.get::<_, i64>(2) as u64,
             total_bytes: Bytes(r.get::<_, i64>(3) as u64),
+            location: r.get::<_, Option<String>>(4).map(Into::into),
         };
         if check.rows != check.blocks_used || check.rows != check.blocks {
             return Err(PgError::Layout {
@@ -392,8 +448,28 @@ mod tests {
     #[test]
     fn names() {
         assert_eq!(table_name(3), "iogauge_3.cf1");
-        assert!(ddl(1).contains("fillfactor = 10"));
-        assert!(ddl(1).contains("autovacuum_enabled = false"));
+        assert!(ddl(1, None).contains("fillfactor = 10"));
+        assert!(ddl(1, None).contains("autovacuum_enabled = false"));
+        assert!(!ddl(1, None).contains("TABLESPACE"));
+        assert!(ddl(2, Some("iogauge_ts2")).contains("= false) TABLESPACE iogauge_ts2;"));
+        let spec = SchemaSpec {
+            schemas: 5,
+            blocks_per_schema: 1,
+            load_parallel: 1,
+            seed: 1,
+            tablespaces: vec![tablespace_name(1), tablespace_name(2)],
+        };
+        let placed: Vec<_> = (1..=5).map(|s| spec.tablespace_of(s).unwrap()).collect();
+        assert_eq!(
+            placed,
+            [
+                "iogauge_ts1",
+                "iogauge_ts2",
+                "iogauge_ts1",
+                "iogauge_ts2",
+                "iogauge_ts1"
+            ]
+        );
         assert!(insert_sql(2).contains("INSERT INTO iogauge_2.cf1"));
     }
 }

@@ -19,6 +19,8 @@ pub type Progress<'a> = &'a dyn Fn(u64, u64);
 pub struct PrivateSetup<'a> {
     pub dir: &'a Path,
     pub wal_dir: Option<&'a Path>,
+    /// Directories to spread the schemas over, one tablespace each (`--target`).
+    pub tablespaces: &'a [std::path::PathBuf],
     pub overrides: &'a [(String, String)],
     pub spec: &'a SchemaSpec,
     /// The PostgreSQL to use (`--pg-bin`); default the newest found ([`crate::PgBin::find`]).
@@ -36,6 +38,9 @@ pub fn setup_private(
     if let Some(w) = s.wal_dir {
         check_dir("--wal-dir", w)?;
     }
+    for t in s.tablespaces {
+        check_dir("--target", t)?;
+    }
     let removed = || {
         format!(
             "db setup stopped; removed what it had created in {}",
@@ -46,6 +51,7 @@ pub fn setup_private(
     let mut cluster = Cluster::init(&ClusterConfig {
         dir: s.dir.to_path_buf(),
         wal_dir: s.wal_dir.map(Path::to_path_buf),
+        tablespaces: s.tablespaces.to_vec(),
         overrides: s.overrides.to_vec(),
         bin: s.bin.cloned(),
         stop: Some(stop.clone()),
@@ -54,7 +60,14 @@ pub fn setup_private(
     .map_err(|e| e.noting(removed))?;
     let built = cluster
         .start()
-        .and_then(|()| schema::setup(&cluster.config(), s.spec, stop, progress))
+        .and_then(|()| cluster.create_tablespaces())
+        .and_then(|tablespaces| {
+            let spec = SchemaSpec {
+                tablespaces,
+                ..s.spec.clone()
+            };
+            schema::setup(&cluster.config(), &spec, stop, progress)
+        })
         .and_then(|report| {
             cluster.snapshot_pristine()?;
             Ok(report)

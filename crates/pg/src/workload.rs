@@ -34,6 +34,7 @@ mod tests {
             hot_schema_every: None,
             think_time: None,
             think_time_max: None,
+            hotspot: None,
             schemas: 3,
             blocks_per_schema: 100,
             seed: 1,

@@ -134,6 +134,7 @@ fn setup() -> Ctx {
         blocks_per_schema: 2000,
         load_parallel: 2,
         seed: 7,
+        tablespaces: Vec::new(),
     };
     let calls = std::cell::Cell::new(0u32);
     let report = schema::setup(

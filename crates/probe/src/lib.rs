@@ -18,6 +18,6 @@ pub mod sysfs;
 pub use fs::{backing_device, fs_of, FsInfo};
 pub use grid::{device_of_path, devices_under, disks_under, phase_grid, sample_grid};
 pub use mdstat::{parse_mdstat, read_mdstat, MdstatError};
-pub use preflight::{preflight, warnings_for, SHORT_SPAN_PCT};
+pub use preflight::{preflight, preflight_roles, warnings_for, SHORT_SPAN_PCT};
 pub use sample::{ram_bytes, SampleError, Sampler};
 pub use sysfs::{file_dev, parse_scheduler, Sysfs, SysfsError};

@@ -24,6 +24,12 @@ pub const SHORT_SPAN_PCT: f64 = 10.0;
 /// file that does not exist yet (iogauge creates it) is judged by its nearest existing
 /// parent directory.
 pub fn preflight(targets: &[(PathBuf, u64)]) -> Preflight {
+    let roled: Vec<_> = targets.iter().map(|(p, b)| (p.clone(), *b, None)).collect();
+    preflight_roles(&roled)
+}
+
+/// As [`preflight`], each target with its role in a database run ([`TargetFacts::role`]).
+pub fn preflight_roles(targets: &[(PathBuf, u64, Option<&str>)]) -> Preflight {
     let mut warnings = Vec::new();
     let md_arrays = read_mdstat().unwrap_or_else(|e| {
         warnings.push(format!("could not check md arrays for degradation: {e}"));
@@ -32,7 +38,10 @@ pub fn preflight(targets: &[(PathBuf, u64)]) -> Preflight {
     let sysfs = Sysfs::system();
     let targets = targets
         .iter()
-        .map(|(path, tested)| target_facts(&sysfs, path, *tested, &mut warnings))
+        .map(|(path, tested, role)| TargetFacts {
+            role: role.map(str::to_string),
+            ..target_facts(&sysfs, path, *tested, &mut warnings)
+        })
         .collect();
     let mut p = Preflight {
         targets,
@@ -53,6 +62,7 @@ fn target_facts(sys: &Sysfs, path: &Path, tested: u64, warnings: &mut Vec<String
         device_bytes: None,
         span_pct: None,
         rotational: None,
+        role: None,
     };
     let shown = path.display();
     let (seen, meta) = match nearest_existing(path) {
@@ -140,7 +150,7 @@ pub fn warnings_for(p: &Preflight) -> Vec<String> {
             let what = describe(a);
             out.push(if used {
                 format!(
-                    "{name} is DEGRADED ({what}): a calibration of it measures the surviving \
+                    "{name} is DEGRADED ({what}): a test of it measures the surviving \
                      disk(s), not the array"
                 )
             } else {
@@ -166,24 +176,49 @@ pub fn warnings_for(p: &Preflight) -> Vec<String> {
             });
         }
     }
+    // A database's data set counts once per device: its data directory and tablespaces on
+    // one device add up (the WAL's span says nothing). A calibration's targets stand alone.
+    let mut spans: Vec<(&TargetFacts, u64)> = Vec::new();
     for t in &p.targets {
-        if let (Some(dev), Some(size), Some(pct)) = (&t.device, t.device_bytes, t.span_pct) {
-            if pct < SHORT_SPAN_PCT {
-                let rot = if t.rotational == Some(true) {
-                    ", and this device is rotational"
-                } else {
-                    ""
-                };
-                out.push(format!(
-                    "the tested span is {} of {} on {} ({}); short-stroking flatters HDDs{rot} \
-                     — test the whole device or a larger --size",
-                    fmt_bytes(t.tested_bytes),
-                    fmt_bytes(size),
-                    label(dev),
-                    fmt_pct(pct),
-                ));
+        match t.role.as_deref() {
+            Some("wal") => continue,
+            Some(_) => {
+                let same = spans.iter_mut().find(|(u, _)| {
+                    u.role.is_some()
+                        && u.device.as_ref().map(|d| &d.name) == t.device.as_ref().map(|d| &d.name)
+                });
+                match same {
+                    Some((_, bytes)) if t.device.is_some() => *bytes += t.tested_bytes,
+                    _ => spans.push((t, t.tested_bytes)),
+                }
             }
+            None => spans.push((t, t.tested_bytes)),
         }
+    }
+    for (t, tested) in spans {
+        let (Some(dev), Some(size)) = (&t.device, t.device_bytes.filter(|&s| s > 0)) else {
+            continue;
+        };
+        let pct = tested as f64 / size as f64 * 100.0;
+        if pct >= SHORT_SPAN_PCT || (t.role.is_some() && tested == 0) {
+            continue;
+        }
+        let fix = match t.role {
+            Some(_) => "load a larger data set (db setup --schemas, --scale)",
+            None => "test the whole device or a larger --size",
+        };
+        let rot = if t.rotational == Some(true) {
+            ", and this device is rotational"
+        } else {
+            ""
+        };
+        out.push(format!(
+            "the tested span is {} of {} on {} ({}); short-stroking flatters HDDs{rot} — {fix}",
+            fmt_bytes(tested),
+            fmt_bytes(size),
+            label(dev),
+            fmt_pct(pct),
+        ));
     }
     out
 }

@@ -44,16 +44,25 @@ pub fn calibration_head(r: &CalibrationReport) -> String {
 pub fn preflight_text(p: &Preflight) -> String {
     let mut s = String::new();
     for t in &p.targets {
-        let mut line = format!("  target {}", t.path.display());
+        // A database run's targets say what they hold (data, tablespace, wal).
+        let role = t.role.as_deref().unwrap_or("target");
+        let mut line = format!("  {role} {}", t.path.display());
         if let Some(fs) = &t.fs {
             let _ = write!(line, " on {fs}");
         }
         if let Some(d) = &t.device {
             let _ = write!(line, ", device {}", chain(d));
         }
-        let _ = write!(line, "; tests {}", Bytes(t.tested_bytes));
-        if let (Some(dev), Some(pct)) = (t.device_bytes, t.span_pct) {
-            let _ = write!(line, " of {} ({pct:.1}%)", Bytes(dev));
+        if t.role.is_some() && t.tested_bytes == 0 {
+            if role != "wal" {
+                line.push_str("; holds no schema");
+            }
+        } else {
+            let what = if t.role.is_some() { "holds" } else { "tests" };
+            let _ = write!(line, "; {what} {}", Bytes(t.tested_bytes));
+            if let (Some(dev), Some(pct)) = (t.device_bytes, t.span_pct) {
+                let _ = write!(line, " of {} ({pct:.1}%)", Bytes(dev));
+            }
         }
         let _ = writeln!(s, "{line}");
     }

@@ -31,6 +31,9 @@ pub fn db_setup_text(r: &LoadReport, settings: &[Setting], location: &str, ram: 
         r.blocks,
         mib(r.bytes.0)
     );
+    if r.tables.iter().any(|t| t.location.is_some()) {
+        s.push_str(&placement_text(r));
+    }
     if ram > 0 {
         let _ = writeln!(
             s,
@@ -46,6 +49,31 @@ pub fn db_setup_text(r: &LoadReport, settings: &[Setting], location: &str, ram: 
     }
     s.push_str(&settings_text(settings));
     s
+}
+
+/// `placement: schemas 1, 3 (256 MiB) on /u01/ts; 2 (128 MiB) on /u02/ts`, in the order the
+/// directories first hold a schema; the database's default place is "with the data".
+fn placement_text(r: &LoadReport) -> String {
+    let mut groups: Vec<(Option<&std::path::Path>, Vec<u32>, u64)> = Vec::new();
+    for t in &r.tables {
+        let at = t.location.as_deref();
+        match groups.iter_mut().find(|g| g.0 == at) {
+            Some(g) => {
+                g.1.push(t.schema);
+                g.2 += t.total_bytes.0;
+            }
+            None => groups.push((at, vec![t.schema], t.total_bytes.0)),
+        }
+    }
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|(at, schemas, bytes)| {
+            let list: Vec<String> = schemas.iter().map(u32::to_string).collect();
+            let place = at.map_or("with the data".into(), |p| format!("on {}", p.display()));
+            format!("{} ({}) {place}", list.join(", "), mib(*bytes))
+        })
+        .collect();
+    format!("placement: schemas {}\n", parts.join("; "))
 }
 
 fn settings_text(settings: &[Setting]) -> String {
@@ -120,6 +148,12 @@ fn aas_lines(a: &Aas) -> String {
 pub fn db_run_text(r: &DbReport) -> String {
     let mut s = String::new();
     run_head(&mut s, r);
+    if let Some(p) = &r.preflight {
+        let _ = writeln!(s, "  preflight:");
+        for l in crate::preflight_text(p).lines() {
+            let _ = writeln!(s, "  {l}");
+        }
+    }
     sessions_text(&mut s, &r.summary.sessions);
     database_text(&mut s, &r.summary.db);
     s.push_str(&aas_lines(&r.summary.aas));
@@ -140,10 +174,34 @@ pub fn db_run_text(r: &DbReport) -> String {
     if let Some(e) = &r.error {
         let _ = writeln!(s, "error: {e}");
     }
-    for w in &r.warnings {
+    // The preflight's warnings are printed with it above.
+    let shown = r.preflight.as_ref().map_or(&[][..], |p| &p.warnings[..]);
+    for w in r.warnings.iter().filter(|w| !shown.contains(w)) {
         let _ = writeln!(s, "warning: {w}");
     }
     s.push_str(&settings_text(&r.server.settings));
+    s
+}
+
+/// SLOB's optional knobs in force: think time, hot schema, hot spot (`, …` each).
+fn knobs_text(w: &iogauge_model::db::workload::Workload) -> String {
+    let mut s = match (w.think_time, w.think_time_max) {
+        (Some(lo), Some(hi)) => format!(", think time {lo:?}..{hi:?}"),
+        (Some(t), None) => format!(", think time {t:?}"),
+        _ => String::new(),
+    };
+    if let Some(n) = w.hot_schema_every {
+        let _ = write!(s, ", 1 in {n} operations on schema 1");
+    }
+    if let Some(h) = w.hotspot {
+        let _ = write!(
+            s,
+            ", 1 in {} operations in the hot spot ({} from {})",
+            h.every,
+            mib(h.size_blocks * 8192),
+            mib(h.offset_blocks * 8192)
+        );
+    }
     s
 }
 
@@ -157,11 +215,7 @@ fn run_head(s: &mut String, r: &DbReport) {
         w.work_unit,
         w.redo_stress.name(),
         w.driver.name(),
-        match (w.think_time, w.think_time_max) {
-            (Some(lo), Some(hi)) => format!(", think time {lo:?}..{hi:?}"),
-            (Some(t), None) => format!(", think time {t:?}"),
-            _ => String::new(),
-        },
+        knobs_text(w),
         r.server.version,
         if r.server.private {
             "private cluster"

@@ -3,10 +3,10 @@
 use crate::store_args::StoreArgs;
 use crate::usage::UsageError;
 use clap::{Args, Subcommand};
-use iogauge_model::db::workload::{Driver, RedoStress};
+use iogauge_model::db::workload::{Driver, Hotspot, RedoStress};
 use iogauge_model::units::{parse_duration, parse_size};
-use iogauge_pg::{parse_override, PgBin, PgError, SchemaSpec};
-use std::path::PathBuf;
+use iogauge_pg::{parse_override, PgBin, PgError, SchemaSpec, DEFAULT_DIR};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub const DEFAULT_SEED: u64 = 0x510b;
@@ -61,6 +61,16 @@ pub struct SetupArgs {
     /// WAL on another device (initdb --waldir); default: with the data.
     #[arg(long, value_name = "DIR")]
     pub wal_dir: Option<PathBuf>,
+    /// Spread the schemas over these directories, one tablespace each (schema N on the
+    /// ((N-1) mod count)-th), as ASM spreads a diskgroup over its disks; default: with the
+    /// cluster's data. New or empty directories, iogauge's until `db drop`.
+    #[arg(
+        long,
+        value_name = "DIR[,DIR...]",
+        value_delimiter = ',',
+        conflicts_with = "dsn"
+    )]
+    pub target: Vec<PathBuf>,
     /// The PostgreSQL bin directory for the private cluster (initdb, postgres, pg_ctl);
     /// default the newest on PATH or under /usr/lib/postgresql/*/bin.
     #[arg(long, value_name = "DIR", conflicts_with = "dsn")]
@@ -74,6 +84,7 @@ impl SetupArgs {
             blocks_per_schema: self.scale,
             load_parallel: self.load_parallel,
             seed: DEFAULT_SEED,
+            tablespaces: Vec::new(),
         }
     }
 
@@ -83,7 +94,11 @@ impl SetupArgs {
                 "--scale must hold at least 16 blocks (128k) per schema".into(),
             ));
         }
-        Ok(())
+        check_targets(
+            &self.target,
+            self.place.dir.as_deref().unwrap_or(Path::new(DEFAULT_DIR)),
+            self.wal_dir.as_deref(),
+        )
     }
 
     pub fn overrides(&self) -> anyhow::Result<Vec<(String, String)>> {
@@ -100,13 +115,50 @@ impl SetupArgs {
             load_parallel: 2,
             pg_set,
             wal_dir: None,
+            target: Vec::new(),
             pg_bin: None,
         }
     }
 }
 
+/// `--target` directories: each given once, none the cluster's or the WAL's directory or
+/// inside one of those (a tablespace inside the data directory is one PostgreSQL warns
+/// about, and `db drop` would remove it twice).
+fn check_targets(targets: &[PathBuf], dir: &Path, wal: Option<&Path>) -> Result<(), UsageError> {
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let taken: Vec<(&str, PathBuf)> = [("--dir", Some(dir)), ("--wal-dir", wal)]
+        .into_iter()
+        .filter_map(|(f, p)| Some((f, abs(p?))))
+        .collect();
+    for (i, t) in targets.iter().enumerate() {
+        let a = abs(t);
+        if t.as_os_str().is_empty() {
+            return Err(UsageError(
+                "--target: an empty directory name; give DIR[,DIR...]".into(),
+            ));
+        }
+        if targets[..i].iter().any(|u| abs(u) == a) {
+            return Err(UsageError(format!(
+                "--target {}: given twice; give each directory once",
+                t.display()
+            )));
+        }
+        if let Some((flag, p)) = taken
+            .iter()
+            .find(|(_, p)| a.starts_with(p) || p.starts_with(&a))
+        {
+            return Err(UsageError(format!(
+                "--target {}: overlaps {flag} {}; give a directory of its own (on another device to spread the data)",
+                t.display(),
+                p.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// `--pg-bin DIR` checked: a PostgreSQL is there.
-pub fn pg_bin(dir: Option<&std::path::Path>) -> Result<Option<PgBin>, PgError> {
+pub fn pg_bin(dir: Option<&Path>) -> Result<Option<PgBin>, PgError> {
     dir.map(|d| PgBin::at("--pg-bin", d)).transpose()
 }
 
@@ -152,6 +204,11 @@ pub struct DbRunArgs {
     /// Every Nth operation goes to schema 1 (SLOB's HOT_SCHEMA_FREQUENCY).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub hot_schema_every: Option<u32>,
+    /// An in-table hot spot (SLOB's HOTSPOT_MB, HOTSPOT_OFFSET_MB, HOTSPOT_FREQUENCY): every
+    /// EVERY-th operation works on the SIZE of rows from OFFSET (keys in row order; rows were
+    /// loaded shuffled, so their blocks are spread over the table): 64M@128M:4.
+    #[arg(long, value_name = "SIZE@OFFSET:EVERY", value_parser = hotspot)]
+    pub hotspot: Option<Hotspot>,
     /// Pause between a session's operations: a duration (2ms), or a range MIN..MAX (1ms..5ms)
     /// to draw each pause from uniformly, as SLOB's think time does.
     #[arg(long, value_name = "TIME|MIN..MAX", value_parser = think_time)]
@@ -204,6 +261,30 @@ fn scale(s: &str) -> Result<u64, String> {
     Ok(parse_size(t)?.div_ceil(8192))
 }
 
+/// `SIZE@OFFSET:EVERY`, sizes in bytes with a unit (or bare 8 KiB blocks, as --scale):
+/// SIZE rounded up and OFFSET down to whole rows.
+fn hotspot(s: &str) -> Result<Hotspot, String> {
+    let form = || format!("'{s}' is not SIZE@OFFSET:EVERY (e.g. 64M@128M:4)");
+    let (size, rest) = s.split_once('@').ok_or_else(form)?;
+    let (offset, every) = rest.split_once(':').ok_or_else(form)?;
+    let offset = offset.trim();
+    let offset_blocks = if !offset.is_empty() && offset.chars().all(|c| c.is_ascii_digit()) {
+        offset.parse().map_err(|_| form())?
+    } else {
+        parse_size(offset)? / 8192
+    };
+    let size_blocks = scale(size)?;
+    let every: u32 = every.trim().parse().map_err(|_| form())?;
+    if size_blocks == 0 || every == 0 {
+        return Err(format!("'{s}': SIZE and EVERY must be above 0"));
+    }
+    Ok(Hotspot {
+        offset_blocks,
+        size_blocks,
+        every,
+    })
+}
+
 /// `2ms`, or `1ms..5ms` (MAX not below MIN).
 fn think_time(s: &str) -> Result<(Duration, Option<Duration>), String> {
     match s.split_once("..") {
@@ -244,6 +325,21 @@ mod tests {
         assert_eq!(super::scale("1G"), Ok(131_072));
         assert_eq!(super::scale("10k"), Ok(2));
         assert!(super::scale("x").is_err());
+    }
+
+    #[test]
+    fn hotspot_size_at_offset_every() {
+        let h = |o, s, e| super::Hotspot {
+            offset_blocks: o,
+            size_blocks: s,
+            every: e,
+        };
+        assert_eq!(super::hotspot("64M@128M:4"), Ok(h(16_384, 8192, 4)));
+        assert_eq!(super::hotspot("100@0:1"), Ok(h(0, 100, 1)));
+        assert_eq!(super::hotspot("10k@9k:2"), Ok(h(1, 2, 2)));
+        for bad in ["64M", "64M@1M", "64M@1M:x", "0@0:1", "1M@0:0", "x@0:1"] {
+            assert!(super::hotspot(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use super::args::{overrides, pg_bin, DbRunArgs};
 use crate::usage::{check_interval, check_time, UsageError};
-use iogauge_model::db::workload::{Driver, Grid, Mode, RedoStress, Workload};
+use iogauge_model::db::workload::{Driver, Grid, Hotspot, Mode, RedoStress, Workload};
 use iogauge_pg::{PgBin, Place};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -24,6 +24,7 @@ pub struct DbRunOptions {
     work_unit: u32,
     redo_stress: RedoStress,
     hot_schema_every: Option<u32>,
+    hotspot: Option<Hotspot>,
     think_time: Option<(Duration, Option<Duration>)>,
     driver: Driver,
     seed: u64,
@@ -48,6 +49,7 @@ impl DbRunOptions {
             work_unit: a.work_unit,
             redo_stress: a.redo_stress,
             hot_schema_every: a.hot_schema_every,
+            hotspot: a.hotspot,
             think_time: a.think_time,
             driver: a.driver,
             seed: a.seed,
@@ -70,6 +72,7 @@ impl DbRunOptions {
             hot_schema_every: self.hot_schema_every,
             think_time: self.think_time.map(|t| t.0),
             think_time_max: self.think_time.and_then(|t| t.1),
+            hotspot: self.hotspot,
             schemas,
             blocks_per_schema,
             seed: self.seed,

@@ -2,12 +2,13 @@
 //! same grid from the moment the sessions start; stored, then printed (or JSON).
 
 use super::options::DbRunOptions;
+use super::preflight;
 use super::setup::setup_first;
 use crate::session::exit_of;
 use iogauge_model::db::report::{DbContext, DbServer};
 use iogauge_model::{Document, Kind};
 use iogauge_pg::{data_set, db_document, driver, RunPlace, RunServer};
-use iogauge_probe::{device_of_path, devices_under, disks_under, Sampler};
+use iogauge_probe::Sampler;
 use iogauge_session::{sampled, Ending, Session};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -32,10 +33,16 @@ pub fn run(o: DbRunOptions) -> anyhow::Result<ExitCode> {
         iogauge_probe::ram_bytes()?,
         o.cache_limit.is_some(),
     );
-    let device = server.data_dir.as_deref().and_then(device_of_path);
+    // Only a private cluster's storage is known: a server by DSN may be on another host.
+    let targets = match &server.data_dir {
+        Some(d) => preflight::targets(&server.placement()?, d, server.wal_dir().as_deref()),
+        None => Vec::new(),
+    };
+    let preflight = (!targets.is_empty()).then(|| preflight::preflight(&targets));
+    let (devices, disks) = preflight::devices(&targets);
     let what = format!("{:?} on {}", workload.mode, server.location);
     session.go_live(Kind::DbRun, what, server.socket());
-    let sampler = Sampler::new(device.as_deref().map(devices_under));
+    let sampler = Sampler::new((!devices.is_empty()).then_some(devices));
     let ends: Vec<Duration> = o.grid.slots().iter().map(|s| s.end).collect();
     let stop = session.stop().clone();
     let (outcome, samples, sample_error) = sampled(&sampler, &ends, |started| {
@@ -43,6 +50,7 @@ pub fn run(o: DbRunOptions) -> anyhow::Result<ExitCode> {
     });
     let outcome = outcome?;
     let mut warnings = std::mem::take(&mut server.warnings);
+    warnings.extend(preflight.iter().flat_map(|p| p.warnings.iter().cloned()));
     warnings.extend(ram_note.into_iter().chain(sample_error));
     let ctx = DbContext {
         server: DbServer {
@@ -55,8 +63,9 @@ pub fn run(o: DbRunOptions) -> anyhow::Result<ExitCode> {
         workload,
         grid: o.grid,
         data_set: data,
-        disks: device.as_deref().map(disks_under).unwrap_or_default(),
+        disks,
         samples,
+        preflight,
     };
     let (mut report, histograms) = db_document(&outcome, ctx, warnings)?;
     // Stop the private server before printing: a clean shutdown is part of the run.

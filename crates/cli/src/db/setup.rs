@@ -2,6 +2,7 @@
 //! the storage under test) or on an existing server, loaded, restored and removed.
 
 use super::args::{pg_bin, SetupArgs, WhereArgs, DEFAULT_SEED};
+use super::preflight;
 use crate::exit_code::INTERRUPTED;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iogauge_model::db::setup::LoadReport;
@@ -51,6 +52,7 @@ fn private(
         &PrivateSetup {
             dir,
             wal_dir: s.wal_dir.as_deref(),
+            tablespaces: &s.target,
             overrides,
             spec: &spec,
             bin,
@@ -118,6 +120,14 @@ pub fn setup(s: SetupArgs) -> anyhow::Result<ExitCode> {
     let (report, settings, location) = match place(&s.place) {
         Place::Private(dir) => {
             let bin = pg_bin(s.pg_bin.as_deref())?;
+            let spec = s.spec();
+            let planned = preflight::planned(&s.target, spec.schemas, spec.blocks_per_schema << 13);
+            let targets = preflight::targets(&planned, &dir.join("data"), s.wal_dir.as_deref());
+            // Before any I/O, as calibrate's: what the data set will sit on.
+            print!(
+                "preflight:\n{}",
+                iogauge_report::preflight_text(&preflight::preflight(&targets))
+            );
             let (cluster, report) = private(&dir, &s, &overrides, bin.as_ref())?;
             let settings = cluster.settings()?;
             (report, settings, dir.display().to_string())
@@ -179,6 +189,7 @@ pub fn reset(w: WhereArgs) -> anyhow::Result<ExitCode> {
                 blocks_per_schema: blocks,
                 load_parallel: schemas.min(4),
                 seed: DEFAULT_SEED,
+                tablespaces: Vec::new(),
             };
             on_dsn(&dsn, &spec, &stop, "reset")?;
             eprintln!("{}: schemas reloaded", redact_dsn(&dsn));

@@ -9,6 +9,7 @@ use crate::db::workload::{Grid, Workload};
 use crate::derive::{Derived, DiskRates};
 use crate::hardware::system_between;
 use crate::meta::{Kind, Meta};
+use crate::preflight::Preflight;
 use crate::run::Steady;
 use crate::system::Snapshot;
 use iogauge_stats::{LatSummary, Nanos, Phase};
@@ -119,6 +120,11 @@ pub struct DbReport {
     pub workload: Workload,
     pub grid: Grid,
     pub data_set: DataSet,
+    /// What the OS says about where the data (and WAL) live: filesystem, device chain,
+    /// rotational, md arrays, the data set's span of each device. `None` for a server given
+    /// by DSN (its storage may be elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preflight: Option<Preflight>,
     pub summary: DbSummary,
     /// Whether the measured window's operations/s settled (the run summary's criterion).
     pub steady: Option<Steady>,
@@ -139,6 +145,7 @@ pub struct DbContext {
     pub data_set: DataSet,
     pub disks: Vec<String>,
     pub samples: Vec<Snapshot>,
+    pub preflight: Option<Preflight>,
 }
 
 fn interval_report(iv: &DbInterval, samples: &[Snapshot]) -> DbIntervalReport {
@@ -185,6 +192,7 @@ impl DbReport {
             workload: ctx.workload,
             grid: ctx.grid,
             data_set: ctx.data_set,
+            preflight: ctx.preflight,
             summary: DbSummary {
                 elapsed_s: m.secs,
                 sessions: SessionSummary::of(&m.sessions, m.secs),

@@ -15,6 +15,10 @@ pub struct TableCheck {
     pub blocks: u64,
     /// Table, index and TOAST together (`pg_total_relation_size`).
     pub total_bytes: Bytes,
+    /// The directory of the table's tablespace (`db setup --target`); `None`: the database's
+    /// default, with the cluster's data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<std::path::PathBuf>,
 }
 
 /// The loaded data set.

@@ -83,12 +83,28 @@ pub struct Workload {
     /// (SLOB's think time range).
     #[serde(default, with = "opt_secs", skip_serializing_if = "Option::is_none")]
     pub think_time_max: Option<Duration>,
+    /// SLOB's HOTSPOT_MB / HOTSPOT_OFFSET_MB / HOTSPOT_FREQUENCY: every Nth operation of a
+    /// session starts its work unit inside one range of keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hotspot: Option<Hotspot>,
     /// The loaded data set: session i works on schema `i mod schemas + 1`.
     pub schemas: u32,
     pub blocks_per_schema: u64,
     pub seed: u64,
     #[serde(default = "Driver::before_the_choice")]
     pub driver: Driver,
+}
+
+/// An in-table hot spot: keys `offset_blocks + 1 ..= offset_blocks + size_blocks` (one row,
+/// hence one 8 KiB block, per key), where every `every`-th operation of a session works.
+/// Rows are loaded in shuffled key order, so these rows sit in blocks spread over the whole
+/// table: the hot spot is `size_blocks` × 8 KiB of data the caches see again and again, not
+/// one contiguous region of the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hotspot {
+    pub offset_blocks: u64,
+    pub size_blocks: u64,
+    pub every: u32,
 }
 
 impl Workload {
@@ -133,6 +149,24 @@ impl Workload {
         }
         if self.hot_schema_every == Some(0) {
             return bad("hot-schema-every must be at least 1".into());
+        }
+        if let Some(h) = self.hotspot {
+            if h.every == 0 {
+                return bad("hotspot: every Nth operation needs N of at least 1".into());
+            }
+            if h.size_blocks < u64::from(self.work_unit) {
+                return bad(format!(
+                    "hotspot: {} rows (8 KiB each) cannot hold a work unit of {} rows; give a larger SIZE or a smaller --work-unit",
+                    h.size_blocks, self.work_unit
+                ));
+            }
+            if h.offset_blocks + h.size_blocks > self.blocks_per_schema {
+                return bad(format!(
+                    "hotspot: OFFSET + SIZE is {} rows, past the {} rows (8 KiB each) of a schema; give a smaller OFFSET or SIZE",
+                    h.offset_blocks + h.size_blocks,
+                    self.blocks_per_schema
+                ));
+            }
         }
         Ok(())
     }
@@ -204,6 +238,7 @@ mod tests {
             hot_schema_every: None,
             think_time: None,
             think_time_max: None,
+            hotspot: None,
             schemas: 3,
             blocks_per_schema: 100,
             seed: 1,
@@ -285,6 +320,23 @@ mod tests {
         w.work_unit = 101;
         assert!(w.validate().unwrap_err().to_string().contains("work-unit"));
         w.work_unit = 100;
+        assert!(w.validate().is_ok());
+        w.work_unit = 8;
+        let hot = |offset_blocks, size_blocks, every| Hotspot {
+            offset_blocks,
+            size_blocks,
+            every,
+        };
+        for (h, says) in [
+            (hot(0, 10, 0), "at least 1"),
+            (hot(0, 7, 2), "cannot hold a work unit of 8"),
+            (hot(91, 10, 2), "past the 100 rows"),
+        ] {
+            w.hotspot = Some(h);
+            let e = w.validate().unwrap_err();
+            assert!(e.starts_with("hotspot: ") && e.contains(says), "{e}");
+        }
+        w.hotspot = Some(hot(90, 10, 2));
         assert!(w.validate().is_ok());
     }
 }

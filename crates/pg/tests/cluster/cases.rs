@@ -145,6 +145,7 @@ fn wrong_dsn_is_a_one_line_error(_ctx: &mut Ctx) {
         hot_schema_every: None,
         think_time: None,
         think_time_max: None,
+        hotspot: None,
         schemas: 1,
         blocks_per_schema: 10,
         seed: 1,

@@ -21,6 +21,7 @@ pub fn workload(ctx: &Ctx, mode: Mode) -> Workload {
         hot_schema_every: None,
         think_time: None,
         think_time_max: None,
+        hotspot: None,
         schemas: ctx.spec.schemas,
         blocks_per_schema: ctx.spec.blocks_per_schema,
         seed: 42,

@@ -54,6 +54,7 @@ fn target(path: &str, tested: u64, device: Option<BlockDev>) -> TargetFacts {
         device,
         tested_bytes: tested,
         device_bytes,
+        role: None,
     }
 }
 
@@ -113,7 +114,7 @@ fn degraded_array_under_a_target_is_loud() {
     assert_eq!(
         w,
         [
-            "md0 is DEGRADED (raid1 [2/1] [U_], sdc1 failed): a calibration of it measures the \
+            "md0 is DEGRADED (raid1 [2/1] [U_], sdc1 failed): a test of it measures the \
           surviving disk(s), not the array"
         ]
     );
@@ -197,6 +198,26 @@ fn short_span() {
     // 10% and more, or no device: nothing to say.
     assert!(warnings(vec![target("/x", 25 * GIB, Some(vda(Some(true))))], vec![]).is_empty());
     assert!(warnings(vec![target("/x", GIB, None)], vec![]).is_empty());
+    // A database's data names the data set as the fix; its WAL's span draws no warning.
+    let role = |r: &str| TargetFacts {
+        role: Some(r.into()),
+        ..target("/pg", GIB, Some(vda(Some(false))))
+    };
+    let w = warnings(vec![role("data"), role("wal"), role("tablespace")], vec![]);
+    // Data directory and tablespace on one device: one span, their sum.
+    assert_eq!(
+        w,
+        [
+            "the tested span is 2.0 GiB of 250.0 GiB on vda (0.8%); short-stroking flatters HDDs \
+          — load a larger data set (db setup --schemas, --scale)"
+        ]
+    );
+    // A data directory holding no schema (all in tablespaces elsewhere) has no span.
+    let empty = TargetFacts {
+        tested_bytes: 0,
+        ..role("data")
+    };
+    assert!(warnings(vec![empty], vec![]).is_empty());
 }
 
 #[test]

@@ -88,6 +88,7 @@ fn layered_preflight() -> Preflight {
                 device_bytes: Some(1 << 40),
                 span_pct: Some(0.78125),
                 rotational: Some(true),
+                role: None,
             },
             TargetFacts {
                 path: PathBuf::from("/dev/loop0"),
@@ -97,6 +98,7 @@ fn layered_preflight() -> Preflight {
                 device_bytes: None,
                 span_pct: None,
                 rotational: Some(false),
+                role: None,
             },
         ],
         md_arrays: vec![
