@@ -1,6 +1,7 @@
 //! The statistics of a campaign: per catalogue metric and case, the descriptive figures of the
-//! measured repetitions, the ratio to the baseline and the verdict in words
-//! ([`metrics`]); and the campaign's warnings in sentences ([`warnings`]).
+//! measured repetitions, the ratio to the baseline (of means or of trimmed means, as the
+//! campaign's `statistic` says) and the verdict in words ([`metrics`]); and the campaign's
+//! warnings in sentences ([`warnings`]).
 //!
 //! Interrupted runs are left out of every figure (they cover only part of a run) and named in
 //! a warning instead. Deterministic: each bootstrap is seeded from the metric and the case
@@ -8,7 +9,7 @@
 
 use crate::digest::{catalogue, Metric};
 use crate::view::{CaseView, MetricCase, MetricView, RunDigest};
-use iogauge_stats::compare::{outliers, Describe, Ratio, Verdict, MIN_REPETITIONS};
+use iogauge_stats::compare::{outliers, Describe, Ratio, Statistic, Verdict, MIN_REPETITIONS};
 use std::collections::BTreeMap;
 
 /// Coefficient of variation above which a case's metric is called noisy (10 %).
@@ -38,19 +39,23 @@ pub fn seed(key: &str, case: &str) -> u64 {
 /// that has it (case order). The baseline gets no ratio and no verdict; a case gets no ratio
 /// when the baseline lacks the metric or the statistics refuse the samples (a baseline sample
 /// of 0), and no verdict below [`MIN_REPETITIONS`] a side (as [`crate::MetricCase::verdict`]
-/// documents; [`warnings`] says so once for the campaign).
-pub fn metrics(cases: &[CaseView], baseline: &str) -> Vec<MetricView> {
-    metrics_with(cases, |c| (c.name != baseline).then_some(baseline))
+/// documents; [`warnings`] says so once for the campaign). `statistic` (the campaign file's)
+/// makes each ratio's headline, and so its verdict.
+pub fn metrics(cases: &[CaseView], baseline: &str, statistic: Statistic) -> Vec<MetricView> {
+    metrics_with(cases, statistic, |c| {
+        (c.name != baseline).then_some(baseline)
+    })
 }
 
 /// As [`metrics`], each case against its own [`CaseView::baseline`] (`baseline = { fs =
 /// "raw" }`: every workload normalised to its raw device).
-pub fn metrics_per_case(cases: &[CaseView]) -> Vec<MetricView> {
-    metrics_with(cases, |c| c.baseline.as_deref())
+pub fn metrics_per_case(cases: &[CaseView], statistic: Statistic) -> Vec<MetricView> {
+    metrics_with(cases, statistic, |c| c.baseline.as_deref())
 }
 
 fn metrics_with<'a>(
     cases: &'a [CaseView],
+    statistic: Statistic,
     base_of: impl Fn(&'a CaseView) -> Option<&'a str>,
 ) -> Vec<MetricView> {
     catalogue()
@@ -64,7 +69,7 @@ fn metrics_with<'a>(
                         .and_then(|b| cases.iter().find(|x| x.name == b))
                         .map(|b| samples(b, m.key))
                         .unwrap_or_default();
-                    metric_case(m, c, &base_samples, base)
+                    metric_case(m, c, &base_samples, base, statistic)
                 })
                 .collect();
             (!per_case.is_empty()).then(|| MetricView {
@@ -86,12 +91,13 @@ fn metric_case(
     c: &CaseView,
     base: &[f64],
     baseline: Option<&str>,
+    statistic: Statistic,
 ) -> Option<MetricCase> {
     let samples = samples(c, m.key);
     let describe = Describe::of(&samples).ok()?;
     let ratio = baseline
         .filter(|_| !base.is_empty())
-        .and_then(|_| Ratio::of(&samples, base, seed(m.key, &c.name)).ok());
+        .and_then(|_| Ratio::of(&samples, base, statistic, seed(m.key, &c.name)).ok());
     let verdict = ratio.as_ref().and_then(|r| match Verdict::of(r) {
         Verdict::TooFew { .. } => None,
         v => Some(v.sentence(&c.name, baseline.unwrap_or(""), m.higher_is_better)),

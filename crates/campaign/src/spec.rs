@@ -10,6 +10,8 @@
 //! baseline = "qd=1"           # the case ratios are taken against; default the first; or
 //!                             # { fs = "raw" }: each case against the case that differs
 //!                             # from it only in those variables (per-workload baselines)
+//! statistic = "mean"          # the ratio's figure: "mean", or "trimmed" (highest and lowest
+//!                             # repetition dropped); it decides the headline and the verdict
 //!
 //! [vars]                      # the cross product, first variable varying slowest
 //! qd = [1, 4, 16]
@@ -33,6 +35,7 @@
 //! reset = "db"                # `iogauge db reset` of the case's cluster before every run
 //! ```
 
+use iogauge_stats::compare::Statistic;
 use serde::Deserialize;
 use toml::{Table, Value};
 
@@ -56,6 +59,7 @@ struct RawFile {
     order: Option<String>,
     seed: Option<u64>,
     baseline: Option<Value>,
+    statistic: Option<Value>,
     #[serde(default)]
     vars: Table,
     #[serde(default)]
@@ -89,6 +93,7 @@ impl Campaign {
         let mut repeat = repeat(raw.repeat)?;
         let mut warmup = warmup(raw.warmup.as_ref())?;
         let order = order(raw.order.as_deref())?;
+        let statistic = statistic(raw.statistic.as_ref())?;
         let reset_db = reset_db(raw.commands.reset.as_deref(), command)?;
         let mut name = raw.name.unwrap_or_else(|| stem.to_string());
         check_name(&name)?;
@@ -121,6 +126,7 @@ impl Campaign {
             seed: raw.seed.unwrap_or(1),
             baseline,
             baseline_vars,
+            statistic,
             smoke,
             cases,
             commands: Commands {
@@ -199,6 +205,21 @@ fn order(raw: Option<&str>) -> Result<Order, SpecError> {
             "order = {o:?}: use \"as-written\", \"interleaved\" or \"random\""
         )),
     }
+}
+
+/// `statistic = …`, default `"mean"`.
+fn statistic(raw: Option<&Value>) -> Result<Statistic, SpecError> {
+    let got = match raw {
+        None => return Ok(Statistic::Mean),
+        Some(Value::String(s)) => match Statistic::parse(s) {
+            Some(st) => return Ok(st),
+            None => format!("{s:?}"),
+        },
+        Some(v) => v.to_string(),
+    };
+    bad(format!(
+        "statistic = {got}: use \"trimmed\" (each case's highest and lowest repetition dropped, the filesystem study's method) or \"mean\" (every repetition)"
+    ))
 }
 
 /// `commands.reset = "db"`, which only a `db run` campaign may ask for.

@@ -4,6 +4,8 @@ use crate::plan::PlannedRun;
 use crate::spec::{Campaign, Command, Order, SpecError, Warmup};
 use std::collections::BTreeSet;
 
+mod comparison;
+
 const QD: &str = r#"
 command = "run"
 repeat = 3
@@ -198,6 +200,18 @@ fn errors_name_the_key_and_the_fix() {
             "command = \"run\"\n[options]\nqd = \"${qd\"\n",
             "without a closing",
         ),
+        (
+            "command = \"run\"\nstatistic = \"median\"\n",
+            "statistic = \"median\": use \"trimmed\" (each case's highest and lowest repetition dropped, the filesystem study's method) or \"mean\" (every repetition)",
+        ),
+        (
+            "command = \"run\"\nstatistic = 3\n",
+            "statistic = 3: use \"trimmed\"",
+        ),
+        (
+            "command = \"run\"\nstatistic = \"Trimmed\"\n",
+            "statistic = \"Trimmed\": use \"trimmed\"",
+        ),
     ];
     for (text, want) in table {
         let got = err(text);
@@ -336,55 +350,6 @@ fn estimates() {
     )
     .unwrap();
     assert_eq!(d.estimate(0).as_secs(), 74);
-}
-
-#[test]
-fn per_workload_baselines() {
-    let text = r#"
-command = "run"
-baseline = { fs = "raw" }
-[vars]
-fs = ["raw", "ext4", "xfs"]
-rw = ["randread", "randwrite"]
-[options]
-rw = "${rw}"
-"#;
-    let c = parse(text).unwrap();
-    assert_eq!(c.baseline, "fs=raw");
-    let name = |i: Option<usize>| i.map(|i| c.cases[i].name.as_str());
-    let b: Vec<Option<&str>> = c.baselines().unwrap().into_iter().map(name).collect();
-    assert_eq!(
-        b,
-        [
-            None,
-            None,
-            Some("fs=raw rw=randread"),
-            Some("fs=raw rw=randwrite"),
-            Some("fs=raw rw=randread"),
-            Some("fs=raw rw=randwrite")
-        ]
-    );
-    // One baseline case: every other case against it.
-    let mut one = c.clone();
-    one.baseline_vars.clear();
-    one.baseline = "fs=xfs rw=randread".into();
-    let b = one.baselines().unwrap();
-    assert_eq!(b[4], None);
-    assert!(b.iter().enumerate().all(|(i, x)| i == 4 || *x == Some(4)));
-
-    let e = parse(&text.replace("{ fs = \"raw\" }", "{ fs = \"zfs\" }"))
-        .unwrap_err()
-        .0;
-    assert!(
-        e.contains("case \"fs=raw rw=randread\" has no counterpart"),
-        "{e}"
-    );
-    let e = parse(&text.replace("{ fs = \"raw\" }", "{ disk = \"a\" }"))
-        .unwrap_err()
-        .0;
-    assert!(e.contains("baseline.disk: not a variable"), "{e}");
-    let e = parse(&text.replace("{ fs = \"raw\" }", "3")).unwrap_err().0;
-    assert!(e.contains("give a case name, or a table"), "{e}");
 }
 
 /// A file of `[vars]` with lists of these lengths.

@@ -4,7 +4,7 @@
 //!
 //! These serde types are also the `export --format json` document (`"schema": 1`).
 
-use iogauge_stats::compare::{Describe, Ratio};
+use iogauge_stats::compare::{Describe, Ratio, Statistic};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -19,6 +19,10 @@ pub struct CampaignView {
     pub command: String,
     /// Case every ratio is taken against.
     pub baseline: String,
+    /// The campaign file's `statistic`: each ratio's headline (of means or of trimmed
+    /// means) and the verdict it gives. Exports from before it existed used the mean.
+    #[serde(default)]
+    pub statistic: Statistic,
     /// Whether the runs were made at `--smoke` scale.
     pub smoke: bool,
     /// Repetitions per case the file asks for.
@@ -167,10 +171,11 @@ pub struct MetricCase {
     /// One value per measured repetition, repetition order.
     pub samples: Vec<f64>,
     pub describe: Describe,
-    /// Against the baseline (`None` for the baseline itself or when it lacks the metric).
+    /// Against the baseline (`None` for the baseline itself or when it lacks the metric);
+    /// its [`Ratio::headline`] is the one to show.
     pub ratio: Option<Ratio>,
-    /// "B is 1.42× A (95% CI 1.35–1.49)" or "no difference … beyond noise"; `None` for the
-    /// baseline or below the repetitions a verdict needs.
+    /// "B is 1.42× A (95% CI 1.35–1.49)" or "no difference … beyond noise", from the
+    /// headline; `None` for the baseline or below the repetitions a verdict needs.
     pub verdict: Option<String>,
 }
 

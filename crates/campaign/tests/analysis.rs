@@ -3,6 +3,7 @@
 
 use iogauge_campaign::analysis::{metrics, modified_z, seed, warnings};
 use iogauge_campaign::{CaseView, MetricView, RunDigest};
+use iogauge_stats::compare::Statistic;
 use std::collections::BTreeMap;
 
 fn run(id: i64, rep: u32, metrics: &[(&str, f64)]) -> RunDigest {
@@ -103,7 +104,7 @@ fn close(a: f64, b: f64) -> bool {
 
 #[test]
 fn describe_and_ratio_by_hand() {
-    let ms = metrics(&two_cases(), "A");
+    let ms = metrics(&two_cases(), "A", Statistic::Mean);
     // Catalogue order; mbps and the rest no run has are left out.
     let keys: Vec<&str> = ms.iter().map(|m| m.key.as_str()).collect();
     assert_eq!(keys, ["iops", "write_iops", "read_lat_p99_ms"]);
@@ -239,7 +240,7 @@ fn describe_and_ratio_by_hand() {
         Some("B is 0.50× A (95% CI 0.50–0.50), better")
     );
     // Reproducible: the same input gives the same intervals.
-    assert_eq!(metrics(&two_cases(), "A"), ms);
+    assert_eq!(metrics(&two_cases(), "A", Statistic::Mean), ms);
 }
 
 #[test]
@@ -282,15 +283,15 @@ fn no_ratio_or_verdict_when_the_statistics_cannot_give_one() {
             series("base", 1, "commits_s", base),
             series("other", 11, "commits_s", other),
         ];
-        let ms = metrics(&cases, "base");
+        let ms = metrics(&cases, "base", Statistic::Mean);
         let mc = &ms[0].cases[1];
         assert_eq!(mc.ratio.is_some(), ratio, "{what}: {mc:?}");
         assert_eq!(mc.verdict.is_some(), verdict, "{what}: {mc:?}");
     }
     // A baseline name no case has: figures, no ratios.
-    let ms = metrics(&two_cases(), "nobody");
+    let ms = metrics(&two_cases(), "nobody", Statistic::Mean);
     assert!(ms.iter().flat_map(|m| &m.cases).all(|c| c.ratio.is_none()));
-    assert!(metrics(&[], "A").is_empty());
+    assert!(metrics(&[], "A", Statistic::Mean).is_empty());
 }
 
 #[test]
@@ -436,7 +437,7 @@ fn per_case_baselines() {
     ];
     cases[2].baseline = Some("raw r".into());
     cases[3].baseline = Some("raw w".into());
-    let m = &iogauge_campaign::analysis::metrics_per_case(&cases)[0];
+    let m = &iogauge_campaign::analysis::metrics_per_case(&cases, Statistic::Mean)[0];
     let ratio = |i: usize| m.cases[i].ratio.as_ref().map(|r| r.ratio);
     assert_eq!((ratio(0), ratio(1)), (None, None), "baselines get no ratio");
     assert!((ratio(2).unwrap() - 0.5).abs() < 1e-12);
@@ -447,4 +448,50 @@ fn per_case_baselines() {
         m.cases[2].ratio.as_ref().unwrap().normalised,
         [0.5, 0.5, 0.5]
     );
+}
+
+/// `statistic = "trimmed"`: ten repetitions each, one of the case's stalled (20 against
+/// about 130). Trimmed means 1040/8 = 130 and 800/8 = 100 give 1.30, a difference beyond the
+/// noise; the means 1191.5/10 and 1000/10 give 1.19, with the stalled run's weight in the
+/// interval (resamples holding it three times pull the mean below 100), no verdict of one.
+/// Normalised samples divide by the baseline's trimmed mean.
+#[test]
+fn trimmed_statistic_makes_the_headline_and_the_verdict() {
+    let base = [
+        100.0, 101.0, 99.0, 100.5, 99.5, 100.0, 101.5, 98.5, 100.0, 100.0,
+    ];
+    let stalled = [
+        130.0, 131.0, 129.5, 130.5, 20.0, 129.5, 130.0, 131.5, 129.5, 130.0,
+    ];
+    let cases = vec![
+        series("raw", 1, "iops", &base),
+        series("ext4", 11, "iops", &stalled),
+    ];
+    let by = |s: Statistic| metrics(&cases, "raw", s)[0].cases[1].clone();
+    let (mean, trimmed) = (by(Statistic::Mean), by(Statistic::Trimmed));
+    let (rm, rt) = (mean.ratio.unwrap(), trimmed.ratio.unwrap());
+    assert_eq!(
+        (rm.statistic, rt.statistic),
+        (Statistic::Mean, Statistic::Trimmed)
+    );
+    assert!(close(rm.headline(), 1.1915) && close(rt.headline(), 1.3));
+    // Both keep both figures; only the headline differs.
+    assert_eq!((rm.ratio, rm.trimmed_ratio), (rt.ratio, rt.trimmed_ratio));
+    assert!(rt.headline_ci().unwrap().lo > 1.0, "{rt:?}");
+    assert_eq!(
+        mean.verdict
+            .as_deref()
+            .map(|v| v.starts_with("no difference between ext4 and raw")),
+        Some(true),
+        "{:?}",
+        mean.verdict
+    );
+    let v = trimmed.verdict.unwrap();
+    assert!(
+        v.starts_with("ext4 is 1.30× raw (trimmed means, 95% CI ") && v.ends_with("), better"),
+        "{v}"
+    );
+    assert!(close(rt.normalised[0], 1.3) && close(rt.normalised[4], 0.2));
+    // The figures of each case do not depend on the statistic.
+    assert_eq!(mean.describe, trimmed.describe);
 }

@@ -11,7 +11,7 @@ use iogauge_campaign::{
     SeriesPoint,
 };
 use iogauge_report::campaign_html;
-use iogauge_stats::compare::{Describe, Ratio, Verdict};
+use iogauge_stats::compare::{Describe, Ratio, Statistic, Verdict};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -28,6 +28,8 @@ struct Shape {
     /// Give the last case's runs database wait events (or every case's when `all_db`).
     db: bool,
     all_db: bool,
+    /// The campaign's statistic: the ratios' headline.
+    statistic: Statistic,
 }
 
 /// Deterministic noise in [-1, 1) from a counter (SplitMix64).
@@ -225,7 +227,8 @@ fn build(s: &Shape) -> CampaignView {
                 cases: (0..s.cases)
                     .map(|c| {
                         let x = samples(c);
-                        let ratio = (c > 0).then(|| Ratio::of(&x, &base, 7 + c as u64).unwrap());
+                        let ratio = (c > 0)
+                            .then(|| Ratio::of(&x, &base, s.statistic, 7 + c as u64).unwrap());
                         let verdict = ratio
                             .as_ref()
                             .map(|r| Verdict::of(r).sentence(&names[c], &baseline, hib));
@@ -247,6 +250,7 @@ fn build(s: &Shape) -> CampaignView {
         file: "name = \"fs-compare\"\nrepeat = 3\n[vars]\nfs = [\"ext4\", \"xfs\"]\n# a < b && c > d\n</pre><script>alert(1)</script>\n".into(),
         command: "run".into(),
         baseline,
+        statistic: s.statistic,
         smoke: false,
         repeat: s.runs as u32,
         environment: Environment {
@@ -269,6 +273,7 @@ fn build(s: &Shape) -> CampaignView {
     }
 }
 
+/// Three cases of three runs, ratios of trimmed means (the other views use means).
 fn small() -> CampaignView {
     build(&Shape {
         cases: 3,
@@ -276,6 +281,7 @@ fn small() -> CampaignView {
         intervals: 120,
         db: true,
         all_db: false,
+        statistic: Statistic::Trimmed,
     })
 }
 
@@ -417,6 +423,16 @@ fn chromium_renders_the_report_without_console_errors() {
     assert!(dom.contains("&lt;script&gt;alert('x')&lt;/script&gt;"));
     assert!(dom.contains("xfs &lt;tuned&gt; &amp; \"fast\""));
     assert!(!dom.contains("NaN") && !dom.contains("inf\""));
+    // The headline is named wherever a ratio is shown.
+    for says in [
+        "ratios of trimmed means</p>",
+        "ratio = case trimmed mean ÷ baseline trimmed mean",
+        "<th>ratio (95% CI)<br><span class=\"u\">of trimmed means</span></th>",
+        "each run divided by the baseline's trimmed mean",
+        ">ratio of trimmed means</text>",
+    ] {
+        assert!(dom.contains(says), "{says}");
+    }
 }
 
 /// A view at the edges (one repetition so no intervals, no intervals recorded, every
@@ -429,6 +445,7 @@ fn chromium_accepts_a_degenerate_view() {
         intervals: 0,
         db: true,
         all_db: false,
+        statistic: Statistic::Mean,
     });
     for r in view.cases.iter_mut().flat_map(|c| c.runs.iter_mut()) {
         (r.steady_from_s, r.steady_left_s, r.read_share) = (None, None, None);
@@ -480,6 +497,7 @@ fn a_hundred_runs_of_300_intervals_fit_the_budget() {
         intervals: 300,
         db: true,
         all_db: true,
+        statistic: Statistic::Mean,
     });
     let start = Instant::now();
     let html = campaign_html(&view);

@@ -3,8 +3,9 @@
 //! flags, the ratio to the baseline with its uncertainty, and a plain-language verdict.
 //!
 //! The field's filesystem-comparison habit (10 repetitions, drop the highest and the lowest,
-//! normalise to the raw device = 1, report the spread) is covered by
-//! [`Describe::trimmed_mean`], [`Ratio::trimmed_ratio`] and [`Ratio::normalised`]; the
+//! normalise to the raw device = 1, report the spread) is [`Statistic::Trimmed`]: the ratio,
+//! its interval, the verdict and the normalised samples then all rest on trimmed means
+//! ([`Describe::trimmed_mean`]); [`Statistic::Mean`] rests them on plain means. The
 //! bootstrap interval and the verdict say whether a difference is larger than the noise.
 //!
 //! Pure and deterministic: no clock, no I/O, and the bootstrap draws from a seeded generator,
@@ -15,6 +16,9 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+
+mod ratio;
+pub use ratio::{Ratio, Statistic, Verdict};
 
 /// Bootstrap resamples per interval. Efron & Tibshirani (1993) ask for B of about 1000 or
 /// more for percentile intervals (against 50–200 for a standard error); 2000 keeps the 2.5 %
@@ -141,138 +145,6 @@ impl Describe {
             ci95: (n >= 2).then(|| bootstrap_mean_ci(samples, &mut rng)),
             outliers: outliers(samples),
         })
-    }
-}
-
-/// A case compared with a baseline on one metric: case / baseline, baseline = 1.00.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Ratio {
-    pub n_case: usize,
-    pub n_baseline: usize,
-    /// mean(case) / mean(baseline).
-    pub ratio: f64,
-    /// 95 % interval of the ratio of means, by bootstrap (see [`Ratio::of`]); `None` when
-    /// either side has a single sample.
-    pub ci95: Option<Ci>,
-    /// trimmed_mean(case) / trimmed_mean(baseline), each trimmed as
-    /// [`Describe::trimmed_mean`].
-    pub trimmed_ratio: f64,
-    /// Each case sample divided by the baseline mean, in input order: the field's
-    /// "normalised to the raw device = 1"; its spread is the case's spread in baseline units.
-    pub normalised: Vec<f64>,
-}
-
-impl Ratio {
-    /// Compares `case` with `baseline`. Every sample must be finite, case samples ≥ 0 and
-    /// baseline samples > 0: the metrics compared are rates, sizes and latencies, and a
-    /// baseline sample of 0 lets a resample's baseline mean be 0, so the ratio would be
-    /// infinite.
-    ///
-    /// Interval: two-sample percentile bootstrap (Efron & Tibshirani 1993, §8.3 for two
-    /// independent samples, §13.3 for the percentile interval). Each of [`RESAMPLES`] rounds
-    /// draws n_case values from `case` and, independently, n_baseline values from `baseline`,
-    /// both with replacement, and records mean(case*) / mean(baseline*); the interval is the
-    /// 50th and 1950th of the 2000 sorted ratios. The generator is xoshiro256++ seeded with
-    /// `seed`, so a given seed gives the same interval every time.
-    pub fn of(case: &[f64], baseline: &[f64], seed: u64) -> Result<Ratio, CompareError> {
-        check(case, Group::Case)?;
-        check(baseline, Group::Baseline)?;
-        positive(case, Group::Case, |x| x >= 0.0)?;
-        positive(baseline, Group::Baseline, |x| x > 0.0)?;
-        let base_mean = mean(baseline);
-        let ci95 = (case.len() >= 2 && baseline.len() >= 2).then(|| {
-            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-            let mut ratios: Vec<f64> = (0..RESAMPLES)
-                .map(|_| resample_mean(case, &mut rng) / resample_mean(baseline, &mut rng))
-                .collect();
-            percentile_ci(&mut ratios)
-        });
-        Ok(Ratio {
-            n_case: case.len(),
-            n_baseline: baseline.len(),
-            ratio: mean(case) / base_mean,
-            ci95,
-            trimmed_ratio: trimmed_mean_of_sorted(&sorted(case))
-                / trimmed_mean_of_sorted(&sorted(baseline)),
-            normalised: case.iter().map(|x| x / base_mean).collect(),
-        })
-    }
-}
-
-/// What a [`Ratio`] says, in words a report can print.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
-pub enum Verdict {
-    /// The 95 % interval of the ratio excludes 1.0.
-    Different { ratio: f64, lo: f64, hi: f64 },
-    /// The 95 % interval of the ratio includes 1.0 (bounds inclusive).
-    NoDifference { ratio: f64, lo: f64, hi: f64 },
-    /// Withheld: a side has fewer than [`MIN_REPETITIONS`] samples. With n = 2 the bootstrap
-    /// sees only three distinct resample means per side, and its interval (already too narrow
-    /// at small n: Hesterberg 2015, "What Teachers Should Know About the Bootstrap", The
-    /// American Statistician 69(4)) would make noise look like a difference.
-    TooFew { n_case: usize, n_baseline: usize },
-}
-
-impl Verdict {
-    /// The verdict on `r`; see the variants for the rules.
-    pub fn of(r: &Ratio) -> Verdict {
-        let few = r.n_case < MIN_REPETITIONS || r.n_baseline < MIN_REPETITIONS;
-        match r.ci95 {
-            Some(ci) if !few => {
-                let (ratio, lo, hi) = (r.ratio, ci.lo, ci.hi);
-                if ci.contains(1.0) {
-                    Verdict::NoDifference { ratio, lo, hi }
-                } else {
-                    Verdict::Different { ratio, lo, hi }
-                }
-            }
-            _ => Verdict::TooFew {
-                n_case: r.n_case,
-                n_baseline: r.n_baseline,
-            },
-        }
-    }
-
-    /// One line for a report, e.g. "B is 1.42× A (95% CI 1.35–1.49), better". The trailing
-    /// "better"/"worse" follows `higher_is_better` (false for latencies); only
-    /// [`Verdict::Different`] gets one.
-    pub fn sentence(&self, case: &str, baseline: &str, higher_is_better: bool) -> String {
-        match *self {
-            Verdict::Different { ratio, lo, hi } => {
-                let better = (ratio > 1.0) == higher_is_better;
-                format!(
-                    "{case} is {}× {baseline} (95% CI {}–{}), {}",
-                    num(ratio),
-                    num(lo),
-                    num(hi),
-                    if better { "better" } else { "worse" }
-                )
-            }
-            Verdict::NoDifference { ratio, lo, hi } => format!(
-                "no difference between {case} and {baseline} beyond noise ({}×, 95% CI {}–{})",
-                num(ratio),
-                num(lo),
-                num(hi)
-            ),
-            Verdict::TooFew { n_case, n_baseline } if n_case == n_baseline => {
-                format!("too few repetitions to tell: n={n_case}")
-            }
-            Verdict::TooFew { n_case, n_baseline } => format!(
-                "too few repetitions to tell: n={n_case} for {case}, n={n_baseline} for {baseline}"
-            ),
-        }
-    }
-}
-
-/// A ratio for a sentence: two decimals, or two significant digits below 0.1 so that a
-/// tiny ratio never prints as "0.00".
-fn num(x: f64) -> String {
-    if x > 0.0 && x < 0.1 {
-        let decimals = (-x.log10()).ceil() as usize + 1;
-        format!("{x:.decimals$}")
-    } else {
-        format!("{x:.2}")
     }
 }
 

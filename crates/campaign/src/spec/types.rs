@@ -2,6 +2,7 @@
 //! every check returns. Parsing (`spec`) and expansion (`spec::expand`) both build these, so
 //! they live apart from both.
 
+use iogauge_stats::compare::Statistic;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -126,6 +127,10 @@ pub struct Campaign {
     /// its own with these values; empty for one baseline case.
     #[serde(default)]
     pub baseline_vars: Vec<(String, String)>,
+    /// `statistic = "trimmed" | "mean"`: the figure each side's ratio is of, which makes the
+    /// headline and the verdict. Definitions stored before it existed used the mean.
+    #[serde(default)]
+    pub statistic: Statistic,
     pub smoke: bool,
     pub cases: Vec<Case>,
     pub commands: Commands,
@@ -140,7 +145,8 @@ pub const SMOKE_REPEAT: u32 = 2;
 
 impl Campaign {
     /// Identifies what the runs measure (command and each case's name and command line): a
-    /// resume is refused when it changed. Repetitions, order, warm-up and baseline may change.
+    /// resume is refused when it changed. Repetitions, order, warm-up, baseline and statistic
+    /// may change.
     /// FNV-1a over a canonical text: stable across builds, unlike `std`'s hasher.
     pub fn plan_hash(&self) -> String {
         let mut text = self.command.to_string();

@@ -115,7 +115,7 @@ pub fn gather(store: &Store, name: &str) -> Result<CampaignView, GatherError> {
     environment.devices = devices.into_iter().collect();
     environment.first_run = starts.first().cloned();
     environment.last_run = starts.last().cloned();
-    let metrics = analysis::metrics_per_case(&cases);
+    let metrics = analysis::metrics_per_case(&cases, def.campaign.statistic);
     let mut warnings = analysis::warnings(&cases, def.campaign.repeat);
     if interrupted > 0 {
         warnings.push(format!(
@@ -128,6 +128,7 @@ pub fn gather(store: &Store, name: &str) -> Result<CampaignView, GatherError> {
         file,
         command: def.campaign.command.to_string(),
         baseline: def.campaign.baseline.clone(),
+        statistic: def.campaign.statistic,
         smoke: def.campaign.smoke,
         repeat: def.campaign.repeat,
         environment,

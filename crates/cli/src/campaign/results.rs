@@ -10,7 +10,7 @@ use anyhow::Context;
 use iogauge_campaign::digest::{catalogue, digest};
 use iogauge_campaign::CampaignView;
 use iogauge_model::history::RunStatus;
-use iogauge_stats::compare::{Describe, Ratio, Verdict};
+use iogauge_stats::compare::{Describe, Ratio, Statistic, Verdict};
 use iogauge_store::{CampaignTag, Store};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -142,6 +142,10 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
 struct MetricCompare {
     metric: String,
     unit: String,
+    /// A campaign's cases: the figure `a`, `b` and the ratio are of (the campaign's
+    /// `statistic`); runs are single figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    statistic: Option<Statistic>,
     a: f64,
     b: f64,
     /// b / a.
@@ -193,6 +197,7 @@ fn compare_runs(store: &Store, a: &str, b: &str, json: bool) -> anyhow::Result<S
             Some(MetricCompare {
                 metric: m.key.to_string(),
                 unit: m.unit.to_string(),
+                statistic: None,
                 a: x,
                 b: y,
                 ratio: (x > 0.0).then(|| y / x),
@@ -256,14 +261,22 @@ fn compare_cases(view: &CampaignView, a: &str, b: &str, json: bool) -> anyhow::R
         let (Ok(da), Ok(db)) = (Describe::of(xa), Describe::of(xb)) else {
             continue;
         };
-        let ratio = Ratio::of(xb, xa, seed_of(&m.key)).ok();
+        let ratio = Ratio::of(xb, xa, view.statistic, seed_of(&m.key)).ok();
+        let figure = |d: &Describe| match view.statistic {
+            Statistic::Mean => d.mean,
+            Statistic::Trimmed => d.trimmed_mean,
+        };
         rows.push(MetricCompare {
             metric: m.key.clone(),
             unit: m.unit.clone(),
-            a: da.mean,
-            b: db.mean,
-            ratio: ratio.as_ref().map(|r| r.ratio),
-            ci95: ratio.as_ref().and_then(|r| r.ci95).map(|c| (c.lo, c.hi)),
+            statistic: Some(view.statistic),
+            a: figure(&da),
+            b: figure(&db),
+            ratio: ratio.as_ref().map(Ratio::headline),
+            ci95: ratio
+                .as_ref()
+                .and_then(Ratio::headline_ci)
+                .map(|c| (c.lo, c.hi)),
             verdict: ratio
                 .as_ref()
                 .map(|r| Verdict::of(r).sentence(b, a, m.higher_is_better)),
@@ -277,8 +290,12 @@ fn compare_cases(view: &CampaignView, a: &str, b: &str, json: bool) -> anyhow::R
         }))? + "\n");
     }
     let mut s = format!(
-        "campaign {}: {b} against {a} (means of the repetitions)\n",
-        view.name
+        "campaign {}: {b} against {a} ({} of the repetitions)\n",
+        view.name,
+        match view.statistic {
+            Statistic::Mean => "means",
+            Statistic::Trimmed => "trimmed means, highest and lowest run dropped,",
+        }
     );
     for r in &rows {
         let _ = writeln!(
@@ -366,7 +383,10 @@ fn judgement(view: &CampaignView, c: &iogauge_campaign::MetricCase) -> String {
         _ if view.is_baseline(&c.case) => "(baseline)".into(),
         (Some(v), _, _) => v.clone(),
         (None, Some(r), Some(b)) => {
-            format!("{:.2}× {b} (too few repetitions for a verdict)", r.ratio)
+            format!(
+                "{:.2}× {b} (too few repetitions for a verdict)",
+                r.headline()
+            )
         }
         _ => String::new(),
     }
@@ -375,10 +395,14 @@ fn judgement(view: &CampaignView, c: &iogauge_campaign::MetricCase) -> String {
 /// The end-of-campaign summary: per headline metric, each case's mean, spread and verdict.
 pub fn verdicts_text(view: &CampaignView) -> String {
     let mut s = format!(
-        "\ncampaign {}: {} cases, baseline {:?}\n",
+        "\ncampaign {}: {} cases, baseline {:?}, ratios of {}\n",
         view.name,
         view.cases.len(),
-        view.baseline
+        view.baseline,
+        match view.statistic {
+            Statistic::Mean => "means",
+            Statistic::Trimmed => "trimmed means (highest and lowest run dropped)",
+        }
     );
     let shown = view
         .metrics

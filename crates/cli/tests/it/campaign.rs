@@ -1,13 +1,16 @@
 //! `iogauge campaign`, `report`, `export` and `compare` end to end: a tiny campaign is
 //! interrupted (Ctrl-C, then a kill of the runner), resumed, and every repetition ends up
 //! stored exactly once; the report and exports read it back; the shipped examples run at
-//! smoke scale; bad input gets one-line errors.
+//! smoke scale (and the redundancy one shows the mirrors' write penalty); bad input gets
+//! one-line errors.
 
 use crate::common::*;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::time::{Duration, Instant};
+
+mod redundancy;
 
 /// Two cases × 3 repetitions of sub-second runs, with a warm-up per case and a `pre` hook
 /// that logs what it was told.

@@ -7,6 +7,7 @@ use super::svg::esc;
 use super::svg_style::CSS;
 use super::{svg_bars, svg_series, svg_stats};
 use iogauge_campaign::{CampaignView, CaseView, RunDigest};
+use iogauge_stats::compare::Statistic;
 use std::fmt::Write as _;
 
 /// The whole report as one HTML document.
@@ -56,7 +57,14 @@ fn header(out: &mut String, view: &CampaignView, runs: usize) {
         }
     );
     esc(out, &view.baseline);
-    out.push_str("</b></p>\n");
+    let _ = writeln!(
+        out,
+        "</b> · ratios of {}</p>",
+        match view.statistic {
+            Statistic::Mean => "means",
+            Statistic::Trimmed => "trimmed means",
+        }
+    );
     if !view.warnings.is_empty() {
         out.push_str("<ul class=\"warn\">");
         for w in &view.warnings {
@@ -83,7 +91,14 @@ pub(super) fn plural(n: usize) -> &'static str {
 }
 
 fn metric_charts(out: &mut String, view: &CampaignView) {
-    out.push_str("<h2 id=\"charts\">Charts by metric</h2>\n<p class=\"note\">Left: mean per case with its 95% interval, each run a dot (outliers ×). Right: the same normalised to the baseline (= 1, dashed), each run divided by the baseline mean. Hover a mark for its value.</p>\n");
+    let _ = writeln!(
+        out,
+        "<h2 id=\"charts\">Charts by metric</h2>\n<p class=\"note\">Left: mean per case with its 95% interval, each run a dot (outliers ×). Right: {} Hover a mark for its value.</p>",
+        match view.statistic {
+            Statistic::Mean => "the ratio of means to the baseline (= 1, dashed) with its 95% interval, each run divided by the baseline mean.",
+            Statistic::Trimmed => "the ratio of trimmed means (each case's highest and lowest run dropped) to the baseline (= 1, dashed) with its 95% interval, each run divided by the baseline's trimmed mean.",
+        }
+    );
     for m in &view.metrics {
         out.push_str("<h3>");
         esc(out, &m.label);
@@ -301,7 +316,7 @@ mod tests {
                     case: name.to_string(),
                     samples: x.to_vec(),
                     describe: Describe::of(x).unwrap(),
-                    ratio: (i > 0).then(|| Ratio::of(x, base, 1).unwrap()),
+                    ratio: (i > 0).then(|| Ratio::of(x, base, Statistic::Mean, 1).unwrap()),
                     verdict: None,
                 })
                 .collect(),
@@ -315,6 +330,7 @@ mod tests {
             file: String::new(),
             command: "run".into(),
             baseline: cases.first().map_or(String::new(), |c| c.name.clone()),
+            statistic: Statistic::Mean,
             smoke: true,
             repeat: 1,
             environment: Environment::default(),

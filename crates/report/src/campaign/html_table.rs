@@ -1,11 +1,12 @@
 //! The results table of the campaign report: per metric and case, the descriptive figures,
-//! the interval, the outlier flags, the ratio to the baseline and the verdict sentence; and
+//! the interval, the outlier flags, the headline ratio to the baseline (of means or of
+//! trimmed means, as the campaign's statistic says, and named so) and the verdict sentence; and
 //! the colour swatch that names a case there and in the run details.
 
 use super::svg::{colour, esc};
 use super::svg_stats;
 use iogauge_campaign::{CampaignView, MetricCase, MetricView};
-use iogauge_stats::compare::Verdict;
+use iogauge_stats::compare::{Statistic, Verdict};
 use std::fmt::Write as _;
 
 /// A colour swatch for case `name`, matching its bars and lines.
@@ -74,31 +75,51 @@ fn verdict_class(c: &MetricCase, higher_is_better: bool) -> &'static str {
     }
 }
 
-const COLUMNS: [&str; 13] = [
-    "case",
-    "n",
-    "mean",
-    "median",
-    "stddev",
-    "CV",
-    "min",
-    "max",
-    "trimmed",
-    "95% CI of mean",
-    "outliers",
-    "ratio (95% CI)",
-    "verdict",
-];
+/// The table's columns (HTML); the ratio's header names the campaign's statistic.
+fn columns(st: Statistic) -> [&'static str; 13] {
+    [
+        "case",
+        "n",
+        "mean",
+        "median",
+        "stddev",
+        "CV",
+        "min",
+        "max",
+        "trimmed",
+        "95% CI of mean",
+        "outliers",
+        // Two lines, so the header is no wider than its figures and leaves the verdict room.
+        match st {
+            Statistic::Mean => "ratio (95% CI)<br><span class=\"u\">of means</span>",
+            Statistic::Trimmed => "ratio (95% CI)<br><span class=\"u\">of trimmed means</span>",
+        },
+        "verdict",
+    ]
+}
+
+/// The note under the heading: how each figure is made, and what the ratio divides.
+fn note(st: Statistic) -> &'static str {
+    match st {
+        Statistic::Mean => "ratio = case mean ÷ baseline mean (the campaign's statistic = \"mean\"), and the verdict reads its interval.",
+        Statistic::Trimmed => "ratio = case trimmed mean ÷ baseline trimmed mean (the campaign's statistic = \"trimmed\"), its interval from the trimmed means of the resamples, and the verdict reads that interval.",
+    }
+}
 
 pub(super) fn results(out: &mut String, view: &CampaignView) {
-    out.push_str("<h2 id=\"results\">Results</h2>\n<p class=\"note\">Per metric and case, over the measured repetitions. Trimmed mean drops the highest and the lowest run; the 95% intervals are percentile bootstraps; outliers (modified z-score above 3.5) are flagged, never removed; ratio = case mean ÷ baseline mean.</p>\n");
+    let _ = writeln!(
+        out,
+        "<h2 id=\"results\">Results</h2>\n<p class=\"note\">Per metric and case, over the measured repetitions. Trimmed mean drops the highest and the lowest run; the 95% intervals are percentile bootstraps; outliers (modified z-score above 3.5) are flagged, never removed; {}</p>",
+        note(view.statistic)
+    );
     if view.metrics.is_empty() {
         out.push_str("<p class=\"note\">No metric was recorded by any run.</p>\n");
         return;
     }
+    let columns = columns(view.statistic);
     out.push_str("<div class=\"tw\"><table class=\"res\"><thead><tr>");
-    for (i, c) in COLUMNS.iter().enumerate() {
-        let class = if i == 0 || i == COLUMNS.len() - 1 {
+    for (i, c) in columns.iter().enumerate() {
+        let class = if i == 0 || i == columns.len() - 1 {
             " class=\"l\""
         } else {
             ""
@@ -110,7 +131,7 @@ pub(super) fn results(out: &mut String, view: &CampaignView) {
         let _ = write!(
             out,
             "<tbody><tr class=\"mh\"><th colspan=\"{}\">",
-            COLUMNS.len()
+            columns.len()
         );
         esc(out, &m.label);
         out.push_str(" <span class=\"u\">(");
@@ -194,9 +215,9 @@ fn result_row(out: &mut String, view: &CampaignView, m: &MetricView, c: &MetricC
     out.push_str("</td><td>");
     match &c.ratio {
         Some(r) => {
-            times(out, r.ratio);
+            times(out, r.headline());
             out.push('×');
-            if let Some(ci) = r.ci95 {
+            if let Some(ci) = r.headline_ci() {
                 out.push_str("<span class=\"ci\">");
                 times(out, ci.lo);
                 out.push('–');

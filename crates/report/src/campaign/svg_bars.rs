@@ -1,5 +1,6 @@
 //! Bar charts of a metric by case: the means with their 95 % intervals and every repetition,
-//! and the same normalised to the baseline. Each function appends one `<svg class="chart">`.
+//! and the headline ratios to the baseline (of means or of trimmed means). Each function
+//! appends one `<svg class="chart">`.
 
 use super::svg::{colour, compact, esc, headroom, Fmt, Scale, N};
 use super::svg_draw::{
@@ -7,7 +8,7 @@ use super::svg_draw::{
 };
 use super::svg_stats::{case_index, short, W};
 use iogauge_campaign::{CampaignView, MetricView};
-use iogauge_stats::compare::Ci;
+use iogauge_stats::compare::{Ci, Statistic};
 use std::fmt::Write as _;
 
 /// One bar: a central value, its interval, and the repetitions as dots.
@@ -28,6 +29,8 @@ struct Look<'a> {
     fmt: Fmt,
     y_title: &'a str,
     unit: &'a str,
+    /// What a bar is, for the legend: "mean", "ratio of trimmed means".
+    bar: &'a str,
     /// Dashed reference line at 1.0.
     baseline: bool,
 }
@@ -59,6 +62,7 @@ pub(super) fn bars(out: &mut String, view: &CampaignView, m: &MetricView) {
         fmt: Fmt::Si,
         y_title: &y_title,
         unit: &m.unit,
+        bar: "mean",
         baseline: false,
     };
     bar_chart(out, &bars, &look);
@@ -69,23 +73,32 @@ pub(super) fn has_ratios(m: &MetricView) -> bool {
     m.cases.iter().any(|c| c.ratio.is_some())
 }
 
-/// Ratios to the baseline: bar = ratio of means, whisker = its 95 % CI, dots = each
-/// repetition divided by the baseline mean. The baseline itself sits at 1.0 with its own
-/// repetitions (and its mean's interval) in baseline units.
+/// Ratios to the baseline: bar = the headline ratio (of means or of trimmed means, as the
+/// campaign's statistic says), whisker = its 95 % CI, dots = each repetition divided by the
+/// baseline's mean (or trimmed mean). The baseline itself sits at 1.0 with its own
+/// repetitions in the same units, and with means its mean's interval (there is no interval of
+/// one case's trimmed mean to show).
 pub(super) fn normalised(out: &mut String, view: &CampaignView, m: &MetricView) {
     let bars: Vec<Bar> = m
         .cases
         .iter()
         .filter_map(|c| {
             let (value, ci, dots) = match &c.ratio {
-                Some(r) => (r.ratio, r.ci95, r.normalised.clone()),
-                None if view.is_baseline(&c.case) && c.describe.mean > 0.0 => {
-                    let mean = c.describe.mean;
-                    let ci = c.describe.ci95.map(|ci| Ci {
-                        lo: ci.lo / mean,
-                        hi: ci.hi / mean,
+                Some(r) => (r.headline(), r.headline_ci(), r.normalised.clone()),
+                None if view.is_baseline(&c.case) => {
+                    let d = &c.describe;
+                    let (unit, ci) = match view.statistic {
+                        Statistic::Mean => (d.mean, d.ci95),
+                        Statistic::Trimmed => (d.trimmed_mean, None),
+                    };
+                    if unit <= 0.0 {
+                        return None;
+                    }
+                    let ci = ci.map(|ci| Ci {
+                        lo: ci.lo / unit,
+                        hi: ci.hi / unit,
                     });
-                    (1.0, ci, c.samples.iter().map(|x| x / mean).collect())
+                    (1.0, ci, c.samples.iter().map(|x| x / unit).collect())
                 }
                 None => return None,
             };
@@ -99,8 +112,12 @@ pub(super) fn normalised(out: &mut String, view: &CampaignView, m: &MetricView) 
             })
         })
         .collect();
+    let bar = match view.statistic {
+        Statistic::Mean => "ratio of means",
+        Statistic::Trimmed => "ratio of trimmed means",
+    };
     let y_title = format!("{} ÷ {} (baseline = 1)", m.label, view.baseline);
-    let aria = format!("{}: ratio to the baseline by case", m.label);
+    let aria = format!("{}: {bar} to the baseline by case", m.label);
     let look = Look {
         kind: "normalised",
         key: &m.key,
@@ -108,6 +125,7 @@ pub(super) fn normalised(out: &mut String, view: &CampaignView, m: &MetricView) 
         fmt: Fmt::Times,
         y_title: &y_title,
         unit: "× baseline",
+        bar,
         baseline: true,
     };
     bar_chart(out, &bars, &look);
@@ -176,13 +194,11 @@ fn bar_chart(out: &mut String, bars: &[Bar], look: &Look) {
     out.push_str("</svg>");
 }
 
-/// The bar chart's legend: mean (or ratio), interval, run, outlier, and the baseline line.
+/// The bar chart's legend: mean (or which ratio), interval, run, outlier, and the baseline
+/// line.
 fn bar_legend(out: &mut String, f: &Frame, look: &Look) {
     let mut items = vec![
-        (
-            Swatch::Area("#999"),
-            if look.baseline { "ratio" } else { "mean" },
-        ),
+        (Swatch::Area("#999"), look.bar),
         (Swatch::Whisker, "95% CI"),
         (Swatch::Dot, "run"),
         (Swatch::Outlier, "outlier"),

@@ -2,9 +2,11 @@
 //!
 //! Markdown is for people (figures to 4 significant digits, CV in percent); CSV is for
 //! spreadsheets and scripts (full precision, CV as a fraction, empty where a figure does not
-//! exist, quoted as RFC 4180 asks, `\n` line ends as the other CSV iogauge writes).
+//! exist, quoted as RFC 4180 asks, `\n` line ends as the other CSV iogauge writes). Both
+//! show the campaign's headline ratio (of means or of trimmed means) and say which it is.
 
 use iogauge_campaign::{CampaignView, CaseView, MetricCase, MetricView, RunDigest};
+use iogauge_stats::compare::Statistic;
 use std::fmt::Write as _;
 
 /// Metrics shown per run in the runs table, when the campaign has them (the rest are in the
@@ -49,7 +51,7 @@ fn summary(s: &mut String, v: &CampaignView) {
     let _ = writeln!(s, "## Summary\n");
     let _ = writeln!(
         s,
-        "`iogauge {}`, {} case{} × {} repetition{}, {measured} measured run{}; baseline **{}**.{}\n",
+        "`iogauge {}`, {} case{} × {} repetition{}, {measured} measured run{}; baseline **{}**; {}.{}\n",
         v.command,
         v.cases.len(),
         plural(v.cases.len()),
@@ -57,6 +59,7 @@ fn summary(s: &mut String, v: &CampaignView) {
         plural(v.repeat as usize),
         plural(measured),
         cell(&v.baseline),
+        ratios_of(v.statistic),
         if v.smoke {
             " Smoke scale: the runs check the campaign, their figures are not representative."
         } else {
@@ -120,7 +123,7 @@ fn verdict_text(mc: &MetricCase, baseline: &str) -> String {
         (None, Some(r)) => format!(
             "{} is {}× {baseline}, too few repetitions for a verdict (n={} and {})",
             mc.case,
-            ratio_num(r.ratio),
+            ratio_num(r.headline()),
             r.n_case,
             r.n_baseline
         ),
@@ -142,20 +145,20 @@ fn metric_table(s: &mut String, m: &MetricView, view: &CampaignView) {
             "lower is better"
         }
     );
-    let _ = writeln!(s, "| case | n | mean | median | stddev | CV | min | max | trimmed mean | 95% CI | ratio (95% CI) | verdict |");
+    let _ = writeln!(s, "| case | n | mean | median | stddev | CV | min | max | trimmed mean | 95% CI | ratio of {} (95% CI) | verdict |", statistic_plural(view.statistic));
     let _ = writeln!(s, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|");
     for mc in &m.cases {
         let d = &mc.describe;
         let ratio = match &mc.ratio {
             _ if view.is_baseline(&mc.case) => "1.00 (baseline)".to_string(),
-            Some(r) => match r.ci95 {
+            Some(r) => match r.headline_ci() {
                 Some(ci) => format!(
                     "{} ({}–{})",
-                    ratio_num(r.ratio),
+                    ratio_num(r.headline()),
                     ratio_num(ci.lo),
                     ratio_num(ci.hi)
                 ),
-                None => ratio_num(r.ratio),
+                None => ratio_num(r.headline()),
             },
             None => "–".into(),
         };
@@ -265,6 +268,24 @@ fn environment(s: &mut String, v: &CampaignView) {
     }
 }
 
+/// "means", "trimmed means": what the campaign's ratios are of.
+fn statistic_plural(st: Statistic) -> &'static str {
+    match st {
+        Statistic::Mean => "means",
+        Statistic::Trimmed => "trimmed means",
+    }
+}
+
+/// The summary's words on the ratios: which statistic they are of, and what trimming drops.
+fn ratios_of(st: Statistic) -> &'static str {
+    match st {
+        Statistic::Mean => "ratios of means",
+        Statistic::Trimmed => {
+            "ratios of trimmed means (each case's highest and lowest run dropped)"
+        }
+    }
+}
+
 /// "IOPS", "throughput (MiB/s)": the unit only when the label does not already say it.
 fn heading(m: &MetricView) -> String {
     if m.label == m.unit {
@@ -316,7 +337,7 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// The CSV header.
-const CSV_HEADER: [&str; 19] = [
+const CSV_HEADER: [&str; 22] = [
     "campaign",
     "case",
     "metric",
@@ -335,12 +356,17 @@ const CSV_HEADER: [&str; 19] = [
     "ratio_lo",
     "ratio_hi",
     "trimmed_ratio",
+    "trimmed_ratio_lo",
+    "trimmed_ratio_hi",
+    "statistic",
     "verdict",
 ];
 
 /// CSV: one row per case and metric (metric order, then case order), with [`CSV_HEADER`].
 /// Figures at full precision (`cv` a fraction); empty where there is none (the baseline's
-/// ratio, a CI with one repetition, a verdict below 3 repetitions).
+/// ratio, a CI with one repetition, a verdict below 3 repetitions). Both ratios are given,
+/// each with its interval: `ratio` of means, `trimmed_ratio` of trimmed means; `statistic`
+/// (the campaign's, `mean` or `trimmed`) names the headline, the one the verdict reads.
 pub fn campaign_csv(view: &CampaignView) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     let opt = |x: Option<f64>| x.map_or(String::new(), |x| x.to_string());
@@ -369,6 +395,9 @@ pub fn campaign_csv(view: &CampaignView) -> String {
                 opt(r.and_then(|r| r.ci95).map(|c| c.lo)),
                 opt(r.and_then(|r| r.ci95).map(|c| c.hi)),
                 opt(r.map(|r| r.trimmed_ratio)),
+                opt(r.and_then(|r| r.trimmed_ci95).map(|c| c.lo)),
+                opt(r.and_then(|r| r.trimmed_ci95).map(|c| c.hi)),
+                view.statistic.name().to_string(),
                 mc.verdict.clone().unwrap_or_default(),
             ];
             w.write_record(&record)

@@ -145,7 +145,7 @@ fn bootstrap_coverage_is_near_nominal() {
 fn ratio_table() {
     let base = [100.0, 101.0, 99.0, 100.0, 100.0];
     let fast = [150.0, 152.0, 148.0, 151.0, 149.0];
-    let r = Ratio::of(&fast, &base, 1).unwrap();
+    let r = Ratio::of(&fast, &base, Statistic::Mean, 1).unwrap();
     assert!(close(r.ratio, 1.5) && close(r.trimmed_ratio, 1.5), "{r:?}");
     let ci = r.ci95.unwrap();
     // Every resampled ratio lies within min(case)/max(base) .. max(case)/min(base).
@@ -153,41 +153,41 @@ fn ratio_table() {
     assert!(ci.contains(1.5), "{ci:?}");
     assert!(matches!(Verdict::of(&r), Verdict::Different { .. }));
     assert_eq!(
-        Ratio::of(&fast, &base, 1).unwrap(),
+        Ratio::of(&fast, &base, Statistic::Mean, 1).unwrap(),
         r,
         "same seed, same result"
     );
 
     // Slower by the same factor: the reciprocal side of 1.
-    let r = Ratio::of(&base, &fast, 1).unwrap();
+    let r = Ratio::of(&base, &fast, Statistic::Mean, 1).unwrap();
     assert!(r.ci95.unwrap().hi < 1.0);
     assert!(matches!(Verdict::of(&r), Verdict::Different { .. }));
 
     // The same values on both sides: ratio 1, interval around it.
     let same = [100.0, 102.0, 98.0, 101.0, 99.0];
-    let r = Ratio::of(&same, &same, 1).unwrap();
+    let r = Ratio::of(&same, &same, Statistic::Mean, 1).unwrap();
     assert_eq!(r.ratio, 1.0);
     assert!(r.ci95.unwrap().contains(1.0));
     assert!(matches!(Verdict::of(&r), Verdict::NoDifference { .. }));
 
     // Normalised to the baseline mean 150; n < 3 on both sides, so no trimming.
-    let r = Ratio::of(&[150.0, 300.0], &[100.0, 200.0], 1).unwrap();
+    let r = Ratio::of(&[150.0, 300.0], &[100.0, 200.0], Statistic::Mean, 1).unwrap();
     assert_eq!(r.normalised, vec![1.0, 2.0]);
     assert!(close(r.ratio, 1.5) && close(r.trimmed_ratio, 1.5));
 
     // Trimming drops the 100 on the case side: (2+3)/2 / 10 = 0.25, against 26.5/10.
-    let r = Ratio::of(&[1.0, 2.0, 3.0, 100.0], &[10.0; 3], 1).unwrap();
+    let r = Ratio::of(&[1.0, 2.0, 3.0, 100.0], &[10.0; 3], Statistic::Mean, 1).unwrap();
     assert!(
         close(r.ratio, 2.65) && close(r.trimmed_ratio, 0.25),
         "{r:?}"
     );
 
     // A case at 0 is allowed (no physical reads at all).
-    let r = Ratio::of(&[0.0; 3], &[5.0; 3], 1).unwrap();
+    let r = Ratio::of(&[0.0; 3], &[5.0; 3], Statistic::Mean, 1).unwrap();
     assert_eq!((r.ratio, r.ci95), (0.0, Some(Ci { lo: 0.0, hi: 0.0 })));
 
     // One sample on a side: no interval, no verdict.
-    let r = Ratio::of(&[5.0], &base, 1).unwrap();
+    let r = Ratio::of(&[5.0], &base, Statistic::Mean, 1).unwrap();
     assert_eq!(r.ci95, None);
     assert_eq!(
         Verdict::of(&r),
@@ -198,17 +198,122 @@ fn ratio_table() {
     );
 }
 
+/// Ten repetitions around 100 (the baseline).
+const BASE_RUNS: [f64; 10] = [
+    100.0, 101.0, 99.0, 100.5, 99.5, 100.0, 101.5, 98.5, 100.0, 100.0,
+];
+
+/// Ten repetitions around 130, one of which stalled at 20.
+const STALLED_RUNS: [f64; 10] = [
+    130.0, 131.0, 129.5, 130.5, 20.0, 129.5, 130.0, 131.5, 129.5, 130.0,
+];
+
+#[test]
+fn an_outlier_moves_the_mean_ratio_not_the_trimmed_one() {
+    let mean = Ratio::of(&STALLED_RUNS, &BASE_RUNS, Statistic::Mean, 5).unwrap();
+    let trimmed = Ratio::of(&STALLED_RUNS, &BASE_RUNS, Statistic::Trimmed, 5).unwrap();
+    // Means: 1191.5/10 over 1000/10. Trimmed: the 20 and the 131.5 dropped, 1040/8 over
+    // (the 98.5 and 101.5 dropped) 800/8.
+    assert!(close(mean.ratio, 1.1915), "{mean:?}");
+    assert!(close(mean.trimmed_ratio, 1.3), "{mean:?}");
+    // Both statistics come from one set of resamples: only the headline differs.
+    assert_eq!(
+        (mean.ci95, mean.trimmed_ci95),
+        (trimmed.ci95, trimmed.trimmed_ci95)
+    );
+    assert_eq!((mean.headline(), trimmed.headline()), (mean.ratio, 1.3));
+    assert_eq!(trimmed.headline_ci(), trimmed.trimmed_ci95);
+
+    // Resamples with the stalled run three times (7 % of them) pull the mean below the
+    // baseline's, so its interval holds 1; the trimmed mean drops one copy and stays above.
+    let (mci, tci) = (mean.ci95.unwrap(), trimmed.trimmed_ci95.unwrap());
+    assert!(mci.contains(1.0) && mci.contains(mean.ratio), "{mci:?}");
+    assert!(tci.contains(1.3) && tci.lo > 1.0, "{tci:?}");
+    assert!(tci.hi < 1.33, "{tci:?}");
+    assert!(matches!(
+        Verdict::of(&mean),
+        Verdict::NoDifference {
+            statistic: Statistic::Mean,
+            ..
+        }
+    ));
+    let v = Verdict::of(&trimmed);
+    assert!(
+        matches!(
+            v,
+            Verdict::Different { ratio, statistic: Statistic::Trimmed, .. } if ratio == 1.3
+        ),
+        "{v:?}"
+    );
+    assert!(
+        v.sentence("B", "A", true)
+            .starts_with("B is 1.30× A (trimmed means, 95% CI 1.0"),
+        "{}",
+        v.sentence("B", "A", true)
+    );
+
+    // Normalised to the baseline's headline figure: its mean 100, its trimmed mean 100.
+    assert!(close(mean.normalised[4], 0.2), "{:?}", mean.normalised);
+    let r = Ratio::of(
+        &[90.0, 120.0],
+        &[10.0, 20.0, 30.0, 100.0],
+        Statistic::Trimmed,
+        1,
+    )
+    .unwrap();
+    assert_eq!(r.normalised, vec![3.6, 4.8], "÷ (20 + 30) / 2");
+    let r = Ratio::of(
+        &[90.0, 120.0],
+        &[10.0, 20.0, 30.0, 100.0],
+        Statistic::Mean,
+        1,
+    )
+    .unwrap();
+    assert_eq!(r.normalised, vec![2.25, 3.0], "÷ 160 / 4");
+}
+
+#[test]
+fn trimmed_interval_holds_the_trimmed_ratio() {
+    // Ten runs around 100 against the same 10 % lower: trimmed ratio 0.9.
+    let lower: Vec<f64> = BASE_RUNS.iter().map(|x| x * 0.9).collect();
+    let r = Ratio::of(&lower, &BASE_RUNS, Statistic::Trimmed, 11).unwrap();
+    assert!(close(r.headline(), 0.9), "{r:?}");
+    let ci = r.headline_ci().unwrap();
+    assert!(ci.contains(r.headline()) && ci.hi < 1.0, "{ci:?}");
+    assert!(matches!(Verdict::of(&r), Verdict::Different { .. }));
+    assert_eq!(Ratio::of(&lower, &BASE_RUNS, Statistic::Trimmed, 11), Ok(r));
+    // With the stalled run, under another seed.
+    let r = Ratio::of(&STALLED_RUNS, &BASE_RUNS, Statistic::Trimmed, 12).unwrap();
+    let ci = r.headline_ci().unwrap();
+    assert!(ci.contains(r.trimmed_ratio) && ci.lo > 1.0, "{ci:?}");
+    // n < 3: nothing to trim, so the two statistics agree.
+    let r = Ratio::of(&[150.0, 300.0], &[100.0, 200.0], Statistic::Trimmed, 1).unwrap();
+    assert_eq!(r.ci95, r.trimmed_ci95);
+    assert_eq!(r.headline(), r.ratio);
+}
+
+#[test]
+fn statistic_words() {
+    for s in Statistic::ALL {
+        assert_eq!(Statistic::parse(s.name()), Some(s));
+        assert_eq!(s.to_string(), s.name());
+    }
+    assert_eq!(Statistic::parse("median"), None);
+    assert_eq!(Statistic::default(), Statistic::Mean);
+    assert_eq!(Statistic::Trimmed.label(), "trimmed mean");
+}
+
 #[test]
 fn few_repetitions_withhold_the_verdict() {
     // Clearly different, but n = 2: withheld.
-    let r = Ratio::of(&[200.0, 201.0], &[100.0, 101.0], 3).unwrap();
+    let r = Ratio::of(&[200.0, 201.0], &[100.0, 101.0], Statistic::Mean, 3).unwrap();
     assert!(!r.ci95.unwrap().contains(1.0));
     let v = Verdict::of(&r);
     assert_eq!(
         v.sentence("B", "A", true),
         "too few repetitions to tell: n=2"
     );
-    let r = Ratio::of(&[200.0, 201.0, 202.0], &[100.0, 101.0], 3).unwrap();
+    let r = Ratio::of(&[200.0, 201.0, 202.0], &[100.0, 101.0], Statistic::Mean, 3).unwrap();
     assert_eq!(
         Verdict::of(&r).sentence("B", "A", true),
         "too few repetitions to tell: n=3 for B, n=2 for A"
@@ -217,8 +322,18 @@ fn few_repetitions_withhold_the_verdict() {
 
 #[test]
 fn sentence_table() {
-    let diff = |ratio, lo, hi| Verdict::Different { ratio, lo, hi };
-    let same = |ratio, lo, hi| Verdict::NoDifference { ratio, lo, hi };
+    let diff = |ratio, lo, hi| Verdict::Different {
+        ratio,
+        lo,
+        hi,
+        statistic: Statistic::Mean,
+    };
+    let same = |ratio, lo, hi| Verdict::NoDifference {
+        ratio,
+        lo,
+        hi,
+        statistic: Statistic::Mean,
+    };
     #[rustfmt::skip]
     let cases = [
         (diff(1.42, 1.35, 1.49), true, "B is 1.42× A (95% CI 1.35–1.49), better"),
@@ -235,6 +350,29 @@ fn sentence_table() {
     for (v, higher_is_better, want) in cases {
         assert_eq!(v.sentence("B", "A", higher_is_better), want);
     }
+    let statistic = Statistic::Trimmed;
+    let (ratio, lo, hi) = (0.5, 0.47, 0.53);
+    assert_eq!(
+        Verdict::Different {
+            ratio,
+            lo,
+            hi,
+            statistic
+        }
+        .sentence("B", "A", true),
+        "B is 0.50× A (trimmed means, 95% CI 0.47–0.53), worse"
+    );
+    let (ratio, lo, hi) = (1.02, 0.97, 1.08);
+    assert_eq!(
+        Verdict::NoDifference {
+            ratio,
+            lo,
+            hi,
+            statistic
+        }
+        .sentence("B", "A", true),
+        "no difference between B and A beyond noise (trimmed means 1.02×, 95% CI 0.97–1.08)"
+    );
 }
 
 #[test]
@@ -271,17 +409,23 @@ fn degenerate_inputs_are_refused() {
         (&[1.0], &[-3.0], OutOfRange { group: Group::Baseline, index: 0, value: -3.0 }),
     ];
     for (case, base, want) in cases {
-        assert_eq!(Ratio::of(case, base, 0), Err(want), "{case:?} / {base:?}");
+        assert_eq!(
+            Ratio::of(case, base, Statistic::Mean, 0),
+            Err(want),
+            "{case:?} / {base:?}"
+        );
     }
     assert!(matches!(
-        Ratio::of(&[nan], &[1.0], 0),
+        Ratio::of(&[nan], &[1.0], Statistic::Mean, 0),
         Err(NonFinite {
             group: Group::Case,
             index: 0,
             ..
         })
     ));
-    let msg = Ratio::of(&[1.0], &[2.0, 0.0], 0).unwrap_err().to_string();
+    let msg = Ratio::of(&[1.0], &[2.0, 0.0], Statistic::Mean, 0)
+        .unwrap_err()
+        .to_string();
     assert_eq!(msg, "baseline: sample 1 is 0; a ratio needs every case sample >= 0 and every baseline sample > 0");
 }
 
@@ -326,7 +470,7 @@ proptest! {
         ],
         seed in any::<u64>(),
     ) {
-        let r = Ratio::of(&case, &base, seed).unwrap();
+        let r = Ratio::of(&case, &base, Statistic::Mean, seed).unwrap();
         let ci = r.ci95.unwrap();
         let (cmin, cmax) = (case.iter().cloned().fold(f64::INFINITY, f64::min), case.iter().cloned().fold(0.0, f64::max));
         let (bmin, bmax) = (base.iter().cloned().fold(f64::INFINITY, f64::min), base.iter().cloned().fold(0.0, f64::max));
@@ -339,5 +483,14 @@ proptest! {
         let few = case.len() < 3 || base.len() < 3;
         prop_assert_eq!(matches!(v, Verdict::TooFew { .. }), few);
         prop_assert_eq!(matches!(v, Verdict::Different { .. }), !few && !ci.contains(1.0));
+
+        // Trimmed: the same bounds (a resample's trimmed mean lies within its range), and
+        // the verdict follows the trimmed interval.
+        let t = Ratio::of(&case, &base, Statistic::Trimmed, seed).unwrap();
+        let tci = t.headline_ci().unwrap();
+        prop_assert!(cmin / bmax <= tci.lo && tci.lo <= tci.hi && tci.hi <= cmax / bmin, "{tci:?}");
+        prop_assert_eq!((t.ci95, t.headline()), (r.ci95, r.trimmed_ratio));
+        let v = Verdict::of(&t);
+        prop_assert_eq!(matches!(v, Verdict::Different { .. }), !few && !tci.contains(1.0));
     }
 }

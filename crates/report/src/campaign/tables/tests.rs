@@ -1,6 +1,7 @@
 //! Tests of the Markdown and CSV exports.
 use super::*;
 use iogauge_campaign::{metrics, warnings, Environment};
+use iogauge_stats::compare::Statistic;
 use std::collections::BTreeMap;
 
 fn run(id: i64, rep: u32, iops: f64, p99: f64) -> RunDigest {
@@ -63,6 +64,7 @@ fn view() -> CampaignView {
         file: "name = \"qd-sweep\"\nrepeat = 3\n".into(),
         command: "run".into(),
         baseline: "qd1".into(),
+        statistic: Statistic::Mean,
         smoke: false,
         repeat: 3,
         environment: Environment {
@@ -76,7 +78,7 @@ fn view() -> CampaignView {
             first_run: Some("2025-03-01T10:00:01Z".into()),
             last_run: Some("2025-03-01T10:00:06Z".into()),
         },
-        metrics: metrics(&cases, "qd1"),
+        metrics: metrics(&cases, "qd1", Statistic::Mean),
         warnings: warnings(&cases, 3),
         cases,
     }
@@ -88,7 +90,7 @@ fn markdown_snapshot() {
 
 ## Summary
 
-`iogauge run`, 2 cases × 3 repetitions, 6 measured runs; baseline **qd1**.
+`iogauge run`, 2 cases × 3 repetitions, 6 measured runs; baseline **qd1**; ratios of means.
 
 | case | variables | runs | command line |
 |---|---|--:|---|
@@ -105,14 +107,14 @@ IOPS against qd1:
 
 ## IOPS: higher is better
 
-| case | n | mean | median | stddev | CV | min | max | trimmed mean | 95% CI | ratio (95% CI) | verdict |
+| case | n | mean | median | stddev | CV | min | max | trimmed mean | 95% CI | ratio of means (95% CI) | verdict |
 |---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|
 | qd1 | 3 | 110.0 | 110.0 | 10.00 | 9.1% | 100.0 | 120.0 | 110.0 | 100.0–120.0 | 1.00 (baseline) | – |
 | qd32, "deep" \| wide | 3 | 170.0 | 160.0 | 26.46 | 15.6% | 150.0 | 200.0 | 160.0 | 150.0–200.0 | 1.55 (1.32–1.83) | qd32, "deep" \| wide is 1.55× qd1 (95% CI 1.32–1.83), better |
 
 ## read latency p99 (ms): lower is better
 
-| case | n | mean | median | stddev | CV | min | max | trimmed mean | 95% CI | ratio (95% CI) | verdict |
+| case | n | mean | median | stddev | CV | min | max | trimmed mean | 95% CI | ratio of means (95% CI) | verdict |
 |---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|
 | qd1 | 3 | 2.000 | 2.000 | 0 | 0.0% | 2.000 | 2.000 | 2.000 | 2.000–2.000 | 1.00 (baseline) | – |
 | qd32, "deep" \| wide | 3 | 1.000 | 1.000 | 0 | 0.0% | 1.000 | 1.000 | 1.000 | 1.000–1.000 | 0.50 (0.50–0.50) | qd32, "deep" \| wide is 0.50× qd1 (95% CI 0.50–0.50), better |
@@ -163,13 +165,14 @@ repeat = 3
 fn csv_snapshot_quotes_per_rfc_4180() {
     // The ratio interval comes from the seeded bootstrap (see the Markdown snapshot);
     // the other figures by hand: B's mean 510/3 = 170, s = √700, CV = √700/170,
-    // ratio 170/110, trimmed ratio 160/110.
+    // ratio 170/110, trimmed ratio 160/110. With n = 3 a trimmed mean is the median, so
+    // the trimmed interval runs between the extremes 150/120 and 200/100.
     let want = "\
-campaign,case,metric,unit,n,mean,median,stddev,cv,min,max,trimmed_mean,ci_lo,ci_hi,ratio,ratio_lo,ratio_hi,trimmed_ratio,verdict
-qd-sweep,qd1,iops,IOPS,3,110,110,10,0.09090909090909091,100,120,110,100,120,,,,,
-qd-sweep,\"qd32, \"\"deep\"\" | wide\",iops,IOPS,3,170,160,26.457513110645905,0.15563243006262298,150,200,160,150,200,1.5454545454545454,1.3235294117647058,1.8333333333333335,1.4545454545454546,\"qd32, \"\"deep\"\" | wide is 1.55× qd1 (95% CI 1.32–1.83), better\"
-qd-sweep,qd1,read_lat_p99_ms,ms,3,2,2,0,0,2,2,2,2,2,,,,,
-qd-sweep,\"qd32, \"\"deep\"\" | wide\",read_lat_p99_ms,ms,3,1,1,0,0,1,1,1,1,1,0.5,0.5,0.5,0.5,\"qd32, \"\"deep\"\" | wide is 0.50× qd1 (95% CI 0.50–0.50), better\"
+campaign,case,metric,unit,n,mean,median,stddev,cv,min,max,trimmed_mean,ci_lo,ci_hi,ratio,ratio_lo,ratio_hi,trimmed_ratio,trimmed_ratio_lo,trimmed_ratio_hi,statistic,verdict
+qd-sweep,qd1,iops,IOPS,3,110,110,10,0.09090909090909091,100,120,110,100,120,,,,,,,mean,
+qd-sweep,\"qd32, \"\"deep\"\" | wide\",iops,IOPS,3,170,160,26.457513110645905,0.15563243006262298,150,200,160,150,200,1.5454545454545454,1.3235294117647058,1.8333333333333335,1.4545454545454546,1.25,2,mean,\"qd32, \"\"deep\"\" | wide is 1.55× qd1 (95% CI 1.32–1.83), better\"
+qd-sweep,qd1,read_lat_p99_ms,ms,3,2,2,0,0,2,2,2,2,2,,,,,,,mean,
+qd-sweep,\"qd32, \"\"deep\"\" | wide\",read_lat_p99_ms,ms,3,1,1,0,0,1,1,1,1,1,0.5,0.5,0.5,0.5,0.5,0.5,mean,\"qd32, \"\"deep\"\" | wide is 0.50× qd1 (95% CI 0.50–0.50), better\"
 ";
     let got = campaign_csv(&view());
     assert_eq!(got, want);
@@ -192,7 +195,7 @@ fn short_interrupted_and_uncompared_cases() {
     only.metrics.insert("write_iops".into(), 30.0);
     v.cases
         .push(case("qd4", "4", vec![run(7, 1, 100.0, 2.5), only, stopped]));
-    v.metrics = metrics(&v.cases, "qd1");
+    v.metrics = metrics(&v.cases, "qd1", v.statistic);
     v.warnings = warnings(&v.cases, 3);
     let md = campaign_markdown(&v);
     let has = |line: &str| assert!(md.lines().any(|l| l == line), "{line}\n{md}");
@@ -204,7 +207,7 @@ fn short_interrupted_and_uncompared_cases() {
     has("- case qd4, repetition 3 (run 9) was interrupted and is left out of the statistics");
     let csv = campaign_csv(&v);
     assert!(
-        csv.contains("\nqd-sweep,qd4,write_iops,IOPS,1,30,30,,,30,30,30,,,,,,,\n"),
+        csv.contains("\nqd-sweep,qd4,write_iops,IOPS,1,30,30,,,30,30,30,,,,,,,,,mean,\n"),
         "{csv}"
     );
 }
@@ -226,4 +229,33 @@ fn figures_keep_four_significant_digits() {
     assert_eq!(ratio_num(0.0123), "0.012");
     assert_eq!(ratio_num(1.4567), "1.46");
     assert_eq!(cell("a|b\nc"), "a\\|b c");
+}
+
+/// `statistic = "trimmed"`: the headline is the ratio of trimmed means (160/110 = 1.45 for
+/// IOPS), its interval the trimmed one, and every table says so; the CSV keeps both ratios.
+#[test]
+fn trimmed_statistic_is_the_headline_everywhere() {
+    let mut v = view();
+    v.statistic = Statistic::Trimmed;
+    v.metrics = metrics(&v.cases, "qd1", v.statistic);
+    let md = campaign_markdown(&v);
+    let has = |line: &str| assert!(md.lines().any(|l| l == line), "{line}\n{md}");
+    has("`iogauge run`, 2 cases × 3 repetitions, 6 measured runs; baseline **qd1**; ratios of trimmed means (each case's highest and lowest run dropped).");
+    has("- qd32, \"deep\" | wide is 1.45× qd1 (trimmed means, 95% CI 1.25–2.00), better");
+    has("| case | n | mean | median | stddev | CV | min | max | trimmed mean | 95% CI | ratio of trimmed means (95% CI) | verdict |");
+    has("| qd32, \"deep\" \\| wide | 3 | 170.0 | 160.0 | 26.46 | 15.6% | 150.0 | 200.0 | 160.0 | 150.0–200.0 | 1.45 (1.25–2.00) | qd32, \"deep\" \\| wide is 1.45× qd1 (trimmed means, 95% CI 1.25–2.00), better |");
+    let csv = campaign_csv(&v);
+    let row = csv.lines().nth(2).unwrap();
+    assert!(
+        row.contains(",1.5454545454545454,1.3235294117647058,1.8333333333333335,1.4545454545454546,1.25,2,trimmed,"),
+        "{row}"
+    );
+    // Too few repetitions: the bare headline.
+    v.cases[1].runs.truncate(2);
+    v.metrics = metrics(&v.cases, "qd1", v.statistic);
+    let md = campaign_markdown(&v);
+    assert!(
+        md.contains("wide is 1.41× qd1, too few repetitions for a verdict (n=2 and 3)"),
+        "{md}"
+    );
 }
