@@ -11,6 +11,7 @@ mod db;
 mod exit;
 mod exit_code;
 mod history;
+mod mpi;
 mod plan;
 mod run;
 mod session;
@@ -32,7 +33,11 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => return exit::clap_error(e),
     };
-    match dispatch(cli.command) {
+    let result = match mpi::launched() {
+        Some(var) => mpi::dispatch(var, cli.command),
+        None => dispatch(cli.command),
+    };
+    match result {
         Ok(code) => code,
         Err(e) => exit::report(&e),
     }

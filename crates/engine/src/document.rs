@@ -8,6 +8,7 @@ use crate::target::Target;
 use iogauge_model::regrid::interval_histograms;
 use iogauge_model::run::{RunReport, SteadyWaitReport};
 use iogauge_model::spec::JobSpec;
+use iogauge_model::target::TargetInfo;
 use iogauge_model::Histograms;
 use iogauge_stats::{measured_totals, HistError};
 
@@ -18,6 +19,17 @@ pub fn run_document(
     outcome: JobOutcome,
 ) -> Result<(RunReport, Histograms), HistError> {
     let infos = targets.iter().map(|t| t.info.clone()).collect();
+    document_of(spec, infos, &disks_of(targets), outcome)
+}
+
+/// As [`run_document`], from the targets' descriptions and the disks under them (a job over
+/// MPI ranks: the ranks' targets, the merged series).
+pub fn document_of(
+    spec: JobSpec,
+    infos: Vec<TargetInfo>,
+    disks: &[String],
+    outcome: JobOutcome,
+) -> Result<(RunReport, Histograms), HistError> {
     let mut r = RunReport::from_series(
         spec,
         infos,
@@ -25,7 +37,7 @@ pub fn run_document(
         &outcome.intervals,
         outcome.interrupted,
     )
-    .with_samples(&outcome.intervals, outcome.samples, &disks_of(targets));
+    .with_samples(&outcome.intervals, outcome.samples, disks);
     r.warnings.extend(outcome.io_path.warnings());
     r.options.io_path = Some(outcome.io_path);
     r.warnings.extend(outcome.sample_error);

@@ -233,6 +233,31 @@ pub struct RunReport {
     /// derived again later, at any coarser interval.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<Snapshot>,
+    /// A job over MPI ranks (`mpirun -np N iogauge run`): each rank's part. `summary` and
+    /// `intervals` above are the whole job's, merged exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<RankReport>,
+    /// Over MPI ranks: how far apart the ranks' first intervals started (latest − earliest
+    /// start after the starting barrier), milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_skew_ms: Option<f64>,
+}
+
+/// One MPI rank's part of a job.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RankReport {
+    pub rank: u32,
+    pub host: String,
+    /// The rank's target paths (`{rank}` and `{host}` replaced).
+    pub targets: Vec<std::path::PathBuf>,
+    /// The rank's own measured window, as a run's summary.
+    pub summary: Summary,
+    /// The rank's workload against its host's devices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardware: Option<Hardware>,
+    /// Why the rank's part ended early, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl RunReport {
@@ -293,6 +318,8 @@ impl RunReport {
             intervals: intervals.iter().map(IntervalReport::of).collect(),
             warnings: Vec::new(),
             samples: Vec::new(),
+            ranks: Vec::new(),
+            start_skew_ms: None,
         }
     }
 }

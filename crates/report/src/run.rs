@@ -1,7 +1,7 @@
 //! The run's text: the human summary printed at the end of `iogauge run` ([`run_text`]), and
 //! the one-line progress and job descriptions the live display and other renderers use.
 
-use iogauge_model::run::{DirSummary, RunReport};
+use iogauge_model::run::{DirSummary, RankReport, RunReport};
 use iogauge_model::target::TargetInfo;
 use iogauge_model::units::fmt_size;
 use std::fmt::Write as _;
@@ -61,6 +61,9 @@ pub fn run_text(r: &RunReport) -> String {
     if let Some(l) = &r.layout {
         s.push_str(&layout_text(l));
     }
+    if !r.ranks.is_empty() {
+        s.push_str(&ranks_text(r));
+    }
     if let Some(h) = &r.hardware {
         s.push_str(&hardware_text(h));
     }
@@ -89,6 +92,60 @@ pub fn run_text(r: &RunReport) -> String {
     );
     for w in &r.warnings {
         let _ = writeln!(s, "warning: {w}");
+    }
+    s
+}
+
+/// A job over MPI ranks: one row per rank (host, IOPS, MiB/s, p99 of its reads or else
+/// writes, its host's device IOPS), then the spread of IOPS between ranks and the start skew.
+fn ranks_text(r: &RunReport) -> String {
+    let mut s = format!(
+        "\n{} ranks{}:\n{:>6}  {:<16}{:>11}{:>9}{:>11}{:>12}\n",
+        r.ranks.len(),
+        r.start_skew_ms
+            .map_or(String::new(), |k| format!(", started within {k:.3} ms")),
+        "rank",
+        "host",
+        "IOPS",
+        "MiB/s",
+        "p99 us",
+        "device IOPS"
+    );
+    let iops = |x: &RankReport| x.summary.read.iops + x.summary.write.iops;
+    for x in &r.ranks {
+        let main = if x.summary.read.ios > 0 {
+            &x.summary.read
+        } else {
+            &x.summary.write
+        };
+        let dev = x.hardware.as_ref().map_or("-".into(), |h| {
+            format!("{:.0}", h.read.device_iops + h.write.device_iops)
+        });
+        let _ = writeln!(
+            s,
+            "{:>6}  {:<16}{:>11.0}{:>9.1}{:>11.0}{:>12}{}",
+            x.rank,
+            x.host,
+            iops(x),
+            x.summary.read.mbps + x.summary.write.mbps,
+            main.lat_us.p99,
+            dev,
+            x.error
+                .as_ref()
+                .map_or(String::new(), |e| format!("  FAILED: {e}"))
+        );
+    }
+    let all: Vec<f64> = r.ranks.iter().map(iops).collect();
+    let (lo, hi) = all
+        .iter()
+        .fold((f64::INFINITY, 0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    let mean = all.iter().sum::<f64>() / all.len() as f64;
+    if mean > 0.0 {
+        let _ = writeln!(
+            s,
+            "spread between ranks: IOPS {lo:.0}–{hi:.0} ({:.1}% of the mean)",
+            (hi - lo) / mean * 100.0
+        );
     }
     s
 }

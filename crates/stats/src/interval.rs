@@ -2,7 +2,8 @@
 //! holds only its own I/Os), on a grid shared by all workers.
 
 use crate::counters::{DirStats, PerDir};
-use crate::units::Nanos;
+use crate::hist::{HistError, LatHist};
+use crate::units::{Bytes, Nanos};
 use serde::{Deserialize, Serialize};
 
 /// Which part of a job an interval belongs to. Ramp-up is recorded but never summarised.
@@ -45,6 +46,77 @@ impl Interval {
             a[1] += b[1];
         }
     }
+}
+
+/// An interval as bytes can carry it between processes (MPI ranks): counts as they are, each
+/// direction's latency histogram HDR-encoded ([`LatHist::encode`]), so the receiver merges
+/// them exactly.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WireInterval {
+    pub phase: Phase,
+    pub index: u32,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// `[read, write]` I/Os, bytes and encoded histograms.
+    pub ios: [u64; 2],
+    pub bytes: [u64; 2],
+    pub lat: [Vec<u8>; 2],
+    pub members: Vec<[u64; 2]>,
+}
+
+impl Interval {
+    pub fn to_wire(&self) -> Result<WireInterval, HistError> {
+        Ok(WireInterval {
+            phase: self.phase,
+            index: self.index,
+            start_ns: self.start.0,
+            end_ns: self.end.0,
+            ios: [self.io.read.ios, self.io.write.ios],
+            bytes: [self.io.read.bytes.0, self.io.write.bytes.0],
+            lat: [self.io.read.lat.encode()?, self.io.write.lat.encode()?],
+            members: self.members.clone(),
+        })
+    }
+
+    pub fn from_wire(w: &WireInterval) -> Result<Interval, HistError> {
+        let dir = |i: usize| -> Result<DirStats, HistError> {
+            Ok(DirStats {
+                ios: w.ios[i],
+                bytes: Bytes(w.bytes[i]),
+                lat: LatHist::decode(&w.lat[i])?,
+            })
+        };
+        Ok(Interval {
+            phase: w.phase,
+            index: w.index,
+            start: Nanos(w.start_ns),
+            end: Nanos(w.end_ns),
+            io: PerDir {
+                read: dir(0)?,
+                write: dir(1)?,
+            },
+            members: w.members.clone(),
+        })
+    }
+}
+
+/// Several processes' series of one job merged interval by interval: intervals with the same
+/// phase and index (the processes started together, so index `i` is the same slice of time
+/// on each) are absorbed into one; an interval only some series have stays as it is. In
+/// phase and index order.
+pub fn merge_series(series: &[Vec<Interval>]) -> Vec<Interval> {
+    let mut out: Vec<Interval> = Vec::new();
+    for iv in series.iter().flatten() {
+        match out
+            .iter_mut()
+            .find(|o| (o.phase, o.index) == (iv.phase, iv.index))
+        {
+            Some(o) => o.absorb(iv),
+            None => out.push(iv.clone()),
+        }
+    }
+    out.sort_by_key(|i| (i.phase, i.index));
+    out
 }
 
 /// The measured window of a finished series: totals over `Phase::Measure` intervals and the
@@ -92,6 +164,32 @@ mod tests {
         assert_eq!(t.read.ios, 5);
         assert_eq!(t.read.lat.count(), 5);
         assert_eq!(el, Nanos(1_500));
+    }
+
+    #[test]
+    fn wire_round_trip_and_exact_merge() {
+        let mut a = iv(Phase::Measure, 0, 0, 1_000, 0);
+        for lat in [1_000, 5_000, 90_000] {
+            a.io.read.record(8192, lat);
+        }
+        a.io.write.record(4096, 7_000);
+        a.members = vec![[3, 1]];
+        let back = Interval::from_wire(&a.to_wire().unwrap()).unwrap();
+        assert_eq!(back, a);
+        // Two ranks: the merged histogram is the one a single process would have recorded.
+        let mut b = iv(Phase::Measure, 0, 10, 1_010, 0);
+        b.io.read.record(8192, 2_000_000);
+        let ramp = iv(Phase::Ramp, 0, 0, 500, 4);
+        let m = merge_series(&[vec![a.clone()], vec![ramp.clone(), b.clone()]]);
+        assert_eq!(m.len(), 2);
+        assert_eq!((m[0].phase, m[1].phase), (Phase::Ramp, Phase::Measure));
+        let mut one = a.io.read.lat.clone();
+        one.merge(&b.io.read.lat);
+        assert_eq!(m[1].io.read.lat, one);
+        assert_eq!(
+            (m[1].io.read.ios, m[1].start, m[1].end),
+            (4, Nanos(0), Nanos(1_010))
+        );
     }
 
     #[test]

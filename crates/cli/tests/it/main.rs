@@ -13,6 +13,7 @@ mod errors;
 mod hostile;
 mod io_path;
 mod layout;
+mod mpi;
 mod plan;
 mod run;
 mod steady;

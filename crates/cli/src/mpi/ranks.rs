@@ -1,0 +1,319 @@
+//! `mpirun -np N iogauge run …`: every rank runs the job on its own targets (`{rank}` and
+//! `{host}` in `--target` name per-rank files), all start together after a barrier, and rank
+//! 0 gathers every rank's interval series with its HDR histograms, merges them exactly (the
+//! same intervals by index, histograms added) and stores ONE run: `summary` and `intervals`
+//! of the whole job, `ranks` with each rank's own summary and devices, and the start skew.
+//! Only rank 0 opens the store and prints.
+//!
+//! Every step that can fail on one rank (the store, the engine, the targets) is agreed on by
+//! all before the next collective step, so a failing rank never leaves the others waiting at
+//! a barrier: each says its own error and the job ends with exit 1 (2 for usage).
+
+use crate::run::options::RunOptions;
+use crate::session::{check_engine, exit_of, prepare_targets};
+use anyhow::{anyhow, Context};
+use iogauge_engine::document::{document_of, run_document};
+use iogauge_engine::JobOutcome;
+use iogauge_model::run::{RankReport, RunReport};
+use iogauge_model::{Document, Histograms, Kind};
+use iogauge_report::{job_line, Exporter, Json, Text};
+use iogauge_session::{Ending, Session};
+use iogauge_stats::{merge_series, Interval, WireInterval};
+use mpi::collective::SystemOperation;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// What a rank sends rank 0 at the end.
+#[derive(Serialize, Deserialize)]
+struct Part {
+    rank: u32,
+    host: String,
+    targets: Vec<PathBuf>,
+    /// Wall clock when the rank's job started (after the barrier), ns since the epoch.
+    started_ns: u64,
+    /// The rank's own document (its samples left out: its `hardware` is computed already).
+    report: Option<RunReport>,
+    intervals: Vec<WireInterval>,
+    error: Option<String>,
+}
+
+/// `{rank}` and `{host}` in a target path.
+pub fn per_rank(path: &Path, rank: u32, host: &str) -> PathBuf {
+    PathBuf::from(
+        path.to_string_lossy()
+            .replace("{rank}", &rank.to_string())
+            .replace("{host}", host),
+    )
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Whether `ok` holds on every rank (a collective: every rank must call it at this point).
+fn all_ok(world: &SimpleCommunicator, ok: bool) -> bool {
+    let mine = i32::from(ok);
+    let mut all = 0i32;
+    world.all_reduce_into(&mine, &mut all, SystemOperation::min());
+    all == 1
+}
+
+/// `r` on this rank, once every rank has reached this point: an error here is this rank's;
+/// an error elsewhere ends this rank too, quietly (the failing rank says why).
+fn agreed<T>(world: &SimpleCommunicator, r: anyhow::Result<T>) -> anyhow::Result<T> {
+    let ok = all_ok(world, r.is_ok());
+    match r {
+        Err(e) => Err(e.context(format!("rank {}", world.rank()))),
+        Ok(_) if !ok => Err(anyhow!(OtherRankFailed)),
+        ok => ok,
+    }
+}
+
+/// Another rank failed and said so; this one stops with exit 1 and nothing to add.
+#[derive(Debug, thiserror::Error)]
+#[error("another rank failed")]
+pub struct OtherRankFailed;
+
+pub fn run(mut opts: RunOptions) -> anyhow::Result<ExitCode> {
+    let universe = mpi::initialize().ok_or_else(|| anyhow!("MPI was initialised already"))?;
+    let world = universe.world();
+    let (rank, size) = (world.rank() as u32, world.size() as u32);
+    let host = hostname();
+    for t in &mut opts.targets.specs {
+        t.path = per_rank(&t.path, rank, &host);
+    }
+    let session = agreed(
+        &world,
+        if rank == 0 {
+            Session::begin(opts.store.as_deref())
+                .map(Some)
+                .map_err(Into::into)
+        } else {
+            Ok(None)
+        },
+    )?;
+    agreed(&world, check_engine(opts.spec.engine))?;
+    let stop = match &session {
+        Some(s) => s.stop().clone(),
+        None => iogauge_session::stop_flag()?,
+    };
+    // A target shared by every rank is pre-filled once: rank 0 first, the others after it.
+    let mine = |turn: bool| turn.then(|| prepare_targets(&opts.targets, &stop));
+    let first = agreed(&world, mine(rank == 0).transpose())?;
+    let targets = match agreed(&world, mine(rank != 0).transpose())? {
+        Some(t) => t,
+        None => first.expect("rank 0 prepared its targets"),
+    };
+    let mut session = session;
+    if let Some(s) = &mut session {
+        s.go_live(
+            Kind::Run,
+            format!("{} x {size} ranks", job_line(&opts.spec)),
+            None,
+        );
+    }
+    world.barrier();
+    let started_ns = now_ns();
+    let outcome = iogauge_engine::run(&opts.spec, &targets, &stop, &mut |iv| {
+        if let Some(s) = &mut session {
+            let rep = iogauge_model::run::IntervalReport::of(iv);
+            s.publish(&rep, iv.end.as_secs_f64());
+        }
+    });
+    let (part, own) = part_of(&opts, &targets, rank, &host, started_ns, outcome);
+    if rank != 0 {
+        let bytes = serde_json::to_vec(&part)?;
+        world.process_at_rank(0).send(&bytes[..]);
+        return match part.error {
+            Some(e) => Err(anyhow!("rank {rank}: {e}")),
+            None => Ok(ExitCode::SUCCESS),
+        };
+    }
+    let mut parts = vec![part];
+    for r in 1..size {
+        let (bytes, _) = world.process_at_rank(r as i32).receive_vec::<u8>();
+        parts.push(serde_json::from_slice(&bytes).context("a rank's part")?);
+    }
+    let session = session.expect("rank 0 holds the session");
+    let failed: Vec<String> = parts
+        .iter()
+        .filter_map(|p| Some(format!("rank {}: {}", p.rank, p.error.as_deref()?)))
+        .collect();
+    let (doc, histograms) = merged(&opts, parts, own)?;
+    let ending = match failed.is_empty() {
+        true => Ending::of(&doc),
+        false => Ending::Failed(failed.join("; ")),
+    };
+    let exporter: &dyn Exporter = if opts.json { &Json } else { &Text };
+    let stored = session.finish(
+        doc,
+        &histograms,
+        |d| exporter.render(d),
+        &mut std::io::stdout(),
+    );
+    exit_of(stored, ending)
+}
+
+fn now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// Rank 0's own outcome, kept whole for the merged document (its samples and I/O path).
+struct Own {
+    started: SystemTime,
+    samples: Vec<iogauge_model::system::Snapshot>,
+    disks: Vec<String>,
+    io_path: Option<iogauge_model::iopath::IoPath>,
+}
+
+/// This rank's part: its document and its series on the wire.
+fn part_of(
+    opts: &RunOptions,
+    targets: &[iogauge_engine::Target],
+    rank: u32,
+    host: &str,
+    started_ns: u64,
+    outcome: Result<JobOutcome, iogauge_engine::EngineError>,
+) -> (Part, Own) {
+    let mut part = Part {
+        rank,
+        host: host.to_string(),
+        targets: targets.iter().map(|t| t.info.path.clone()).collect(),
+        started_ns,
+        report: None,
+        intervals: Vec::new(),
+        error: None,
+    };
+    let mut own = Own {
+        started: SystemTime::now(),
+        samples: Vec::new(),
+        disks: iogauge_engine::disks_of(targets),
+        io_path: None,
+    };
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            part.error = Some(e.to_string());
+            return (part, own);
+        }
+    };
+    own.started = outcome.started;
+    own.samples = outcome.samples.clone();
+    own.io_path = Some(outcome.io_path.clone());
+    let wire: Result<Vec<WireInterval>, _> =
+        outcome.intervals.iter().map(Interval::to_wire).collect();
+    match wire.map_err(|e| e.to_string()).and_then(|w| {
+        run_document(opts.spec.clone(), targets, outcome)
+            .map(|(r, _)| (w, r))
+            .map_err(|e| e.to_string())
+    }) {
+        Ok((w, mut r)) => {
+            r.samples.clear();
+            part.intervals = w;
+            part.report = Some(r);
+        }
+        Err(e) => part.error = Some(e),
+    }
+    (part, own)
+}
+
+/// The job's one document: the ranks' series merged, each rank's part in `ranks`.
+fn merged(opts: &RunOptions, parts: Vec<Part>, own: Own) -> anyhow::Result<(Document, Histograms)> {
+    let series: Vec<Vec<Interval>> = parts
+        .iter()
+        .map(|p| p.intervals.iter().map(Interval::from_wire).collect())
+        .collect::<Result<_, _>>()?;
+    let interrupted = parts
+        .iter()
+        .any(|p| p.report.as_ref().is_none_or(|r| r.meta.interrupted));
+    let infos = parts
+        .iter()
+        .filter_map(|p| p.report.as_ref())
+        .flat_map(|r| r.targets.iter().cloned())
+        .collect();
+    // The job's devices: the host's own, when every rank ran on rank 0's host.
+    let one_host = parts.iter().all(|p| p.host == parts[0].host);
+    let outcome = JobOutcome {
+        started: own.started,
+        intervals: merge_series(&series),
+        interrupted,
+        samples: if one_host { own.samples } else { Vec::new() },
+        sample_error: None,
+        steady_wait: None,
+        io_path: own.io_path.ok_or_else(|| {
+            anyhow!(
+                "rank 0 did not run: {}",
+                parts[0].error.as_deref().unwrap_or("")
+            )
+        })?,
+    };
+    let (mut report, histograms) = document_of(
+        opts.spec.clone(),
+        infos,
+        if one_host { &own.disks } else { &[] },
+        outcome,
+    )?;
+    let starts: Vec<u64> = parts.iter().map(|p| p.started_ns).collect();
+    let skew = starts.iter().max().unwrap_or(&0) - starts.iter().min().unwrap_or(&0);
+    report.start_skew_ms = Some(skew as f64 / 1e6);
+    if !one_host {
+        report.warnings.push(
+            "the ranks ran on several hosts: the job's device figures are per rank (ranks[].hardware)"
+                .into(),
+        );
+    }
+    for p in &parts {
+        if let Some(e) = &p.error {
+            report
+                .warnings
+                .push(format!("rank {} on {} failed: {e}", p.rank, p.host));
+        }
+        for w in p.report.iter().flat_map(|r| &r.warnings) {
+            let w = format!("rank {}: {w}", p.rank);
+            if !report.warnings.contains(&w) {
+                report.warnings.push(w);
+            }
+        }
+    }
+    report.ranks = parts
+        .into_iter()
+        .map(|p| RankReport {
+            rank: p.rank,
+            host: p.host,
+            targets: p.targets,
+            summary: p
+                .report
+                .as_ref()
+                .map(|r| r.summary.clone())
+                .unwrap_or_default(),
+            hardware: p.report.and_then(|r| r.hardware),
+            error: p.error,
+        })
+        .collect();
+    Ok((Document::from(report), histograms))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_and_host_in_paths() {
+        assert_eq!(
+            per_rank(Path::new("/d/f.{rank}.{host}"), 3, "n1"),
+            PathBuf::from("/d/f.3.n1")
+        );
+        assert_eq!(
+            per_rank(Path::new("/d/shared"), 3, "n1"),
+            PathBuf::from("/d/shared")
+        );
+    }
+}

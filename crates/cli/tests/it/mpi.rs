@@ -1,0 +1,189 @@
+//! One job over MPI ranks (`mpirun -np N iogauge run`), with the real Open MPI launcher:
+//! built with `--features mpi`, 2 and 3 ranks on this host give one stored document whose
+//! summary is the ranks' sum and whose merged percentiles lie within the ranks'; a rank whose
+//! target is bad ends every rank without a result; a binary built without the feature refuses
+//! to run under a launcher.
+
+use crate::common::*;
+#[cfg(feature = "mpi")]
+use serde_json::Value;
+
+/// A binary built without the feature: this test binary's own `iogauge` when it is one, else
+/// the plain build `scripts/test` makes beside the MPI one (`IOGAUGE_TEST_PLAIN_BIN`).
+fn plain_bin() -> std::path::PathBuf {
+    if cfg!(feature = "mpi") {
+        let p = std::env::var_os("IOGAUGE_TEST_PLAIN_BIN").expect(
+            "IOGAUGE_TEST_PLAIN_BIN must name an iogauge built without --features mpi (scripts/test builds one)",
+        );
+        std::path::PathBuf::from(p)
+    } else {
+        exe()
+    }
+}
+
+/// A binary without the feature, started as a rank: one line saying how to build it, exit 2.
+#[test]
+fn without_the_feature_a_rank_says_how_to_build() {
+    let _g = shared();
+    for var in ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"] {
+        let out = std::process::Command::new(plain_bin())
+            .env("IOGAUGE_STORE", test_store())
+            .env(var, "2")
+            .args(["run", "--target", "/nonexistent/x", "--time", "1s"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{var}");
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(
+            e.contains(var) && e.contains("--features mpi"),
+            "{var}: {e}"
+        );
+    }
+}
+
+/// `mpirun -np N iogauge ARGS` on `store`: (exit code, stdout, stderr).
+#[cfg(feature = "mpi")]
+fn mpirun(n: u32, store: &std::path::Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = std::process::Command::new("mpirun")
+        .args([
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "-np",
+            &n.to_string(),
+        ])
+        .arg("-x")
+        .arg(format!("IOGAUGE_STORE={}", store.display()))
+        .arg(exe())
+        .args(args)
+        .output()
+        .expect("mpirun (openmpi-bin) is installed");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[cfg(feature = "mpi")]
+fn stored_runs(store: &std::path::Path) -> usize {
+    let out = bin()
+        .env("IOGAUGE_STORE", store)
+        .args(["history", "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    v.as_array().map_or(0, Vec::len)
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn two_and_three_ranks_make_one_result() {
+    require_root();
+    let _g = heavy();
+    for n in [2u32, 3] {
+        let w = workdir();
+        let store = w.path().join("results.sqlite");
+        let target = w.path().join("d.{rank}");
+        let (code, out, err) = mpirun(
+            n,
+            &store,
+            &[
+                "run",
+                "--target",
+                target.to_str().unwrap(),
+                "--size",
+                "128M",
+                "--time",
+                "3s",
+                "--json",
+            ],
+        );
+        assert_eq!(code, Some(0), "{n} ranks: {err}");
+        let v: Value = serde_json::from_str(&out).expect("one JSON document on stdout");
+        let ranks = v["ranks"].as_array().expect("ranks");
+        assert_eq!(ranks.len(), n as usize);
+        let sum = |k: &str| -> f64 { ranks.iter().map(|r| f(&r["summary"]["read"][k])).sum() };
+        let read = &v["summary"]["read"];
+        assert_eq!(f(&read["ios"]), sum("ios"), "{n} ranks: ios");
+        let (iops, each) = (f(&read["iops"]), sum("iops"));
+        assert!(
+            (iops / each - 1.0).abs() < 0.02,
+            "{n} ranks: {iops} vs {each}"
+        );
+        // Merged percentiles lie within the ranks' (a merge, not one rank's or a mean's).
+        for k in ["p50", "p99", "max"] {
+            let each: Vec<f64> = ranks
+                .iter()
+                .map(|r| f(&r["summary"]["read"]["lat_us"][k]))
+                .collect();
+            let lo = each.iter().cloned().fold(f64::INFINITY, f64::min);
+            let hi = each.iter().cloned().fold(0.0, f64::max);
+            let m = f(&read["lat_us"][k]);
+            assert!(
+                lo * 0.999 <= m && m <= hi * 1.001,
+                "{k}: {m} not in {each:?}"
+            );
+        }
+        assert_eq!(f(&read["lat_us"]["max"]), {
+            let each: Vec<f64> = ranks
+                .iter()
+                .map(|r| f(&r["summary"]["read"]["lat_us"]["max"]))
+                .collect();
+            each.into_iter().fold(0.0, f64::max)
+        });
+        for (i, r) in ranks.iter().enumerate() {
+            assert_eq!(r["rank"], i);
+            let t = format!("{}/d.{i}", w.path().display());
+            assert_eq!(r["targets"][0], t.as_str());
+        }
+        assert!(f(&v["start_skew_ms"]) < 1000.0, "{}", v["start_skew_ms"]);
+        assert_eq!(stored_runs(&store), 1, "{n} ranks: exactly one stored run");
+    }
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn a_failing_rank_ends_the_job_with_its_reason() {
+    require_root();
+    let _g = heavy();
+    let w = workdir();
+    let store = w.path().join("results.sqlite");
+    // Rank 1's target is a directory: it cannot prepare it; no rank runs, nothing is stored.
+    std::fs::create_dir(w.path().join("d.1")).unwrap();
+    let target = w.path().join("d.{rank}");
+    let (code, _, err) = mpirun(
+        2,
+        &store,
+        &[
+            "run",
+            "--target",
+            target.to_str().unwrap(),
+            "--size",
+            "64M",
+            "--time",
+            "2s",
+        ],
+    );
+    assert_ne!(code, Some(0), "{err}");
+    assert!(err.contains("rank 1") && err.contains("d.1"), "{err}");
+    assert_eq!(stored_runs(&store), 0, "{err}");
+    // The text summary of a good job has the per-rank table.
+    std::fs::remove_dir(w.path().join("d.1")).unwrap();
+    let (code, out, err) = mpirun(
+        2,
+        &store,
+        &[
+            "run",
+            "--target",
+            target.to_str().unwrap(),
+            "--size",
+            "64M",
+            "--time",
+            "2s",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("2 ranks, started within"), "{out}");
+    assert!(out.contains("spread between ranks"), "{out}");
+}
