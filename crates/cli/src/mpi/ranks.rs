@@ -23,8 +23,11 @@ use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// What a rank sends rank 0 at the end.
@@ -39,6 +42,129 @@ struct Part {
     report: Option<RunReport>,
     intervals: Vec<WireInterval>,
     error: Option<String>,
+    /// Live reports this rank sent rank 0 (so rank 0 receives every one before finishing).
+    live_sent: u64,
+}
+
+/// Message tags: a rank's part at the end, its counts after each interval (to rank 0), and a
+/// stop (to every other rank).
+const PART: i32 = 1;
+const LIVE: i32 = 2;
+const STOP: i32 = 3;
+
+/// The small messages of a running job, off the I/O threads (on the collecting thread,
+/// between intervals), point to point so that ranks ending at different intervals never wait
+/// on each other: after each interval a rank sends rank 0 its counts (one message of 6 × 8
+/// bytes: rank, phase and index, reads, writes, read bytes, write bytes) and looks for a stop
+/// from any rank; a rank that stops (Ctrl-C, an error) tells every other rank once, so all
+/// stop at their next interval boundary.
+struct Talk<'a> {
+    world: &'a SimpleCommunicator,
+    rank: u32,
+    size: u32,
+    stop: Arc<AtomicBool>,
+    told: bool,
+    live_sent: u64,
+    /// Rank 0: every live report received, per rank, and their totals per interval.
+    heard: Vec<u64>,
+    totals: BTreeMap<u64, [u64; 4]>,
+}
+
+impl<'a> Talk<'a> {
+    fn new(world: &'a SimpleCommunicator, stop: Arc<AtomicBool>) -> Talk<'a> {
+        Talk {
+            world,
+            rank: world.rank() as u32,
+            size: world.size() as u32,
+            stop,
+            told: false,
+            live_sent: 0,
+            heard: vec![0; world.size() as usize],
+            totals: BTreeMap::new(),
+        }
+    }
+
+    fn key(iv: &Interval) -> u64 {
+        (u64::from(iv.phase == iogauge_stats::Phase::Measure) << 32) | u64::from(iv.index)
+    }
+
+    /// After interval `iv`: report it (rank ≠ 0), hear and pass on stops; rank 0 gets the
+    /// other ranks' counts of this interval received so far.
+    fn interval(&mut self, iv: &Interval) -> [u64; 4] {
+        if self.rank != 0 {
+            let msg = [
+                u64::from(self.rank),
+                Self::key(iv),
+                iv.io.read.ios,
+                iv.io.write.ios,
+                iv.io.read.bytes.0,
+                iv.io.write.bytes.0,
+            ];
+            self.world.process_at_rank(0).send_with_tag(&msg[..], LIVE);
+            self.live_sent += 1;
+        } else {
+            self.drain_live();
+        }
+        self.hear_stop();
+        self.pass_stop();
+        self.totals.remove(&Self::key(iv)).unwrap_or_default()
+    }
+
+    fn drain_live(&mut self) {
+        while let Some(m) = self
+            .world
+            .any_process()
+            .immediate_matched_probe_with_tag(LIVE)
+        {
+            let (v, _) = m.matched_receive_vec::<u64>();
+            self.count_live(&v);
+        }
+    }
+
+    fn count_live(&mut self, v: &[u64]) {
+        if let [rank, key, r, w, rb, wb] = *v {
+            self.heard[rank as usize] += 1;
+            let t = self.totals.entry(key).or_default();
+            for (a, b) in t.iter_mut().zip([r, w, rb, wb]) {
+                *a += b;
+            }
+        }
+    }
+
+    fn hear_stop(&mut self) {
+        while let Some(m) = self
+            .world
+            .any_process()
+            .immediate_matched_probe_with_tag(STOP)
+        {
+            let _ = m.matched_receive_vec::<u8>();
+            self.stop.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Tells every other rank to stop, once, when this one is stopping.
+    fn pass_stop(&mut self) {
+        if self.told || !self.stop.load(Ordering::Relaxed) {
+            return;
+        }
+        self.told = true;
+        for r in (0..self.size).filter(|&r| r != self.rank) {
+            self.world
+                .process_at_rank(r as i32)
+                .send_with_tag(&[1u8][..], STOP);
+        }
+    }
+
+    /// Rank 0, after rank `r`'s part: the live reports it sent that are still unread.
+    fn finish_live(&mut self, r: u32, sent: u64) {
+        while self.heard[r as usize] < sent {
+            let (v, _) = self
+                .world
+                .process_at_rank(r as i32)
+                .receive_vec_with_tag::<u64>(LIVE);
+            self.count_live(&v);
+        }
+    }
 }
 
 /// `{rank}` and `{host}` in a target path.
@@ -118,18 +244,31 @@ pub fn run(mut opts: RunOptions) -> anyhow::Result<ExitCode> {
             None,
         );
     }
+    let mut talk = Talk::new(&world, stop.clone());
     world.barrier();
     let started_ns = now_ns();
     let outcome = iogauge_engine::run(&opts.spec, &targets, &stop, &mut |iv| {
+        let others = talk.interval(iv);
         if let Some(s) = &mut session {
-            let rep = iogauge_model::run::IntervalReport::of(iv);
+            // The job's counts live; the latency shown is rank 0's own.
+            let mut all = iv.clone();
+            all.io.read.ios += others[0];
+            all.io.write.ios += others[1];
+            all.io.read.bytes.0 += others[2];
+            all.io.write.bytes.0 += others[3];
+            let rep = iogauge_model::run::IntervalReport::of(&all);
             s.publish(&rep, iv.end.as_secs_f64());
         }
     });
-    let (part, own) = part_of(&opts, &targets, rank, &host, started_ns, outcome);
+    if outcome.is_err() {
+        stop.store(true, Ordering::Relaxed);
+    }
+    talk.pass_stop();
+    let (mut part, own) = part_of(&opts, &targets, rank, &host, started_ns, outcome);
+    part.live_sent = talk.live_sent;
     if rank != 0 {
         let bytes = serde_json::to_vec(&part)?;
-        world.process_at_rank(0).send(&bytes[..]);
+        world.process_at_rank(0).send_with_tag(&bytes[..], PART);
         return match part.error {
             Some(e) => Err(anyhow!("rank {rank}: {e}")),
             None => Ok(ExitCode::SUCCESS),
@@ -137,8 +276,12 @@ pub fn run(mut opts: RunOptions) -> anyhow::Result<ExitCode> {
     }
     let mut parts = vec![part];
     for r in 1..size {
-        let (bytes, _) = world.process_at_rank(r as i32).receive_vec::<u8>();
-        parts.push(serde_json::from_slice(&bytes).context("a rank's part")?);
+        let (bytes, _) = world
+            .process_at_rank(r as i32)
+            .receive_vec_with_tag::<u8>(PART);
+        let p: Part = serde_json::from_slice(&bytes).context("a rank's part")?;
+        talk.finish_live(r, p.live_sent);
+        parts.push(p);
     }
     let session = session.expect("rank 0 holds the session");
     let failed: Vec<String> = parts
@@ -191,6 +334,7 @@ fn part_of(
         report: None,
         intervals: Vec::new(),
         error: None,
+        live_sent: 0,
     };
     let mut own = Own {
         started: SystemTime::now(),
@@ -277,9 +421,10 @@ fn merged(opts: &RunOptions, parts: Vec<Part>, own: Own) -> anyhow::Result<(Docu
                 .push(format!("rank {} on {} failed: {e}", p.rank, p.host));
         }
         for w in p.report.iter().flat_map(|r| &r.warnings) {
-            let w = format!("rank {}: {w}", p.rank);
-            if !report.warnings.contains(&w) {
-                report.warnings.push(w);
+            // Said once for the job when it is the job's too (an interruption).
+            let ranked = format!("rank {}: {w}", p.rank);
+            if !report.warnings.contains(w) && !report.warnings.contains(&ranked) {
+                report.warnings.push(ranked);
             }
         }
     }

@@ -187,3 +187,109 @@ fn a_failing_rank_ends_the_job_with_its_reason() {
     assert!(out.contains("2 ranks, started within"), "{out}");
     assert!(out.contains("spread between ranks"), "{out}");
 }
+
+/// The pids of `iogauge` ranks (`OMPI_COMM_WORLD_RANK`) on `store`.
+#[cfg(feature = "mpi")]
+fn rank_pids(store: &std::path::Path, rank: Option<u32>) -> Vec<i32> {
+    let want = format!("IOGAUGE_STORE={}", store.display());
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            let vars: Vec<&[u8]> = env.split(|&b| b == 0).collect();
+            let has = |s: &str| vars.contains(&s.as_bytes());
+            has(&want)
+                && vars.iter().any(|v| v.starts_with(b"OMPI_COMM_WORLD_RANK="))
+                && rank.is_none_or(|r| has(&format!("OMPI_COMM_WORLD_RANK={r}")))
+        })
+        .collect()
+}
+
+/// Ctrl-C to mpirun, and SIGINT to one rank only: every rank stops at its next interval
+/// boundary (a rank that stops tells the others), rank 0 stores what ran marked interrupted,
+/// and no rank is left running.
+#[cfg(feature = "mpi")]
+#[test]
+fn ctrl_c_to_mpirun_or_one_rank_stores_what_ran() {
+    require_root();
+    let _g = heavy();
+    for to_mpirun in [true, false] {
+        let w = workdir();
+        let store = w.path().join("results.sqlite");
+        let target = w.path().join("d.{rank}");
+        let child = std::process::Command::new("mpirun")
+            .args(["--allow-run-as-root", "--oversubscribe", "-np", "2", "-x"])
+            .arg(format!("IOGAUGE_STORE={}", store.display()))
+            .arg(exe())
+            .args(["run", "--target", target.to_str().unwrap(), "--size", "64M"])
+            .args(["--time", "30s", "--json"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Both ranks running (past pre-fill), then two intervals.
+        let t = std::time::Instant::now();
+        while rank_pids(&store, None).len() < 2 && t.elapsed().as_secs() < 20 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        std::thread::sleep(std::time::Duration::from_secs(3));
+        let pids = if to_mpirun {
+            vec![child.id() as i32]
+        } else {
+            rank_pids(&store, Some(1))
+        };
+        assert_eq!(pids.len(), 1, "to mpirun: {to_mpirun}");
+        // SAFETY: kill(2) on a pid this test started (mpirun, or one of its ranks).
+        unsafe { libc::kill(pids[0], libc::SIGINT) };
+        // What iogauge owes: every rank gone within a few intervals, the run stored.
+        let t = std::time::Instant::now();
+        while !rank_pids(&store, None).is_empty() {
+            assert!(
+                t.elapsed().as_secs() < 60,
+                "ranks still running 60 s after SIGINT"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        // mpirun then ends on its own; once in a while Open MPI's, interrupted itself, does
+        // not: it is not iogauge's to wait for beyond 30 s.
+        let mut child = child;
+        let t = std::time::Instant::now();
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break Some(st);
+            }
+            if t.elapsed().as_secs() > 30 {
+                let _ = child.kill();
+                let _ = child.wait();
+                eprintln!("note: mpirun did not exit 30 s after its ranks; killed");
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        };
+        let mut err = String::new();
+        if let Some(mut e) = child.stderr.take() {
+            let _ = std::io::Read::read_to_string(&mut e, &mut err);
+        }
+        if let Some(st) = status {
+            assert_ne!(st.code(), Some(0), "{err}");
+            if !to_mpirun {
+                assert_eq!(st.code(), Some(130), "{err}");
+            }
+        }
+        // mpirun, itself interrupted, may cut the ranks' output short: read the stored run.
+        assert_eq!(stored_runs(&store), 1, "{err}");
+        let shown = bin()
+            .env("IOGAUGE_STORE", &store)
+            .args(["show", "1", "--json"])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&shown.stdout).expect("the stored document");
+        assert_eq!(v["interrupted"], true, "{err}");
+        assert_eq!(v["ranks"].as_array().map(Vec::len), Some(2));
+        assert!(f(&v["summary"]["elapsed_s"]) < 15.0, "{}", v["summary"]);
+        assert!(f(&v["summary"]["read"]["ios"]) > 0.0);
+        assert!(rank_pids(&store, None).is_empty(), "a rank left running");
+    }
+}
