@@ -241,6 +241,9 @@ pub struct RunReport {
     /// start after the starting barrier), milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_skew_ms: Option<f64>,
+    /// Over MPI ranks: from rank 0's end of I/O until it held every rank's part, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gather_ms: Option<f64>,
 }
 
 /// One MPI rank's part of a job.
@@ -258,6 +261,10 @@ pub struct RankReport {
     /// Why the rank's part ended early, if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What the rank sent rank 0: its live reports (48 bytes after every interval) and its
+    /// part at the end (document and interval series with histograms), bytes.
+    #[serde(default)]
+    pub sent_bytes: u64,
 }
 
 impl RunReport {
@@ -320,6 +327,7 @@ impl RunReport {
             samples: Vec::new(),
             ranks: Vec::new(),
             start_skew_ms: None,
+            gather_ms: None,
         }
     }
 }

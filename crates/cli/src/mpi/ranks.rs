@@ -44,6 +44,9 @@ struct Part {
     error: Option<String>,
     /// Live reports this rank sent rank 0 (so rank 0 receives every one before finishing).
     live_sent: u64,
+    /// Bytes of this part as sent (rank 0 fills it in on receipt).
+    #[serde(default)]
+    bytes: u64,
 }
 
 /// Message tags: a rank's part at the end, its counts after each interval (to rank 0), and a
@@ -51,6 +54,8 @@ struct Part {
 const PART: i32 = 1;
 const LIVE: i32 = 2;
 const STOP: i32 = 3;
+/// One live report: six u64.
+const LIVE_BYTES: u64 = 48;
 
 /// The small messages of a running job, off the I/O threads (on the collecting thread,
 /// between intervals), point to point so that ranks ending at different intervals never wait
@@ -274,21 +279,27 @@ pub fn run(mut opts: RunOptions) -> anyhow::Result<ExitCode> {
             None => Ok(ExitCode::SUCCESS),
         };
     }
+    let gather = std::time::Instant::now();
     let mut parts = vec![part];
     for r in 1..size {
         let (bytes, _) = world
             .process_at_rank(r as i32)
             .receive_vec_with_tag::<u8>(PART);
-        let p: Part = serde_json::from_slice(&bytes).context("a rank's part")?;
+        let mut p: Part = serde_json::from_slice(&bytes).context("a rank's part")?;
+        p.bytes = bytes.len() as u64;
         talk.finish_live(r, p.live_sent);
         parts.push(p);
     }
+    let gather_ms = gather.elapsed().as_secs_f64() * 1e3;
     let session = session.expect("rank 0 holds the session");
     let failed: Vec<String> = parts
         .iter()
         .filter_map(|p| Some(format!("rank {}: {}", p.rank, p.error.as_deref()?)))
         .collect();
-    let (doc, histograms) = merged(&opts, parts, own)?;
+    let (mut doc, histograms) = merged(&opts, parts, own)?;
+    if let Document::Run(r) = &mut doc {
+        r.gather_ms = Some(gather_ms);
+    }
     let ending = match failed.is_empty() {
         true => Ending::of(&doc),
         false => Ending::Failed(failed.join("; ")),
@@ -335,6 +346,7 @@ fn part_of(
         intervals: Vec::new(),
         error: None,
         live_sent: 0,
+        bytes: 0,
     };
     let mut own = Own {
         started: SystemTime::now(),
@@ -441,6 +453,7 @@ fn merged(opts: &RunOptions, parts: Vec<Part>, own: Own) -> anyhow::Result<(Docu
                 .unwrap_or_default(),
             hardware: p.report.and_then(|r| r.hardware),
             error: p.error,
+            sent_bytes: p.bytes + p.live_sent * LIVE_BYTES,
         })
         .collect();
     Ok((Document::from(report), histograms))
