@@ -3,11 +3,11 @@
 pub mod args;
 pub mod options;
 
-use crate::session::{check_engine, exit_of, prepare_targets, LiveLine};
+use crate::session::{check_engine, finish_run, prepare_targets, LiveLine};
 use iogauge_engine::document::run_document;
 use iogauge_model::run::IntervalReport;
 use iogauge_model::{Document, Kind};
-use iogauge_report::{job_line, Exporter, Json, Text};
+use iogauge_report::job_line;
 use iogauge_session::{Ending, Session};
 use options::RunOptions;
 use std::process::ExitCode;
@@ -28,12 +28,5 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
     let (report, histograms) = run_document(opts.spec, &targets, outcome)?;
     let doc = Document::from(report);
     let ending = Ending::of(&doc);
-    let exporter: &dyn Exporter = if opts.json { &Json } else { &Text };
-    let stored = session.finish(
-        doc,
-        &histograms,
-        |d| exporter.render(d),
-        &mut std::io::stdout(),
-    );
-    exit_of(stored, ending)
+    finish_run(session, doc, &histograms, opts.json, ending)
 }

@@ -101,6 +101,25 @@ pub fn exit_of(stored: Result<Stored, SessionError>, ending: Ending) -> anyhow::
     }
 }
 
+/// A run's document stored, then printed as text or JSON, then the exit of how it ended.
+pub fn finish_run(
+    session: iogauge_session::Session,
+    doc: iogauge_model::Document,
+    histograms: &iogauge_model::Histograms,
+    json: bool,
+    ending: Ending,
+) -> anyhow::Result<ExitCode> {
+    use iogauge_report::{Exporter, Json, Text};
+    let exporter: &dyn Exporter = if json { &Json } else { &Text };
+    let stored = session.finish(
+        doc,
+        histograms,
+        |d| exporter.render(d),
+        &mut std::io::stdout(),
+    );
+    exit_of(stored, ending)
+}
+
 /// Writes `text` to stdout and flushes it: the error of either is the error.
 pub fn print_stdout(text: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();

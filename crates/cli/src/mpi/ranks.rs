@@ -10,13 +10,13 @@
 //! a barrier: each says its own error and the job ends with exit 1 (2 for usage).
 
 use crate::run::options::RunOptions;
-use crate::session::{check_engine, exit_of, prepare_targets};
+use crate::session::{check_engine, finish_run, prepare_targets};
 use anyhow::{anyhow, Context};
 use iogauge_engine::document::{document_of, run_document};
 use iogauge_engine::JobOutcome;
 use iogauge_model::run::{RankReport, RunReport};
 use iogauge_model::{Document, Histograms, Kind};
-use iogauge_report::{job_line, Exporter, Json, Text};
+use iogauge_report::job_line;
 use iogauge_session::{Ending, Session};
 use iogauge_stats::{merge_series, Interval, WireInterval};
 use mpi::collective::SystemOperation;
@@ -304,14 +304,7 @@ pub fn run(mut opts: RunOptions) -> anyhow::Result<ExitCode> {
         true => Ending::of(&doc),
         false => Ending::Failed(failed.join("; ")),
     };
-    let exporter: &dyn Exporter = if opts.json { &Json } else { &Text };
-    let stored = session.finish(
-        doc,
-        &histograms,
-        |d| exporter.render(d),
-        &mut std::io::stdout(),
-    );
-    exit_of(stored, ending)
+    finish_run(session, doc, &histograms, opts.json, ending)
 }
 
 fn now_ns() -> u64 {

@@ -152,37 +152,22 @@ fn a_failing_rank_ends_the_job_with_its_reason() {
     // Rank 1's target is a directory: it cannot prepare it; no rank runs, nothing is stored.
     std::fs::create_dir(w.path().join("d.1")).unwrap();
     let target = w.path().join("d.{rank}");
-    let (code, _, err) = mpirun(
-        2,
-        &store,
-        &[
-            "run",
-            "--target",
-            target.to_str().unwrap(),
-            "--size",
-            "64M",
-            "--time",
-            "2s",
-        ],
-    );
+    let args = [
+        "run",
+        "--target",
+        target.to_str().unwrap(),
+        "--size",
+        "64M",
+        "--time",
+        "2s",
+    ];
+    let (code, _, err) = mpirun(2, &store, &args);
     assert_ne!(code, Some(0), "{err}");
     assert!(err.contains("rank 1") && err.contains("d.1"), "{err}");
     assert_eq!(stored_runs(&store), 0, "{err}");
     // The text summary of a good job has the per-rank table.
     std::fs::remove_dir(w.path().join("d.1")).unwrap();
-    let (code, out, err) = mpirun(
-        2,
-        &store,
-        &[
-            "run",
-            "--target",
-            target.to_str().unwrap(),
-            "--size",
-            "64M",
-            "--time",
-            "2s",
-        ],
-    );
+    let (code, out, err) = mpirun(2, &store, &args);
     assert_eq!(code, Some(0), "{err}");
     assert!(out.contains("2 ranks, started within"), "{out}");
     assert!(out.contains("spread between ranks"), "{out}");
