@@ -12,6 +12,7 @@
 //!                             # from it only in those variables (per-workload baselines)
 //! statistic = "mean"          # the ratio's figure: "mean", or "trimmed" (highest and lowest
 //!                             # repetition dropped); it decides the headline and the verdict
+//! launcher = "mpirun -np 4"   # command = "run" only: every run one job over MPI ranks
 //!
 //! [vars]                      # the cross product, first variable varying slowest
 //! qd = [1, 4, 16]
@@ -60,6 +61,7 @@ struct RawFile {
     seed: Option<u64>,
     baseline: Option<Value>,
     statistic: Option<Value>,
+    launcher: Option<String>,
     #[serde(default)]
     vars: Table,
     #[serde(default)]
@@ -94,6 +96,7 @@ impl Campaign {
         let mut warmup = warmup(raw.warmup.as_ref())?;
         let order = order(raw.order.as_deref())?;
         let statistic = statistic(raw.statistic.as_ref())?;
+        let launcher = launcher(raw.launcher.as_deref(), command)?;
         let reset_db = reset_db(raw.commands.reset.as_deref(), command)?;
         let mut name = raw.name.unwrap_or_else(|| stem.to_string());
         check_name(&name)?;
@@ -127,6 +130,7 @@ impl Campaign {
             baseline,
             baseline_vars,
             statistic,
+            launcher,
             smoke,
             cases,
             commands: Commands {
@@ -220,6 +224,28 @@ fn statistic(raw: Option<&Value>) -> Result<Statistic, SpecError> {
     bad(format!(
         "statistic = {got}: use \"trimmed\" (each case's highest and lowest repetition dropped, the filesystem study's method) or \"mean\" (every repetition)"
     ))
+}
+
+/// `launcher = "mpirun -np 4 --hostfile hosts"`: the words put before every run's command
+/// (shell quoting), for a `run` campaign (the command that runs across MPI ranks).
+fn launcher(raw: Option<&str>, command: Command) -> Result<Option<Vec<String>>, SpecError> {
+    let Some(text) = raw else {
+        return Ok(None);
+    };
+    let words = match shlex::split(text) {
+        Some(w) if !w.is_empty() => w,
+        _ => {
+            return bad(format!(
+                "launcher = {text:?}: give a command such as \"mpirun -np 4 --hostfile hosts\" (quotes balanced)"
+            ))
+        }
+    };
+    if command != Command::Run {
+        return bad(format!(
+            "launcher = {text:?} needs command = \"run\": only run runs across MPI ranks so far"
+        ));
+    }
+    Ok(Some(words))
 }
 
 /// `commands.reset = "db"`, which only a `db run` campaign may ask for.

@@ -337,6 +337,44 @@ fn plan_hash_follows_what_is_measured() {
     b.cases[0].args[1] = "./other".into();
     assert_ne!(a.plan_hash(), b.plan_hash());
     assert_eq!(a.plan_hash().len(), 16);
+    // Over MPI ranks, the launcher is part of the plan (how many ranks, where).
+    let mut c = a.clone();
+    c.launcher = Some(vec!["mpirun".into(), "-np".into(), "2".into()]);
+    assert_ne!(a.plan_hash(), c.plan_hash());
+}
+
+#[test]
+fn launcher_words_and_its_command() {
+    let c = Campaign::parse(
+        "command = \"run\"\nlauncher = \"mpirun -np 2 -x 'A B'\"\n",
+        "l",
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        c.launcher,
+        Some(vec![
+            "mpirun".into(),
+            "-np".into(),
+            "2".into(),
+            "-x".into(),
+            "A B".into()
+        ])
+    );
+    for (text, says) in [
+        (
+            "command = \"calibrate\"\nlauncher = \"mpirun\"\n",
+            "needs command = \"run\"",
+        ),
+        (
+            "command = \"run\"\nlauncher = \"mpirun 'x\"\n",
+            "quotes balanced",
+        ),
+        ("command = \"run\"\nlauncher = \"\"\n", "give a command"),
+    ] {
+        let e = Campaign::parse(text, "l", false).unwrap_err().to_string();
+        assert!(e.contains("launcher = ") && e.contains(says), "{e}");
+    }
 }
 
 #[test]

@@ -131,6 +131,12 @@ pub struct Campaign {
     /// headline and the verdict. Definitions stored before it existed used the mean.
     #[serde(default)]
     pub statistic: Statistic,
+    /// `launcher = "mpirun -np 4 …"`: the words put before every run's command, so each run
+    /// is one job over MPI ranks (the launcher must pass `IOGAUGE_CAMPAIGN` to rank 0:
+    /// Open MPI's ranks on the launching host inherit it, `-x IOGAUGE_CAMPAIGN` sends it to
+    /// others).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launcher: Option<Vec<String>>,
     pub smoke: bool,
     pub cases: Vec<Case>,
     pub commands: Commands,
@@ -144,12 +150,18 @@ pub const MAX_RUNS: u64 = 100_000;
 pub const SMOKE_REPEAT: u32 = 2;
 
 impl Campaign {
-    /// Identifies what the runs measure (command and each case's name and command line): a
+    /// Identifies what the runs measure (launcher, command and each case's name and command
+    /// line): a
     /// resume is refused when it changed. Repetitions, order, warm-up, baseline and statistic
     /// may change.
     /// FNV-1a over a canonical text: stable across builds, unlike `std`'s hasher.
     pub fn plan_hash(&self) -> String {
         let mut text = self.command.to_string();
+        // Over ranks, the launcher is part of what is measured (how many ranks, where).
+        for w in self.launcher.iter().flatten() {
+            text.push('\0');
+            text.push_str(w);
+        }
         for c in &self.cases {
             text.push('\n');
             text.push_str(&c.name);

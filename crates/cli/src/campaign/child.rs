@@ -28,7 +28,15 @@ pub fn run_child(
     stop: &AtomicBool,
 ) -> anyhow::Result<i32> {
     let exe = std::env::current_exe().context("finding the iogauge binary")?;
-    let mut cmd = Command::new(exe);
+    // Under a launcher (`mpirun -np 4 …`) the run is one job over its ranks.
+    let mut cmd = match c.launcher.as_deref() {
+        Some([first, rest @ ..]) => {
+            let mut l = Command::new(first);
+            l.args(rest).arg(exe);
+            l
+        }
+        _ => Command::new(exe),
+    };
     cmd.args(c.command.words())
         .args(&case.args)
         .arg("--json")

@@ -278,3 +278,52 @@ fn ctrl_c_to_mpirun_or_one_rank_stores_what_ran() {
         assert!(rank_pids(&store, None).is_empty(), "a rank left running");
     }
 }
+
+/// A campaign with `launcher = "mpirun …"`: every run is one job over the ranks, stored once
+/// with its campaign tag, and the campaign's statistics cover them.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_campaign_launches_every_run_over_ranks() {
+    require_root();
+    let _g = heavy();
+    let w = workdir();
+    let store = w.path().join("results.sqlite");
+    let file = w.path().join("ranks.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "command = \"run\"\nrepeat = 2\nwarmup = \"none\"\n\
+             launcher = \"mpirun --allow-run-as-root --oversubscribe -np 2\"\n\
+             [vars]\nqd = [1, 8]\n\
+             [options]\ntarget = \"{}/d.{{rank}}\"\nsize = \"32M\"\ntime = \"1s\"\nqd = \"${{qd}}\"\n",
+            w.path().display()
+        ),
+    )
+    .unwrap();
+    let out = bin()
+        .env("IOGAUGE_STORE", &store)
+        .args(["campaign", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(stored_runs(&store), 4, "{err}");
+    for id in 1..=4 {
+        let shown = bin()
+            .env("IOGAUGE_STORE", &store)
+            .args(["show", &id.to_string(), "--json"])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&shown.stdout).unwrap();
+        assert_eq!(v["ranks"].as_array().map(Vec::len), Some(2), "run {id}");
+    }
+    // The campaign's own statistics found every run under its case (n = 2 each).
+    let text = String::from_utf8_lossy(&out.stdout);
+    for case in ["qd=1", "qd=8"] {
+        assert!(
+            text.lines()
+                .any(|l| l.trim_start().starts_with(case) && l.contains("n=2")),
+            "{case} in {text}"
+        );
+    }
+}
