@@ -253,6 +253,10 @@ pub struct RankReport {
     pub host: String,
     /// The rank's target paths (`{rank}` and `{host}` replaced).
     pub targets: Vec<std::path::PathBuf>,
+    /// The part of each target this rank used when it shared a target for writing with the
+    /// others (its 1/N of `--region`); `None`: the job's region.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<crate::spec::Region>,
     /// The rank's own measured window, as a run's summary.
     pub summary: Summary,
     /// The rank's workload against its host's devices.

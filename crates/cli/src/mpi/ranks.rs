@@ -15,6 +15,7 @@ use anyhow::{anyhow, Context};
 use iogauge_engine::document::{document_of, run_document};
 use iogauge_engine::JobOutcome;
 use iogauge_model::run::{RankReport, RunReport};
+use iogauge_model::spec::{Bound, Region};
 use iogauge_model::{Document, Histograms, Kind};
 use iogauge_report::job_line;
 use iogauge_session::{Ending, Session};
@@ -47,6 +48,8 @@ struct Part {
     /// Bytes of this part as sent (rank 0 fills it in on receipt).
     #[serde(default)]
     bytes: u64,
+    /// This rank's slice of the region of a shared target.
+    region: Option<Region>,
 }
 
 /// Message tags: a rank's part at the end, its counts after each interval (to rank 0), and a
@@ -172,6 +175,30 @@ impl<'a> Talk<'a> {
     }
 }
 
+/// Rank `rank`'s 1/`size` of `region` (as IOR splits a shared file into segments), in the
+/// region's own unit; bounds of mixed units cannot be split.
+pub fn slice_of(region: Region, rank: u32, size: u32) -> anyhow::Result<Region> {
+    let cut = |a: f64, b: f64, i: u32| a + (b - a) * f64::from(i) / f64::from(size);
+    match (region.start, region.end) {
+        (Bound::Pct(a), Bound::Pct(b)) => Ok(Region {
+            start: Bound::Pct(cut(a, b, rank)),
+            end: Bound::Pct(cut(a, b, rank + 1)),
+        }),
+        (Bound::Bytes(a), Bound::Bytes(b)) => {
+            let at = |i: u32| a + (b - a) / u64::from(size) * u64::from(i);
+            let end = if rank + 1 == size { b } else { at(rank + 1) };
+            Ok(Region {
+                start: Bound::Bytes(at(rank)),
+                end: Bound::Bytes(end),
+            })
+        }
+        _ => Err(crate::usage::UsageError(
+            "--region with one bound in % and one in bytes cannot be split between ranks writing one shared target: give both in % or both in bytes, or --shared-offsets".into(),
+        )
+        .into()),
+    }
+}
+
 /// `{rank}` and `{host}` in a target path.
 pub fn per_rank(path: &Path, rank: u32, host: &str) -> PathBuf {
     PathBuf::from(
@@ -216,8 +243,17 @@ pub fn run(mut opts: RunOptions) -> anyhow::Result<ExitCode> {
     let world = universe.world();
     let (rank, size) = (world.rank() as u32, world.size() as u32);
     let host = hostname();
+    let shared = opts.targets.specs.iter().any(|t| {
+        let p = t.path.to_string_lossy();
+        !p.contains("{rank}") && !p.contains("{host}")
+    });
     for t in &mut opts.targets.specs {
         t.path = per_rank(&t.path, rank, &host);
+    }
+    // Writes to a target every rank shares: each rank its own slice of the region.
+    let split = shared && opts.spec.rw.writes() && !opts.shared_offsets && size > 1;
+    if split {
+        opts.spec.region = agreed(&world, slice_of(opts.spec.region, rank, size))?;
     }
     let session = agreed(
         &world,
@@ -271,6 +307,7 @@ pub fn run(mut opts: RunOptions) -> anyhow::Result<ExitCode> {
     talk.pass_stop();
     let (mut part, own) = part_of(&opts, &targets, rank, &host, started_ns, outcome);
     part.live_sent = talk.live_sent;
+    part.region = split.then_some(opts.spec.region);
     if rank != 0 {
         let bytes = serde_json::to_vec(&part)?;
         world.process_at_rank(0).send_with_tag(&bytes[..], PART);
@@ -340,6 +377,7 @@ fn part_of(
         error: None,
         live_sent: 0,
         bytes: 0,
+        region: None,
     };
     let mut own = Own {
         started: SystemTime::now(),
@@ -439,6 +477,7 @@ fn merged(opts: &RunOptions, parts: Vec<Part>, own: Own) -> anyhow::Result<(Docu
             rank: p.rank,
             host: p.host,
             targets: p.targets,
+            region: p.region,
             summary: p
                 .report
                 .as_ref()
@@ -455,6 +494,34 @@ fn merged(opts: &RunOptions, parts: Vec<Part>, own: Own) -> anyhow::Result<(Docu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_region_split_between_ranks() {
+        let pct = |a, b| Region {
+            start: Bound::Pct(a),
+            end: Bound::Pct(b),
+        };
+        assert_eq!(slice_of(pct(0.0, 100.0), 1, 4).unwrap(), pct(25.0, 50.0));
+        assert_eq!(slice_of(pct(20.0, 80.0), 2, 3).unwrap(), pct(60.0, 80.0));
+        let bytes = |a, b| Region {
+            start: Bound::Bytes(a),
+            end: Bound::Bytes(b),
+        };
+        assert_eq!(slice_of(bytes(0, 10), 0, 3).unwrap(), bytes(0, 3));
+        assert_eq!(
+            slice_of(bytes(0, 10), 2, 3).unwrap(),
+            bytes(6, 10),
+            "the last takes the rest"
+        );
+        let mixed = Region {
+            start: Bound::Pct(0.0),
+            end: Bound::Bytes(1 << 30),
+        };
+        assert!(slice_of(mixed, 0, 2)
+            .unwrap_err()
+            .to_string()
+            .contains("--shared-offsets"));
+    }
 
     #[test]
     fn rank_and_host_in_paths() {

@@ -59,6 +59,11 @@ pub struct RunArgs {
     /// summary says so).
     #[arg(long, default_value = "2m", value_parser = parse_duration, requires = "steady")]
     pub steady_timeout: Duration,
+    /// Over MPI ranks: let every rank write anywhere in a target all ranks share (by default
+    /// each writes only its own 1/N of --region, as IOR's segments: no two ranks' writes
+    /// overlap).
+    #[arg(long)]
+    pub shared_offsets: bool,
     #[command(flatten)]
     pub store: StoreArgs,
     /// Print the result as JSON on stdout.

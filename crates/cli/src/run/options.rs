@@ -15,6 +15,8 @@ pub struct RunOptions {
     pub targets: Targets,
     pub json: bool,
     pub store: Option<PathBuf>,
+    /// `--shared-offsets` (over MPI ranks).
+    pub shared_offsets: bool,
 }
 
 impl RunOptions {
@@ -88,6 +90,7 @@ impl RunOptions {
             spec,
             json: a.json,
             store: a.store.store,
+            shared_offsets: a.shared_offsets,
         })
     }
 }

@@ -327,3 +327,51 @@ fn a_campaign_launches_every_run_over_ranks() {
         );
     }
 }
+
+/// Ranks writing one shared target each write their own half (IOR's segments) unless
+/// `--shared-offsets`; the target is pre-filled once.
+#[cfg(feature = "mpi")]
+#[test]
+fn ranks_writing_a_shared_target_split_its_region() {
+    require_root();
+    let _g = heavy();
+    let w = workdir();
+    let store = w.path().join("results.sqlite");
+    let target = w.path().join("shared.dat");
+    let t = target.to_str().unwrap();
+    let base = [
+        "run",
+        "--target",
+        t,
+        "--size",
+        "64M",
+        "--rw",
+        "randwrite",
+        "--time",
+        "1s",
+    ];
+    for shared_offsets in [false, true] {
+        let mut args = base.to_vec();
+        args.push("--json");
+        if shared_offsets {
+            args.push("--shared-offsets");
+        }
+        let (code, out, err) = mpirun(2, &store, &args);
+        assert_eq!(code, Some(0), "{err}");
+        let v: Value = serde_json::from_str(&out).expect("one document");
+        let regions: Vec<Value> = v["ranks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["region"].clone())
+            .collect();
+        if shared_offsets {
+            assert_eq!(regions, [Value::Null, Value::Null]);
+        } else {
+            let pct = |a: f64, b: f64| serde_json::json!({"start": {"pct": a}, "end": {"pct": b}});
+            assert_eq!(regions, [pct(0.0, 50.0), pct(50.0, 100.0)]);
+        }
+        assert!(f(&v["summary"]["write"]["ios"]) > 0.0);
+    }
+    assert_eq!(std::fs::metadata(&target).unwrap().len(), 64 << 20);
+}
