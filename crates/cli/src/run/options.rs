@@ -15,7 +15,8 @@ pub struct RunOptions {
     pub targets: Targets,
     pub json: bool,
     pub store: Option<PathBuf>,
-    /// `--shared-offsets` (over MPI ranks).
+    /// `--shared-offsets` (over MPI ranks; read by the MPI build only).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     pub shared_offsets: bool,
 }
 
@@ -84,6 +85,11 @@ impl RunOptions {
                     fmt_size(spec.bs.max())
                 ));
             }
+        }
+        if a.shared_offsets && crate::mpi::launched().is_none() {
+            return usage(
+                "--shared-offsets applies to a job over MPI ranks (mpirun -np N iogauge run ...); drop it",
+            );
         }
         Ok(RunOptions {
             targets: Targets::from_args(a.io, spec.direct, spec.rw.writes())?,
