@@ -252,13 +252,19 @@ pub struct DbRunArgs {
 
 /// A bare number is blocks; with a unit, bytes rounded up to whole 8 KiB blocks.
 fn scale(s: &str) -> Result<u64, String> {
+    blocks(s, u64::div_ceil)
+}
+
+/// A bare number of 8 KiB blocks (rows), or bytes with a unit turned into blocks by `round`
+/// (up for a size, down for an offset).
+fn blocks(s: &str, round: fn(u64, u64) -> u64) -> Result<u64, String> {
     let t = s.trim();
     if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()) {
         return t
             .parse()
             .map_err(|_| format!("'{s}' is not a number of blocks"));
     }
-    Ok(parse_size(t)?.div_ceil(8192))
+    Ok(round(parse_size(t)?, 8192))
 }
 
 /// `SIZE@OFFSET:EVERY`, sizes in bytes with a unit (or bare 8 KiB blocks, as --scale):
@@ -267,12 +273,7 @@ fn hotspot(s: &str) -> Result<Hotspot, String> {
     let form = || format!("'{s}' is not SIZE@OFFSET:EVERY (e.g. 64M@128M:4)");
     let (size, rest) = s.split_once('@').ok_or_else(form)?;
     let (offset, every) = rest.split_once(':').ok_or_else(form)?;
-    let offset = offset.trim();
-    let offset_blocks = if !offset.is_empty() && offset.chars().all(|c| c.is_ascii_digit()) {
-        offset.parse().map_err(|_| form())?
-    } else {
-        parse_size(offset)? / 8192
-    };
+    let offset_blocks = blocks(offset, |b, n| b / n)?;
     let size_blocks = scale(size)?;
     let every: u32 = every.trim().parse().map_err(|_| form())?;
     if size_blocks == 0 || every == 0 {
