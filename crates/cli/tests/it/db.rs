@@ -577,3 +577,33 @@ fn placement_preflight_and_hotspot() {
         assert!(!Path::new(gone).exists(), "{gone} left behind");
     }
 }
+
+/// `--target` mistakes are one usage line naming the flag, before anything is created.
+#[test]
+fn target_mistakes_are_usage_errors() {
+    let _g = shared();
+    let w = workdir();
+    let p = |s: &str| w.path().join(s).to_str().unwrap().to_string();
+    let (d, a) = (p("pg"), p("a"));
+    for (targets, says) in [
+        (format!("{a},{a}"), "given twice"),
+        (format!("{d}/ts"), "overlaps --dir"),
+        (p("w/x"), "overlaps --wal-dir"),
+    ] {
+        let e = fails(
+            &[
+                "db",
+                "setup",
+                "--dir",
+                &d,
+                "--wal-dir",
+                &p("w"),
+                "--target",
+                &targets,
+            ],
+            2,
+        );
+        assert!(e.contains("--target") && e.contains(says), "{e}");
+    }
+    assert!(!Path::new(&d).exists() && !Path::new(&a).exists());
+}

@@ -375,3 +375,14 @@ fn ranks_writing_a_shared_target_split_its_region() {
     }
     assert_eq!(std::fs::metadata(&target).unwrap().len(), 64 << 20);
 }
+
+/// `--shared-offsets` means something only over ranks: outside mpirun it is a usage error.
+#[test]
+fn shared_offsets_outside_mpirun_is_a_usage_error() {
+    let _g = shared();
+    let e = fails(&["run", "--shared-offsets", "--time", "1s"], 2);
+    assert!(
+        e.contains("--shared-offsets") && e.contains("mpirun"),
+        "{e}"
+    );
+}
