@@ -42,13 +42,24 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
     };
     let outcome = calibrate::calibrate(&mut prober, &opts.spec)?;
     let (report, histograms) = calibration_document(ctx, &outcome)?;
+    let ending = Ending::of(&Document::from(report.clone()));
+    finish(session, report, &histograms, &opts, ending)
+}
+
+/// Stores the calibration, then prints its body (the head went out before the first point)
+/// or its JSON, then writes the matrix files.
+pub fn finish(
+    session: Session,
+    report: iogauge_model::calib::CalibrationReport,
+    histograms: &iogauge_model::Histograms,
+    opts: &CalibrateOptions,
+    ending: Ending,
+) -> anyhow::Result<ExitCode> {
     let matrix = report.matrix.clone();
-    let doc = Document::from(report);
-    let ending = Ending::of(&doc);
     let json = opts.json;
     let stored = session.finish(
-        doc,
-        &histograms,
+        Document::from(report),
+        histograms,
         |d| match d {
             Document::Calibration(c) if !json => calibration_body(c),
             d => d.to_json(),
@@ -64,7 +75,7 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
 }
 
 /// What the calibration runs on: the spec, the preflight of the tested span, the targets.
-fn context(
+pub fn context(
     opts: &CalibrateOptions,
     targets: &[iogauge_engine::Target],
 ) -> anyhow::Result<calibrate::Context> {

@@ -4,7 +4,11 @@
 //! `mpi` feature says how to build one and exits 2 rather than run N unrelated jobs.
 
 #[cfg(feature = "mpi")]
+pub mod calibrate;
+#[cfg(feature = "mpi")]
 pub mod ranks;
+#[cfg(feature = "mpi")]
+pub mod world;
 
 use crate::cli::Command;
 use crate::usage::UsageError;
@@ -26,9 +30,12 @@ pub fn dispatch(var: &str, command: Command) -> anyhow::Result<std::process::Exi
         let _ = var;
         match command {
             Command::Run(a) => ranks::run(crate::run::options::RunOptions::from_args(a)?),
+            Command::Calibrate(a) => calibrate::calibrate(
+                crate::calibrate::options::CalibrateOptions::from_args(a)?,
+            ),
             _ => Err(UsageError(
-                "under an MPI launcher only `iogauge run` runs across ranks (calibrate and db run \
-                 across ranks are not built yet); run other commands without mpirun"
+                "under an MPI launcher only `iogauge run` and `iogauge calibrate` run across ranks \
+                 (db run across ranks is not built yet); run other commands without mpirun"
                     .into(),
             )
             .into()),

@@ -14,7 +14,7 @@ mod prober;
 mod search;
 mod verdicts;
 pub use document::{calibration_document, head, Context};
-pub use engine::{tested_bytes, workers_for, EngineProber};
+pub use engine::{cell_of, point_of, tested_bytes, workers_for, EngineProber};
 pub use matrix::levels;
 pub use prober::Prober;
 pub use search::{knee_search, throughput_search, NOISE};

@@ -86,6 +86,10 @@ pub struct Point {
     /// outstanding I/Os) and was measured once more; the later measurement counts.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub superseded: bool,
+    /// Over MPI: each rank's I/Os in the measured window, by rank (the point's `ios` is their
+    /// sum; a rank given no outstanding I/Os at this point did none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rank_ios: Vec<u64>,
 }
 
 fn one() -> u32 {
@@ -251,6 +255,24 @@ pub struct CalibrationReport {
     pub matrix: Vec<Cell>,
     pub verdicts: Vec<String>,
     pub warnings: Vec<String>,
+    /// Over MPI: the ranks that shared each point's outstanding I/Os (empty for one process).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<CalibRank>,
+}
+
+/// One MPI rank of a calibration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CalibRank {
+    pub rank: u32,
+    pub host: String,
+    /// The rank's target paths (`{rank}` and `{host}` replaced).
+    pub targets: Vec<std::path::PathBuf>,
+    /// Why the rank stopped the calibration, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// What the rank sent rank 0 (its preflight, then each point's series), bytes.
+    #[serde(default)]
+    pub sent_bytes: u64,
 }
 
 impl CalibrationReport {
@@ -291,6 +313,7 @@ impl CalibrationReport {
             matrix: out.matrix.clone(),
             verdicts,
             warnings,
+            ranks: Vec::new(),
         }
     }
 }

@@ -126,6 +126,17 @@ pub fn calibration_body(r: &CalibrationReport) -> String {
     if let Some(p) = &r.options.io_path {
         let _ = writeln!(s, "  I/O path: {}", p.line());
     }
+    if !r.ranks.is_empty() {
+        let mut hosts: Vec<&str> = r.ranks.iter().map(|k| k.host.as_str()).collect();
+        hosts.dedup();
+        let _ = writeln!(
+            s,
+            "  ranks: {} on {} ({}); each point's outstanding I/Os shared between them, step single on rank 0 alone",
+            r.ranks.len(),
+            if hosts.len() == 1 { "1 host".to_string() } else { format!("{} hosts", hosts.len()) },
+            hosts.join(", ")
+        );
+    }
     let _ = writeln!(s);
     let _ = writeln!(
         s,
@@ -143,9 +154,15 @@ pub fn calibration_body(r: &CalibrationReport) -> String {
         } else {
             ""
         };
+        let by_rank = if p.rank_ios.is_empty() {
+            String::new()
+        } else {
+            let ios: Vec<String> = p.rank_ios.iter().map(u64::to_string).collect();
+            format!("  I/Os by rank {}", ios.join(" / "))
+        };
         let _ = writeln!(
             s,
-            "{step:<8}{:>12}{:>8}{:>11.0}{:>10.1} |            {:>9.0}{:>9.0}{:>9.0}{:>9.0}{mark}",
+            "{step:<8}{:>12}{:>8}{:>11.0}{:>10.1} |            {:>9.0}{:>9.0}{:>9.0}{:>9.0}{mark}{by_rank}",
             p.outstanding, p.workers, p.iops, p.mbps, l.mean, l.p50, l.p95, l.p99
         );
     }

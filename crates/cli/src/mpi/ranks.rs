@@ -9,26 +9,23 @@
 //! all before the next collective step, so a failing rank never leaves the others waiting at
 //! a barrier: each says its own error and the job ends with exit 1 (2 for usage).
 
+use super::world::{agreed, hostname, per_rank, rank_seed, slice_of, Talk, LIVE_BYTES, PART};
 use crate::run::options::RunOptions;
 use crate::session::{check_engine, finish_run, prepare_targets};
 use anyhow::{anyhow, Context};
 use iogauge_engine::document::{document_of, run_document};
 use iogauge_engine::JobOutcome;
 use iogauge_model::run::{RankReport, RunReport};
-use iogauge_model::spec::{Bound, Region};
+use iogauge_model::spec::Region;
 use iogauge_model::{Document, Histograms, Kind};
 use iogauge_report::job_line;
 use iogauge_session::{Ending, Session};
 use iogauge_stats::{merge_series, Interval, WireInterval};
-use mpi::collective::SystemOperation;
-use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// What a rank sends rank 0 at the end.
@@ -52,192 +49,6 @@ struct Part {
     region: Option<Region>,
 }
 
-/// Message tags: a rank's part at the end, its counts after each interval (to rank 0), and a
-/// stop (to every other rank).
-const PART: i32 = 1;
-const LIVE: i32 = 2;
-const STOP: i32 = 3;
-/// One live report: six u64.
-const LIVE_BYTES: u64 = 48;
-
-/// The small messages of a running job, off the I/O threads (on the collecting thread,
-/// between intervals), point to point so that ranks ending at different intervals never wait
-/// on each other: after each interval a rank sends rank 0 its counts (one message of 6 × 8
-/// bytes: rank, phase and index, reads, writes, read bytes, write bytes) and looks for a stop
-/// from any rank; a rank that stops (Ctrl-C, an error) tells every other rank once, so all
-/// stop at their next interval boundary.
-struct Talk<'a> {
-    world: &'a SimpleCommunicator,
-    rank: u32,
-    size: u32,
-    stop: Arc<AtomicBool>,
-    told: bool,
-    live_sent: u64,
-    /// Rank 0: every live report received, per rank, and their totals per interval.
-    heard: Vec<u64>,
-    totals: BTreeMap<u64, [u64; 4]>,
-}
-
-impl<'a> Talk<'a> {
-    fn new(world: &'a SimpleCommunicator, stop: Arc<AtomicBool>) -> Talk<'a> {
-        Talk {
-            world,
-            rank: world.rank() as u32,
-            size: world.size() as u32,
-            stop,
-            told: false,
-            live_sent: 0,
-            heard: vec![0; world.size() as usize],
-            totals: BTreeMap::new(),
-        }
-    }
-
-    fn key(iv: &Interval) -> u64 {
-        (u64::from(iv.phase == iogauge_stats::Phase::Measure) << 32) | u64::from(iv.index)
-    }
-
-    /// After interval `iv`: report it (rank ≠ 0), hear and pass on stops; rank 0 gets the
-    /// other ranks' counts of this interval received so far.
-    fn interval(&mut self, iv: &Interval) -> [u64; 4] {
-        if self.rank != 0 {
-            let msg = [
-                u64::from(self.rank),
-                Self::key(iv),
-                iv.io.read.ios,
-                iv.io.write.ios,
-                iv.io.read.bytes.0,
-                iv.io.write.bytes.0,
-            ];
-            self.world.process_at_rank(0).send_with_tag(&msg[..], LIVE);
-            self.live_sent += 1;
-        } else {
-            self.drain_live();
-        }
-        self.hear_stop();
-        self.pass_stop();
-        self.totals.remove(&Self::key(iv)).unwrap_or_default()
-    }
-
-    fn drain_live(&mut self) {
-        while let Some(m) = self
-            .world
-            .any_process()
-            .immediate_matched_probe_with_tag(LIVE)
-        {
-            let (v, _) = m.matched_receive_vec::<u64>();
-            self.count_live(&v);
-        }
-    }
-
-    fn count_live(&mut self, v: &[u64]) {
-        if let [rank, key, r, w, rb, wb] = *v {
-            self.heard[rank as usize] += 1;
-            let t = self.totals.entry(key).or_default();
-            for (a, b) in t.iter_mut().zip([r, w, rb, wb]) {
-                *a += b;
-            }
-        }
-    }
-
-    fn hear_stop(&mut self) {
-        while let Some(m) = self
-            .world
-            .any_process()
-            .immediate_matched_probe_with_tag(STOP)
-        {
-            let _ = m.matched_receive_vec::<u8>();
-            self.stop.store(true, Ordering::Relaxed);
-        }
-    }
-
-    /// Tells every other rank to stop, once, when this one is stopping.
-    fn pass_stop(&mut self) {
-        if self.told || !self.stop.load(Ordering::Relaxed) {
-            return;
-        }
-        self.told = true;
-        for r in (0..self.size).filter(|&r| r != self.rank) {
-            self.world
-                .process_at_rank(r as i32)
-                .send_with_tag(&[1u8][..], STOP);
-        }
-    }
-
-    /// Rank 0, after rank `r`'s part: the live reports it sent that are still unread.
-    fn finish_live(&mut self, r: u32, sent: u64) {
-        while self.heard[r as usize] < sent {
-            let (v, _) = self
-                .world
-                .process_at_rank(r as i32)
-                .receive_vec_with_tag::<u64>(LIVE);
-            self.count_live(&v);
-        }
-    }
-}
-
-/// Rank `rank`'s 1/`size` of `region` (as IOR splits a shared file into segments), in the
-/// region's own unit; bounds of mixed units cannot be split.
-pub fn slice_of(region: Region, rank: u32, size: u32) -> anyhow::Result<Region> {
-    let cut = |a: f64, b: f64, i: u32| a + (b - a) * f64::from(i) / f64::from(size);
-    match (region.start, region.end) {
-        (Bound::Pct(a), Bound::Pct(b)) => Ok(Region {
-            start: Bound::Pct(cut(a, b, rank)),
-            end: Bound::Pct(cut(a, b, rank + 1)),
-        }),
-        (Bound::Bytes(a), Bound::Bytes(b)) => {
-            let at = |i: u32| a + (b - a) / u64::from(size) * u64::from(i);
-            let end = if rank + 1 == size { b } else { at(rank + 1) };
-            Ok(Region {
-                start: Bound::Bytes(at(rank)),
-                end: Bound::Bytes(end),
-            })
-        }
-        _ => Err(crate::usage::UsageError(
-            "--region with one bound in % and one in bytes cannot be split between ranks writing one shared target: give both in % or both in bytes, or --shared-offsets".into(),
-        )
-        .into()),
-    }
-}
-
-/// `{rank}` and `{host}` in a target path.
-pub fn per_rank(path: &Path, rank: u32, host: &str) -> PathBuf {
-    PathBuf::from(
-        path.to_string_lossy()
-            .replace("{rank}", &rank.to_string())
-            .replace("{host}", host),
-    )
-}
-
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_else(|_| "unknown".into())
-}
-
-/// Whether `ok` holds on every rank (a collective: every rank must call it at this point).
-fn all_ok(world: &SimpleCommunicator, ok: bool) -> bool {
-    let mine = i32::from(ok);
-    let mut all = 0i32;
-    world.all_reduce_into(&mine, &mut all, SystemOperation::min());
-    all == 1
-}
-
-/// `r` on this rank, once every rank has reached this point: an error here is this rank's;
-/// an error elsewhere ends this rank too, quietly (the failing rank says why).
-fn agreed<T>(world: &SimpleCommunicator, r: anyhow::Result<T>) -> anyhow::Result<T> {
-    let ok = all_ok(world, r.is_ok());
-    match r {
-        Err(e) => Err(e.context(format!("rank {}", world.rank()))),
-        Ok(_) if !ok => Err(anyhow!(OtherRankFailed)),
-        ok => ok,
-    }
-}
-
-/// Another rank failed and said so; this one stops with exit 1 and nothing to add.
-#[derive(Debug, thiserror::Error)]
-#[error("another rank failed")]
-pub struct OtherRankFailed;
-
 pub fn run(mut opts: RunOptions) -> anyhow::Result<ExitCode> {
     let universe = mpi::initialize().ok_or_else(|| anyhow!("MPI was initialised already"))?;
     let world = universe.world();
@@ -255,6 +66,7 @@ pub fn run(mut opts: RunOptions) -> anyhow::Result<ExitCode> {
     if split {
         opts.spec.region = agreed(&world, slice_of(opts.spec.region, rank, size))?;
     }
+    opts.spec.seed = rank_seed(opts.spec.seed, rank);
     let session = agreed(
         &world,
         if rank == 0 {
@@ -489,49 +301,4 @@ fn merged(opts: &RunOptions, parts: Vec<Part>, own: Own) -> anyhow::Result<(Docu
         })
         .collect();
     Ok((Document::from(report), histograms))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_region_split_between_ranks() {
-        let pct = |a, b| Region {
-            start: Bound::Pct(a),
-            end: Bound::Pct(b),
-        };
-        assert_eq!(slice_of(pct(0.0, 100.0), 1, 4).unwrap(), pct(25.0, 50.0));
-        assert_eq!(slice_of(pct(20.0, 80.0), 2, 3).unwrap(), pct(60.0, 80.0));
-        let bytes = |a, b| Region {
-            start: Bound::Bytes(a),
-            end: Bound::Bytes(b),
-        };
-        assert_eq!(slice_of(bytes(0, 10), 0, 3).unwrap(), bytes(0, 3));
-        assert_eq!(
-            slice_of(bytes(0, 10), 2, 3).unwrap(),
-            bytes(6, 10),
-            "the last takes the rest"
-        );
-        let mixed = Region {
-            start: Bound::Pct(0.0),
-            end: Bound::Bytes(1 << 30),
-        };
-        assert!(slice_of(mixed, 0, 2)
-            .unwrap_err()
-            .to_string()
-            .contains("--shared-offsets"));
-    }
-
-    #[test]
-    fn rank_and_host_in_paths() {
-        assert_eq!(
-            per_rank(Path::new("/d/f.{rank}.{host}"), 3, "n1"),
-            PathBuf::from("/d/f.3.n1")
-        );
-        assert_eq!(
-            per_rank(Path::new("/d/shared"), 3, "n1"),
-            PathBuf::from("/d/shared")
-        );
-    }
 }

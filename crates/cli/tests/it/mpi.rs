@@ -8,6 +8,9 @@ use crate::common::*;
 #[cfg(feature = "mpi")]
 use serde_json::Value;
 
+#[cfg(feature = "mpi")]
+mod calibrate;
+
 /// A binary built without the feature: this test binary's own `iogauge` when it is one, else
 /// the plain build `scripts/test` makes beside the MPI one (`IOGAUGE_TEST_PLAIN_BIN`).
 fn plain_bin() -> std::path::PathBuf {
@@ -192,6 +195,25 @@ fn rank_pids(store: &std::path::Path, rank: Option<u32>) -> Vec<i32> {
         .collect()
 }
 
+/// mpirun's exit status once its ranks are gone. It ends on its own; once in a while Open
+/// MPI's, interrupted itself, does not: it is not iogauge's to wait for beyond 30 s.
+#[cfg(feature = "mpi")]
+fn wait_or_kill(child: &mut std::process::Child) -> Option<std::process::ExitStatus> {
+    let t = std::time::Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return Some(st);
+        }
+        if t.elapsed().as_secs() > 30 {
+            let _ = child.kill();
+            let _ = child.wait();
+            eprintln!("note: mpirun did not exit 30 s after its ranks; killed");
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 /// Ctrl-C to mpirun, and SIGINT to one rank only: every rank stops at its next interval
 /// boundary (a rank that stops tells the others), rank 0 stores what ran marked interrupted,
 /// and no rank is left running.
@@ -237,22 +259,8 @@ fn ctrl_c_to_mpirun_or_one_rank_stores_what_ran() {
             );
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
-        // mpirun then ends on its own; once in a while Open MPI's, interrupted itself, does
-        // not: it is not iogauge's to wait for beyond 30 s.
         let mut child = child;
-        let t = std::time::Instant::now();
-        let status = loop {
-            if let Some(st) = child.try_wait().unwrap() {
-                break Some(st);
-            }
-            if t.elapsed().as_secs() > 30 {
-                let _ = child.kill();
-                let _ = child.wait();
-                eprintln!("note: mpirun did not exit 30 s after its ranks; killed");
-                break None;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        };
+        let status = wait_or_kill(&mut child);
         let mut err = String::new();
         if let Some(mut e) = child.stderr.take() {
             let _ = std::io::Read::read_to_string(&mut e, &mut err);

@@ -3,10 +3,11 @@
 
 use super::prober::Prober;
 use crate::error::EngineError;
+use crate::job::JobOutcome;
 use crate::target::Target;
 use iogauge_model::calib::{CalibrateSpec, Cell, Measured, Point, Step};
 use iogauge_model::spec::{BlockSplit, JobSpec, RwMode};
-use iogauge_stats::{measured_totals, DirStats, Nanos};
+use iogauge_stats::{measured_totals, DirStats, Interval, LatHist, Nanos};
 use std::sync::atomic::AtomicBool;
 
 /// Bytes each target's region spans, checking the region holds a large I/O on every target
@@ -96,12 +97,116 @@ impl EngineProber<'_> {
     }
 }
 
-/// Reads and writes of a job's measured window together, and the window's length.
-fn both_dirs(o: &crate::job::JobOutcome) -> (DirStats, Nanos) {
-    let (t, elapsed) = measured_totals(&o.intervals);
+/// Reads and writes of a measured window together, and the window's length.
+fn both_dirs(intervals: &[Interval]) -> (DirStats, Nanos) {
+    let (t, elapsed) = measured_totals(intervals);
     let mut both = t.read;
     both += &t.write;
     (both, elapsed)
+}
+
+/// The point a measured series makes (`outstanding` I/Os over `workers`), with its latency
+/// histogram: one process's series or several ranks' merged.
+pub fn point_of(
+    step: Step,
+    outstanding: u32,
+    workers: u32,
+    intervals: &[Interval],
+) -> (Point, LatHist) {
+    let (both, elapsed) = both_dirs(intervals);
+    let point = Point {
+        step,
+        outstanding,
+        workers,
+        ios: both.ios,
+        iops: both.iops(elapsed),
+        mbps: both.mbps(elapsed),
+        lat_us: both.lat.summary(),
+        superseded: false,
+        rank_ios: Vec::new(),
+    };
+    (point, both.lat)
+}
+
+/// One cell of the matrix from the small and the large I/Os' series (`None`: none of that
+/// kind ran).
+pub fn cell_of(small: u32, large: u32, s: Option<&[Interval]>, l: Option<&[Interval]>) -> Cell {
+    let s = s.map(both_dirs);
+    let l = l.map(both_dirs);
+    Cell {
+        small,
+        large,
+        small_iops: s.as_ref().map_or(0.0, |(d, el)| d.iops(*el)),
+        small_lat_us: s.as_ref().map(|(d, _)| d.lat.summary()).unwrap_or_default(),
+        large_mbps: l.as_ref().map_or(0.0, |(d, el)| d.mbps(*el)),
+    }
+}
+
+impl EngineProber<'_> {
+    /// Before a point: a new seed for it and, when `flush`, ORION's cache flush.
+    pub fn begin_point(&mut self, flush: bool) -> Result<(), EngineError> {
+        self.runs += 1;
+        if flush {
+            self.flush_cache()?;
+        }
+        Ok(())
+    }
+
+    /// Workers a point of `step` with `n` outstanding I/Os runs on.
+    pub fn workers(&self, step: Step, n: u32) -> u32 {
+        match step {
+            Step::Single => 1,
+            Step::Small | Step::Large => workers_for(n, self.cores),
+        }
+    }
+
+    /// Runs one point's job: `n` outstanding I/Os of `bs` (no flush: see `begin_point`),
+    /// `on_interval` after each of its intervals.
+    pub fn run_point(
+        &self,
+        step: Step,
+        bs: u64,
+        n: u32,
+        on_interval: &mut dyn FnMut(&Interval),
+    ) -> Result<JobOutcome, EngineError> {
+        let j = self.point_job(bs, n, self.workers(step, n));
+        crate::job::run(&j, self.targets, self.stop, on_interval)
+    }
+
+    /// Small and large random reads at once, one engine job each side by side on the same
+    /// targets: their outcomes in that order, a kind with no outstanding I/Os left out. The
+    /// first job runs on this thread (`on_interval` after each of its intervals).
+    pub fn run_mixed(
+        &self,
+        small_bs: u64,
+        small: u32,
+        large_bs: u64,
+        large: u32,
+        on_interval: &mut dyn FnMut(&Interval),
+    ) -> Result<Vec<JobOutcome>, EngineError> {
+        let jobs: Vec<JobSpec> = [(small_bs, small), (large_bs, large)]
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|&(bs, n)| self.point_job(bs, n, workers_for(n, self.cores)))
+            .collect();
+        let (targets, stop) = (self.targets, self.stop);
+        let Some((first, rest)) = jobs.split_first() else {
+            return Ok(Vec::new());
+        };
+        std::thread::scope(|sc| {
+            let others: Vec<_> = rest
+                .iter()
+                .map(|j| sc.spawn(move || crate::job::run(j, targets, stop, &mut |_| {})))
+                .collect();
+            let mut all = vec![crate::job::run(first, targets, stop, on_interval)];
+            all.extend(
+                others
+                    .into_iter()
+                    .map(|h| h.join().expect("matrix job thread")),
+            );
+            all.into_iter().collect()
+        })
+    }
 }
 
 impl Prober for EngineProber<'_> {
@@ -114,43 +219,15 @@ impl Prober for EngineProber<'_> {
         large_bs: u64,
         large: u32,
     ) -> Result<Option<Cell>, EngineError> {
-        self.runs += 1;
-        self.flush_cache()?;
-        let jobs: Vec<JobSpec> = [(small_bs, small), (large_bs, large)]
-            .iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|&(bs, n)| self.point_job(bs, n, workers_for(n, self.cores)))
-            .collect();
-        let (targets, stop) = (self.targets, self.stop);
-        // Both kinds of I/O at once: one engine job each, side by side on the same targets.
-        let results: Vec<Result<crate::job::JobOutcome, EngineError>> = std::thread::scope(|sc| {
-            let handles: Vec<_> = jobs
-                .iter()
-                .map(|j| sc.spawn(move || crate::job::run(j, targets, stop, &mut |_| {})))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("matrix job thread"))
-                .collect()
-        });
-        let mut totals = Vec::new();
-        for r in results {
-            let o = r?;
-            if o.interrupted {
-                return Ok(None);
-            }
-            totals.push(both_dirs(&o));
+        self.begin_point(true)?;
+        let outcomes = self.run_mixed(small_bs, small, large_bs, large, &mut |_| {})?;
+        if outcomes.iter().any(|o| o.interrupted) {
+            return Ok(None);
         }
-        let mut it = totals.into_iter();
+        let mut it = outcomes.iter().map(|o| o.intervals.as_slice());
         let s = if small > 0 { it.next() } else { None };
         let l = if large > 0 { it.next() } else { None };
-        Ok(Some(Cell {
-            small,
-            large,
-            small_iops: s.as_ref().map_or(0.0, |(d, el)| d.iops(*el)),
-            small_lat_us: s.as_ref().map(|(d, _)| d.lat.summary()).unwrap_or_default(),
-            large_mbps: l.as_ref().map_or(0.0, |(d, el)| d.mbps(*el)),
-        }))
+        Ok(Some(cell_of(small, large, s, l)))
     }
 
     fn measure(
@@ -159,34 +236,19 @@ impl Prober for EngineProber<'_> {
         bs: u64,
         outstanding: u32,
     ) -> Result<Option<Measured>, EngineError> {
-        self.runs += 1;
-        self.flush_cache()?;
-        let workers = match step {
-            Step::Single => 1,
-            Step::Small | Step::Large => workers_for(outstanding, self.cores),
-        };
-        let j = self.point_job(bs, outstanding, workers);
-        let outcome = crate::job::run(&j, self.targets, self.stop, &mut |_| {})?;
+        self.begin_point(true)?;
+        let outcome = self.run_point(step, bs, outstanding, &mut |_| {})?;
         if outcome.interrupted {
             return Ok(None);
         }
-        let (both, elapsed) = both_dirs(&outcome);
-        let point = Point {
-            step,
-            outstanding,
-            workers,
-            ios: both.ios,
-            iops: both.iops(elapsed),
-            mbps: both.mbps(elapsed),
-            lat_us: both.lat.summary(),
-            superseded: false,
-        };
+        let workers = self.workers(step, outstanding);
+        let (point, hist) = point_of(step, outstanding, workers, &outcome.intervals);
         (self.on_point)(&point);
         Ok(Some(Measured {
             point,
             intervals: outcome.intervals,
             samples: outcome.samples,
-            hist: both.lat,
+            hist,
             io_path: Some(outcome.io_path),
         }))
     }

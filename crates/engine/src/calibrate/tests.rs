@@ -92,6 +92,7 @@ impl Prober for Model {
                 mbps: iops * bs as f64 / MIB,
                 lat_us: l,
                 superseded: false,
+                rank_ios: vec![],
             },
             intervals: vec![],
             samples: vec![],

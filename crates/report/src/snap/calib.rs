@@ -183,6 +183,7 @@ fn matrix_calibration() -> CalibrationReport {
                 max: p99 * 2.0,
             },
             superseded,
+            rank_ios: vec![],
         },
         intervals: vec![],
     };
@@ -230,4 +231,29 @@ fn body_interrupted_without_figures() {
     c.max_pmbps = None;
     c.verdicts.clear();
     assert_snapshot!("body_interrupted", calibration_body(&c));
+}
+
+/// Over MPI ranks: the ranks line, each point's I/Os by rank, a failed rank's warning.
+#[test]
+fn body_across_ranks() {
+    let mut c = calibration();
+    for p in c.points.iter_mut().map(|p| &mut p.point) {
+        let ios = p.ios;
+        // One outstanding I/O, and step single, run on rank 0 alone.
+        p.rank_ios = if p.outstanding == 1 || p.step == Step::Single {
+            vec![ios, 0]
+        } else {
+            vec![ios / 2, ios - ios / 2]
+        };
+    }
+    c.ranks = (0..2)
+        .map(|rank| iogauge_model::calib::CalibRank {
+            rank,
+            host: "db1".into(),
+            targets: vec![format!("/data/c.{rank}").into()],
+            error: None,
+            sent_bytes: 0,
+        })
+        .collect();
+    assert_snapshot!("body_ranks", calibration_body(&c));
 }

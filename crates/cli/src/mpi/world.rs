@@ -1,0 +1,276 @@
+//! What every command over ranks shares: the rank's name and host, the start steps agreed by
+//! all ranks, the messages of a running job (live counts, stops), per-rank paths, seeds and
+//! slices of a shared target.
+
+use anyhow::anyhow;
+use iogauge_model::spec::{Bound, Region};
+use iogauge_stats::Interval;
+use mpi::collective::SystemOperation;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Message tags: a rank's part at the end, its counts after each interval (to rank 0), and a
+/// stop (to every other rank).
+pub const PART: i32 = 1;
+pub const LIVE: i32 = 2;
+const STOP: i32 = 3;
+/// One live report: six u64.
+pub const LIVE_BYTES: u64 = 48;
+
+/// The small messages of a running job, off the I/O threads (on the collecting thread,
+/// between intervals), point to point so that ranks ending at different intervals never wait
+/// on each other: after each interval a rank sends rank 0 its counts (one message of 6 × 8
+/// bytes: rank, phase and index, reads, writes, read bytes, write bytes) and looks for a stop
+/// from any rank; a rank that stops (Ctrl-C, an error) tells every other rank once, so all
+/// stop at their next interval boundary.
+pub struct Talk<'a> {
+    world: &'a SimpleCommunicator,
+    rank: u32,
+    size: u32,
+    stop: Arc<AtomicBool>,
+    told: bool,
+    pub live_sent: u64,
+    /// Rank 0: every live report received, per rank, and their totals per interval.
+    heard: Vec<u64>,
+    totals: BTreeMap<u64, [u64; 4]>,
+}
+
+impl<'a> Talk<'a> {
+    pub fn new(world: &'a SimpleCommunicator, stop: Arc<AtomicBool>) -> Talk<'a> {
+        Talk {
+            world,
+            rank: world.rank() as u32,
+            size: world.size() as u32,
+            stop,
+            told: false,
+            live_sent: 0,
+            heard: vec![0; world.size() as usize],
+            totals: BTreeMap::new(),
+        }
+    }
+
+    fn key(iv: &Interval) -> u64 {
+        (u64::from(iv.phase == iogauge_stats::Phase::Measure) << 32) | u64::from(iv.index)
+    }
+
+    /// After interval `iv`: report it (rank ≠ 0), hear and pass on stops; rank 0 gets the
+    /// other ranks' counts of this interval received so far.
+    pub fn interval(&mut self, iv: &Interval) -> [u64; 4] {
+        if self.rank != 0 {
+            let msg = [
+                u64::from(self.rank),
+                Self::key(iv),
+                iv.io.read.ios,
+                iv.io.write.ios,
+                iv.io.read.bytes.0,
+                iv.io.write.bytes.0,
+            ];
+            self.world.process_at_rank(0).send_with_tag(&msg[..], LIVE);
+            self.live_sent += 1;
+        } else {
+            self.drain_live();
+        }
+        self.watch();
+        self.totals.remove(&Self::key(iv)).unwrap_or_default()
+    }
+
+    /// Hears a stop from another rank and passes on this rank's own (no counts sent).
+    pub fn watch(&mut self) {
+        self.hear_stop();
+        self.pass_stop();
+    }
+
+    fn drain_live(&mut self) {
+        while let Some(m) = self
+            .world
+            .any_process()
+            .immediate_matched_probe_with_tag(LIVE)
+        {
+            let (v, _) = m.matched_receive_vec::<u64>();
+            self.count_live(&v);
+        }
+    }
+
+    fn count_live(&mut self, v: &[u64]) {
+        if let [rank, key, r, w, rb, wb] = *v {
+            self.heard[rank as usize] += 1;
+            let t = self.totals.entry(key).or_default();
+            for (a, b) in t.iter_mut().zip([r, w, rb, wb]) {
+                *a += b;
+            }
+        }
+    }
+
+    fn hear_stop(&mut self) {
+        while let Some(m) = self
+            .world
+            .any_process()
+            .immediate_matched_probe_with_tag(STOP)
+        {
+            let _ = m.matched_receive_vec::<u8>();
+            self.stop.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Tells every other rank to stop, once, when this one is stopping.
+    pub fn pass_stop(&mut self) {
+        if self.told || !self.stop.load(Ordering::Relaxed) {
+            return;
+        }
+        self.told = true;
+        for r in (0..self.size).filter(|&r| r != self.rank) {
+            self.world
+                .process_at_rank(r as i32)
+                .send_with_tag(&[1u8][..], STOP);
+        }
+    }
+
+    /// Rank 0, after rank `r`'s part: the live reports it sent that are still unread.
+    pub fn finish_live(&mut self, r: u32, sent: u64) {
+        while self.heard[r as usize] < sent {
+            let (v, _) = self
+                .world
+                .process_at_rank(r as i32)
+                .receive_vec_with_tag::<u64>(LIVE);
+            self.count_live(&v);
+        }
+    }
+}
+
+/// Rank `rank`'s 1/`size` of `region` (as IOR splits a shared file into segments), in the
+/// region's own unit; bounds of mixed units cannot be split.
+pub fn slice_of(region: Region, rank: u32, size: u32) -> anyhow::Result<Region> {
+    let cut = |a: f64, b: f64, i: u32| a + (b - a) * f64::from(i) / f64::from(size);
+    match (region.start, region.end) {
+        (Bound::Pct(a), Bound::Pct(b)) => Ok(Region {
+            start: Bound::Pct(cut(a, b, rank)),
+            end: Bound::Pct(cut(a, b, rank + 1)),
+        }),
+        (Bound::Bytes(a), Bound::Bytes(b)) => {
+            let at = |i: u32| a + (b - a) / u64::from(size) * u64::from(i);
+            let end = if rank + 1 == size { b } else { at(rank + 1) };
+            Ok(Region {
+                start: Bound::Bytes(at(rank)),
+                end: Bound::Bytes(end),
+            })
+        }
+        _ => Err(crate::usage::UsageError(
+            "--region with one bound in % and one in bytes cannot be split between ranks writing one shared target: give both in % or both in bytes, or --shared-offsets".into(),
+        )
+        .into()),
+    }
+}
+
+/// Rank `rank`'s seed: every rank draws its own offsets (ranks reading one shared target with
+/// the job's seed would read the same blocks at the same time, and an array's cache would
+/// serve all but the first). Rank 0 keeps the job's seed, as stored.
+pub fn rank_seed(seed: u64, rank: u32) -> u64 {
+    seed.wrapping_add(u64::from(rank).wrapping_mul(0xD1B5_4A32_D192_ED03))
+}
+
+/// The cores this rank may spread its workers over: the host's, shared with the other ranks
+/// on it (Open MPI's `OMPI_COMM_WORLD_LOCAL_SIZE`; without it, all of them).
+pub fn rank_cores() -> u32 {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let local = std::env::var("OMPI_COMM_WORLD_LOCAL_SIZE")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .unwrap_or(1)
+        .max(1);
+    (cores / local).max(1)
+}
+
+/// `{rank}` and `{host}` in a target path.
+pub fn per_rank(path: &Path, rank: u32, host: &str) -> PathBuf {
+    PathBuf::from(
+        path.to_string_lossy()
+            .replace("{rank}", &rank.to_string())
+            .replace("{host}", host),
+    )
+}
+
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Whether `ok` holds on every rank (a collective: every rank must call it at this point).
+pub fn all_ok(world: &SimpleCommunicator, ok: bool) -> bool {
+    let mine = i32::from(ok);
+    let mut all = 0i32;
+    world.all_reduce_into(&mine, &mut all, SystemOperation::min());
+    all == 1
+}
+
+/// `r` on this rank, once every rank has reached this point: an error here is this rank's;
+/// an error elsewhere ends this rank too, quietly (the failing rank says why).
+pub fn agreed<T>(world: &SimpleCommunicator, r: anyhow::Result<T>) -> anyhow::Result<T> {
+    let ok = all_ok(world, r.is_ok());
+    match r {
+        Err(e) => Err(e.context(format!("rank {}", world.rank()))),
+        Ok(_) if !ok => Err(anyhow!(OtherRankFailed)),
+        ok => ok,
+    }
+}
+
+/// Another rank failed and said so; this one stops with exit 1 and nothing to add.
+#[derive(Debug, thiserror::Error)]
+#[error("another rank failed")]
+pub struct OtherRankFailed;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_region_split_between_ranks() {
+        let pct = |a, b| Region {
+            start: Bound::Pct(a),
+            end: Bound::Pct(b),
+        };
+        assert_eq!(slice_of(pct(0.0, 100.0), 1, 4).unwrap(), pct(25.0, 50.0));
+        assert_eq!(slice_of(pct(20.0, 80.0), 2, 3).unwrap(), pct(60.0, 80.0));
+        let bytes = |a, b| Region {
+            start: Bound::Bytes(a),
+            end: Bound::Bytes(b),
+        };
+        assert_eq!(slice_of(bytes(0, 10), 0, 3).unwrap(), bytes(0, 3));
+        assert_eq!(
+            slice_of(bytes(0, 10), 2, 3).unwrap(),
+            bytes(6, 10),
+            "the last takes the rest"
+        );
+        let mixed = Region {
+            start: Bound::Pct(0.0),
+            end: Bound::Bytes(1 << 30),
+        };
+        assert!(slice_of(mixed, 0, 2)
+            .unwrap_err()
+            .to_string()
+            .contains("--shared-offsets"));
+    }
+
+    #[test]
+    fn ranks_draw_their_own_offsets() {
+        assert_eq!(rank_seed(42, 0), 42);
+        let seeds: std::collections::BTreeSet<u64> = (0..64).map(|r| rank_seed(42, r)).collect();
+        assert_eq!(seeds.len(), 64);
+    }
+
+    #[test]
+    fn rank_and_host_in_paths() {
+        assert_eq!(
+            per_rank(Path::new("/d/f.{rank}.{host}"), 3, "n1"),
+            PathBuf::from("/d/f.3.n1")
+        );
+        assert_eq!(
+            per_rank(Path::new("/d/shared"), 3, "n1"),
+            PathBuf::from("/d/shared")
+        );
+    }
+}
