@@ -18,6 +18,9 @@ use std::process::ExitCode;
 /// terminal escape in a value must not cut the line or reach the terminal raw).
 pub fn report(e: &anyhow::Error) -> ExitCode {
     use std::io::Write;
+    if let Some(crate::mpi::Quiet(code)) = e.downcast_ref() {
+        return ExitCode::from(*code);
+    }
     let line = escape_controls(&iogauge_model::secret::redact_secrets(&format!("{e:#}")));
     let _ = writeln!(std::io::stderr(), "error: {line}");
     ExitCode::from(code_of(e))
@@ -58,8 +61,13 @@ fn code_of(e: &anyhow::Error) -> u8 {
 }
 
 /// clap's errors, shortened to their first line (help and version print as clap renders them).
+/// Under a launcher only rank 0 prints (every rank parsed the same line).
 pub fn clap_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
+    if crate::mpi::launched().is_some() && crate::mpi::other_rank() {
+        let help = matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion);
+        return ExitCode::from(if help { 0 } else { USAGE });
+    }
     match e.kind() {
         ErrorKind::DisplayHelp
         | ErrorKind::DisplayVersion

@@ -16,6 +16,31 @@ use crate::usage::UsageError;
 /// The variables an MPI launcher sets for each rank, in the order checked.
 pub const LAUNCHER_VARS: [&str; 3] = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"];
 
+/// Under a launcher every rank reads the same command line: a mistake in it is said once, by
+/// rank 0, and the other ranks end with the same code saying nothing (as they do when another
+/// rank failed and said why). `main` prints no line for this error.
+#[derive(Debug, thiserror::Error)]
+#[error("said by another rank")]
+pub struct Quiet(pub u8);
+
+/// Whether this process is a rank other than 0 of a launched job (Open MPI's
+/// `OMPI_COMM_WORLD_RANK`, PMI's `PMI_RANK`, PMIx's `PMIX_RANK`).
+pub fn other_rank() -> bool {
+    ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"]
+        .into_iter()
+        .find_map(|v| std::env::var(v).ok())
+        .is_some_and(|r| r.trim() != "0")
+}
+
+/// A mistake every rank makes alike (the command line's): rank 0's to say.
+fn said_once(e: impl Into<anyhow::Error>) -> anyhow::Error {
+    if other_rank() {
+        Quiet(crate::exit_code::USAGE).into()
+    } else {
+        e.into()
+    }
+}
+
 /// The launcher variable this process was started with, if any.
 pub fn launched() -> Option<&'static str> {
     LAUNCHER_VARS
@@ -29,26 +54,26 @@ pub fn dispatch(var: &str, command: Command) -> anyhow::Result<std::process::Exi
     {
         let _ = var;
         match command {
-            Command::Run(a) => ranks::run(crate::run::options::RunOptions::from_args(a)?),
-            Command::Calibrate(a) => calibrate::calibrate(
-                crate::calibrate::options::CalibrateOptions::from_args(a)?,
+            Command::Run(a) => ranks::run(
+                crate::run::options::RunOptions::from_args(a).map_err(said_once)?,
             ),
-            _ => Err(UsageError(
+            Command::Calibrate(a) => calibrate::calibrate(
+                crate::calibrate::options::CalibrateOptions::from_args(a).map_err(said_once)?,
+            ),
+            _ => Err(said_once(UsageError(
                 "under an MPI launcher only `iogauge run` and `iogauge calibrate` run across ranks \
                  (db run across ranks is not built yet); run other commands without mpirun"
                     .into(),
-            )
-            .into()),
+            ))),
         }
     }
     #[cfg(not(feature = "mpi"))]
     {
         let _ = command;
-        Err(UsageError(format!(
+        Err(said_once(UsageError(format!(
             "started by an MPI launcher ({var} is set), but this iogauge was built without MPI: \
              build it with `cargo build --release --features mpi` (needs libopenmpi-dev and \
              libclang-dev), or run it without mpirun"
-        ))
-        .into())
+        ))))
     }
 }

@@ -135,12 +135,18 @@ fn ranks_text(r: &RunReport) -> String {
                 .map_or(String::new(), |e| format!("  FAILED: {e}"))
         );
     }
-    let all: Vec<f64> = r.ranks.iter().map(iops).collect();
+    // The spread of the ranks that ran to the end (a failed rank's is its failure).
+    let all: Vec<f64> = r
+        .ranks
+        .iter()
+        .filter(|x| x.error.is_none())
+        .map(iops)
+        .collect();
     let (lo, hi) = all
         .iter()
         .fold((f64::INFINITY, 0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
-    let mean = all.iter().sum::<f64>() / all.len() as f64;
-    if mean > 0.0 {
+    let mean = all.iter().sum::<f64>() / all.len().max(1) as f64;
+    if all.len() > 1 && mean > 0.0 {
         let _ = writeln!(
             s,
             "spread between ranks: IOPS {lo:.0}–{hi:.0} ({:.1}% of the mean)",

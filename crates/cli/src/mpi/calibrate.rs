@@ -12,7 +12,8 @@
 //! what was measured, with the failing rank and its error.
 
 use super::world::{
-    agreed, all_ok, hostname, per_rank, rank_cores, rank_seed, slice_of, Talk, PART,
+    agreed, all_ok, hostname, per_rank, rank_cores, rank_seed, slice_of, stop_on_teardown, Talk,
+    LOST, PART,
 };
 use crate::calibrate::options::CalibrateOptions;
 use crate::calibrate::{context, finish};
@@ -62,6 +63,8 @@ struct PointPart {
     series: Vec<Vec<WireInterval>>,
     interrupted: bool,
     error: Option<String>,
+    /// Live reports the rank has sent rank 0 so far (one after each interval of its jobs).
+    live_sent: u64,
 }
 
 fn step_code(s: Step) -> u64 {
@@ -136,7 +139,9 @@ impl Ranks<'_> {
             Ok(()) if !busy => Ok(Vec::new()),
             Ok(()) => {
                 let talk = &mut self.talk;
-                let mut watch = |_: &Interval| talk.watch();
+                let mut watch = |iv: &Interval| {
+                    talk.interval(iv);
+                };
                 match what {
                     MIXED => self
                         .prober
@@ -156,6 +161,7 @@ impl Ranks<'_> {
             self.stop.store(true, Ordering::Relaxed);
         }
         self.talk.watch();
+        part.live_sent = self.talk.live_sent;
         part
     }
 
@@ -200,15 +206,25 @@ impl Ranks<'_> {
     /// `None` when a rank was interrupted or failed (its failure kept for the document).
     fn gather(&mut self, order: Order) -> anyhow::Result<Option<Vec<PointPart>>> {
         let mut o = order;
+        let since = std::time::Instant::now();
         self.world.process_at_rank(0).broadcast_into(&mut o[..]);
         let mut parts = vec![self.point(order)];
-        for r in 1..self.size {
-            let (bytes, _) = self
-                .world
-                .process_at_rank(r as i32)
-                .receive_vec_with_tag::<u8>(PART);
-            self.sent[r as usize] += bytes.len() as u64;
-            parts.push(serde_json::from_slice(&bytes).context("a rank's point")?);
+        let beat =
+            iogauge_model::spec::JobSpec::new(iogauge_model::spec::RwMode::RandRead).interval;
+        for (r, bytes) in self.talk.parts(since, beat).into_iter().enumerate().skip(1) {
+            let p = match bytes {
+                Some(bytes) => {
+                    self.sent[r] += bytes.len() as u64;
+                    let p: PointPart = serde_json::from_slice(&bytes).context("a rank's point")?;
+                    self.talk.finish_live(r as u32, p.live_sent);
+                    p
+                }
+                None => PointPart {
+                    error: Some(LOST.into()),
+                    ..PointPart::default()
+                },
+            };
+            parts.push(p);
         }
         let mut whole = true;
         for (r, p) in parts.iter().enumerate() {
@@ -337,6 +353,7 @@ pub fn calibrate(mut opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
         Some(s) => s.stop().clone(),
         None => iogauge_session::stop_flag()?,
     };
+    stop_on_teardown(&stop)?;
     // A target shared by every rank is pre-filled once: rank 0 first, the others after it.
     let mine = |turn: bool| turn.then(|| prepare_targets(&opts.targets, &stop));
     let first = agreed(&world, mine(rank == 0).transpose())?;
@@ -422,8 +439,22 @@ pub fn calibrate(mut opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
             .context("writing the result to stdout (nothing was measured)")?;
     }
     let outcome = search::calibrate(&mut ranks, &opts.spec);
-    // Every rank waits for the next order: end it whatever happened here.
+    // Stored first (a rank that died may keep the broadcast below from returning before the
+    // launcher ends this rank), then every rank waiting for its next order is told to end.
+    let stored = store(session, ctx, outcome, &ranks, rows, &opts);
     world.process_at_rank(0).broadcast_into(&mut [END; 6][..]);
+    stored
+}
+
+/// Rank 0: the calibration's one document, the ranks' rows and failures in it, stored.
+fn store(
+    session: Session,
+    ctx: search::Context,
+    outcome: anyhow::Result<iogauge_model::calib::Outcome>,
+    ranks: &Ranks<'_>,
+    mut rows: Vec<CalibRank>,
+    opts: &CalibrateOptions,
+) -> anyhow::Result<ExitCode> {
     let mut outcome = outcome?;
     if !ranks.failures.is_empty() {
         outcome.interrupted = true;
@@ -451,7 +482,7 @@ pub fn calibrate(mut opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
         None if report.meta.interrupted => Ending::Interrupted,
         None => Ending::Complete,
     };
-    finish(session, report, &histograms, &opts, ending)
+    finish(session, report, &histograms, opts, ending)
 }
 
 /// Another rank's preflight into rank 0's: its targets, and its warnings rank 0's does not

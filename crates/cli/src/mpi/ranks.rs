@@ -9,7 +9,9 @@
 //! all before the next collective step, so a failing rank never leaves the others waiting at
 //! a barrier: each says its own error and the job ends with exit 1 (2 for usage).
 
-use super::world::{agreed, hostname, per_rank, rank_seed, slice_of, Talk, LIVE_BYTES, PART};
+use super::world::{
+    agreed, hostname, per_rank, rank_seed, slice_of, stop_on_teardown, Talk, LIVE_BYTES, LOST, PART,
+};
 use crate::run::options::RunOptions;
 use crate::session::{check_engine, finish_run, prepare_targets};
 use anyhow::{anyhow, Context};
@@ -49,6 +51,27 @@ struct Part {
     region: Option<Region>,
 }
 
+impl Part {
+    /// A rank that sent no part: what rank 0 heard from it live is all there is.
+    fn lost(rank: u32, (live_sent, [reads, writes]): (u64, [u64; 2])) -> Part {
+        Part {
+            rank,
+            // Said at the end, with the part that never came.
+            host: String::new(),
+            targets: Vec::new(),
+            started_ns: 0,
+            report: None,
+            intervals: Vec::new(),
+            error: Some(format!(
+                "{LOST} (it reported {reads} reads and {writes} writes live before, which are not in the summary)"
+            )),
+            live_sent,
+            bytes: 0,
+            region: None,
+        }
+    }
+}
+
 pub fn run(mut opts: RunOptions) -> anyhow::Result<ExitCode> {
     let universe = mpi::initialize().ok_or_else(|| anyhow!("MPI was initialised already"))?;
     let world = universe.world();
@@ -82,6 +105,7 @@ pub fn run(mut opts: RunOptions) -> anyhow::Result<ExitCode> {
         Some(s) => s.stop().clone(),
         None => iogauge_session::stop_flag()?,
     };
+    stop_on_teardown(&stop)?;
     // A target shared by every rank is pre-filled once: rank 0 first, the others after it.
     let mine = |turn: bool| turn.then(|| prepare_targets(&opts.targets, &stop));
     let first = agreed(&world, mine(rank == 0).transpose())?;
@@ -130,13 +154,22 @@ pub fn run(mut opts: RunOptions) -> anyhow::Result<ExitCode> {
     }
     let gather = std::time::Instant::now();
     let mut parts = vec![part];
-    for r in 1..size {
-        let (bytes, _) = world
-            .process_at_rank(r as i32)
-            .receive_vec_with_tag::<u8>(PART);
-        let mut p: Part = serde_json::from_slice(&bytes).context("a rank's part")?;
-        p.bytes = bytes.len() as u64;
-        talk.finish_live(r, p.live_sent);
+    for (r, bytes) in talk
+        .parts(gather, opts.spec.interval)
+        .into_iter()
+        .enumerate()
+        .skip(1)
+    {
+        let r = r as u32;
+        let p = match bytes {
+            Some(bytes) => {
+                let mut p: Part = serde_json::from_slice(&bytes).context("a rank's part")?;
+                p.bytes = bytes.len() as u64;
+                talk.finish_live(r, p.live_sent);
+                p
+            }
+            None => Part::lost(r, talk.live_heard(r)),
+        };
         parts.push(p);
     }
     let gather_ms = gather.elapsed().as_secs_f64() * 1e3;
@@ -168,6 +201,8 @@ struct Own {
     samples: Vec<iogauge_model::system::Snapshot>,
     disks: Vec<String>,
     io_path: Option<iogauge_model::iopath::IoPath>,
+    /// Whether rank 0's own job ran (its start is the job's).
+    ran: bool,
 }
 
 /// This rank's part: its document and its series on the wire.
@@ -196,6 +231,7 @@ fn part_of(
         samples: Vec::new(),
         disks: iogauge_engine::disks_of(targets),
         io_path: None,
+        ran: false,
     };
     let outcome = match outcome {
         Ok(o) => o,
@@ -205,6 +241,7 @@ fn part_of(
         }
     };
     own.started = outcome.started;
+    own.ran = true;
     own.samples = outcome.samples.clone();
     own.io_path = Some(outcome.io_path.clone());
     let wire: Result<Vec<WireInterval>, _> =
@@ -239,19 +276,39 @@ fn merged(opts: &RunOptions, parts: Vec<Part>, own: Own) -> anyhow::Result<(Docu
         .flat_map(|r| r.targets.iter().cloned())
         .collect();
     // The job's devices: the host's own, when every rank ran on rank 0's host.
-    let one_host = parts.iter().all(|p| p.host == parts[0].host);
+    let one_host = parts
+        .iter()
+        .filter(|p| !p.host.is_empty())
+        .all(|p| p.host == parts[0].host);
+    // Rank 0's own I/O path and start, or (when its own job failed) the first rank's that ran:
+    // what the others measured is stored either way.
+    let io_path = own.io_path.or_else(|| {
+        parts
+            .iter()
+            .find_map(|p| p.report.as_ref()?.options.io_path.clone())
+    });
+    let started = match own.ran {
+        true => own.started,
+        false => parts
+            .iter()
+            .find(|p| p.report.is_some())
+            .map_or(own.started, |p| {
+                UNIX_EPOCH + std::time::Duration::from_nanos(p.started_ns)
+            }),
+    };
     let outcome = JobOutcome {
-        started: own.started,
+        started,
         intervals: merge_series(&series),
         interrupted,
         samples: if one_host { own.samples } else { Vec::new() },
         sample_error: None,
         steady_wait: None,
-        io_path: own.io_path.ok_or_else(|| {
-            anyhow!(
-                "rank 0 did not run: {}",
-                parts[0].error.as_deref().unwrap_or("")
-            )
+        io_path: io_path.ok_or_else(|| {
+            let why: Vec<String> = parts
+                .iter()
+                .filter_map(|p| Some(format!("rank {}: {}", p.rank, p.error.as_deref()?)))
+                .collect();
+            anyhow!("no rank ran, nothing to store: {}", why.join("; "))
         })?,
     };
     let (mut report, histograms) = document_of(
@@ -260,7 +317,12 @@ fn merged(opts: &RunOptions, parts: Vec<Part>, own: Own) -> anyhow::Result<(Docu
         if one_host { &own.disks } else { &[] },
         outcome,
     )?;
-    let starts: Vec<u64> = parts.iter().map(|p| p.started_ns).collect();
+    // A rank that sent no part has no start.
+    let starts: Vec<u64> = parts
+        .iter()
+        .map(|p| p.started_ns)
+        .filter(|t| *t > 0)
+        .collect();
     let skew = starts.iter().max().unwrap_or(&0) - starts.iter().min().unwrap_or(&0);
     report.start_skew_ms = Some(skew as f64 / 1e6);
     if !one_host {
@@ -271,9 +333,10 @@ fn merged(opts: &RunOptions, parts: Vec<Part>, own: Own) -> anyhow::Result<(Docu
     }
     for p in &parts {
         if let Some(e) = &p.error {
-            report
-                .warnings
-                .push(format!("rank {} on {} failed: {e}", p.rank, p.host));
+            report.warnings.push(match p.host.as_str() {
+                "" => format!("rank {} failed: {e}", p.rank),
+                h => format!("rank {} on {h} failed: {e}", p.rank),
+            });
         }
         for w in p.report.iter().flat_map(|r| &r.warnings) {
             // Said once for the job when it is the job's too (an interruption).

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Message tags: a rank's part at the end, its counts after each interval (to rank 0), and a
 /// stop (to every other rank).
@@ -34,8 +35,12 @@ pub struct Talk<'a> {
     stop: Arc<AtomicBool>,
     told: bool,
     pub live_sent: u64,
-    /// Rank 0: every live report received, per rank, and their totals per interval.
+    /// Rank 0: every live report received, per rank, when each rank was last heard, and the
+    /// reports' totals per interval.
     heard: Vec<u64>,
+    heard_at: Vec<Instant>,
+    /// Rank 0: reads and writes each rank reported live.
+    reported: Vec<[u64; 2]>,
     totals: BTreeMap<u64, [u64; 4]>,
 }
 
@@ -49,6 +54,8 @@ impl<'a> Talk<'a> {
             told: false,
             live_sent: 0,
             heard: vec![0; world.size() as usize],
+            heard_at: vec![Instant::now(); world.size() as usize],
+            reported: vec![[0; 2]; world.size() as usize],
             totals: BTreeMap::new(),
         }
     }
@@ -98,6 +105,10 @@ impl<'a> Talk<'a> {
     fn count_live(&mut self, v: &[u64]) {
         if let [rank, key, r, w, rb, wb] = *v {
             self.heard[rank as usize] += 1;
+            self.heard_at[rank as usize] = Instant::now();
+            let rep = &mut self.reported[rank as usize];
+            rep[0] += r;
+            rep[1] += w;
             let t = self.totals.entry(key).or_default();
             for (a, b) in t.iter_mut().zip([r, w, rb, wb]) {
                 *a += b;
@@ -127,6 +138,50 @@ impl<'a> Talk<'a> {
                 .process_at_rank(r as i32)
                 .send_with_tag(&[1u8][..], STOP);
         }
+    }
+
+    /// Rank 0: every other rank's part (its last message, tag PART), by rank; `None` for a
+    /// rank given up as lost. Polled, never a blocking receive, so that a rank that died
+    /// (killed outright, its host gone) does not keep what the others measured from being
+    /// stored: a rank alive reports after every `interval`, so one silent for a beat and a
+    /// bit after this job was stopped (`since` or its last report, whichever is later) is
+    /// gone; a job ending normally waits ten beats and ten seconds.
+    pub fn parts(&mut self, since: Instant, interval: Duration) -> Vec<Option<Vec<u8>>> {
+        let n = self.size as usize;
+        let mut got: Vec<Option<Vec<u8>>> = vec![None; n];
+        let mut waiting: Vec<bool> = (0..n).map(|r| r != 0).collect();
+        while waiting.iter().any(|w| *w) {
+            self.drain_live();
+            self.hear_stop();
+            if let Some(m) = self
+                .world
+                .any_process()
+                .immediate_matched_probe_with_tag(PART)
+            {
+                let r = m.1.source_rank() as usize;
+                let (bytes, _) = m.matched_receive_vec::<u8>();
+                got[r] = Some(bytes);
+                waiting[r] = false;
+                continue;
+            }
+            let grace = if self.stop.load(Ordering::Relaxed) {
+                interval.mul_f64(1.2) + Duration::from_millis(100)
+            } else {
+                interval * 10 + Duration::from_secs(10)
+            };
+            for (r, w) in waiting.iter_mut().enumerate() {
+                if *w && self.heard_at[r].max(since).elapsed() > grace {
+                    *w = false;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        got
+    }
+
+    /// Rank 0: the live reports heard from rank `r`, and the reads and writes they counted.
+    pub fn live_heard(&self, r: u32) -> (u64, [u64; 2]) {
+        (self.heard[r as usize], self.reported[r as usize])
     }
 
     /// Rank 0, after rank `r`'s part: the live reports it sent that are still unread.
@@ -163,6 +218,18 @@ pub fn slice_of(region: Region, rank: u32, size: u32) -> anyhow::Result<Region> 
         )
         .into()),
     }
+}
+
+/// What rank 0 records for a rank that sent no part.
+pub const LOST: &str = "sent no part: the rank died (killed outright, or its host or network failed); the job was stored without it";
+
+/// Under a launcher, SIGCONT stops the job too: Open MPI's mpirun, when a rank dies, sends
+/// the others SIGCONT, then SIGTERM a second later, then SIGKILL a second after that; taking
+/// the first as the stop leaves rank 0 the time to store what the ranks alive measured. (A
+/// job resumed after Ctrl-Z ends too: its figures were paused anyway.)
+pub fn stop_on_teardown(stop: &Arc<AtomicBool>) -> anyhow::Result<()> {
+    signal_hook::flag::register(signal_hook::consts::SIGCONT, Arc::clone(stop))?;
+    Ok(())
 }
 
 /// Rank `rank`'s seed: every rank draws its own offsets (ranks reading one shared target with
@@ -213,15 +280,10 @@ pub fn agreed<T>(world: &SimpleCommunicator, r: anyhow::Result<T>) -> anyhow::Re
     let ok = all_ok(world, r.is_ok());
     match r {
         Err(e) => Err(e.context(format!("rank {}", world.rank()))),
-        Ok(_) if !ok => Err(anyhow!(OtherRankFailed)),
+        Ok(_) if !ok => Err(anyhow!(super::Quiet(crate::exit_code::RUNTIME))),
         ok => ok,
     }
 }
-
-/// Another rank failed and said so; this one stops with exit 1 and nothing to add.
-#[derive(Debug, thiserror::Error)]
-#[error("another rank failed")]
-pub struct OtherRankFailed;
 
 #[cfg(test)]
 mod tests {

@@ -10,6 +10,8 @@ use serde_json::Value;
 
 #[cfg(feature = "mpi")]
 mod calibrate;
+#[cfg(feature = "mpi")]
+mod faults;
 
 /// A binary built without the feature: this test binary's own `iogauge` when it is one, else
 /// the plain build `scripts/test` makes beside the MPI one (`IOGAUGE_TEST_PLAIN_BIN`).
@@ -28,10 +30,15 @@ fn plain_bin() -> std::path::PathBuf {
 #[test]
 fn without_the_feature_a_rank_says_how_to_build() {
     let _g = shared();
-    for var in ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"] {
+    // PMIx names the rank itself: rank 0 is the one that speaks.
+    for (var, value) in [
+        ("OMPI_COMM_WORLD_SIZE", "2"),
+        ("PMI_SIZE", "2"),
+        ("PMIX_RANK", "0"),
+    ] {
         let out = std::process::Command::new(plain_bin())
             .env("IOGAUGE_STORE", test_store())
-            .env(var, "2")
+            .env(var, value)
             .args(["run", "--target", "/nonexistent/x", "--time", "1s"])
             .output()
             .unwrap();
@@ -43,6 +50,20 @@ fn without_the_feature_a_rank_says_how_to_build() {
             "{var}: {e}"
         );
     }
+    // Every rank reads the same line: the others end the same way, saying nothing.
+    let out = std::process::Command::new(plain_bin())
+        .env("IOGAUGE_STORE", test_store())
+        .env("OMPI_COMM_WORLD_SIZE", "2")
+        .env("OMPI_COMM_WORLD_RANK", "1")
+        .args(["run", "--target", "/nonexistent/x", "--time", "1s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// `mpirun -np N iogauge ARGS` on `store`: (exit code, stdout, stderr).
