@@ -1,9 +1,9 @@
 //! `iogauge db`: the SLOB method on a real PostgreSQL — `setup`, `run`, `reset`, `drop`.
 
 pub mod args;
-mod options;
+pub mod options;
 mod preflight;
-mod run;
+pub mod run;
 mod setup;
 
 use crate::exit_code::INTERRUPTED;

@@ -6,6 +6,8 @@
 #[cfg(feature = "mpi")]
 pub mod calibrate;
 #[cfg(feature = "mpi")]
+pub mod db;
+#[cfg(feature = "mpi")]
 pub mod ranks;
 #[cfg(feature = "mpi")]
 pub mod world;
@@ -33,7 +35,7 @@ pub fn other_rank() -> bool {
 }
 
 /// A mistake every rank makes alike (the command line's): rank 0's to say.
-fn said_once(e: impl Into<anyhow::Error>) -> anyhow::Error {
+pub fn said_once(e: impl Into<anyhow::Error>) -> anyhow::Error {
     if other_rank() {
         Quiet(crate::exit_code::USAGE).into()
     } else {
@@ -60,9 +62,12 @@ pub fn dispatch(var: &str, command: Command) -> anyhow::Result<std::process::Exi
             Command::Calibrate(a) => calibrate::calibrate(
                 crate::calibrate::options::CalibrateOptions::from_args(a).map_err(said_once)?,
             ),
+            Command::Db(crate::db::args::DbArgs {
+                cmd: crate::db::args::DbCommand::Run(r),
+            }) => db::db_run(crate::db::options::DbRunOptions::from_args(r).map_err(said_once)?),
             _ => Err(said_once(UsageError(
-                "under an MPI launcher only `iogauge run` and `iogauge calibrate` run across ranks \
-                 (db run across ranks is not built yet); run other commands without mpirun"
+                "under an MPI launcher only `iogauge run`, `iogauge calibrate` and `iogauge db run` \
+                 run across ranks; run other commands (db setup too: once per cluster) without mpirun"
                     .into(),
             ))),
         }

@@ -104,12 +104,17 @@ $iogauge$",
     )
 }
 
-/// Creates (or replaces) the procedure in every schema of the data set.
+/// Creates (or replaces) the procedure in every schema of the data set, in one transaction
+/// holding an advisory lock: several drivers on one server (MPI ranks sharing a `--dsn`)
+/// install it one after the other instead of racing on the catalog.
 pub(crate) fn install(c: &mut Client, schemas: u32) -> Result<(), postgres::Error> {
+    let mut sql = String::from("BEGIN; SELECT pg_advisory_xact_lock(4446396526);\n");
     for schema in 1..=schemas {
-        c.batch_execute(&procedure_sql(schema))?;
+        sql.push_str(&procedure_sql(schema));
+        sql.push_str(";\n");
     }
-    Ok(())
+    sql.push_str("COMMIT;");
+    c.batch_execute(&sql)
 }
 
 pub(crate) fn call_sql(schema: u32) -> String {

@@ -39,6 +39,31 @@ pub fn run(
     stop: Arc<AtomicBool>,
     on_start: impl FnOnce(Instant) + Send,
 ) -> Result<DbOutcome, PgError> {
+    let sync = Sync {
+        ready: &mut || true,
+        tick: &mut || {},
+    };
+    run_synced(cfg, wl, grid, stop, on_start, sync)
+}
+
+/// What a run over several processes (MPI ranks) does between its own steps, on the calling
+/// thread: `ready` once every session and the sampler of this process are at the start gate
+/// (false: another process cannot start, so this one does not either), `tick` every 50 ms
+/// while the sessions run (to hear and pass on a stop).
+pub struct Sync<'a> {
+    pub ready: &'a mut dyn FnMut() -> bool,
+    pub tick: &'a mut dyn FnMut(),
+}
+
+/// [`run`], started together with other processes (see [`Sync`]).
+pub fn run_synced(
+    cfg: &Config,
+    wl: &Workload,
+    grid: &Grid,
+    stop: Arc<AtomicBool>,
+    on_start: impl FnOnce(Instant) + Send,
+    sync: Sync<'_>,
+) -> Result<DbOutcome, PgError> {
     wl.validate().map_err(PgError::Usage)?;
     grid.validate().map_err(PgError::Usage)?;
     let mut admin = connect(cfg)?;
@@ -84,6 +109,10 @@ pub fn run(
             }
         }
         drop(tx);
+        if sh.gate.wait_others() && !(sync.ready)() {
+            sh.gate.abort();
+            sh.halt.store(true, Ordering::SeqCst);
+        }
         let t0 = sh.gate.arrive();
         let wall = SystemTime::now();
         if let Some(t0) = t0 {
@@ -100,6 +129,7 @@ pub fn run(
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
             }
+            (sync.tick)();
             if stop.load(Ordering::Relaxed) && stop_seen.is_none() {
                 stop_seen = Some(Instant::now());
                 sh.halt.store(true, Ordering::SeqCst);

@@ -39,7 +39,9 @@ impl OpGen {
     pub fn new(wl: &Workload, id: u32) -> OpGen {
         OpGen {
             rng: Xoshiro256PlusPlus::seed_from_u64(
-                wl.seed ^ (id as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                wl.seed
+                    ^ (u64::from(wl.first_session) + u64::from(id) + 1)
+                        .wrapping_mul(0x9E37_79B9_7F4A_7C15),
             ),
             role: role(wl, id),
             span: wl.blocks_per_schema - wl.work_unit as u64 + 1,
@@ -107,6 +109,7 @@ mod tests {
 
     fn wl(mode: Mode, hot: Option<u32>, redo: RedoStress) -> Workload {
         Workload {
+            first_session: 0,
             mode,
             work_unit: 8,
             redo_stress: redo,

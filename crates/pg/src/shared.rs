@@ -35,8 +35,9 @@ impl Gate {
         s.0 += 1;
         if s.0 == self.parties && !s.1 {
             s.2 = Some(Instant::now());
-            self.cv.notify_all();
         }
+        // Wakes the releasers, and a caller of `wait_others` once all but it are here.
+        self.cv.notify_all();
         while s.2.is_none() && !s.1 {
             s = self.cv.wait(s).unwrap_or_else(|p| p.into_inner());
         }
@@ -45,6 +46,15 @@ impl Gate {
         } else {
             s.2
         }
+    }
+
+    /// Waits until every party but the caller has arrived; false when the gate was aborted.
+    pub fn wait_others(&self) -> bool {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        while s.0 + 1 < self.parties && !s.1 {
+            s = self.cv.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+        !s.1
     }
 
     pub fn abort(&self) {

@@ -28,6 +28,7 @@ mod tests {
 
     fn wl(mode: Mode) -> Workload {
         Workload {
+            first_session: 0,
             mode,
             work_unit: 8,
             redo_stress: RedoStress::None,

@@ -163,6 +163,7 @@ pub fn db_run_text(r: &DbReport) -> String {
     if let Some(st) = &r.steady {
         s.push_str(&crate::run::steady_text(st, "operations/s"));
     }
+    ranks_text(&mut s, &r.ranks);
     let _ = writeln!(
         s,
         "measured {:.2} s over {} intervals; {} sessions did {} operations",
@@ -181,6 +182,37 @@ pub fn db_run_text(r: &DbReport) -> String {
     }
     s.push_str(&settings_text(&r.server.settings));
     s
+}
+
+/// Over MPI: one row per rank (its server, sessions, operations/s, latencies, physical
+/// reads/s its sampler saw).
+fn ranks_text(s: &mut String, ranks: &[iogauge_model::db::report::DbRank]) {
+    if ranks.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "{} ranks:", ranks.len());
+    let _ = writeln!(
+        s,
+        "  rank  host            sessions      ops/s  read p99 us  update p99 us  phys reads/s  server"
+    );
+    for k in ranks {
+        let x = &k.summary.sessions;
+        let _ = writeln!(
+            s,
+            "{:>6}  {:<16}{:>8}{:>11.0}{:>13.0}{:>15.0}{:>14.0}  {}{}",
+            k.rank,
+            k.host,
+            k.sessions,
+            x.ops_s,
+            x.read_lat_us.p99,
+            x.update_lat_us.p99,
+            k.summary.db.physical_reads_s,
+            k.location,
+            k.error
+                .as_ref()
+                .map_or(String::new(), |e| format!("  FAILED: {e}"))
+        );
+    }
 }
 
 /// SLOB's optional knobs in force: think time, hot schema, hot spot (`, …` each).

@@ -8,13 +8,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// Runs `produce`, handing it the function to call at its t0, with `sampler` taking /proc
+/// Runs `produce` (on this thread), handing it the function to call at its t0, with `sampler` taking /proc
 /// snapshots at t0, at each of `boundaries` (offsets from t0) and at the end. Returns the
 /// producer's result, the snapshots, and why sampling stopped early, if it did.
-pub fn sampled<T: Send>(
+pub fn sampled<T>(
     sampler: &Sampler,
     boundaries: &[Duration],
-    produce: impl FnOnce(&(dyn Fn(Instant) + Sync)) -> T + Send,
+    produce: impl FnOnce(&(dyn Fn(Instant) + Sync)) -> T,
 ) -> (T, Vec<Snapshot>, Option<String>) {
     let t0: OnceLock<Instant> = OnceLock::new();
     let done = AtomicBool::new(false);

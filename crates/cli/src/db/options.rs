@@ -66,6 +66,7 @@ impl DbRunOptions {
     /// The workload on the data set found on the server.
     pub fn workload(&self, schemas: u32, blocks_per_schema: u64) -> Workload {
         Workload {
+            first_session: 0,
             mode: self.mode(schemas),
             work_unit: self.work_unit,
             redo_stress: self.redo_stress,

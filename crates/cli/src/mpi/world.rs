@@ -85,6 +85,21 @@ impl<'a> Talk<'a> {
         self.totals.remove(&Self::key(iv)).unwrap_or_default()
     }
 
+    /// Between intervals of a job that reports no counts (a database run): rank 0 takes in
+    /// what arrived; the others send a beat at most once per `every`, so rank 0 can tell a
+    /// rank alive from one gone; stops are heard and passed on.
+    pub fn tick(&mut self, every: Duration, last: &mut Instant) {
+        if self.rank == 0 {
+            self.drain_live();
+        } else if last.elapsed() >= every {
+            *last = Instant::now();
+            let msg = [u64::from(self.rank), u64::MAX, 0, 0, 0, 0];
+            self.world.process_at_rank(0).send_with_tag(&msg[..], LIVE);
+            self.live_sent += 1;
+        }
+        self.watch();
+    }
+
     /// Hears a stop from another rank and passes on this rank's own (no counts sent).
     pub fn watch(&mut self) {
         self.hear_stop();
@@ -218,6 +233,16 @@ pub fn slice_of(region: Region, rank: u32, size: u32) -> anyhow::Result<Region> 
         )
         .into()),
     }
+}
+
+/// A mistake every rank finds alike once MPI is up: rank 0 says it, then all end together
+/// (a rank ending first would have the launcher tear the job down before rank 0 printed).
+pub fn said_by_rank_zero(world: &SimpleCommunicator, e: crate::usage::UsageError) -> anyhow::Error {
+    if world.rank() == 0 {
+        crate::exit::report(&e.into());
+    }
+    world.barrier();
+    super::Quiet(crate::exit_code::USAGE).into()
 }
 
 /// What rank 0 records for a rank that sent no part.

@@ -11,6 +11,8 @@ use serde_json::Value;
 #[cfg(feature = "mpi")]
 mod calibrate;
 #[cfg(feature = "mpi")]
+mod db;
+#[cfg(feature = "mpi")]
 mod faults;
 
 /// A binary built without the feature: this test binary's own `iogauge` when it is one, else

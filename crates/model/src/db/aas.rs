@@ -22,6 +22,22 @@ impl Aas {
         self.sessions.values().sum()
     }
 
+    /// Another server's sessions in the same interval added (ranks each on their own
+    /// server): active sessions of separate servers add up.
+    pub fn add_server(&mut self, o: &Aas) {
+        self.samples = self.samples.max(o.samples);
+        for (dst, src) in [
+            (&mut self.sessions, &o.sessions),
+            (&mut self.checkpointer, &o.checkpointer),
+            (&mut self.bgwriter, &o.bgwriter),
+            (&mut self.walwriter, &o.walwriter),
+        ] {
+            for (k, v) in src {
+                *dst.entry(k.clone()).or_default() += v;
+            }
+        }
+    }
+
     /// Several intervals as one: each average weighted by its interval's samples, which is
     /// the average over all their samples.
     pub fn combine<'a>(parts: impl IntoIterator<Item = &'a Aas>) -> Aas {

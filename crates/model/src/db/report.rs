@@ -135,6 +135,31 @@ pub struct DbReport {
     pub warnings: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<Snapshot>,
+    /// Over MPI: each rank's part (empty for one process).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<DbRank>,
+}
+
+/// One MPI rank of a database run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DbRank {
+    pub rank: u32,
+    pub host: String,
+    /// The server its sessions ran on: its own cluster (`--dir PATH.{rank}`), or the job's
+    /// one server (`--dsn`).
+    pub location: String,
+    /// Its sessions: the job's session numbers `first_session ..` (one server), or a whole
+    /// workload of its own (its own server).
+    pub first_session: u32,
+    pub sessions: u32,
+    /// Its measured window: its sessions' operations and latencies, and the load profile and
+    /// wait events its sampler saw on its server.
+    pub summary: DbSummary,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// What it sent rank 0 (its interval series with histograms, its summary), bytes.
+    #[serde(default)]
+    pub sent_bytes: u64,
 }
 
 /// What `DbReport::build` needs besides the outcome.
@@ -209,6 +234,7 @@ impl DbReport {
                 .collect(),
             warnings: Vec::new(),
             samples: ctx.samples,
+            ranks: Vec::new(),
         }
     }
 }

@@ -93,6 +93,16 @@ pub struct Workload {
     pub seed: u64,
     #[serde(default = "Driver::before_the_choice")]
     pub driver: Driver,
+    /// Over MPI ranks sharing one server: the job's number of this rank's first session, so
+    /// that session `i` here is session `first_session + i` of the whole job (its schema and
+    /// its random stream), exactly as in one process running every session.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub first_session: u32,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// An in-table hot spot: keys `offset_blocks + 1 ..= offset_blocks + size_blocks` (one row,
@@ -117,7 +127,38 @@ impl Workload {
 
     /// Session `i`'s own schema (1-based).
     pub fn schema_of(&self, i: u32) -> u32 {
-        i % self.schemas + 1
+        (self.first_session + i) % self.schemas + 1
+    }
+
+    /// Rank `rank`'s part of the sessions when `size` ranks share them: a contiguous block of
+    /// the job's sessions (readers first, as one process numbers them), `n / size` each and
+    /// one more for the first `n mod size`. `None` when the rank would get none.
+    pub fn share(&self, rank: u32, size: u32) -> Option<Workload> {
+        let n = self.sessions();
+        let count = |r: u32| n / size + u32::from(r < n % size);
+        let start: u32 = (0..rank).map(count).sum();
+        let mine = count(rank);
+        if mine == 0 {
+            return None;
+        }
+        let mode = match self.mode {
+            Mode::ReadersWriters { readers, .. } => {
+                let r = readers.clamp(start, start + mine) - start;
+                Mode::ReadersWriters {
+                    readers: r,
+                    writers: mine - r,
+                }
+            }
+            Mode::Sessions { update_pct, .. } => Mode::Sessions {
+                sessions: mine,
+                update_pct,
+            },
+        };
+        Some(Workload {
+            mode,
+            first_session: self.first_session + start,
+            ..self.clone()
+        })
     }
 
     /// Checks the workload against itself; messages name the option and the accepted range.
@@ -232,6 +273,7 @@ mod tests {
 
     fn wl(mode: Mode) -> Workload {
         Workload {
+            first_session: 0,
             mode,
             work_unit: 8,
             redo_stress: RedoStress::None,
@@ -279,6 +321,35 @@ mod tests {
         }
         .validate()
         .is_err());
+    }
+
+    #[test]
+    fn ranks_share_the_sessions_as_one_process_numbers_them() {
+        let w = wl(Mode::ReadersWriters {
+            readers: 3,
+            writers: 2,
+        });
+        let parts: Vec<Workload> = (0..2).map(|r| w.share(r, 2).unwrap()).collect();
+        assert_eq!(
+            parts.iter().map(|p| p.mode).collect::<Vec<_>>(),
+            vec![
+                Mode::ReadersWriters {
+                    readers: 3,
+                    writers: 0
+                },
+                Mode::ReadersWriters {
+                    readers: 0,
+                    writers: 2
+                }
+            ]
+        );
+        // Every session keeps its schema: rank 1's first is the job's fourth.
+        assert_eq!(parts[1].first_session, 3);
+        assert_eq!(parts[1].schema_of(0), w.schema_of(3));
+        assert!(
+            w.share(5, 6).is_none(),
+            "five sessions, six ranks: the sixth has none"
+        );
     }
 
     #[test]

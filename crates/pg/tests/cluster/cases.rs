@@ -136,6 +136,7 @@ fn wrong_dsn_is_a_one_line_error(_ctx: &mut Ctx) {
     assert!(!m.contains('\n') && !m.contains("s3cret"), "{m}");
     assert!(m.contains("bench@/nonexistent-iogauge:5999/bench"), "{m}");
     let wl = Workload {
+        first_session: 0,
         mode: Mode::Sessions {
             sessions: 1,
             update_pct: 0.0,

@@ -15,6 +15,7 @@ pub fn ms(n: u64) -> Duration {
 
 pub fn workload(ctx: &Ctx, mode: Mode) -> Workload {
     Workload {
+        first_session: 0,
         mode,
         work_unit: 8,
         redo_stress: RedoStress::None,

@@ -1,0 +1,393 @@
+//! `mpirun -np N iogauge db run …`: SLOB across RAC instances, two ways.
+//!
+//! - `--dsn` (one server): the job's sessions are shared between the ranks, each a block of
+//!   them numbered as one process numbers them (readers first), so every session keeps its
+//!   schema and its random stream; the server's load profile and wait events are rank 0's
+//!   sampler's (it sees every rank's sessions).
+//! - `--dir PATH.{rank}` (a private cluster per rank, say on shared storage: a consolidation
+//!   test): every rank runs the whole workload on its own server; the load profiles and the
+//!   wait events of the servers add up.
+//!
+//! Either way the ranks start their sessions together (every rank's sessions connected, then
+//! one all-reduce), the sessions' histograms are merged exactly on rank 0, each rank's own
+//! summary and load profile is kept in `ranks`, and only rank 0 stores and prints.
+
+use super::world::{
+    agreed, all_ok, hostname, per_rank, rank_seed, said_by_rank_zero, stop_on_teardown, Talk, LOST,
+    PART,
+};
+use crate::db::options::DbRunOptions;
+use crate::db::run::{ending, finish, Prepared};
+use crate::usage::UsageError;
+use anyhow::{anyhow, Context};
+use iogauge_model::db::aas::Aas;
+use iogauge_model::db::outcome::{DbInterval, DbOutcome, SessionTotals};
+use iogauge_model::db::profile::LoadDelta;
+use iogauge_model::db::report::{DbRank, DbSummary};
+use iogauge_model::Kind;
+use iogauge_pg::{db_document, driver, Place};
+use iogauge_session::{Ending, Session};
+use iogauge_stats::{HistError, LatHist};
+use mpi::traits::*;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+/// One interval of a rank's run as sent to rank 0 (histograms encoded).
+#[derive(Serialize, Deserialize)]
+struct WireDb {
+    index: u32,
+    start_ns: u64,
+    end_ns: u64,
+    ramp: bool,
+    read_ops: u64,
+    update_ops: u64,
+    rows_read: u64,
+    rows_updated: u64,
+    read_lat: Vec<u8>,
+    update_lat: Vec<u8>,
+    per_session: Vec<u64>,
+    load: LoadDelta,
+    aas: Aas,
+}
+
+impl WireDb {
+    fn of(iv: &DbInterval) -> Result<WireDb, HistError> {
+        let s = &iv.sessions;
+        Ok(WireDb {
+            index: iv.index,
+            start_ns: iv.start_ns,
+            end_ns: iv.end_ns,
+            ramp: iv.ramp,
+            read_ops: s.read_ops,
+            update_ops: s.update_ops,
+            rows_read: s.rows_read,
+            rows_updated: s.rows_updated,
+            read_lat: s.read_lat.encode()?,
+            update_lat: s.update_lat.encode()?,
+            per_session: s.per_session.clone(),
+            load: iv.load.clone(),
+            aas: iv.aas.clone(),
+        })
+    }
+
+    fn interval(self) -> Result<DbInterval, HistError> {
+        Ok(DbInterval {
+            index: self.index,
+            start_ns: self.start_ns,
+            end_ns: self.end_ns,
+            ramp: self.ramp,
+            sessions: SessionTotals {
+                read_ops: self.read_ops,
+                update_ops: self.update_ops,
+                rows_read: self.rows_read,
+                rows_updated: self.rows_updated,
+                read_lat: LatHist::decode(&self.read_lat)?,
+                update_lat: LatHist::decode(&self.update_lat)?,
+                per_session: self.per_session,
+            },
+            load: self.load,
+            aas: self.aas,
+        })
+    }
+}
+
+/// What a rank sends rank 0 at the end.
+#[derive(Serialize, Deserialize)]
+struct Part {
+    host: String,
+    location: String,
+    first_session: u32,
+    sessions: u32,
+    intervals: Vec<WireDb>,
+    per_session: Vec<u64>,
+    session_schema: Vec<u32>,
+    interrupted: bool,
+    error: Option<String>,
+    summary: Option<DbSummary>,
+    live_sent: u64,
+}
+
+/// A rank's outcome and its own summary, as a part.
+fn part_of(
+    host: &str,
+    p: &Prepared,
+    outcome: &Result<DbOutcome, String>,
+    summary: Option<DbSummary>,
+    live_sent: u64,
+) -> Part {
+    let mut part = Part {
+        host: host.to_string(),
+        location: p.server.location.clone(),
+        first_session: p.workload.first_session,
+        sessions: p.workload.sessions(),
+        intervals: Vec::new(),
+        per_session: Vec::new(),
+        session_schema: Vec::new(),
+        interrupted: true,
+        error: None,
+        summary,
+        live_sent,
+    };
+    match outcome {
+        Ok(o) => {
+            match o.intervals.iter().map(WireDb::of).collect() {
+                Ok(w) => part.intervals = w,
+                Err(e) => part.error = Some(e.to_string()),
+            }
+            part.per_session = o.per_session.clone();
+            part.session_schema = o.session_schema.clone();
+            part.interrupted = o.interrupted;
+            part.error = part.error.take().or_else(|| o.error.clone());
+        }
+        Err(e) => part.error = Some(e.clone()),
+    }
+    part
+}
+
+fn placeholder(s: &str) -> bool {
+    s.contains("{rank}") || s.contains("{host}")
+}
+
+pub fn db_run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
+    let universe = mpi::initialize().ok_or_else(|| anyhow!("MPI was initialised already"))?;
+    let world = universe.world();
+    let (rank, size) = (world.rank() as u32, world.size() as u32);
+    let host = hostname();
+    // A private cluster per rank (--dir with {rank}), or one server all ranks share (--dsn).
+    let own_servers = match &mut o.place {
+        Place::Private(d) => {
+            if !placeholder(&d.to_string_lossy()) && size > 1 {
+                return Err(said_by_rank_zero(&world, UsageError(format!(
+                    "--dir {}: under mpirun every rank needs its own cluster: put {{rank}} (or {{host}}, one rank per host) in --dir, as --dir {}.{{rank}}, or give every rank one server with --dsn",
+                    d.display(),
+                    d.display()
+                ))));
+            }
+            *d = per_rank(d, rank, &host);
+            true
+        }
+        Place::Dsn(s) => {
+            let own = placeholder(s);
+            *s = per_rank(Path::new(s.as_str()), rank, &host)
+                .to_string_lossy()
+                .into_owned();
+            own
+        }
+    };
+    let session = agreed(
+        &world,
+        if rank == 0 {
+            Session::begin(o.store.as_deref())
+                .map(Some)
+                .map_err(Into::into)
+        } else {
+            Ok(None)
+        },
+    )?;
+    let stop = match &session {
+        Some(s) => s.stop().clone(),
+        None => iogauge_session::stop_flag()?,
+    };
+    stop_on_teardown(&stop)?;
+    let mut p = agreed(&world, Prepared::new(&o))?;
+    let job_workload = p.workload.clone();
+    if own_servers {
+        p.workload.seed = rank_seed(p.workload.seed, rank);
+    } else {
+        // Every rank sees the same count: a mistake said once, by rank 0.
+        let n = job_workload.sessions();
+        let share = job_workload.share(rank, size).filter(|_| n >= size);
+        p.workload = share.ok_or_else(|| {
+            said_by_rank_zero(&world, UsageError(format!(
+                "{n} sessions cannot be shared between {size} ranks: give at least one session per rank (--readers/--writers or --sessions)"
+            )))
+        })?;
+    }
+    let mut session = session;
+    if let Some(s) = &mut session {
+        s.go_live(
+            Kind::DbRun,
+            format!("{} x {size} ranks", p.what()),
+            p.server.socket(),
+        );
+    }
+    let mut talk = Talk::new(&world, stop.clone());
+    let started_at = Instant::now();
+    let mut ready_called = false;
+    let (outcome, samples, sample_error) = {
+        let mut last = Instant::now();
+        let beat = o.grid.interval;
+        let talk = &mut talk;
+        let world = &world;
+        let ready_called = &mut ready_called;
+        let sync = driver::Sync {
+            ready: &mut || {
+                *ready_called = true;
+                all_ok(world, true)
+            },
+            tick: &mut || talk.tick(beat, &mut last),
+        };
+        p.measure(&o, stop.clone(), sync)
+    };
+    if !ready_called {
+        // This rank failed before its sessions were ready: the others, waiting in theirs,
+        // learn it here and do not start.
+        all_ok(&world, false);
+    }
+    let outcome = outcome.map_err(|e| e.to_string());
+    if outcome.as_ref().map_or(true, |o| o.error.is_some()) {
+        stop.store(true, Ordering::Relaxed);
+    }
+    talk.pass_stop();
+    // The rank's own document: its summary (its server stopped cleanly first).
+    let own = match &outcome {
+        Ok(out) => Some(p.document(&o, out, samples.clone(), sample_error.clone())?),
+        Err(_) => {
+            p.server.stop();
+            None
+        }
+    };
+    let summary = own.as_ref().map(|(r, _)| r.summary.clone());
+    let mut part = part_of(&host, &p, &outcome, summary, talk.live_sent);
+    if rank != 0 {
+        let bytes = serde_json::to_vec(&part)?;
+        world.process_at_rank(0).send_with_tag(&bytes[..], PART);
+        return match part.error {
+            Some(e) => Err(anyhow!("rank {rank}: {e}")),
+            None => Ok(ExitCode::SUCCESS),
+        };
+    }
+    let session = session.expect("rank 0 holds the session");
+    let mut parts = vec![(std::mem::take(&mut part.intervals), part, 0u64)];
+    for (r, bytes) in talk
+        .parts(started_at, o.grid.interval)
+        .into_iter()
+        .enumerate()
+        .skip(1)
+    {
+        match bytes {
+            Some(b) => {
+                let mut q: Part = serde_json::from_slice(&b).context("a rank's part")?;
+                talk.finish_live(r as u32, q.live_sent);
+                parts.push((std::mem::take(&mut q.intervals), q, b.len() as u64));
+            }
+            None => parts.push((
+                Vec::new(),
+                Part {
+                    host: String::new(),
+                    location: String::new(),
+                    first_session: 0,
+                    sessions: 0,
+                    intervals: Vec::new(),
+                    per_session: Vec::new(),
+                    session_schema: Vec::new(),
+                    interrupted: true,
+                    error: Some(LOST.into()),
+                    summary: None,
+                    live_sent: 0,
+                },
+                0,
+            )),
+        }
+    }
+    let merged = merge(&mut parts, own_servers, outcome.as_ref().ok())?;
+    let one_host = parts
+        .iter()
+        .filter(|(_, q, _)| !q.host.is_empty())
+        .all(|(_, q, _)| q.host == host);
+    let mut ctx = p.context(&o, if one_host { samples } else { Vec::new() });
+    if !own_servers {
+        ctx.workload = job_workload;
+    }
+    let mut warnings = Vec::new();
+    if own_servers && size > 1 {
+        warnings.push(format!(
+            "{size} ranks, each running the whole workload on its own server: sessions, load profile and wait events are the servers' sums"
+        ));
+    }
+    if !one_host {
+        warnings
+            .push("the ranks ran on several hosts: the device figures are rank 0's host's".into());
+    }
+    let (mut report, histograms) = db_document(&merged, ctx, warnings)?;
+    report
+        .warnings
+        .extend(own.iter().flat_map(|(r, _)| r.warnings.iter().cloned()));
+    let mut failed = Vec::new();
+    for (r, (_, q, bytes)) in parts.into_iter().enumerate() {
+        if let Some(e) = &q.error {
+            failed.push(format!("rank {r}: {e}"));
+            report.warnings.push(format!("rank {r} failed: {e}"));
+        }
+        report.ranks.push(DbRank {
+            rank: r as u32,
+            host: q.host,
+            location: q.location,
+            first_session: q.first_session,
+            sessions: q.sessions,
+            summary: q.summary.unwrap_or_default(),
+            error: q.error,
+            sent_bytes: bytes + q.live_sent * super::world::LIVE_BYTES,
+        });
+    }
+    let ending = match failed.is_empty() {
+        true => ending(&merged),
+        false => Ending::Failed(failed.join("; ")),
+    };
+    finish(session, report, &histograms, o.json, ending)
+}
+
+/// The ranks' outcomes as one: intervals by index, sessions added (their numbers laid end
+/// to end), the servers' load and wait events added when each rank had its own server, else
+/// rank 0's (its sampler saw the one server whole).
+fn merge(
+    parts: &mut [(Vec<WireDb>, Part, u64)],
+    own_servers: bool,
+    own: Option<&DbOutcome>,
+) -> anyhow::Result<DbOutcome> {
+    let mut out = DbOutcome {
+        server_version: own.map(|o| o.server_version.clone()).unwrap_or_default(),
+        started: own.and_then(|o| o.started),
+        ..DbOutcome::default()
+    };
+    let mut by_index: std::collections::BTreeMap<u32, DbInterval> = Default::default();
+    let mut offset = 0usize;
+    for (r, (wire, q, _)) in parts.iter_mut().enumerate() {
+        out.interrupted |= q.interrupted;
+        if out.error.is_none() {
+            out.error = q.error.clone();
+        }
+        let n = q.per_session.len();
+        for w in std::mem::take(wire) {
+            let mut iv = w.interval()?;
+            let mut shifted = vec![0; offset];
+            shifted.append(&mut iv.sessions.per_session);
+            iv.sessions.per_session = shifted;
+            match by_index.get_mut(&iv.index) {
+                None => {
+                    if r > 0 && !own_servers {
+                        iv.load = LoadDelta::default();
+                        iv.aas = Aas::default();
+                    }
+                    by_index.insert(iv.index, iv);
+                }
+                Some(acc) => {
+                    acc.sessions += &iv.sessions;
+                    acc.end_ns = acc.end_ns.max(iv.end_ns);
+                    if own_servers {
+                        acc.load += &iv.load;
+                        acc.aas.add_server(&iv.aas);
+                    }
+                }
+            }
+        }
+        out.per_session.extend(q.per_session.iter().copied());
+        out.session_schema.extend(q.session_schema.iter().copied());
+        offset += n;
+    }
+    out.intervals = by_index.into_values().collect();
+    Ok(out)
+}
