@@ -12,7 +12,7 @@
 //!                             # from it only in those variables (per-workload baselines)
 //! statistic = "mean"          # the ratio's figure: "mean", or "trimmed" (highest and lowest
 //!                             # repetition dropped); it decides the headline and the verdict
-//! launcher = "mpirun -np 4"   # command = "run" only: every run one job over MPI ranks
+//! launcher = "mpirun -np 4"   # every run one job over MPI ranks
 //!
 //! [vars]                      # the cross product, first variable varying slowest
 //! qd = [1, 4, 16]
@@ -96,8 +96,8 @@ impl Campaign {
         let mut warmup = warmup(raw.warmup.as_ref())?;
         let order = order(raw.order.as_deref())?;
         let statistic = statistic(raw.statistic.as_ref())?;
-        let launcher = launcher(raw.launcher.as_deref(), command)?;
         let reset_db = reset_db(raw.commands.reset.as_deref(), command)?;
+        let launcher = launcher(raw.launcher.as_deref(), reset_db)?;
         let mut name = raw.name.unwrap_or_else(|| stem.to_string());
         check_name(&name)?;
         let mut options = raw.options;
@@ -227,8 +227,9 @@ fn statistic(raw: Option<&Value>) -> Result<Statistic, SpecError> {
 }
 
 /// `launcher = "mpirun -np 4 --hostfile hosts"`: the words put before every run's command
-/// (shell quoting), for a `run` campaign (the command that runs across MPI ranks).
-fn launcher(raw: Option<&str>, command: Command) -> Result<Option<Vec<String>>, SpecError> {
+/// (shell quoting); run, calibrate and db run all run across MPI ranks. Not with
+/// `commands.reset = "db"`, which resets one cluster, not one per rank.
+fn launcher(raw: Option<&str>, reset_db: bool) -> Result<Option<Vec<String>>, SpecError> {
     let Some(text) = raw else {
         return Ok(None);
     };
@@ -240,9 +241,9 @@ fn launcher(raw: Option<&str>, command: Command) -> Result<Option<Vec<String>>, 
             ))
         }
     };
-    if command != Command::Run {
+    if reset_db {
         return bad(format!(
-            "launcher = {text:?} needs command = \"run\": only run runs across MPI ranks so far"
+            "launcher = {text:?} with commands.reset = \"db\": the reset restores one cluster, not one per rank; reset each rank's cluster in commands.before instead (a shell command), or leave out the launcher"
         ));
     }
     Ok(Some(words))

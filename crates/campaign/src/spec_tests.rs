@@ -361,10 +361,15 @@ fn launcher_words_and_its_command() {
             "A B".into()
         ])
     );
+    // Every command that runs across ranks takes one.
+    for command in ["calibrate", "db run"] {
+        let text = format!("command = \"{command}\"\nlauncher = \"mpirun -np 2\"\n");
+        assert!(Campaign::parse(&text, "l", false).unwrap().launcher.is_some());
+    }
     for (text, says) in [
         (
-            "command = \"calibrate\"\nlauncher = \"mpirun\"\n",
-            "needs command = \"run\"",
+            "command = \"db run\"\nlauncher = \"mpirun\"\n[commands]\nreset = \"db\"\n",
+            "not one per rank",
         ),
         (
             "command = \"run\"\nlauncher = \"mpirun 'x\"\n",
