@@ -364,7 +364,10 @@ fn launcher_words_and_its_command() {
     // Every command that runs across ranks takes one.
     for command in ["calibrate", "db run"] {
         let text = format!("command = \"{command}\"\nlauncher = \"mpirun -np 2\"\n");
-        assert!(Campaign::parse(&text, "l", false).unwrap().launcher.is_some());
+        assert!(Campaign::parse(&text, "l", false)
+            .unwrap()
+            .launcher
+            .is_some());
     }
     for (text, says) in [
         (

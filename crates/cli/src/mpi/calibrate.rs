@@ -12,12 +12,12 @@
 //! what was measured, with the failing rank and its error.
 
 use super::world::{
-    agreed, all_ok, hostname, per_rank, rank_cores, rank_seed, slice_of, stop_on_teardown, Talk,
-    LOST, PART,
+    agreed, all_ok, begin, hostname, prepare_in_turn, rank_cores, rank_seed, rank_targets,
+    slice_of, Talk, LOST, PART,
 };
 use crate::calibrate::options::CalibrateOptions;
 use crate::calibrate::{context, finish};
-use crate::session::{check_engine, prepare_targets, print_stdout};
+use crate::session::{check_engine, print_stdout};
 use anyhow::{anyhow, Context};
 use iogauge_engine::calibrate::{
     self as search, calibration_document, cell_of, point_of, EngineProber, Prober,
@@ -325,42 +325,16 @@ pub fn calibrate(mut opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
     let world = universe.world();
     let (rank, size) = (world.rank() as u32, world.size() as u32);
     let host = hostname();
-    let shared = opts.targets.specs.iter().any(|t| {
-        let p = t.path.to_string_lossy();
-        !p.contains("{rank}") && !p.contains("{host}")
-    });
-    for t in &mut opts.targets.specs {
-        t.path = per_rank(&t.path, rank, &host);
-    }
+    let shared = rank_targets(&mut opts.targets.specs, rank, &host);
     // Writes to a target every rank shares: each rank its own slice of the region.
     if shared && opts.spec.write_pct > 0 && size > 1 {
         opts.spec.region = agreed(&world, slice_of(opts.spec.region, rank, size))?;
     }
     let job_seed = opts.spec.seed;
     opts.spec.seed = rank_seed(job_seed, rank);
-    let session = agreed(
-        &world,
-        if rank == 0 {
-            Session::begin(opts.store.as_deref())
-                .map(Some)
-                .map_err(Into::into)
-        } else {
-            Ok(None)
-        },
-    )?;
+    let (session, stop) = begin(&world, opts.store.as_deref())?;
     agreed(&world, check_engine(opts.spec.engine))?;
-    let stop = match &session {
-        Some(s) => s.stop().clone(),
-        None => iogauge_session::stop_flag()?,
-    };
-    stop_on_teardown(&stop)?;
-    // A target shared by every rank is pre-filled once: rank 0 first, the others after it.
-    let mine = |turn: bool| turn.then(|| prepare_targets(&opts.targets, &stop));
-    let first = agreed(&world, mine(rank == 0).transpose())?;
-    let targets = match agreed(&world, mine(rank != 0).transpose())? {
-        Some(t) => t,
-        None => first.expect("rank 0 prepared its targets"),
-    };
+    let targets = prepare_in_turn(&world, &opts.targets, &stop)?;
     let mut ctx = agreed(&world, context(&opts, &targets))?;
     let intro = Intro {
         host: host.clone(),

@@ -13,8 +13,7 @@
 //! summary and load profile is kept in `ranks`, and only rank 0 stores and prints.
 
 use super::world::{
-    agreed, all_ok, hostname, per_rank, rank_seed, said_by_rank_zero, stop_on_teardown, Talk, LOST,
-    PART,
+    agreed, all_ok, begin, hostname, per_rank, rank_seed, said_by_rank_zero, Talk, LOST, PART,
 };
 use crate::db::options::DbRunOptions;
 use crate::db::run::{ending, finish, Prepared};
@@ -26,7 +25,7 @@ use iogauge_model::db::profile::LoadDelta;
 use iogauge_model::db::report::{DbRank, DbSummary};
 use iogauge_model::Kind;
 use iogauge_pg::{db_document, driver, Place};
-use iogauge_session::{Ending, Session};
+use iogauge_session::Ending;
 use iogauge_stats::{HistError, LatHist};
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
@@ -177,21 +176,7 @@ pub fn db_run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
             own
         }
     };
-    let session = agreed(
-        &world,
-        if rank == 0 {
-            Session::begin(o.store.as_deref())
-                .map(Some)
-                .map_err(Into::into)
-        } else {
-            Ok(None)
-        },
-    )?;
-    let stop = match &session {
-        Some(s) => s.stop().clone(),
-        None => iogauge_session::stop_flag()?,
-    };
-    stop_on_teardown(&stop)?;
+    let (session, stop) = begin(&world, o.store.as_deref())?;
     let mut p = agreed(&world, Prepared::new(&o))?;
     let job_workload = p.workload.clone();
     if own_servers {

@@ -10,10 +10,11 @@
 //! a barrier: each says its own error and the job ends with exit 1 (2 for usage).
 
 use super::world::{
-    agreed, hostname, per_rank, rank_seed, slice_of, stop_on_teardown, Talk, LIVE_BYTES, LOST, PART,
+    agreed, begin, hostname, prepare_in_turn, rank_seed, rank_targets, slice_of, Talk, LIVE_BYTES,
+    LOST, PART,
 };
 use crate::run::options::RunOptions;
-use crate::session::{check_engine, finish_run, prepare_targets};
+use crate::session::{check_engine, finish_run};
 use anyhow::{anyhow, Context};
 use iogauge_engine::document::{document_of, run_document};
 use iogauge_engine::JobOutcome;
@@ -21,7 +22,7 @@ use iogauge_model::run::{RankReport, RunReport};
 use iogauge_model::spec::Region;
 use iogauge_model::{Document, Histograms, Kind};
 use iogauge_report::job_line;
-use iogauge_session::{Ending, Session};
+use iogauge_session::Ending;
 use iogauge_stats::{merge_series, Interval, WireInterval};
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
@@ -77,42 +78,16 @@ pub fn run(mut opts: RunOptions) -> anyhow::Result<ExitCode> {
     let world = universe.world();
     let (rank, size) = (world.rank() as u32, world.size() as u32);
     let host = hostname();
-    let shared = opts.targets.specs.iter().any(|t| {
-        let p = t.path.to_string_lossy();
-        !p.contains("{rank}") && !p.contains("{host}")
-    });
-    for t in &mut opts.targets.specs {
-        t.path = per_rank(&t.path, rank, &host);
-    }
+    let shared = rank_targets(&mut opts.targets.specs, rank, &host);
     // Writes to a target every rank shares: each rank its own slice of the region.
     let split = shared && opts.spec.rw.writes() && !opts.shared_offsets && size > 1;
     if split {
         opts.spec.region = agreed(&world, slice_of(opts.spec.region, rank, size))?;
     }
     opts.spec.seed = rank_seed(opts.spec.seed, rank);
-    let session = agreed(
-        &world,
-        if rank == 0 {
-            Session::begin(opts.store.as_deref())
-                .map(Some)
-                .map_err(Into::into)
-        } else {
-            Ok(None)
-        },
-    )?;
+    let (session, stop) = begin(&world, opts.store.as_deref())?;
     agreed(&world, check_engine(opts.spec.engine))?;
-    let stop = match &session {
-        Some(s) => s.stop().clone(),
-        None => iogauge_session::stop_flag()?,
-    };
-    stop_on_teardown(&stop)?;
-    // A target shared by every rank is pre-filled once: rank 0 first, the others after it.
-    let mine = |turn: bool| turn.then(|| prepare_targets(&opts.targets, &stop));
-    let first = agreed(&world, mine(rank == 0).transpose())?;
-    let targets = match agreed(&world, mine(rank != 0).transpose())? {
-        Some(t) => t,
-        None => first.expect("rank 0 prepared its targets"),
-    };
+    let targets = prepare_in_turn(&world, &opts.targets, &stop)?;
     let mut session = session;
     if let Some(s) = &mut session {
         s.go_live(

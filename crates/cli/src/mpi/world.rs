@@ -245,6 +245,60 @@ pub fn said_by_rank_zero(world: &SimpleCommunicator, e: crate::usage::UsageError
     super::Quiet(crate::exit_code::USAGE).into()
 }
 
+/// `{rank}` and `{host}` replaced in every target; whether any target is shared by every
+/// rank (named without either).
+pub fn rank_targets(specs: &mut [iogauge_engine::TargetSpec], rank: u32, host: &str) -> bool {
+    let shared = specs.iter().any(|t| {
+        let p = t.path.to_string_lossy();
+        !p.contains("{rank}") && !p.contains("{host}")
+    });
+    for t in specs {
+        t.path = per_rank(&t.path, rank, host);
+    }
+    shared
+}
+
+/// The start every command over ranks makes: the store opened on rank 0 (agreed: a bad
+/// --store ends every rank), and the stop flag (Ctrl-C, SIGTERM, and the launcher's
+/// teardown).
+pub fn begin(
+    world: &SimpleCommunicator,
+    store: Option<&Path>,
+) -> anyhow::Result<(Option<iogauge_session::Session>, Arc<AtomicBool>)> {
+    let session = agreed(
+        world,
+        if world.rank() == 0 {
+            iogauge_session::Session::begin(store)
+                .map(Some)
+                .map_err(Into::into)
+        } else {
+            Ok(None)
+        },
+    )?;
+    let stop = match &session {
+        Some(s) => s.stop().clone(),
+        None => iogauge_session::stop_flag()?,
+    };
+    stop_on_teardown(&stop)?;
+    Ok((session, stop))
+}
+
+/// Every rank's targets prepared, rank 0 first: a target all ranks share is pre-filled once,
+/// then the others find it ready. Agreed at each turn.
+pub fn prepare_in_turn(
+    world: &SimpleCommunicator,
+    targets: &crate::target::options::Targets,
+    stop: &Arc<AtomicBool>,
+) -> anyhow::Result<Vec<iogauge_engine::Target>> {
+    let rank = world.rank();
+    let mine = |turn: bool| turn.then(|| crate::session::prepare_targets(targets, stop));
+    let first = agreed(world, mine(rank == 0).transpose())?;
+    match agreed(world, mine(rank != 0).transpose())? {
+        Some(t) => Ok(t),
+        None => first.ok_or_else(|| anyhow!("rank 0 prepared no targets")),
+    }
+}
+
 /// What rank 0 records for a rank that sent no part.
 pub const LOST: &str = "sent no part: the rank died (killed outright, or its host or network failed); the job was stored without it";
 

@@ -71,17 +71,7 @@ fn without_the_feature_a_rank_says_how_to_build() {
 /// `mpirun -np N iogauge ARGS` on `store`: (exit code, stdout, stderr).
 #[cfg(feature = "mpi")]
 fn mpirun(n: u32, store: &std::path::Path, args: &[&str]) -> (Option<i32>, String, String) {
-    let out = std::process::Command::new("mpirun")
-        .args([
-            "--allow-run-as-root",
-            "--oversubscribe",
-            "-np",
-            &n.to_string(),
-        ])
-        .arg("-x")
-        .arg(format!("IOGAUGE_STORE={}", store.display()))
-        .arg(exe())
-        .args(args)
+    let out = mpirun_cmd(n, store, args)
         .output()
         .expect("mpirun (openmpi-bin) is installed");
     (
@@ -89,6 +79,59 @@ fn mpirun(n: u32, store: &std::path::Path, args: &[&str]) -> (Option<i32>, Strin
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// The command `mpirun -np N iogauge ARGS` with `IOGAUGE_STORE` = `store` on every rank.
+#[cfg(feature = "mpi")]
+fn mpirun_cmd(n: u32, store: &std::path::Path, args: &[&str]) -> std::process::Command {
+    let mut c = std::process::Command::new("mpirun");
+    c.args([
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "-np",
+        &n.to_string(),
+        "-x",
+    ])
+    .arg(format!("IOGAUGE_STORE={}", store.display()))
+    .arg(exe())
+    .args(args);
+    c
+}
+
+/// `mpirun -np N iogauge ARGS` started in the background (stdout as given, stderr piped),
+/// returned once its N ranks are running, plus `settle` for them to get going.
+#[cfg(feature = "mpi")]
+fn spawn_ranks(
+    n: u32,
+    store: &std::path::Path,
+    args: &[&str],
+    stdout: std::process::Stdio,
+    settle: std::time::Duration,
+) -> std::process::Child {
+    let child = mpirun_cmd(n, store, args)
+        .stdout(stdout)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("mpirun (openmpi-bin) is installed");
+    let t = std::time::Instant::now();
+    while rank_pids(store, None).len() < n as usize && t.elapsed().as_secs() < 20 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(settle);
+    child
+}
+
+/// Waits until no rank on `store` is left running (a failure after 60 s).
+#[cfg(feature = "mpi")]
+fn wait_ranks_gone(store: &std::path::Path, what: &str) {
+    let t = std::time::Instant::now();
+    while !rank_pids(store, None).is_empty() {
+        assert!(
+            t.elapsed().as_secs() < 60,
+            "{what}: ranks still running after 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }
 
 #[cfg(feature = "mpi")]
@@ -249,22 +292,18 @@ fn ctrl_c_to_mpirun_or_one_rank_stores_what_ran() {
         let w = workdir();
         let store = w.path().join("results.sqlite");
         let target = w.path().join("d.{rank}");
-        let child = std::process::Command::new("mpirun")
-            .args(["--allow-run-as-root", "--oversubscribe", "-np", "2", "-x"])
-            .arg(format!("IOGAUGE_STORE={}", store.display()))
-            .arg(exe())
-            .args(["run", "--target", target.to_str().unwrap(), "--size", "64M"])
-            .args(["--time", "30s", "--json"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+        let t = target.to_str().unwrap();
+        let args = [
+            "run", "--target", t, "--size", "64M", "--time", "30s", "--json",
+        ];
         // Both ranks running (past pre-fill), then two intervals.
-        let t = std::time::Instant::now();
-        while rank_pids(&store, None).len() < 2 && t.elapsed().as_secs() < 20 {
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-        std::thread::sleep(std::time::Duration::from_secs(3));
+        let child = spawn_ranks(
+            2,
+            &store,
+            &args,
+            std::process::Stdio::null(),
+            std::time::Duration::from_secs(3),
+        );
         let pids = if to_mpirun {
             vec![child.id() as i32]
         } else {
@@ -274,14 +313,7 @@ fn ctrl_c_to_mpirun_or_one_rank_stores_what_ran() {
         // SAFETY: kill(2) on a pid this test started (mpirun, or one of its ranks).
         unsafe { libc::kill(pids[0], libc::SIGINT) };
         // What iogauge owes: every rank gone within a few intervals, the run stored.
-        let t = std::time::Instant::now();
-        while !rank_pids(&store, None).is_empty() {
-            assert!(
-                t.elapsed().as_secs() < 60,
-                "ranks still running 60 s after SIGINT"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
+        wait_ranks_gone(&store, "SIGINT");
         let mut child = child;
         let status = wait_or_kill(&mut child);
         let mut err = String::new();

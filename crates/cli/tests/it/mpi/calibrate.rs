@@ -2,9 +2,11 @@
 //! ranks, one stored calibration whose points are the ranks' merged; a rank that cannot start
 //! ends every rank; a rank stopped mid-point stops the calibration, which is stored.
 
-use super::{mpirun, rank_pids, stored_runs, wait_or_kill};
+use super::{mpirun, rank_pids, spawn_ranks, stored_runs, wait_or_kill, wait_ranks_gone};
 use crate::common::*;
 use serde_json::Value;
+use std::process::Stdio;
+use std::time::Duration;
 
 fn args(target: &std::path::Path, extra: &[&str]) -> Vec<String> {
     let mut a: Vec<String> = [
@@ -111,33 +113,14 @@ fn a_rank_that_cannot_start_or_is_stopped_ends_the_calibration() {
         &w.path().join("c.{rank}"),
         &["--point-time", "2s", "--json"],
     );
-    let mut child = std::process::Command::new("mpirun")
-        .args(["--allow-run-as-root", "--oversubscribe", "-np", "2", "-x"])
-        .arg(format!("IOGAUGE_STORE={}", store.display()))
-        .arg(exe())
-        .args(&a)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t = std::time::Instant::now();
-    while rank_pids(&store, None).len() < 2 && t.elapsed().as_secs() < 20 {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
     // Two points of 2 s in.
-    std::thread::sleep(std::time::Duration::from_secs(5));
+    let mut child = spawn_ranks(2, &store, &a, Stdio::null(), Duration::from_secs(5));
     let pids = rank_pids(&store, Some(1));
     assert_eq!(pids.len(), 1);
     // SAFETY: kill(2) on a rank this test started.
     unsafe { libc::kill(pids[0], libc::SIGINT) };
-    let t = std::time::Instant::now();
-    while !rank_pids(&store, None).is_empty() {
-        assert!(
-            t.elapsed().as_secs() < 60,
-            "ranks still running 60 s after SIGINT"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    wait_ranks_gone(&store, "SIGINT to rank 1");
     if let Some(st) = wait_or_kill(&mut child) {
         assert_eq!(st.code(), Some(130));
     }

@@ -1,9 +1,11 @@
 //! Faults over ranks: a rank killed outright (Open MPI then tears the job down within about
 //! two seconds), rank 0's own job failing, and a mistake in the command line every rank reads.
 
-use super::{mpirun, rank_pids, stored_runs, wait_or_kill};
+use super::{mpirun, rank_pids, spawn_ranks, stored_runs, wait_or_kill, wait_ranks_gone};
 use crate::common::*;
 use serde_json::Value;
+use std::process::Stdio;
+use std::time::Duration;
 
 fn stored(store: &std::path::Path) -> Value {
     let shown = bin()
@@ -36,29 +38,12 @@ fn a_rank_killed_outright_leaves_the_rest_stored() {
             "run" => ["--time", "30s"],
             _ => ["--point-time", "2s"],
         });
-        let mut child = std::process::Command::new("mpirun")
-            .args(["--allow-run-as-root", "--oversubscribe", "-np", "2", "-x"])
-            .arg(format!("IOGAUGE_STORE={}", store.display()))
-            .arg(exe())
-            .args(&a)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let t = std::time::Instant::now();
-        while rank_pids(&store, None).len() < 2 && t.elapsed().as_secs() < 20 {
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-        std::thread::sleep(std::time::Duration::from_secs(5));
+        let mut child = spawn_ranks(2, &store, &a, Stdio::null(), Duration::from_secs(5));
         let pids = rank_pids(&store, Some(1));
         assert_eq!(pids.len(), 1, "{command}");
         // SAFETY: kill(2) on a rank this test started.
         unsafe { libc::kill(pids[0], libc::SIGKILL) };
-        let t = std::time::Instant::now();
-        while !rank_pids(&store, None).is_empty() {
-            assert!(t.elapsed().as_secs() < 60, "{command}: ranks left running");
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
+        wait_ranks_gone(&store, command);
         if let Some(st) = wait_or_kill(&mut child) {
             assert_ne!(st.code(), Some(0), "{command}");
         }
@@ -86,21 +71,11 @@ fn rank_zero_failing_still_stores_the_others() {
     let w = workdir();
     let store = w.path().join("results.sqlite");
     let target = w.path().join("d.{rank}");
-    let child = std::process::Command::new("mpirun")
-        .args(["--allow-run-as-root", "--oversubscribe", "-np", "2", "-x"])
-        .arg(format!("IOGAUGE_STORE={}", store.display()))
-        .arg(exe())
-        .args(["run", "--target", target.to_str().unwrap(), "--size", "64M"])
-        .args(["--time", "30s", "--json"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t = std::time::Instant::now();
-    while rank_pids(&store, None).len() < 2 && t.elapsed().as_secs() < 20 {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    std::thread::sleep(std::time::Duration::from_secs(3));
+    let t = target.to_str().unwrap();
+    let args = [
+        "run", "--target", t, "--size", "64M", "--time", "30s", "--json",
+    ];
+    let child = spawn_ranks(2, &store, &args, Stdio::piped(), Duration::from_secs(3));
     std::fs::File::options()
         .write(true)
         .open(w.path().join("d.0"))
