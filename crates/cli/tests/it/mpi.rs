@@ -134,6 +134,17 @@ fn wait_ranks_gone(store: &std::path::Path, what: &str) {
     }
 }
 
+/// The first document stored in `store`, as `show 1 --json` prints it.
+#[cfg(feature = "mpi")]
+fn stored(store: &std::path::Path) -> Value {
+    let shown = bin()
+        .env("IOGAUGE_STORE", store)
+        .args(["show", "1", "--json"])
+        .output()
+        .unwrap();
+    serde_json::from_slice(&shown.stdout).expect("the stored document")
+}
+
 #[cfg(feature = "mpi")]
 fn stored_runs(store: &std::path::Path) -> usize {
     let out = bin()
@@ -328,12 +339,7 @@ fn ctrl_c_to_mpirun_or_one_rank_stores_what_ran() {
         }
         // mpirun, itself interrupted, may cut the ranks' output short: read the stored run.
         assert_eq!(stored_runs(&store), 1, "{err}");
-        let shown = bin()
-            .env("IOGAUGE_STORE", &store)
-            .args(["show", "1", "--json"])
-            .output()
-            .unwrap();
-        let v: Value = serde_json::from_slice(&shown.stdout).expect("the stored document");
+        let v = stored(&store);
         assert_eq!(v["interrupted"], true, "{err}");
         assert_eq!(v["ranks"].as_array().map(Vec::len), Some(2));
         assert!(f(&v["summary"]["elapsed_s"]) < 15.0, "{}", v["summary"]);

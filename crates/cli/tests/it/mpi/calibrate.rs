@@ -2,7 +2,7 @@
 //! ranks, one stored calibration whose points are the ranks' merged; a rank that cannot start
 //! ends every rank; a rank stopped mid-point stops the calibration, which is stored.
 
-use super::{mpirun, rank_pids, spawn_ranks, stored_runs, wait_or_kill, wait_ranks_gone};
+use super::{mpirun, rank_pids, spawn_ranks, stored, stored_runs, wait_or_kill, wait_ranks_gone};
 use crate::common::*;
 use serde_json::Value;
 use std::process::Stdio;
@@ -125,12 +125,7 @@ fn a_rank_that_cannot_start_or_is_stopped_ends_the_calibration() {
         assert_eq!(st.code(), Some(130));
     }
     assert_eq!(stored_runs(&store), 1);
-    let shown = bin()
-        .env("IOGAUGE_STORE", &store)
-        .args(["show", "1", "--json"])
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_slice(&shown.stdout).expect("the stored calibration");
+    let v = stored(&store);
     assert_eq!(v["interrupted"], true);
     assert_eq!(v["ranks"].as_array().map(Vec::len), Some(2));
     let points = v["points"].as_array().unwrap();

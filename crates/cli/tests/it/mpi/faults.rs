@@ -1,20 +1,11 @@
 //! Faults over ranks: a rank killed outright (Open MPI then tears the job down within about
 //! two seconds), rank 0's own job failing, and a mistake in the command line every rank reads.
 
-use super::{mpirun, rank_pids, spawn_ranks, stored_runs, wait_or_kill, wait_ranks_gone};
+use super::{mpirun, rank_pids, spawn_ranks, stored, stored_runs, wait_or_kill, wait_ranks_gone};
 use crate::common::*;
 use serde_json::Value;
 use std::process::Stdio;
 use std::time::Duration;
-
-fn stored(store: &std::path::Path) -> Value {
-    let shown = bin()
-        .env("IOGAUGE_STORE", store)
-        .args(["show", "1", "--json"])
-        .output()
-        .unwrap();
-    serde_json::from_slice(&shown.stdout).expect("the stored document")
-}
 
 /// kill -9 of rank 1 in the middle of a run and of a calibration: rank 0 gives it up, stores
 /// what the ranks alive measured (interrupted, rank 1's error saying it died) before the
