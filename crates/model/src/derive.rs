@@ -76,6 +76,13 @@ pub struct DiskRates {
     pub r_mb_s: f64,
     #[serde(rename = "wMB_s")]
     pub w_mb_s: f64,
+    /// Reads merged into others per second before reaching the device (iostat's rrqm/s).
+    pub rrqm_s: f64,
+    pub wrqm_s: f64,
+    /// Merged reads in percent of all reads asked for (iostat's %rrqm: merged ÷ (merged +
+    /// issued) × 100; 0 with neither).
+    pub rrqm_pct: f64,
+    pub wrqm_pct: f64,
     /// Mean read size, KiB.
     pub rareq_sz: f64,
     /// Mean write size, KiB.
@@ -97,6 +104,7 @@ impl DiskRates {
     /// `write_ext_stat()` in iostat.c) between `prev` and `cur`, `secs` apart:
     ///
     /// - r/s = Δreads / Δt; rMB/s = Δsectors_read × 512 / 2^20 / Δt
+    /// - rrqm/s = Δreads_merged / Δt; %rrqm = Δreads_merged / (Δreads_merged + Δreads) × 100
     /// - rareq-sz = Δsectors_read × 512 / 1024 / Δreads (0 with no reads)
     /// - r_await = Δtime_reading / Δreads (0 with no reads)
     /// - aqu-sz = Δweighted_time_in_progress / Δt_ms
@@ -111,12 +119,18 @@ impl DiskRates {
         let (reads, writes) = (d(prev.reads, cur.reads), d(prev.writes, cur.writes));
         let rsect = d(prev.sectors_read, cur.sectors_read);
         let wsect = d(prev.sectors_written, cur.sectors_written);
+        let rmerged = d(prev.reads_merged, cur.reads_merged);
+        let wmerged = d(prev.writes_merged, cur.writes_merged);
         let ms = secs * 1000.0;
         DiskRates {
             r_s: per_s(reads),
             w_s: per_s(writes),
             r_mb_s: per_s(rsect * 512.0 / 1_048_576.0),
             w_mb_s: per_s(wsect * 512.0 / 1_048_576.0),
+            rrqm_s: per_s(rmerged),
+            wrqm_s: per_s(wmerged),
+            rrqm_pct: ratio(rmerged * 100.0, rmerged + reads),
+            wrqm_pct: ratio(wmerged * 100.0, wmerged + writes),
             rareq_sz: ratio(rsect / 2.0, reads),
             wareq_sz: ratio(wsect / 2.0, writes),
             aqu_sz: ratio(

@@ -21,8 +21,8 @@ pub fn watch_line(
             Some(x) => {
                 let _ = write!(
                     s,
-                    " | {name} r/s {:.0} w/s {:.0} rMB/s {:.1} wMB/s {:.1} rareq-sz {:.1} wareq-sz {:.1} aqu-sz {:.2} r_await {:.2} w_await {:.2} util {:.1}",
-                    x.r_s, x.w_s, x.r_mb_s, x.w_mb_s, x.rareq_sz, x.wareq_sz, x.aqu_sz, x.r_await, x.w_await, x.util
+                    " | {name} r/s {:.0} w/s {:.0} rMB/s {:.1} wMB/s {:.1} rrqm/s {:.0} wrqm/s {:.0} %rrqm {:.1} %wrqm {:.1} rareq-sz {:.1} wareq-sz {:.1} aqu-sz {:.2} r_await {:.2} w_await {:.2} util {:.1}",
+                    x.r_s, x.w_s, x.r_mb_s, x.w_mb_s, x.rrqm_s, x.wrqm_s, x.rrqm_pct, x.wrqm_pct, x.rareq_sz, x.wareq_sz, x.aqu_sz, x.r_await, x.w_await, x.util
                 );
             }
             None => {

@@ -292,10 +292,7 @@ fn compare_cases(view: &CampaignView, a: &str, b: &str, json: bool) -> anyhow::R
     let mut s = format!(
         "campaign {}: {b} against {a} ({} of the repetitions)\n",
         view.name,
-        match view.statistic {
-            Statistic::Mean => "means",
-            Statistic::Trimmed => "trimmed means, highest and lowest run dropped,",
-        }
+        view.statistic.plural()
     );
     for r in &rows {
         let _ = writeln!(
@@ -399,10 +396,7 @@ pub fn verdicts_text(view: &CampaignView) -> String {
         view.name,
         view.cases.len(),
         view.baseline,
-        match view.statistic {
-            Statistic::Mean => "means",
-            Statistic::Trimmed => "trimmed means (highest and lowest run dropped)",
-        }
+        view.statistic.plural()
     );
     let shown = view
         .metrics

@@ -2,8 +2,7 @@
 //! will live or lives — filesystem, device chain, rotational, md arrays, the data set's span
 //! of each device — with the warnings (degraded array, short-stroking).
 
-use iogauge_model::preflight::Preflight;
-use iogauge_probe::{device_of_path, devices_under, disks_under};
+use iogauge_model::preflight::{leaves, Preflight};
 use std::path::{Path, PathBuf};
 
 /// One directory the cluster uses: its path, the data-set bytes on it and its role (`data`,
@@ -57,19 +56,21 @@ pub fn preflight(targets: &[Target]) -> Preflight {
     iogauge_probe::preflight_roles(targets)
 }
 
-/// The devices to sample (every device under every target, each once) and the disks whose
-/// reads the database's physical reads are compared with (those under the data and the
-/// tablespaces, not the WAL's).
-pub fn devices(targets: &[Target]) -> (Vec<String>, Vec<String>) {
+/// The devices to sample (each target's device and the disks under it, each once) and the
+/// disks whose reads the database's physical reads are compared with (those under the data
+/// and the tablespaces, not the WAL's), from the chains the preflight resolved.
+pub fn devices(preflight: &Preflight) -> (Vec<String>, Vec<String>) {
     let mut sampled = Vec::new();
     let mut disks = Vec::new();
-    for (path, _, role) in targets {
-        let Some(dev) = device_of_path(path) else {
+    for t in &preflight.targets {
+        let Some(dev) = &t.device else {
             continue;
         };
-        sampled.extend(devices_under(&dev));
-        if *role != Some("wal") {
-            disks.extend(disks_under(&dev));
+        let leaves: Vec<String> = leaves(dev).iter().map(|l| l.name.clone()).collect();
+        sampled.push(dev.name.clone());
+        sampled.extend(leaves.iter().cloned());
+        if t.role.as_deref() != Some("wal") {
+            disks.extend(leaves);
         }
     }
     for v in [&mut sampled, &mut disks] {
@@ -82,6 +83,62 @@ pub fn devices(targets: &[Target]) -> (Vec<String>, Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iogauge_model::preflight::{BlockDev, DevKind, TargetFacts};
+
+    fn dev(name: &str, kind: DevKind, below: Vec<BlockDev>) -> BlockDev {
+        BlockDev {
+            name: name.into(),
+            kind,
+            size_bytes: None,
+            rotational: None,
+            scheduler: None,
+            model: None,
+            dm_name: None,
+            md_level: None,
+            loop_backing_file: None,
+            below,
+        }
+    }
+
+    fn facts(device: BlockDev, role: &str) -> TargetFacts {
+        TargetFacts {
+            path: PathBuf::from("/x"),
+            fs: None,
+            device: Some(device),
+            tested_bytes: 0,
+            device_bytes: None,
+            span_pct: None,
+            rotational: None,
+            role: Some(role.into()),
+        }
+    }
+
+    /// Sampled: every target's device and the disks under it; compared with the database's
+    /// reads: the disks under the data and tablespaces, not the WAL's.
+    #[test]
+    fn devices_from_the_preflight_chains() {
+        let md = dev(
+            "md0",
+            DevKind::Md,
+            vec![
+                dev("sdb", DevKind::Disk, vec![]),
+                dev("sdc", DevKind::Disk, vec![]),
+            ],
+        );
+        let part = dev(
+            "sda1",
+            DevKind::Partition,
+            vec![dev("sda", DevKind::Disk, vec![])],
+        );
+        let p = Preflight {
+            targets: vec![facts(md, "data"), facts(part, "wal")],
+            md_arrays: vec![],
+            warnings: vec![],
+        };
+        let (sampled, disks) = devices(&p);
+        assert_eq!(sampled, ["md0", "sda", "sda1", "sdb", "sdc"]);
+        assert_eq!(disks, ["sdb", "sdc"]);
+    }
 
     #[test]
     fn targets_per_place_then_wal() {

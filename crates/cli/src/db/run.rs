@@ -74,7 +74,10 @@ impl Prepared {
             None => Vec::new(),
         };
         let preflight = (!targets.is_empty()).then(|| preflight::preflight(&targets));
-        let (devices, disks) = preflight::devices(&targets);
+        let (devices, disks) = preflight
+            .as_ref()
+            .map(preflight::devices)
+            .unwrap_or_default();
         Ok(Prepared {
             server,
             workload,

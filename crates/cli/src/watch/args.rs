@@ -10,8 +10,9 @@ pub struct WatchArgs {
     /// Refresh interval (100ms to 1h).
     #[arg(long, default_value = "1s", value_parser = parse_duration)]
     pub interval: Duration,
-    /// Devices to show by kernel name, e.g. sda,nvme0n1. Default: every whole disk that has
-    /// done I/O.
+    /// Devices to show by kernel name, e.g. sda,nvme0n1, or `all` (every whole disk and
+    /// stacked device that has done I/O since boot). Default: those that do I/O while watch
+    /// runs (an idle loop device stays out).
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     pub devices: Vec<String>,
     /// One timestamped line per interval instead of the full-screen view (for logs, like

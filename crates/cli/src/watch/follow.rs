@@ -38,11 +38,29 @@ impl Follow {
     }
 }
 
-/// The devices to show: those asked for, else every device in the latest sample.
-pub(super) fn device_names(w: &WatchOptions, s: &Derived) -> Vec<String> {
-    match &w.devices {
-        Some(d) => d.clone(),
-        None => s.disks.keys().cloned().collect(),
+/// The devices to show: those asked for; with `--devices all` every device of the latest
+/// sample; by default those that have done I/O since watch started (kept once seen, so a
+/// device going idle stays in its place and one that disappears shows as gone).
+#[derive(Default)]
+pub(super) struct Shown {
+    seen: std::collections::BTreeSet<String>,
+}
+
+impl Shown {
+    pub fn names(&mut self, w: &WatchOptions, s: &Derived) -> Vec<String> {
+        match &w.devices {
+            Some(d) => d.clone(),
+            None if w.all => s.disks.keys().cloned().collect(),
+            None => {
+                for (name, r) in &s.disks {
+                    let busy = r.r_s + r.w_s + r.d_s.unwrap_or(0.0) + r.f_s.unwrap_or(0.0) > 0.0;
+                    if busy {
+                        self.seen.insert(name.clone());
+                    }
+                }
+                self.seen.iter().cloned().collect()
+            }
+        }
     }
 }
 

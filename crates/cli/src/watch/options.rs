@@ -11,8 +11,12 @@ use std::time::Duration;
 /// A validated `watch`.
 pub struct WatchOptions {
     pub every: Duration,
-    /// Devices by kernel name; `None`: every whole disk that has done I/O.
+    /// Devices by kernel name; `None`: the whole disks (and stacked devices) of /sys/block,
+    /// shown as `shown` says.
     pub devices: Option<Vec<String>>,
+    /// With `devices` `None`: every one that has done I/O since boot (`--devices all`), or
+    /// only those that do I/O while watch runs (the default).
+    pub all: bool,
     /// One line per interval instead of the full-screen view.
     pub plain: bool,
     /// Intervals to show before stopping (`None`: until q or Ctrl-C).
@@ -25,7 +29,8 @@ impl WatchOptions {
     pub fn from_args(a: WatchArgs) -> Result<WatchOptions, UsageError> {
         Ok(WatchOptions {
             every: check_interval(a.interval)?,
-            devices: (!a.devices.is_empty()).then_some(a.devices),
+            all: a.devices == ["all"],
+            devices: (!a.devices.is_empty() && a.devices != ["all"]).then_some(a.devices),
             plain: a.plain || !std::io::stdout().is_terminal(),
             count: a.count,
             store: Store::locate(a.store.store.as_deref()),

@@ -1,7 +1,7 @@
 //! `watch --plain` (or a stdout that is not a terminal): one timestamped line per interval
 //! on stdout, for logs, like collectl -oT.
 
-use super::follow::{device_names, look, timestamp, Follow};
+use super::follow::{look, timestamp, Follow, Shown};
 use super::options::WatchOptions;
 use anyhow::Context;
 use iogauge_model::system::Snapshot;
@@ -34,6 +34,7 @@ pub(super) fn run(
     stop: &AtomicBool,
 ) -> anyhow::Result<ExitCode> {
     let mut follow: Option<Follow> = None;
+    let mut shown = Shown::default();
     let mut out = std::io::stdout().lock();
     for k in 1u64.. {
         if sleep_until(t0 + w.every * k as u32, stop) {
@@ -42,7 +43,7 @@ pub(super) fn run(
         let d = look(w, sampler, t0, &mut prev, &mut follow)?;
         let live = follow.as_ref().map(|f| (f.header(), f.history.last()));
         let db = follow.as_ref().and_then(|f| f.db_now.as_ref());
-        let line = iogauge_report::watch_line(&timestamp(), &d, &device_names(w, &d), live, db);
+        let line = iogauge_report::watch_line(&timestamp(), &d, &shown.names(w, &d), live, db);
         writeln!(out, "{line}")
             .and_then(|_| out.flush())
             .context("writing to stdout")?;

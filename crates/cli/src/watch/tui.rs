@@ -1,7 +1,7 @@
 //! The full-screen view (ratatui on crossterm): device table in iostat -x columns, a CPU bar,
 //! and the followed run's IOPS and p99 latency as sparklines. `q`, Esc or Ctrl-C quits.
 
-use super::follow::{device_names, look, timestamp, Follow, Frame};
+use super::follow::{look, timestamp, Follow, Frame, Shown};
 use super::options::WatchOptions;
 use anyhow::Context;
 use iogauge_model::system::Snapshot;
@@ -63,12 +63,13 @@ fn event_loop(
     stop: &AtomicBool,
 ) -> anyhow::Result<ExitCode> {
     let mut follow: Option<Follow> = None;
+    let mut shown = Shown::default();
     for k in 1u64.. {
         if wait_tick(t0 + w.every * k as u32, stop)? {
             break;
         }
         let d = look(w, sampler, t0, &mut prev, &mut follow)?;
-        let devices = device_names(w, &d);
+        let devices = shown.names(w, &d);
         let frame = Frame {
             timestamp: timestamp(),
             every: w.every,
@@ -164,8 +165,8 @@ fn database(f: &mut ratatui::Frame, live: &Follow, area: Rect) {
 
 fn device_table(fr: &Frame) -> Table<'static> {
     let header = [
-        "device", "r/s", "w/s", "rMB/s", "wMB/s", "rareq-sz", "wareq-sz", "aqu-sz", "r_await",
-        "w_await", "%util",
+        "device", "r/s", "w/s", "rMB/s", "wMB/s", "rrqm/s", "wrqm/s", "%rrqm", "%wrqm", "rareq-sz",
+        "wareq-sz", "aqu-sz", "r_await", "w_await", "%util",
     ];
     let rows = fr
         .devices
@@ -177,6 +178,10 @@ fn device_table(fr: &Frame) -> Table<'static> {
                 Cell::from(format!("{:.0}", x.w_s)),
                 Cell::from(format!("{:.1}", x.r_mb_s)),
                 Cell::from(format!("{:.1}", x.w_mb_s)),
+                Cell::from(format!("{:.0}", x.rrqm_s)),
+                Cell::from(format!("{:.0}", x.wrqm_s)),
+                Cell::from(format!("{:.1}", x.rrqm_pct)),
+                Cell::from(format!("{:.1}", x.wrqm_pct)),
                 Cell::from(format!("{:.1}", x.rareq_sz)),
                 Cell::from(format!("{:.1}", x.wareq_sz)),
                 Cell::from(format!("{:.2}", x.aqu_sz)),
@@ -188,10 +193,18 @@ fn device_table(fr: &Frame) -> Table<'static> {
         });
     let widths = [Constraint::Length(12)]
         .into_iter()
-        .chain(std::iter::repeat_n(Constraint::Length(9), 10));
+        .chain(std::iter::repeat_n(Constraint::Length(9), 14));
     Table::new(rows.collect::<Vec<_>>(), widths)
         .header(Row::new(header).style(Style::new().add_modifier(Modifier::BOLD)))
-        .block(Block::default().borders(Borders::ALL).title("devices"))
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(if fr.devices.is_empty() {
+                    "devices: none has done I/O since watch started (--devices all lists every one)"
+                } else {
+                    "devices"
+                }),
+        )
 }
 
 fn workload(f: &mut ratatui::Frame, fr: &Frame, area: Rect) {

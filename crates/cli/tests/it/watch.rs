@@ -53,6 +53,11 @@ fn plain_lines_are_timestamped_and_filtered() {
             assert!(l.contains(col), "{col} missing: {l}");
         }
     }
+    // Every whole disk with I/O since boot, idle or not.
+    let lines = plain(
+        &store,
+        &["--count", "1", "--interval", "200ms", "--devices", "all"],
+    );
     let all = devices_in(&lines[0]);
     assert!(!all.is_empty(), "no device in {}", lines[0]);
     let one = &all[all.len() - 1];
@@ -138,4 +143,69 @@ fn full_screen_view_draws_and_restores_the_terminal() {
     let leave = screen.rfind("\x1b[?1049l").expect("alternate screen left");
     assert!(leave > enter);
     assert!(screen[leave..].contains("\x1b[?25h"), "cursor not restored");
+}
+
+/// The whole disk (an entry of /sys/block) holding `path`.
+fn disk_of(path: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(path).unwrap().dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let sys = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).unwrap();
+    // A partition's directory sits inside its disk's.
+    let disk = if sys.join("partition").exists() {
+        sys.parent().unwrap().to_path_buf()
+    } else {
+        sys
+    };
+    disk.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+/// By default only devices that do I/O while watch runs are shown (an idle loop device stays
+/// out); the disk under a run started meanwhile appears, and every device shown is one
+/// `--devices all` lists.
+#[test]
+fn by_default_only_devices_doing_io_are_shown() {
+    require_root();
+    let _g = heavy();
+    let d = workdir();
+    let store = d.path().join("s.sqlite");
+    // An idle loop device: attached (its partition table read once), then left alone.
+    let image = d.path().join("idle.img");
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(8 << 20)
+        .unwrap();
+    let idle = Loop::new(&image);
+    let idle = idle.0.trim_start_matches("/dev/").to_string();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let target = d.path().join("busy");
+    let mut run = Command::new(exe())
+        .env("IOGAUGE_STORE", d.path().join("other.sqlite"))
+        .args(["run", "--target", target.to_str().unwrap(), "--size", "32M"])
+        .args(["--time", "4s", "--qd", "4"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines = plain(&store, &["--count", "6", "--interval", "500ms"]);
+    run.wait().unwrap();
+    let all = devices_in(
+        &plain(
+            &store,
+            &["--count", "1", "--interval", "100ms", "--devices", "all"],
+        )[0],
+    );
+    let disk = disk_of(d.path());
+    let last = devices_in(lines.last().unwrap());
+    assert!(last.contains(&disk), "{disk} not in {last:?}: {lines:?}");
+    assert!(!last.contains(&idle), "the idle {idle} is shown: {last:?}");
+    assert!(
+        all.contains(&idle),
+        "--devices all leaves out {idle}: {all:?}"
+    );
+    for name in &last {
+        assert!(
+            all.contains(name),
+            "{name} is not a device --devices all lists: {all:?}"
+        );
+    }
 }

@@ -65,6 +65,10 @@ fn assert_rates(got: &DiskRates, want: &DiskRates, case: &str) {
         ("w_s", got.w_s, want.w_s),
         ("rMB_s", got.r_mb_s, want.r_mb_s),
         ("wMB_s", got.w_mb_s, want.w_mb_s),
+        ("rrqm_s", got.rrqm_s, want.rrqm_s),
+        ("wrqm_s", got.wrqm_s, want.wrqm_s),
+        ("rrqm_pct", got.rrqm_pct, want.rrqm_pct),
+        ("wrqm_pct", got.wrqm_pct, want.wrqm_pct),
         ("rareq_sz", got.rareq_sz, want.rareq_sz),
         ("wareq_sz", got.wareq_sz, want.wareq_sz),
         ("aqu_sz", got.aqu_sz, want.aqu_sz),
@@ -85,6 +89,7 @@ fn iostat_formulas_table() {
     type Change = fn(&mut DiskCounters);
     let busy: Change = |c| {
         c.reads += 400; // 200/s
+        c.reads_merged += 100; // 50/s, 20% of the 500 reads asked for
         c.sectors_read += 6400; // 3.125 MiB → 1.5625 MiB/s, 8 KiB per read
         c.time_reading_ms += 800; // 2 ms per read
         c.writes += 200;
@@ -107,6 +112,10 @@ fn iostat_formulas_table() {
         w_s: 0.0,
         r_mb_s: 0.0,
         w_mb_s: 0.0,
+        rrqm_s: 0.0,
+        wrqm_s: 0.0,
+        rrqm_pct: 0.0,
+        wrqm_pct: 0.0,
         rareq_sz: 0.0,
         wareq_sz: 0.0,
         aqu_sz: 0.0,
@@ -126,6 +135,10 @@ fn iostat_formulas_table() {
                 w_s: 100.0,
                 r_mb_s: 1.5625,
                 w_mb_s: 0.78125,
+                rrqm_s: 50.0,
+                wrqm_s: 0.0,
+                rrqm_pct: 20.0,
+                wrqm_pct: 0.0,
                 rareq_sz: 8.0,
                 wareq_sz: 8.0,
                 aqu_sz: 3.0,
@@ -281,8 +294,8 @@ fn json_names_are_iostats() {
     let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     keys.sort_unstable();
     let mut want = [
-        "r_s", "w_s", "rMB_s", "wMB_s", "rareq_sz", "wareq_sz", "aqu_sz", "r_await", "w_await",
-        "util", "d_s", "f_s",
+        "r_s", "w_s", "rMB_s", "wMB_s", "rrqm_s", "wrqm_s", "rrqm_pct", "wrqm_pct", "rareq_sz",
+        "wareq_sz", "aqu_sz", "r_await", "w_await", "util", "d_s", "f_s",
     ];
     want.sort_unstable();
     assert_eq!(keys, want);

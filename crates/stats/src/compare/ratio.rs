@@ -50,6 +50,15 @@ impl Statistic {
         }
     }
 
+    /// How a summary names what its ratios are of: "means", "trimmed means (highest and
+    /// lowest run dropped)".
+    pub fn plural(self) -> &'static str {
+        match self {
+            Statistic::Mean => "means",
+            Statistic::Trimmed => "trimmed means (highest and lowest run dropped)",
+        }
+    }
+
     /// The figure of `samples` (non-empty, finite).
     fn of(self, samples: &[f64]) -> f64 {
         match self {
