@@ -16,7 +16,8 @@ use std::process::ExitCode;
 
 pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
     // The store opens first: a bad --store fails before minutes of measuring.
-    let session = Session::begin(opts.store.as_deref())?;
+    let mut session = Session::begin(opts.store.as_deref())?;
+    session.set_label(opts.label.clone());
     check_engine(opts.spec.engine)?;
     let targets = prepare_targets(&opts.targets, session.stop())?;
     let ctx = context(&opts, &targets)?;

@@ -14,6 +14,7 @@ use std::process::ExitCode;
 
 pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
     let mut session = Session::begin(opts.store.as_deref())?;
+    session.set_label(opts.label.clone());
     check_engine(opts.spec.engine)?;
     let targets = prepare_targets(&opts.targets, session.stop())?;
     session.go_live(Kind::Run, job_line(&opts.spec), None);

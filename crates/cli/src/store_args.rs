@@ -11,3 +11,28 @@ pub struct StoreArgs {
     #[arg(long, value_name = "PATH")]
     pub store: Option<PathBuf>,
 }
+
+/// `--label`, flattened into the commands that store a measurement.
+#[derive(Args, Debug)]
+pub struct LabelArgs {
+    /// A name for this result, stored with it and shown by history and show (ORION's
+    /// -testname), e.g. "before the firmware update". At most 80 characters.
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+}
+
+impl LabelArgs {
+    /// The label, checked: not blank, at most 80 characters, no control characters.
+    pub fn checked(self) -> Result<Option<String>, crate::usage::UsageError> {
+        let Some(l) = self.label else {
+            return Ok(None);
+        };
+        let t = l.trim();
+        if t.is_empty() || t.chars().count() > 80 || t.chars().any(char::is_control) {
+            return crate::usage::usage(
+                "--label: give 1 to 80 printable characters, as --label \"before the firmware update\"",
+            );
+        }
+        Ok(Some(t.to_string()))
+    }
+}

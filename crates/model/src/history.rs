@@ -101,4 +101,7 @@ pub struct RunRow {
     pub max_pmbps: Option<f64>,
     pub latency_ms: Option<f64>,
     pub disks: Option<u32>,
+    /// The result's `--label`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }

@@ -69,6 +69,9 @@ pub struct Meta {
     pub ended_at: Option<String>,
     /// Stopped early (Ctrl-C, or a failure): the figures cover what ran.
     pub interrupted: bool,
+    /// What the user called this result (`--label`, ORION's `-testname`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 impl Meta {
@@ -81,6 +84,7 @@ impl Meta {
             started_at,
             ended_at: None,
             interrupted,
+            label: None,
         }
     }
 }

@@ -123,6 +123,8 @@ pub fn calibration_body(r: &CalibrationReport) -> String {
     let crit = r.options.criterion;
     let cap = r.options.max_latency_us;
     let mut s = String::new();
+    // The head went out before the label was stored with the result: the body says it.
+    crate::label_line(&mut s, &r.meta);
     if let Some(p) = &r.options.io_path {
         let _ = writeln!(s, "  I/O path: {}", p.line());
     }

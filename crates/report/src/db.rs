@@ -262,6 +262,7 @@ fn run_head(s: &mut String, r: &DbReport) {
             format!(" after {:.0} s ramp", r.grid.ramp.as_secs_f64())
         }
     );
+    crate::label_line(s, &r.meta);
     let d = &r.data_set;
     let _ = writeln!(
         s,

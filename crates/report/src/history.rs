@@ -12,7 +12,7 @@ pub fn history_table(rows: &[RunRow]) -> String {
     }
     let _ = writeln!(
         s,
-        "{:>5}  {:<24} {:<24} {:<10} {:>9} {:>9} {:>9} {:>9} {:>5}  target",
+        "{:>5}  {:<24} {:<24} {:<10} {:>9} {:>9} {:>9} {:>9} {:>5}  [label] target",
         "id", "start", "end", "kind", "max_iops", "max_mbps", "max_pmbps", "lat_ms", "disks"
     );
     let opt = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |x| format!("{x:.p$}"));
@@ -33,7 +33,10 @@ pub fn history_table(rows: &[RunRow]) -> String {
             opt(r.max_pmbps, 1),
             opt(r.latency_ms, 2),
             r.disks.map_or("-".to_string(), |d| d.to_string()),
-            r.target
+            match &r.label {
+                Some(l) => format!("[{l}] {}", r.target),
+                None => r.target.clone(),
+            }
         );
     }
     if rows.iter().any(|r| r.status == RunStatus::Interrupted) {

@@ -52,6 +52,13 @@ impl Exporter for Text {
     }
 }
 
+/// `label: TEXT` when the result has a `--label`.
+pub(crate) fn label_line(s: &mut String, m: &iogauge_model::Meta) {
+    if let Some(l) = &m.label {
+        let _ = std::fmt::Write::write_fmt(s, format_args!("label: {l}\n"));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,6 +31,7 @@ pub fn run_text(r: &RunReport) -> String {
             _ => format!(" after {:.0} s ramp", o.ramp.as_secs_f64()),
         }
     );
+    crate::label_line(&mut s, &r.meta);
     for t in &r.targets {
         let _ = writeln!(s, "  target {}", target_line(t));
     }

@@ -21,6 +21,7 @@ pub struct Session {
     store: Store,
     feed: Feed,
     started_at: String,
+    label: Option<String>,
 }
 
 impl Session {
@@ -36,6 +37,7 @@ impl Session {
             store,
             feed: Feed::Off,
             started_at: now(),
+            label: None,
         })
     }
 
@@ -77,6 +79,11 @@ impl Session {
 
     /// Finishes the document (the live feed's warning, the end time), stores it with its
     /// histograms, then writes `render(document)` to `out`.
+    /// What the user called this result (`--label`): stored in the document's head.
+    pub fn set_label(&mut self, label: Option<String>) {
+        self.label = label;
+    }
+
     pub fn finish(
         mut self,
         mut doc: Document,
@@ -87,6 +94,9 @@ impl Session {
         doc.warnings_mut().extend(self.feed.end());
         let meta = doc.meta_mut();
         meta.ended_at.get_or_insert_with(now);
+        if self.label.is_some() {
+            meta.label = self.label.take();
+        }
         let text = render(&doc);
         let run = NewRun {
             document: &doc,

@@ -48,6 +48,8 @@ pub struct CalibrateArgs {
     pub csv: Option<PathBuf>,
     #[command(flatten)]
     pub store: StoreArgs,
+    #[command(flatten)]
+    pub label: crate::store_args::LabelArgs,
     /// Print the result as JSON on stdout.
     #[arg(long)]
     pub json: bool,

@@ -15,6 +15,8 @@ pub struct CalibrateOptions {
     pub targets: Targets,
     pub json: bool,
     pub store: Option<PathBuf>,
+    /// `--label`, checked.
+    pub label: Option<String>,
     pub csv: Option<PathBuf>,
 }
 
@@ -69,6 +71,7 @@ impl CalibrateOptions {
             spec,
             json: a.json,
             store: a.store.store,
+            label: a.label.checked()?,
             csv: a.csv,
         })
     }

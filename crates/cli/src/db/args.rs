@@ -245,6 +245,8 @@ pub struct DbRunArgs {
     pub seed: u64,
     #[command(flatten)]
     pub store: StoreArgs,
+    #[command(flatten)]
+    pub label: crate::store_args::LabelArgs,
     /// Print the result as JSON on stdout.
     #[arg(long)]
     pub json: bool,

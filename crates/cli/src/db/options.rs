@@ -30,6 +30,8 @@ pub struct DbRunOptions {
     seed: u64,
     pub grid: Grid,
     pub store: Option<PathBuf>,
+    /// `--label`, checked.
+    pub label: Option<String>,
     pub json: bool,
 }
 
@@ -59,6 +61,7 @@ impl DbRunOptions {
                 time: a.time,
             },
             store: a.store.store,
+            label: a.label.checked()?,
             json: a.json,
         })
     }

@@ -22,6 +22,7 @@ use std::time::Duration;
 
 pub fn run(o: DbRunOptions) -> anyhow::Result<ExitCode> {
     let mut session = Session::begin(o.store.as_deref())?;
+    session.set_label(o.label.clone());
     let mut p = Prepared::new(&o)?;
     session.go_live(Kind::DbRun, p.what(), p.server.socket());
     let stop = session.stop().clone();

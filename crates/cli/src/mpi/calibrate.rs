@@ -332,7 +332,7 @@ pub fn calibrate(mut opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
     }
     let job_seed = opts.spec.seed;
     opts.spec.seed = rank_seed(job_seed, rank);
-    let (session, stop) = begin(&world, opts.store.as_deref())?;
+    let (session, stop) = begin(&world, opts.store.as_deref(), opts.label.clone())?;
     agreed(&world, check_engine(opts.spec.engine))?;
     let targets = prepare_in_turn(&world, &opts.targets, &stop)?;
     let mut ctx = agreed(&world, context(&opts, &targets))?;

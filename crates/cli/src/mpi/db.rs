@@ -176,7 +176,7 @@ pub fn db_run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
             own
         }
     };
-    let (session, stop) = begin(&world, o.store.as_deref())?;
+    let (session, stop) = begin(&world, o.store.as_deref(), o.label.clone())?;
     let mut p = agreed(&world, Prepared::new(&o))?;
     let job_workload = p.workload.clone();
     if own_servers {

@@ -85,7 +85,7 @@ pub fn run(mut opts: RunOptions) -> anyhow::Result<ExitCode> {
         opts.spec.region = agreed(&world, slice_of(opts.spec.region, rank, size))?;
     }
     opts.spec.seed = rank_seed(opts.spec.seed, rank);
-    let (session, stop) = begin(&world, opts.store.as_deref())?;
+    let (session, stop) = begin(&world, opts.store.as_deref(), opts.label.clone())?;
     agreed(&world, check_engine(opts.spec.engine))?;
     let targets = prepare_in_turn(&world, &opts.targets, &stop)?;
     let mut session = session;

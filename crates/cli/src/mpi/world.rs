@@ -264,12 +264,16 @@ pub fn rank_targets(specs: &mut [iogauge_engine::TargetSpec], rank: u32, host: &
 pub fn begin(
     world: &SimpleCommunicator,
     store: Option<&Path>,
+    label: Option<String>,
 ) -> anyhow::Result<(Option<iogauge_session::Session>, Arc<AtomicBool>)> {
     let session = agreed(
         world,
         if world.rank() == 0 {
             iogauge_session::Session::begin(store)
-                .map(Some)
+                .map(|mut s| {
+                    s.set_label(label);
+                    Some(s)
+                })
                 .map_err(Into::into)
         } else {
             Ok(None)

@@ -66,6 +66,8 @@ pub struct RunArgs {
     pub shared_offsets: bool,
     #[command(flatten)]
     pub store: StoreArgs,
+    #[command(flatten)]
+    pub label: crate::store_args::LabelArgs,
     /// Print the result as JSON on stdout.
     #[arg(long)]
     pub json: bool,

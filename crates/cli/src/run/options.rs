@@ -15,6 +15,8 @@ pub struct RunOptions {
     pub targets: Targets,
     pub json: bool,
     pub store: Option<PathBuf>,
+    /// `--label`, checked.
+    pub label: Option<String>,
     /// `--shared-offsets` (over MPI ranks; read by the MPI build only).
     #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     pub shared_offsets: bool,
@@ -96,6 +98,7 @@ impl RunOptions {
             spec,
             json: a.json,
             store: a.store.store,
+            label: a.label.checked()?,
             shared_offsets: a.shared_offsets,
         })
     }

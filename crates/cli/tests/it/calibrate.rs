@@ -306,3 +306,54 @@ fn matrix_writes_orion_csv_files_and_never_overwrites() {
     .into_owned();
     assert!(err.contains("--matrix"), "{err}");
 }
+
+/// `--label` (ORION's -testname) on run and calibrate: stored in the document's head, shown
+/// by history (table and JSON) and show; a blank or control-character label is a usage error.
+#[test]
+fn labels_are_stored_and_shown() {
+    let _g = heavy();
+    let d = workdir();
+    let store = d.path().join("s.sqlite");
+    let t = d.path().join("lab");
+    let on = |args: &[&str]| {
+        let out = bin()
+            .env("IOGAUGE_STORE", &store)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let ts = t.to_str().unwrap();
+    on(&[
+        "run", "--target", ts, "--size", "16m", "--time", "1s", "--label", "before",
+    ]);
+    let mut a = quick(ts, &["--label", "after the update"]);
+    a.push("--disks".into());
+    a.push("1".into());
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let text = on(&a);
+    assert!(text.contains("label: after the update"), "{text}");
+    let h: Value = serde_json::from_str(&on(&["history", "--json"])).unwrap();
+    let labels: Vec<&str> = h
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap_or("-"))
+        .collect();
+    assert_eq!(labels, ["after the update", "before"]);
+    let table = on(&["history"]);
+    assert!(table.contains("[before] "), "{table}");
+    let shown = on(&["show", "2"]);
+    assert!(shown.contains("label: after the update"), "{shown}");
+    let doc: Value = serde_json::from_str(&on(&["show", "1", "--json"])).unwrap();
+    assert_eq!(doc["label"], "before");
+    for bad in ["", "  ", "a\tb"] {
+        let e = fails(&["run", "--target", ts, "--time", "1s", "--label", bad], 2);
+        assert!(e.contains("--label"), "{e}");
+    }
+}

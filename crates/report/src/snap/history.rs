@@ -28,6 +28,8 @@ fn rows() -> Vec<RunRow> {
                 max_pmbps: f.max_pmbps,
                 latency_ms: f.latency_ms,
                 disks: f.disks,
+                // One labelled row shows the column.
+                label: (id == 2).then(|| "before the firmware update".to_string()),
             });
             id -= 1;
         }

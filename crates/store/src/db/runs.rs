@@ -9,8 +9,13 @@ use iogauge_model::history::{RunRow, RunStatus};
 use iogauge_model::Document;
 use rusqlite::{params, OptionalExtension};
 
+/// The history row's columns; the label is read from the document (a damaged one reads as
+/// no label, and the listing still works).
 const ROW_COLUMNS: &str = "id, kind, started_at, ended_at, target, status, \
-                           max_iops, max_mbps, max_pmbps, latency_ms, disks";
+                           max_iops, max_mbps, max_pmbps, latency_ms, disks, \
+                           CASE WHEN json_valid(document) THEN json_extract(document, '$.label') END";
+/// How many columns ROW_COLUMNS has (the next one selected is at this index).
+const ROW_COLUMN_COUNT: usize = 12;
 
 /// One run to store, everything in one transaction. The history row (kind, times, target,
 /// status, figures) comes from the document.
@@ -47,6 +52,7 @@ fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
         max_pmbps: r.get(8)?,
         latency_ms: r.get(9)?,
         disks: r.get(10)?,
+        label: r.get(11)?,
     })
 }
 
@@ -150,7 +156,7 @@ impl Store {
             .query_row(
                 &format!("SELECT {ROW_COLUMNS}, document FROM runs WHERE id = ?1"),
                 [id],
-                |r| Ok((run_row(r)?, r.get::<_, String>(11)?)),
+                |r| Ok((run_row(r)?, r.get::<_, String>(ROW_COLUMN_COUNT)?)),
             )
             .optional()
             .map_err(err)?;

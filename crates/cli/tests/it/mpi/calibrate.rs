@@ -111,11 +111,11 @@ fn a_rank_that_cannot_start_or_is_stopped_ends_the_calibration() {
     // SIGINT to rank 1 in the middle of the search: all stop, the points measured are kept.
     let a = args(
         &w.path().join("c.{rank}"),
-        &["--point-time", "2s", "--json"],
+        &["--point-time", "1s", "--json"],
     );
     let a: Vec<&str> = a.iter().map(String::as_str).collect();
-    // Two points of 2 s in.
-    let mut child = spawn_ranks(2, &store, &a, Stdio::null(), Duration::from_secs(5));
+    // Two points of 1 s in.
+    let mut child = spawn_ranks(2, &store, &a, Stdio::null(), Duration::from_secs(3));
     let pids = rank_pids(&store, Some(1));
     assert_eq!(pids.len(), 1);
     // SAFETY: kill(2) on a rank this test started.

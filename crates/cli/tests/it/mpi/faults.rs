@@ -27,9 +27,9 @@ fn a_rank_killed_outright_leaves_the_rest_stored() {
         ];
         a.extend(match command {
             "run" => ["--time", "30s"],
-            _ => ["--point-time", "2s"],
+            _ => ["--point-time", "1s"],
         });
-        let mut child = spawn_ranks(2, &store, &a, Stdio::null(), Duration::from_secs(5));
+        let mut child = spawn_ranks(2, &store, &a, Stdio::null(), Duration::from_secs(3));
         let pids = rank_pids(&store, Some(1));
         assert_eq!(pids.len(), 1, "{command}");
         // SAFETY: kill(2) on a rank this test started.
