@@ -32,7 +32,9 @@ pub fn run(o: DbRunOptions) -> anyhow::Result<ExitCode> {
     };
     let (outcome, samples, sample_error) = p.measure(&o, stop, nothing);
     let outcome = outcome?;
-    let (report, histograms) = p.document(&o, &outcome, samples, sample_error)?;
+    let (mut report, histograms) = p.document(&o, &outcome, samples, sample_error)?;
+    // Stopped before printing: its shutdown's warnings belong to the run.
+    report.warnings.extend(p.stop_server());
     finish(session, report, &histograms, o.json, ending(&outcome))
 }
 
@@ -122,8 +124,7 @@ impl Prepared {
         })
     }
 
-    /// The run's document (its private server stopped first: a clean shutdown is part of
-    /// the run) and histograms.
+    /// The run's document and histograms (the server still up: see `stop_server`).
     pub fn document(
         &mut self,
         o: &DbRunOptions,
@@ -138,9 +139,13 @@ impl Prepared {
                 .flat_map(|p| p.warnings.iter().cloned()),
         );
         warnings.extend(self.notes.iter().cloned().chain(sample_error));
-        let (mut report, histograms) = db_document(outcome, self.context(o, samples), warnings)?;
-        report.warnings.extend(self.server.stop());
-        Ok((report, histograms))
+        Ok(db_document(outcome, self.context(o, samples), warnings)?)
+    }
+
+    /// Stops a private server (a clean shutdown is part of the run): what went wrong, if
+    /// anything, as warnings for the document.
+    pub fn stop_server(&mut self) -> Vec<String> {
+        self.server.stop().into_iter().collect()
     }
 
     /// What the document is built on besides the outcome.

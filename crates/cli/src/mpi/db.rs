@@ -227,24 +227,33 @@ pub fn db_run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
         stop.store(true, Ordering::Relaxed);
     }
     talk.pass_stop();
-    // The rank's own document: its summary (its server stopped cleanly first).
+    // The rank's own document, for its summary.
     let own = match &outcome {
-        Ok(out) => Some(p.document(&o, out, samples.clone(), sample_error.clone())?),
-        Err(_) => {
-            p.server.stop();
-            None
-        }
+        Ok(out) => p
+            .document(&o, out, samples.clone(), sample_error.clone())
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(e.clone()),
     };
-    let summary = own.as_ref().map(|(r, _)| r.summary.clone());
+    let summary = own.as_ref().ok().map(|(r, _)| r.summary.clone());
     let mut part = part_of(&host, &p, &outcome, summary, talk.live_sent);
+    if let (Err(e), None) = (&own, &part.error) {
+        part.error = Some(e.clone());
+    }
     if rank != 0 {
+        // The part goes first, then the server stops: a clean shutdown can take longer than
+        // rank 0 waits for a silent rank once a job has stopped.
         let bytes = serde_json::to_vec(&part)?;
         world.process_at_rank(0).send_with_tag(&bytes[..], PART);
+        for w in p.stop_server() {
+            eprintln!("warning: rank {rank}: {w}");
+        }
         return match part.error {
             Some(e) => Err(anyhow!("rank {rank}: {e}")),
             None => Ok(ExitCode::SUCCESS),
         };
     }
+    let shutdown = p.stop_server();
+    let own = own.ok();
     let session = session.expect("rank 0 holds the session");
     let mut parts = vec![(std::mem::take(&mut part.intervals), part, 0u64)];
     for (r, bytes) in talk
@@ -298,9 +307,12 @@ pub fn db_run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
             .push("the ranks ran on several hosts: the device figures are rank 0's host's".into());
     }
     let (mut report, histograms) = db_document(&merged, ctx, warnings)?;
-    report
-        .warnings
-        .extend(own.iter().flat_map(|(r, _)| r.warnings.iter().cloned()));
+    // Rank 0's own warnings (its preflight, its server), each once.
+    for w in own.iter().flat_map(|(r, _)| &r.warnings).chain(&shutdown) {
+        if !report.warnings.contains(w) {
+            report.warnings.push(w.clone());
+        }
+    }
     let mut failed = Vec::new();
     for (r, (_, q, bytes)) in parts.into_iter().enumerate() {
         if let Some(e) = &q.error {
