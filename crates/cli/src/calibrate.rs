@@ -43,7 +43,7 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
     };
     let outcome = calibrate::calibrate(&mut prober, &opts.spec)?;
     let (report, histograms) = calibration_document(ctx, &outcome)?;
-    let ending = Ending::of(&Document::from(report.clone()));
+    let ending = Ending::of_meta(&report.meta);
     finish(session, report, &histograms, &opts, ending)
 }
 

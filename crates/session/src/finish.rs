@@ -20,7 +20,12 @@ pub enum Ending {
 impl Ending {
     /// Complete, or interrupted when the document says so.
     pub fn of(doc: &Document) -> Ending {
-        if doc.meta().interrupted {
+        Ending::of_meta(doc.meta())
+    }
+
+    /// Complete, or interrupted when the document's head says so.
+    pub fn of_meta(meta: &iogauge_model::Meta) -> Ending {
+        if meta.interrupted {
             Ending::Interrupted
         } else {
             Ending::Complete

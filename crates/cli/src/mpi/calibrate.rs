@@ -12,8 +12,8 @@
 //! what was measured, with the failing rank and its error.
 
 use super::world::{
-    agreed, all_ok, begin, hostname, prepare_in_turn, rank_cores, rank_seed, rank_targets,
-    slice_of, Talk, LOST, PART,
+    agreed, all_ok, begin, hostname, prepare_in_turn, rank_cores, rank_end, rank_seed,
+    rank_targets, slice_of, Talk, LOST, PART,
 };
 use crate::calibrate::options::CalibrateOptions;
 use crate::calibrate::{context, finish};
@@ -378,10 +378,7 @@ pub fn calibrate(mut opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
             let bytes = serde_json::to_vec(&part)?;
             world.process_at_rank(0).send_with_tag(&bytes[..], PART);
         }
-        return match failed {
-            Some(e) => Err(anyhow!("rank {rank}: {e}")),
-            None => Ok(ExitCode::SUCCESS),
-        };
+        return rank_end(rank, failed);
     }
     let session = session.expect("rank 0 holds the session");
     let mut rows = vec![CalibRank {
@@ -453,8 +450,7 @@ fn store(
     report.ranks = rows;
     let ending = match ranks.failures.first() {
         Some((r, e)) => Ending::Failed(format!("rank {r}: {e}")),
-        None if report.meta.interrupted => Ending::Interrupted,
-        None => Ending::Complete,
+        None => Ending::of_meta(&report.meta),
     };
     finish(session, report, &histograms, opts, ending)
 }

@@ -13,7 +13,8 @@
 //! summary and load profile is kept in `ranks`, and only rank 0 stores and prints.
 
 use super::world::{
-    agreed, all_ok, begin, hostname, per_rank, rank_seed, said_by_rank_zero, Talk, LOST, PART,
+    agreed, all_ok, begin, hostname, names_a_rank, per_rank, per_rank_text, rank_end, rank_seed,
+    said_by_rank_zero, Talk, LOST, PART,
 };
 use crate::db::options::DbRunOptions;
 use crate::db::run::{ending, finish, Prepared};
@@ -29,7 +30,6 @@ use iogauge_session::Ending;
 use iogauge_stats::{HistError, LatHist};
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -109,6 +109,25 @@ struct Part {
     live_sent: u64,
 }
 
+impl Part {
+    /// A rank that sent no part.
+    fn lost() -> Part {
+        Part {
+            host: String::new(),
+            location: String::new(),
+            first_session: 0,
+            sessions: 0,
+            intervals: Vec::new(),
+            per_session: Vec::new(),
+            session_schema: Vec::new(),
+            interrupted: true,
+            error: Some(LOST.into()),
+            summary: None,
+            live_sent: 0,
+        }
+    }
+}
+
 /// A rank's outcome and its own summary, as a part.
 fn part_of(
     host: &str,
@@ -146,10 +165,6 @@ fn part_of(
     part
 }
 
-fn placeholder(s: &str) -> bool {
-    s.contains("{rank}") || s.contains("{host}")
-}
-
 pub fn db_run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
     let universe = mpi::initialize().ok_or_else(|| anyhow!("MPI was initialised already"))?;
     let world = universe.world();
@@ -158,7 +173,7 @@ pub fn db_run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
     // A private cluster per rank (--dir with {rank}), or one server all ranks share (--dsn).
     let own_servers = match &mut o.place {
         Place::Private(d) => {
-            if !placeholder(&d.to_string_lossy()) && size > 1 {
+            if !names_a_rank(&d.to_string_lossy()) && size > 1 {
                 return Err(said_by_rank_zero(&world, UsageError(format!(
                     "--dir {}: under mpirun every rank needs its own cluster: put {{rank}} (or {{host}}, one rank per host) in --dir, as --dir {}.{{rank}}, or give every rank one server with --dsn",
                     d.display(),
@@ -169,10 +184,8 @@ pub fn db_run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
             true
         }
         Place::Dsn(s) => {
-            let own = placeholder(s);
-            *s = per_rank(Path::new(s.as_str()), rank, &host)
-                .to_string_lossy()
-                .into_owned();
+            let own = names_a_rank(s);
+            *s = per_rank_text(s, rank, &host);
             own
         }
     };
@@ -247,10 +260,7 @@ pub fn db_run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
         for w in p.stop_server() {
             eprintln!("warning: rank {rank}: {w}");
         }
-        return match part.error {
-            Some(e) => Err(anyhow!("rank {rank}: {e}")),
-            None => Ok(ExitCode::SUCCESS),
-        };
+        return rank_end(rank, part.error);
     }
     let shutdown = p.stop_server();
     let own = own.ok();
@@ -268,23 +278,7 @@ pub fn db_run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
                 talk.finish_live(r as u32, q.live_sent);
                 parts.push((std::mem::take(&mut q.intervals), q, b.len() as u64));
             }
-            None => parts.push((
-                Vec::new(),
-                Part {
-                    host: String::new(),
-                    location: String::new(),
-                    first_session: 0,
-                    sessions: 0,
-                    intervals: Vec::new(),
-                    per_session: Vec::new(),
-                    session_schema: Vec::new(),
-                    interrupted: true,
-                    error: Some(LOST.into()),
-                    summary: None,
-                    live_sent: 0,
-                },
-                0,
-            )),
+            None => parts.push((Vec::new(), Part::lost(), 0)),
         }
     }
     let merged = merge(&mut parts, own_servers, outcome.as_ref().ok())?;

@@ -10,8 +10,8 @@
 //! a barrier: each says its own error and the job ends with exit 1 (2 for usage).
 
 use super::world::{
-    agreed, begin, hostname, prepare_in_turn, rank_seed, rank_targets, slice_of, Talk, LIVE_BYTES,
-    LOST, PART,
+    agreed, begin, hostname, prepare_in_turn, rank_end, rank_seed, rank_targets, slice_of, Talk,
+    LIVE_BYTES, LOST, PART,
 };
 use crate::run::options::RunOptions;
 use crate::session::{check_engine, finish_run};
@@ -122,10 +122,7 @@ pub fn run(mut opts: RunOptions) -> anyhow::Result<ExitCode> {
     if rank != 0 {
         let bytes = serde_json::to_vec(&part)?;
         world.process_at_rank(0).send_with_tag(&bytes[..], PART);
-        return match part.error {
-            Some(e) => Err(anyhow!("rank {rank}: {e}")),
-            None => Ok(ExitCode::SUCCESS),
-        };
+        return rank_end(rank, part.error);
     }
     let gather = std::time::Instant::now();
     let mut parts = vec![part];

@@ -248,10 +248,9 @@ pub fn said_by_rank_zero(world: &SimpleCommunicator, e: crate::usage::UsageError
 /// `{rank}` and `{host}` replaced in every target; whether any target is shared by every
 /// rank (named without either).
 pub fn rank_targets(specs: &mut [iogauge_engine::TargetSpec], rank: u32, host: &str) -> bool {
-    let shared = specs.iter().any(|t| {
-        let p = t.path.to_string_lossy();
-        !p.contains("{rank}") && !p.contains("{host}")
-    });
+    let shared = specs
+        .iter()
+        .any(|t| !names_a_rank(&t.path.to_string_lossy()));
     for t in specs {
         t.path = per_rank(&t.path, rank, host);
     }
@@ -336,11 +335,27 @@ pub fn rank_cores() -> u32 {
 
 /// `{rank}` and `{host}` in a target path.
 pub fn per_rank(path: &Path, rank: u32, host: &str) -> PathBuf {
-    PathBuf::from(
-        path.to_string_lossy()
-            .replace("{rank}", &rank.to_string())
-            .replace("{host}", host),
-    )
+    PathBuf::from(per_rank_text(&path.to_string_lossy(), rank, host))
+}
+
+/// `{rank}` and `{host}` in a path or a DSN.
+pub fn per_rank_text(text: &str, rank: u32, host: &str) -> String {
+    text.replace("{rank}", &rank.to_string())
+        .replace("{host}", host)
+}
+
+/// Whether a path or DSN names something per rank (`{rank}` or `{host}` in it).
+pub fn names_a_rank(text: &str) -> bool {
+    text.contains("{rank}") || text.contains("{host}")
+}
+
+/// How a rank other than 0 ends once its part is sent: its own failure said as its own
+/// (rank 0 stores it with the job), else success.
+pub fn rank_end(rank: u32, error: Option<String>) -> anyhow::Result<std::process::ExitCode> {
+    match error {
+        Some(e) => Err(anyhow!("rank {rank}: {e}")),
+        None => Ok(std::process::ExitCode::SUCCESS),
+    }
 }
 
 pub fn hostname() -> String {
