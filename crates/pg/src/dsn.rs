@@ -27,7 +27,9 @@ pub fn parse_dsn(dsn: &str) -> Result<Config, PgError> {
 }
 
 /// A server's description without its password: `user@host:port/dbname`, a unix socket
-/// directory as the host. Used in every message that names a server.
+/// directory as the host. Used in every message that names a server. The whole is masked
+/// as a DSN too: a mistyped URL (`postgres://@/:pw@host/`) parses with its password inside
+/// the database name.
 pub fn describe(cfg: &Config) -> String {
     let hosts: Vec<String> = cfg
         .get_hosts()
@@ -48,7 +50,7 @@ pub fn describe(cfg: &Config) -> String {
         .map_or(String::new(), |p| format!(":{p}"));
     let user = cfg.get_user().map_or(String::new(), |u| format!("{u}@"));
     let db = cfg.get_dbname().map_or(String::new(), |d| format!("/{d}"));
-    format!("{user}{host}{port}{db}")
+    redact_dsn(&format!("{user}{host}{port}{db}"))
 }
 
 /// Connects, with an error that names the server (no password) in one line.
@@ -77,6 +79,8 @@ mod tests {
         assert_eq!(describe(&cfg), "bench@dbhost:5433/bench");
         let cfg = parse_dsn("host=/tmp/x user=u dbname=d").unwrap();
         assert_eq!(describe(&cfg), "u@/tmp/x/d");
+        let cfg = parse_dsn("postgres://@/:s3cret@%2Ftmp%2Fnosock/").unwrap();
+        assert!(!describe(&cfg).contains("s3cret"), "{}", describe(&cfg));
     }
 
     #[test]
