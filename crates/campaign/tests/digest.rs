@@ -310,9 +310,45 @@ fn curves_merge_whole_run_histograms() {
     let db = lat_curves(&[&hists("4")]).unwrap();
     let labels: Vec<&str> = db.iter().map(|c| c.label.as_str()).collect();
     assert_eq!(labels, ["db read", "db update"]);
-    // A calibration stores per-point histograms only: no whole-run curve.
+    // A calibration stored before step histograms has per-point ones only: no curve.
     assert!(lat_curves(&[&hists("3")]).unwrap().is_empty());
     assert!(lat_curves(&[]).unwrap().is_empty());
+}
+
+/// A calibration's step histograms (`small`, `large`, `single`, `matrix small`) make its
+/// curves, in step order, merged over the case's runs; per-point ones stay out.
+#[test]
+fn calibration_curves_come_from_step_histograms() {
+    let hist = |us: &[u64]| {
+        let mut h = LatHist::new();
+        for u in us {
+            h.record(u * 1000);
+        }
+        h.encode().unwrap()
+    };
+    let run = |small_us: u64| {
+        vec![
+            ("0:Small:1".to_string(), hist(&[1])),
+            ("matrix small".to_string(), hist(&[900, 950])),
+            ("single".to_string(), hist(&[4000])),
+            ("large".to_string(), hist(&[2000, 3000])),
+            ("small".to_string(), hist(&[small_us, small_us])),
+        ]
+    };
+    let (a, b) = (run(100), run(300));
+    let curves = lat_curves(&[&a, &b]).unwrap();
+    let labels: Vec<&str> = curves.iter().map(|c| c.label.as_str()).collect();
+    assert_eq!(labels, ["small", "large", "single", "matrix small"]);
+    let small = &curves[0].points;
+    // HDR histograms keep 3 significant digits.
+    assert!(
+        (small[0].1 / 100.0 - 1.0).abs() < 1e-3,
+        "minimum over both runs: {small:?}"
+    );
+    assert!(
+        (small[11].1 / 300.0 - 1.0).abs() < 1e-3,
+        "maximum over both runs: {small:?}"
+    );
 }
 
 #[test]

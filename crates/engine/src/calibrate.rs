@@ -5,7 +5,7 @@
 //! The search is written against [`Prober`], so it is tested on a deterministic device model;
 //! [`EngineProber`] is the real one, running the engine on prepared targets.
 
-use iogauge_model::calib::{CalibrateSpec, Outcome, Step};
+use iogauge_model::calib::{CalibrateSpec, MatrixMode, Outcome, Step};
 
 mod document;
 mod engine;
@@ -13,9 +13,9 @@ mod matrix;
 mod prober;
 mod search;
 mod verdicts;
-pub use document::{calibration_document, head, Context};
+pub use document::{calibration_document, head, Context, MATRIX_SMALL};
 pub use engine::{cell_of, point_of, tested_bytes, workers_for, EngineProber};
-pub use matrix::levels;
+pub use matrix::{cells, levels};
 pub use prober::Prober;
 pub use search::{knee_search, throughput_search, NOISE};
 pub use verdicts::verdicts;
@@ -23,7 +23,7 @@ pub use verdicts::verdicts;
 #[cfg(test)]
 mod tests;
 
-/// Runs the three steps.
+/// Runs the three steps, then the matrix cells `spec.matrix` asks for.
 pub fn calibrate<P: Prober>(p: &mut P, spec: &CalibrateSpec) -> Result<Outcome, P::Error> {
     let mut out = Outcome::default();
     let (cap, crit, max) = (spec.max_latency_us, spec.criterion, spec.max_outstanding);
@@ -42,7 +42,7 @@ pub fn calibrate<P: Prober>(p: &mut P, spec: &CalibrateSpec) -> Result<Outcome, 
             None => out.interrupted = true,
         }
     }
-    if spec.matrix && !out.interrupted {
+    if spec.matrix != MatrixMode::Basic && !out.interrupted {
         matrix::run(p, spec, &mut out)?;
     }
     Ok(out)

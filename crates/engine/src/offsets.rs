@@ -98,7 +98,11 @@ enum Pattern {
         every: u32,
         n: u32,
     },
+    /// The worker's own slice `[start, end)` of the space, streamed from its start and
+    /// wrapped within it.
     Sequential {
+        start: u64,
+        end: u64,
         cursor: u64,
     },
 }
@@ -125,10 +129,22 @@ impl OpGen {
         let align = spec.align();
         let total = space.total();
         let pattern = if !spec.rw.is_random() {
-            // Each worker streams its own slice, so workers do not read the same blocks.
-            let slice = total / u64::from(workers.max(1)) / align * align;
+            // Each worker streams its own slice and wraps within it, so workers never read
+            // the same blocks (ORION's sequential streams: "each stream has its own
+            // sequential region"; fio's jobs with offset_increment loop over their own size).
+            // The last slice takes the remainder.
+            let workers = u64::from(workers.max(1));
+            let slice = total / workers / align * align;
+            let start = slice * u64::from(worker);
+            let end = if u64::from(worker) + 1 >= workers {
+                total
+            } else {
+                start + slice
+            };
             Pattern::Sequential {
-                cursor: slice * u64::from(worker),
+                start,
+                end,
+                cursor: start,
             }
         } else {
             match spec.dist {
@@ -234,15 +250,23 @@ impl OpGen {
                     self.uniform_in(0, total, bs)
                 }
             }
-            Pattern::Sequential { cursor } => {
-                if *cursor + bs > total {
-                    *cursor = 0;
-                }
-                let here = *cursor;
+            Pattern::Sequential { start, end, cursor } => {
+                // A slice too small for the block (more workers than blocks) streams the
+                // whole space instead.
+                let (lo, hi) = if *end - *start >= bs {
+                    (*start, *end)
+                } else {
+                    (0, total)
+                };
+                let mut here = if *cursor + bs > hi { lo } else { *cursor };
                 // An I/O never straddles two targets: skip to the next extent when it would.
-                let i = self.space.find(here);
-                let end = self.space.ends[i];
-                let here = if here + bs > end { end % total } else { here };
+                let ext_end = self.space.ends[self.space.find(here)];
+                if here + bs > ext_end {
+                    here = ext_end;
+                }
+                if here + bs > hi {
+                    here = lo;
+                }
                 *cursor = here + bs;
                 here
             }
@@ -431,8 +455,16 @@ mod tests {
         let mut g1 = OpGen::new(&j, one(8 << 20), 1, 2);
         let a: Vec<u64> = (0..5).map(|_| g0.next_op().offset >> 20).collect();
         let b: Vec<u64> = (0..5).map(|_| g1.next_op().offset >> 20).collect();
-        assert_eq!(a, [0, 1, 2, 3, 4]);
-        assert_eq!(b, [4, 5, 6, 7, 0]);
+        assert_eq!(a, [0, 1, 2, 3, 0], "wraps within its own slice");
+        assert_eq!(b, [4, 5, 6, 7, 4]);
+        // Three workers over 10 MiB: slices of 3, 3 and the remaining 4 MiB.
+        let mut g2 = OpGen::new(&j, one(10 << 20), 2, 3);
+        let c: Vec<u64> = (0..6).map(|_| g2.next_op().offset >> 20).collect();
+        assert_eq!(c, [6, 7, 8, 9, 6, 7]);
+        // More workers than blocks: each streams the whole space.
+        let mut g = OpGen::new(&j, one(2 << 20), 3, 4);
+        let d: Vec<u64> = (0..3).map(|_| g.next_op().offset >> 20).collect();
+        assert_eq!(d, [0, 1, 0]);
     }
 
     #[test]

@@ -69,6 +69,113 @@ impl Step {
     }
 }
 
+/// ORION's `-type`: how the large I/Os of the large step, the one-process step and the
+/// matrix's cells are placed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LargeType {
+    /// Random offsets over the whole tested span (CALIBRATE_IO, ORION's default).
+    #[default]
+    Rand,
+    /// Sequential streams: each outstanding large I/O is one stream reading (or writing) its
+    /// own slice of the tested span from its start, wrapping within it (ORION's "each stream
+    /// has its own sequential region").
+    Seq,
+}
+
+impl LargeType {
+    /// As the flag and JSON name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            LargeType::Rand => "rand",
+            LargeType::Seq => "seq",
+        }
+    }
+}
+
+impl std::str::FromStr for LargeType {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "rand" => Ok(LargeType::Rand),
+            "seq" => Ok(LargeType::Seq),
+            _ => Err(format!("unknown large I/O type '{s}': use rand or seq")),
+        }
+    }
+}
+
+/// ORION's `-matrix`: which cells of the small × large mixed matrix run after the curves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MatrixMode {
+    /// The small and large curves only, no mixed cell.
+    #[default]
+    Basic,
+    /// Every (small, large) combination of the levels.
+    Detailed,
+    /// Large fixed at `num_large`, small over its levels.
+    Row,
+    /// Small fixed at `num_small`, large over its levels.
+    Col,
+    /// The one cell (`num_small`, `num_large`).
+    Point,
+}
+
+impl MatrixMode {
+    /// As the flag and JSON name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            MatrixMode::Basic => "basic",
+            MatrixMode::Detailed => "detailed",
+            MatrixMode::Row => "row",
+            MatrixMode::Col => "col",
+            MatrixMode::Point => "point",
+        }
+    }
+
+    /// Whether the mode fixes the small level (`--num-small`) and the large one (`--num-large`).
+    pub fn fixes(self) -> (bool, bool) {
+        match self {
+            MatrixMode::Basic | MatrixMode::Detailed => (false, false),
+            MatrixMode::Row => (false, true),
+            MatrixMode::Col => (true, false),
+            MatrixMode::Point => (true, true),
+        }
+    }
+}
+
+impl std::str::FromStr for MatrixMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "basic" => Ok(MatrixMode::Basic),
+            "detailed" => Ok(MatrixMode::Detailed),
+            "row" => Ok(MatrixMode::Row),
+            "col" => Ok(MatrixMode::Col),
+            "point" => Ok(MatrixMode::Point),
+            _ => Err(format!(
+                "unknown matrix '{s}': use basic, detailed, row, col or point"
+            )),
+        }
+    }
+}
+
+/// Reads `matrix` as documents before ORION's modes stored it too: `false` is basic, `true`
+/// detailed (every cell).
+fn matrix_mode<'de, D: serde::Deserializer<'de>>(d: D) -> Result<MatrixMode, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Stored {
+        Bool(bool),
+        Mode(MatrixMode),
+    }
+    Ok(match Stored::deserialize(d)? {
+        Stored::Bool(false) => MatrixMode::Basic,
+        Stored::Bool(true) => MatrixMode::Detailed,
+        Stored::Mode(m) => m,
+    })
+}
+
 /// One measured point of a curve.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Point {
@@ -127,9 +234,19 @@ pub struct CalibrateSpec {
     pub write_pct: u8,
     /// Unmeasured large reads over this many bytes before each point (ORION -cache_size).
     pub cache_size: Option<u64>,
-    /// Also run ORION's small × large mixed matrix.
+    /// Which cells of ORION's small × large mixed matrix run (stored as a bool before the
+    /// modes: `true` reads as detailed).
+    #[serde(default, deserialize_with = "matrix_mode")]
+    pub matrix: MatrixMode,
+    /// The small level `--matrix col|point` fixes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_small: Option<u32>,
+    /// The large level `--matrix row|point` fixes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_large: Option<u32>,
+    /// Random or sequential large I/Os (ORION `-type`).
     #[serde(default)]
-    pub matrix: bool,
+    pub large_type: LargeType,
     pub engine: EngineKind,
     pub direct: bool,
     pub region: Region,
@@ -159,6 +276,8 @@ pub struct Outcome {
     pub measured: Vec<Measured>,
     /// ORION's matrix, when asked for.
     pub matrix: Vec<Cell>,
+    /// The matrix cells' small I/Os' latencies, merged over every cell.
+    pub matrix_small: LatHist,
     pub interrupted: bool,
 }
 
@@ -185,6 +304,12 @@ pub struct Figures {
     pub max_mbps: Option<f64>,
     /// MB/s of one worker (one process) at the best large-I/O depth.
     pub max_pmbps: Option<f64>,
+}
+
+/// ORION's IOPS per disk: max_iops over the disks behind the targets (`None` without
+/// max_iops).
+pub fn iops_per_disk(max_iops: Option<f64>, disks: u32) -> Option<f64> {
+    max_iops.filter(|_| disks > 0).map(|i| i / f64::from(disks))
 }
 
 pub fn figures(out: &Outcome, crit: Criterion, cap_us: f64) -> Figures {
@@ -240,6 +365,9 @@ pub struct CalibrationReport {
     pub targets: Vec<TargetInfo>,
     /// Highest small-I/O IOPS with the criterion latency under the cap.
     pub max_iops: Option<f64>,
+    /// max_iops ÷ num_disks, as ORION prints it (absent from documents before it was).
+    #[serde(default)]
+    pub iops_per_disk: Option<f64>,
     /// The criterion latency of that point, milliseconds.
     pub latency: Option<f64>,
     /// Outstanding I/Os of that point.
@@ -286,14 +414,16 @@ impl CalibrationReport {
     ) -> Self {
         let f = figures(out, options.criterion, options.max_latency_us);
         let warnings = preflight.warnings.clone();
+        let num_disks = options.disks;
         CalibrationReport {
             meta: Meta::new(Kind::Calibrate, started_at, out.interrupted),
-            num_disks: options.disks,
+            num_disks,
             options,
             preflight,
             io_uring: String::new(),
             targets,
             max_iops: f.max_iops,
+            iops_per_disk: iops_per_disk(f.max_iops, num_disks),
             latency: f.latency,
             outstanding: f.outstanding,
             max_mbps: f.max_mbps,
@@ -315,5 +445,67 @@ impl CalibrationReport {
             warnings,
             ranks: Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Document;
+
+    const CALIBRATE_V1: &str = include_str!("../../campaign/tests/fixtures/calibrate.json");
+
+    fn spec_of(json: &str) -> CalibrateSpec {
+        match Document::from_json(json).unwrap() {
+            Document::Calibration(c) => c.options,
+            other => panic!("a calibration, not a {}", other.meta().kind),
+        }
+    }
+
+    /// Documents stored before ORION's modes said `"matrix": false|true` and had no large
+    /// type: they read as basic or detailed, with random large I/Os.
+    #[test]
+    fn old_matrix_bools_read_as_basic_and_detailed() {
+        assert!(CALIBRATE_V1.contains("\"matrix\": false"));
+        let old = spec_of(CALIBRATE_V1);
+        assert_eq!(old.matrix, MatrixMode::Basic);
+        assert_eq!(old.large_type, LargeType::Rand);
+        assert_eq!((old.num_small, old.num_large), (None, None));
+        let detailed = spec_of(&CALIBRATE_V1.replace("\"matrix\": false", "\"matrix\": true"));
+        assert_eq!(detailed.matrix, MatrixMode::Detailed);
+        let none = spec_of(&CALIBRATE_V1.replace("\"matrix\": false,", ""));
+        assert_eq!(none.matrix, MatrixMode::Basic);
+    }
+
+    #[test]
+    fn modes_and_large_type_round_trip() {
+        let mut s = spec_of(CALIBRATE_V1);
+        s.matrix = MatrixMode::Row;
+        s.num_large = Some(4);
+        s.large_type = LargeType::Seq;
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(v["matrix"], "row");
+        assert_eq!(v["num_large"], 4);
+        assert!(v.get("num_small").is_none());
+        assert_eq!(v["large_type"], "seq");
+        let back: CalibrateSpec = serde_json::from_value(v).unwrap();
+        assert_eq!(back, s);
+        for m in ["basic", "detailed", "row", "col", "point"] {
+            assert_eq!(m.parse::<MatrixMode>().unwrap().name(), m);
+        }
+        assert!("rows".parse::<MatrixMode>().unwrap_err().contains("basic"));
+        assert_eq!("seq".parse::<LargeType>(), Ok(LargeType::Seq));
+        assert!("sequential".parse::<LargeType>().is_err());
+    }
+
+    #[test]
+    fn iops_per_disk_divides_max_iops() {
+        assert_eq!(iops_per_disk(Some(1200.0), 4), Some(300.0));
+        assert_eq!(iops_per_disk(None, 4), None);
+        let Document::Calibration(c) = Document::from_json(CALIBRATE_V1).unwrap() else {
+            panic!("a calibration");
+        };
+        // Read from a document stored before the field: absent, not invented.
+        assert_eq!(c.iops_per_disk, None);
     }
 }

@@ -3,7 +3,7 @@
 //! I/O, the body at the end; `show` prints both, so a stored run reads as it did live.
 
 use iogauge_model::calib::CalibrationReport;
-use iogauge_model::calib::{Cell, Criterion, Step};
+use iogauge_model::calib::{iops_per_disk, Cell, Criterion, LargeType, MatrixMode, Step};
 use iogauge_model::preflight::{BlockDev, DevKind, Preflight};
 use iogauge_model::units::fmt_size;
 use iogauge_stats::Bytes;
@@ -18,12 +18,27 @@ pub fn calibration_head(r: &CalibrationReport) -> String {
         Criterion::P99 => "p99",
     };
     let mut s = String::new();
+    // ORION's -type: sequential large I/Os are one stream per outstanding I/O.
+    let sizes = match o.large_type {
+        LargeType::Rand => format!(
+            "{} and {} random reads",
+            fmt_size(o.small_bs),
+            fmt_size(o.large_bs)
+        ),
+        LargeType::Seq => format!(
+            "{} random and {} sequential reads",
+            fmt_size(o.small_bs),
+            fmt_size(o.large_bs)
+        ),
+    };
     let _ = writeln!(
         s,
-        "iogauge calibrate: {} and {} random reads{}, cap {crit} <= {:.2} ms, {:.1} s per point, {}, {}",
-        fmt_size(o.small_bs),
-        fmt_size(o.large_bs),
-        if o.write_pct > 0 { format!(" with {}% writes", o.write_pct) } else { String::new() },
+        "iogauge calibrate: {sizes}{}, cap {crit} <= {:.2} ms, {:.1} s per point, {}, {}",
+        if o.write_pct > 0 {
+            format!(" with {}% writes", o.write_pct)
+        } else {
+            String::new()
+        },
         o.max_latency_us / 1e3,
         o.point_time.as_secs_f64(),
         o.engine,
@@ -169,7 +184,16 @@ pub fn calibration_body(r: &CalibrationReport) -> String {
         );
     }
     if !r.matrix.is_empty() {
-        let _ = writeln!(s, "\nmatrix: small-I/O IOPS / large-I/O MiB/s, rows = outstanding large, columns = outstanding small");
+        let o = &r.options;
+        let mode = match (o.matrix, o.num_small, o.num_large) {
+            (MatrixMode::Row, _, Some(l)) => format!("row at {l} outstanding large"),
+            (MatrixMode::Col, Some(n), _) => format!("col at {n} outstanding small"),
+            (MatrixMode::Point, Some(n), Some(l)) => {
+                format!("point at {n} outstanding small, {l} large")
+            }
+            (m, ..) => m.name().to_string(),
+        };
+        let _ = writeln!(s, "\nmatrix ({mode}): small-I/O IOPS / large-I/O MiB/s, rows = outstanding large, columns = outstanding small");
         s.push_str(&matrix_table(&r.matrix));
     }
     let _ = writeln!(s);
@@ -186,6 +210,12 @@ pub fn calibration_body(r: &CalibrationReport) -> String {
     let _ = writeln!(s, "max_mbps   = {}", opt(r.max_mbps, 1));
     let _ = writeln!(s, "max_pmbps  = {}", opt(r.max_pmbps, 1));
     let _ = writeln!(s, "disks      = {}", r.num_disks);
+    // ORION's IOPS per disk; computed, so a document stored before the field shows it too.
+    let _ = writeln!(
+        s,
+        "iops/disk  = {}",
+        opt(iops_per_disk(r.max_iops, r.num_disks), 0)
+    );
     let _ = writeln!(s, "start_time = {}", r.meta.started_at);
     let _ = writeln!(
         s,

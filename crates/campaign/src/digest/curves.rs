@@ -10,14 +10,27 @@ pub const CURVE_PERCENTILES: [f64; 12] = [
     0.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 99.999, 100.0,
 ];
 
+/// The curves' order: a run's directions, a database run's update, a calibration's steps.
+const ORDER: [&str; 7] = [
+    "read",
+    "write",
+    "update",
+    "small",
+    "large",
+    "single",
+    "matrix small",
+];
+
 /// Merges the whole-run histograms of a case's runs (`runs[i]` is one run's stored
 /// histograms) per label and samples each at [`CURVE_PERCENTILES`] → (percentile, µs).
 ///
-/// Whole-run labels are those without `/` (per-interval `iv/…`) or `:` (calibration points,
-/// which have no whole-run histogram, so a calibration case has no curve). A case whose runs
-/// stored an `update` histogram is a database case: its curves are labelled `db read` and
-/// `db update`. Order: read, write, update, then any other label alphabetically. Empty
-/// histograms are skipped, so a direction without I/Os has no curve.
+/// Whole-run labels are those without `/` (per-interval `iv/…`) or `:` (a calibration's
+/// points). A calibration stores one per step instead (`small`, `large`, `single`, its
+/// points merged, and `matrix small`); one stored before those has no curve. A case whose
+/// runs stored an `update` histogram is a database case: its curves are labelled `db read`
+/// and `db update`. Order: read, write, update, small, large, single, matrix small, then any
+/// other label alphabetically. Empty histograms are skipped, so a direction without I/Os
+/// has no curve.
 pub fn lat_curves(runs: &[&[(String, Vec<u8>)]]) -> Result<Vec<LatCurve>, DigestError> {
     let whole = |l: &str| !l.contains(['/', ':']);
     let db = runs
@@ -35,10 +48,7 @@ pub fn lat_curves(runs: &[&[(String, Vec<u8>)]]) -> Result<Vec<LatCurve>, Digest
             if h.is_empty() {
                 continue;
             }
-            let rank = ["read", "write", "update"]
-                .iter()
-                .position(|k| k == label)
-                .unwrap_or(3);
+            let rank = ORDER.iter().position(|k| k == label).unwrap_or(ORDER.len());
             merged.entry((rank, label.as_str())).or_default().merge(&h);
         }
     }

@@ -4,7 +4,7 @@
 use crate::store_args::StoreArgs;
 use crate::target::args::TargetArgs;
 use clap::Args;
-use iogauge_model::calib::Criterion;
+use iogauge_model::calib::{Criterion, LargeType, MatrixMode};
 use iogauge_model::units::{parse_duration, parse_size};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -40,9 +40,22 @@ pub struct CalibrateArgs {
     /// cache (ORION -cache_size).
     #[arg(long, value_parser = parse_size)]
     pub cache_size: Option<u64>,
-    /// Also run ORION's small × large mixed matrix (small I/Os while large ones stream).
-    #[arg(long)]
-    pub matrix: bool,
+    /// Large I/Os (steps 2 and 3, the matrix's large I/Os): rand, or seq: one sequential
+    /// stream per outstanding I/O, each over its own slice of the span (ORION -type).
+    #[arg(long, value_name = "TYPE", default_value = "rand", value_parser = str::parse::<LargeType>)]
+    pub large_type: LargeType,
+    /// ORION's small × large mixed matrix after the curves (ORION -matrix): basic (none, the
+    /// default), detailed (every cell; a bare --matrix), row (large fixed at --num-large),
+    /// col (small fixed at --num-small), point (the one cell --num-small × --num-large).
+    #[arg(long, value_name = "MODE", num_args = 0..=1, default_missing_value = "detailed",
+          value_parser = str::parse::<MatrixMode>)]
+    pub matrix: Option<MatrixMode>,
+    /// Outstanding small I/Os of every cell of --matrix col or point (ORION -num_small).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=4096))]
+    pub num_small: Option<u32>,
+    /// Outstanding large I/Os of every cell of --matrix row or point (ORION -num_large).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=4096))]
+    pub num_large: Option<u32>,
     /// With --matrix: write iops.csv, mbps.csv and lat.csv (ORION's layout) into DIR.
     #[arg(long, value_name = "DIR")]
     pub csv: Option<PathBuf>,

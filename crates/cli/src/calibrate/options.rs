@@ -4,7 +4,7 @@
 use super::args::CalibrateArgs;
 use crate::target::options::{io_path_opts, layout_opts, Targets};
 use crate::usage::{usage, UsageError};
-use iogauge_model::calib::CalibrateSpec;
+use iogauge_model::calib::{CalibrateSpec, LargeType, MatrixMode};
 use iogauge_model::units::fmt_size;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -43,8 +43,16 @@ impl CalibrateOptions {
         if a.cache_size == Some(0) {
             return usage("--cache-size must be above 0");
         }
+        let matrix = a.matrix.unwrap_or_default();
+        let (num_small, num_large) = matrix_levels(matrix, a.num_small, a.num_large)?;
+        if a.large_type == LargeType::Seq && a.write_pct > 0 && a.write_pct < 100 {
+            return usage(format!(
+                "--large-type seq: each stream either reads or writes, so --write-pct {} cannot be mixed into it; use --write-pct 0 or 100, or --large-type rand",
+                a.write_pct
+            ));
+        }
         if let Some(dir) = &a.csv {
-            check_csv_dir(dir, a.matrix)?;
+            check_csv_dir(dir, matrix)?;
         }
         let spec = CalibrateSpec {
             small_bs: a.block,
@@ -57,7 +65,10 @@ impl CalibrateOptions {
             max_outstanding: CalibrateSpec::ceiling(a.disks),
             write_pct: a.write_pct,
             cache_size: a.cache_size,
-            matrix: a.matrix,
+            matrix,
+            num_small,
+            num_large,
+            large_type: a.large_type,
             engine: a.io.engine,
             direct: !a.io.buffered,
             region: a.io.region,
@@ -80,9 +91,42 @@ impl CalibrateOptions {
 /// The matrix files iogauge writes with --csv; it never replaces a file it did not create.
 pub const CSV_FILES: [&str; 3] = ["iops.csv", "mbps.csv", "lat.csv"];
 
-fn check_csv_dir(dir: &Path, matrix: bool) -> Result<(), UsageError> {
-    if !matrix {
-        return usage("--csv writes the matrix files: add --matrix");
+/// `--num-small`/`--num-large`: required by exactly the modes that fix that level, refused
+/// by the others (a level the mode would ignore is a mistake worth saying).
+fn matrix_levels(
+    mode: MatrixMode,
+    num_small: Option<u32>,
+    num_large: Option<u32>,
+) -> Result<(Option<u32>, Option<u32>), UsageError> {
+    let (fix_small, fix_large) = mode.fixes();
+    let m = mode.name();
+    for (flag, given, fixed, modes) in [
+        ("--num-small", num_small, fix_small, "col or point"),
+        ("--num-large", num_large, fix_large, "row or point"),
+    ] {
+        match (given, fixed) {
+            (None, true) => {
+                return usage(format!(
+                    "--matrix {m} needs {flag} N (the outstanding I/Os every cell keeps), as in --matrix {m} {flag} 4"
+                ))
+            }
+            (Some(_), false) => {
+                return usage(format!(
+                    "{flag} fixes a level of --matrix {modes}, not --matrix {m}: drop {flag} or choose --matrix {modes}"
+                ))
+            }
+            _ => {}
+        }
+    }
+    if mode == MatrixMode::Point && num_small == Some(0) && num_large == Some(0) {
+        return usage("--matrix point with --num-small 0 and --num-large 0 does no I/O: give one of them above 0");
+    }
+    Ok((num_small, num_large))
+}
+
+fn check_csv_dir(dir: &Path, matrix: MatrixMode) -> Result<(), UsageError> {
+    if matrix == MatrixMode::Basic {
+        return usage("--csv writes the matrix files: add --matrix (detailed, row, col or point)");
     }
     // An existing file (or a link to one) would only fail after the whole measurement.
     if std::fs::symlink_metadata(dir).is_ok() && !dir.is_dir() {

@@ -29,7 +29,7 @@ use iogauge_model::preflight::Preflight;
 use iogauge_model::system::Snapshot;
 use iogauge_report::{calibration_head, point_line};
 use iogauge_session::{Ending, Session};
-use iogauge_stats::{measured_totals, merge_series, Interval, WireInterval};
+use iogauge_stats::{measured_totals, merge_series, Interval, LatHist, WireInterval};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
@@ -298,7 +298,7 @@ impl Prober for Ranks<'_> {
         small: u32,
         large_bs: u64,
         large: u32,
-    ) -> anyhow::Result<Option<Cell>> {
+    ) -> anyhow::Result<Option<(Cell, LatHist)>> {
         let order = [
             MIXED,
             0,
@@ -326,8 +326,11 @@ pub fn calibrate(mut opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
     let (rank, size) = (world.rank() as u32, world.size() as u32);
     let host = hostname();
     let shared = rank_targets(&mut opts.targets.specs, rank, &host);
-    // Writes to a target every rank shares: each rank its own slice of the region.
-    if shared && opts.spec.write_pct > 0 && size > 1 {
+    // Writes to a target every rank shares, or sequential streams over it: each rank its
+    // own slice of the region (the streams of two ranks would otherwise start together).
+    let streams = opts.spec.large_type == iogauge_model::calib::LargeType::Seq;
+    let job_region = opts.spec.region;
+    if shared && (opts.spec.write_pct > 0 || streams) && size > 1 {
         opts.spec.region = agreed(&world, slice_of(opts.spec.region, rank, size))?;
     }
     let job_seed = opts.spec.seed;
@@ -404,7 +407,9 @@ pub fn calibrate(mut opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
             sent_bytes: 0,
         });
     }
+    // The document records what the job was asked, not rank 0's seed and slice.
     ctx.spec.seed = job_seed;
+    ctx.spec.region = job_region;
     if !opts.json {
         print_stdout(&calibration_head(&search::head(&ctx)))
             .context("writing the result to stdout (nothing was measured)")?;

@@ -1,13 +1,16 @@
 //! A finished calibration as the results model records it: the figures, every point with its
-//! interval series, the verdicts judged on the whole curve, the memory the points ran on, and
-//! each point's latency histogram.
+//! interval series, the verdicts judged on the whole curve, the memory the points ran on,
+//! each point's latency histogram and each step's (its points merged).
 
 use super::verdicts::verdicts;
-use iogauge_model::calib::{CalibrateSpec, CalibrationReport, Outcome};
+use iogauge_model::calib::{CalibrateSpec, CalibrationReport, Outcome, Step};
 use iogauge_model::preflight::Preflight;
 use iogauge_model::target::TargetInfo;
 use iogauge_model::Histograms;
-use iogauge_stats::HistError;
+use iogauge_stats::{HistError, LatHist};
+
+/// The label of the matrix cells' small I/Os' merged histogram.
+pub const MATRIX_SMALL: &str = "matrix small";
 
 /// What a calibration was run on, besides its outcome.
 pub struct Context {
@@ -47,7 +50,7 @@ pub fn calibration_document(
             ));
         }
     }
-    let histograms = outcome
+    let mut histograms = outcome
         .measured
         .iter()
         .enumerate()
@@ -57,8 +60,37 @@ pub fn calibration_document(
                 m.hist.encode()?,
             ))
         })
-        .collect::<Result<_, HistError>>()?;
+        .collect::<Result<Histograms, HistError>>()?;
+    histograms.extend(step_histograms(outcome)?);
     Ok((r, histograms))
+}
+
+/// Each step's latency histogram, labelled by the step's name (`small`, `large`, `single`),
+/// merged exactly from the points that count (a superseded first measurement is left out,
+/// as the figures leave it out), and `matrix small` from every matrix cell's small I/Os; a
+/// step without points has none. Labels without `/` or `:` are whole-run ones: campaigns
+/// draw latency curves from them.
+fn step_histograms(outcome: &Outcome) -> Result<Histograms, HistError> {
+    let mut out = Vec::new();
+    for step in [Step::Small, Step::Large, Step::Single] {
+        let mut points = outcome
+            .measured
+            .iter()
+            .filter(|m| m.point.step == step && !m.point.superseded)
+            .peekable();
+        if points.peek().is_none() {
+            continue;
+        }
+        let mut h = LatHist::new();
+        for m in points {
+            h += &m.hist;
+        }
+        out.push((step.name().to_string(), h.encode()?));
+    }
+    if !outcome.matrix.is_empty() {
+        out.push((MATRIX_SMALL.to_string(), outcome.matrix_small.encode()?));
+    }
+    Ok(out)
 }
 
 fn report(ctx: &Context, outcome: &Outcome, verdicts: Vec<String>) -> CalibrationReport {

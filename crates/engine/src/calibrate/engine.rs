@@ -5,7 +5,7 @@ use super::prober::Prober;
 use crate::error::EngineError;
 use crate::job::JobOutcome;
 use crate::target::Target;
-use iogauge_model::calib::{CalibrateSpec, Cell, Measured, Point, Step};
+use iogauge_model::calib::{CalibrateSpec, Cell, LargeType, Measured, Point, Step};
 use iogauge_model::spec::{BlockSplit, JobSpec, RwMode};
 use iogauge_stats::{measured_totals, DirStats, Interval, LatHist, Nanos};
 use std::sync::atomic::AtomicBool;
@@ -83,13 +83,27 @@ impl EngineProber<'_> {
 }
 
 impl EngineProber<'_> {
-    /// The job of one measured point: `n` outstanding I/Os of `bs` over `workers`.
-    fn point_job(&self, bs: u64, n: u32, workers: u32) -> JobSpec {
-        let rw = if self.spec.write_pct > 0 {
-            RwMode::RandRw
-        } else {
-            RwMode::RandRead
+    /// Whether a step's I/Os are sequential streams (`--large-type seq` on large I/Os).
+    fn streams(&self, step: Step) -> bool {
+        step != Step::Small && self.spec.large_type == LargeType::Seq
+    }
+
+    /// The job of one measured point of `step` (the small or the large side of a matrix
+    /// cell as `Small` or `Large`): `n` outstanding I/Os of `bs`.
+    ///
+    /// Sequential large I/Os reuse the engine's sequential pattern, where each worker
+    /// streams its own slice of the tested span: one worker per outstanding I/O makes one
+    /// stream per outstanding I/O (ORION `-type seq`), every stream reading (or, at
+    /// `--write-pct 100`, writing; the CLI refuses a mix) its own run. Step single stays one
+    /// worker: one process's one stream with `n` I/Os in flight.
+    pub fn point_job(&self, step: Step, bs: u64, n: u32) -> JobSpec {
+        let rw = match (self.streams(step), self.spec.write_pct) {
+            (true, 100) => RwMode::Write,
+            (true, _) => RwMode::Read,
+            (false, 0) => RwMode::RandRead,
+            (false, _) => RwMode::RandRw,
         };
+        let workers = self.workers(step, n);
         let mut j = self.job(rw, bs, n / workers, workers);
         j.time = Some(self.spec.point_time);
         j.ramp = self.spec.point_ramp;
@@ -129,17 +143,23 @@ pub fn point_of(
 }
 
 /// One cell of the matrix from the small and the large I/Os' series (`None`: none of that
-/// kind ran).
-pub fn cell_of(small: u32, large: u32, s: Option<&[Interval]>, l: Option<&[Interval]>) -> Cell {
+/// kind ran), with the small I/Os' latency histogram (empty without small I/Os).
+pub fn cell_of(
+    small: u32,
+    large: u32,
+    s: Option<&[Interval]>,
+    l: Option<&[Interval]>,
+) -> (Cell, LatHist) {
     let s = s.map(both_dirs);
     let l = l.map(both_dirs);
-    Cell {
+    let cell = Cell {
         small,
         large,
         small_iops: s.as_ref().map_or(0.0, |(d, el)| d.iops(*el)),
         small_lat_us: s.as_ref().map(|(d, _)| d.lat.summary()).unwrap_or_default(),
         large_mbps: l.as_ref().map_or(0.0, |(d, el)| d.mbps(*el)),
-    }
+    };
+    (cell, s.map(|(d, _)| d.lat).unwrap_or_default())
 }
 
 impl EngineProber<'_> {
@@ -152,10 +172,12 @@ impl EngineProber<'_> {
         Ok(())
     }
 
-    /// Workers a point of `step` with `n` outstanding I/Os runs on.
+    /// Workers a point of `step` with `n` outstanding I/Os runs on: sequential large I/Os
+    /// one per stream (each outstanding I/O), step single one.
     pub fn workers(&self, step: Step, n: u32) -> u32 {
         match step {
             Step::Single => 1,
+            Step::Large if self.streams(step) => n.max(1),
             Step::Small | Step::Large => workers_for(n, self.cores),
         }
     }
@@ -169,13 +191,14 @@ impl EngineProber<'_> {
         n: u32,
         on_interval: &mut dyn FnMut(&Interval),
     ) -> Result<JobOutcome, EngineError> {
-        let j = self.point_job(bs, n, self.workers(step, n));
+        let j = self.point_job(step, bs, n);
         crate::job::run(&j, self.targets, self.stop, on_interval)
     }
 
-    /// Small and large random reads at once, one engine job each side by side on the same
-    /// targets: their outcomes in that order, a kind with no outstanding I/Os left out. The
-    /// first job runs on this thread (`on_interval` after each of its intervals).
+    /// Small and large I/Os at once (the large ones random or sequential streams, as in the
+    /// large step), one engine job each side by side on the same targets: their outcomes in
+    /// that order, a kind with no outstanding I/Os left out. The first job runs on this
+    /// thread (`on_interval` after each of its intervals).
     pub fn run_mixed(
         &self,
         small_bs: u64,
@@ -184,11 +207,14 @@ impl EngineProber<'_> {
         large: u32,
         on_interval: &mut dyn FnMut(&Interval),
     ) -> Result<Vec<JobOutcome>, EngineError> {
-        let jobs: Vec<JobSpec> = [(small_bs, small), (large_bs, large)]
-            .iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|&(bs, n)| self.point_job(bs, n, workers_for(n, self.cores)))
-            .collect();
+        let jobs: Vec<JobSpec> = [
+            (Step::Small, small_bs, small),
+            (Step::Large, large_bs, large),
+        ]
+        .iter()
+        .filter(|(_, _, n)| *n > 0)
+        .map(|&(step, bs, n)| self.point_job(step, bs, n))
+        .collect();
         let (targets, stop) = (self.targets, self.stop);
         let Some((first, rest)) = jobs.split_first() else {
             return Ok(Vec::new());
@@ -218,7 +244,7 @@ impl Prober for EngineProber<'_> {
         small: u32,
         large_bs: u64,
         large: u32,
-    ) -> Result<Option<Cell>, EngineError> {
+    ) -> Result<Option<(Cell, LatHist)>, EngineError> {
         self.begin_point(true)?;
         let outcomes = self.run_mixed(small_bs, small, large_bs, large, &mut |_| {})?;
         if outcomes.iter().any(|o| o.interrupted) {

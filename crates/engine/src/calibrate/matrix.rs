@@ -1,9 +1,9 @@
-//! ORION's mixed matrix: small random reads at each small level run at the same time as
-//! large random reads at each large level, so a user sees how OLTP-like I/O fares while
-//! scans stream (ORION `-run advanced -matrix detailed`).
+//! ORION's mixed matrix: small random I/Os at each small level run at the same time as
+//! large I/Os at each large level, so a user sees how OLTP-like I/O fares while scans
+//! stream (ORION `-run advanced -matrix detailed|row|col|point`).
 
 use super::prober::Prober;
-use iogauge_model::calib::{figures, CalibrateSpec, Outcome, Step};
+use iogauge_model::calib::{figures, CalibrateSpec, MatrixMode, Outcome, Step};
 
 fn doubling(top: u32) -> Vec<u32> {
     let mut v = vec![0];
@@ -34,20 +34,38 @@ pub fn levels(spec: &CalibrateSpec, out: &Outcome) -> (Vec<u32>, Vec<u32>) {
     (doubling(small_top), doubling(large_top))
 }
 
-/// Runs every cell but (0, 0), row by row (large level), into `out.matrix`.
-pub fn run<P: Prober>(p: &mut P, spec: &CalibrateSpec, out: &mut Outcome) -> Result<(), P::Error> {
+/// The cells `spec.matrix` asks for as (small, large), row by row (large level): every
+/// combination of the levels (detailed), one row at `num_large`, one column at `num_small`,
+/// or the one cell; never (0, 0), which does no I/O.
+pub fn cells(spec: &CalibrateSpec, out: &Outcome) -> Vec<(u32, u32)> {
     let (small, large) = levels(spec, out);
-    for &l in &large {
-        for &s in &small {
-            if s == 0 && l == 0 {
-                continue;
+    let fixed = |n: Option<u32>| vec![n.unwrap_or(0)];
+    let (small, large) = match spec.matrix {
+        MatrixMode::Basic => return Vec::new(),
+        MatrixMode::Detailed => (small, large),
+        MatrixMode::Row => (small, fixed(spec.num_large)),
+        MatrixMode::Col => (fixed(spec.num_small), large),
+        MatrixMode::Point => (fixed(spec.num_small), fixed(spec.num_large)),
+    };
+    large
+        .iter()
+        .flat_map(|&l| small.iter().map(move |&s| (s, l)))
+        .filter(|&c| c != (0, 0))
+        .collect()
+}
+
+/// Runs the cells of `spec.matrix` into `out.matrix`, merging their small I/Os' latencies
+/// into `out.matrix_small`.
+pub fn run<P: Prober>(p: &mut P, spec: &CalibrateSpec, out: &mut Outcome) -> Result<(), P::Error> {
+    for (s, l) in cells(spec, out) {
+        match p.measure_mixed(spec.small_bs, s, spec.large_bs, l)? {
+            Some((c, hist)) => {
+                out.matrix.push(c);
+                out.matrix_small += &hist;
             }
-            match p.measure_mixed(spec.small_bs, s, spec.large_bs, l)? {
-                Some(c) => out.matrix.push(c),
-                None => {
-                    out.interrupted = true;
-                    return Ok(());
-                }
+            None => {
+                out.interrupted = true;
+                return Ok(());
             }
         }
     }

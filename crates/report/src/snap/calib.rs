@@ -137,7 +137,7 @@ fn cell(small: u32, large: u32) -> Cell {
 /// warning the preflight did not give.
 fn matrix_calibration() -> CalibrationReport {
     let mut c = calibration();
-    c.options.matrix = true;
+    c.options.matrix = iogauge_model::calib::MatrixMode::Detailed;
     c.options.write_pct = 30;
     c.options.criterion = Criterion::P99;
     c.options.direct = false;
@@ -256,4 +256,34 @@ fn body_across_ranks() {
         })
         .collect();
     assert_snapshot!("body_ranks", calibration_body(&c));
+}
+
+/// `--large-type seq --matrix row --num-large 2 --disks 4`: the head names the sequential
+/// large reads, the matrix its row, the figures the IOPS per disk.
+#[test]
+fn seq_row_matrix_with_iops_per_disk() {
+    use iogauge_model::calib::{LargeType, MatrixMode};
+    let mut c = calibration();
+    c.options.large_type = LargeType::Seq;
+    c.options.matrix = MatrixMode::Row;
+    c.options.num_large = Some(2);
+    c.options.disks = 4;
+    c.num_disks = 4;
+    c.matrix = [(1, 2), (2, 2), (4, 2)]
+        .into_iter()
+        .map(|(s, l)| cell(s, l))
+        .collect();
+    let head = calibration_head(&c);
+    assert!(
+        head.starts_with("iogauge calibrate: 8k random and 1m sequential reads"),
+        "{head}"
+    );
+    let body = calibration_body(&c);
+    let max_iops = c.max_iops.unwrap();
+    assert!(
+        body.contains(&format!("iops/disk  = {:.0}\n", max_iops / 4.0)),
+        "{body}"
+    );
+    assert_snapshot!("head_seq", head);
+    assert_snapshot!("body_seq_row", body);
 }
