@@ -44,14 +44,19 @@ pub fn escape_controls(s: &str) -> String {
 }
 
 /// A clap error as one line: "invalid value 'V' for 'ARG': why" when clap knows the value
-/// (its own rendering may break the line inside a value), else its first line.
+/// (its own rendering may break the line inside a value; "why" lists the accepted values
+/// where there is a list), else its first line.
 pub fn clap_line(e: &clap::Error) -> String {
     use clap::error::{ContextKind, ContextValue};
     if let (Some(ContextValue::String(arg)), Some(ContextValue::String(value))) = (
         e.get(ContextKind::InvalidArg),
         e.get(ContextKind::InvalidValue),
     ) {
-        let why = std::error::Error::source(e).map_or(String::new(), |s| format!(": {s}"));
+        let mut why = std::error::Error::source(e).map_or(String::new(), |s| format!(": {s}"));
+        // A value_enum's (or a list's) accepted values, as clap's own rendering lists them.
+        if let Some(ContextValue::Strings(valid)) = e.get(ContextKind::ValidValue) {
+            why = format!(": accepted values are {}", valid.join(", "));
+        }
         return escape_controls(&iogauge_model::secret::redact_secrets(&format!(
             "error: invalid value '{value}' for '{arg}'{why}"
         )));

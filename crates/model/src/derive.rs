@@ -1,8 +1,9 @@
 //! The iostat -x style figures of one interval, computed from two raw snapshots (pure):
 //! per device r/s, w/s, MB/s, request sizes, queue size, await and %util; CPU percentages;
-//! the share of time tasks stalled on I/O.
+//! the share of time tasks stalled on I/O; the load average. Per-CPU percentages are
+//! [`per_cpu`]'s, kept out of [`Derived`] (which every stored interval carries).
 
-use crate::system::{CpuCounters, DiskCounters, MemInfo, Snapshot};
+use crate::system::{CpuCounters, DiskCounters, LoadAvg, MemInfo, Snapshot};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -16,6 +17,9 @@ pub struct Derived {
     pub mem: MemInfo,
     /// Percent of the interval during which some task stalled on I/O (Δsome.total µs / Δt).
     pub psi_some_pct: Option<f64>,
+    /// /proc/loadavg as of the later snapshot (a gauge); `None` when it was not sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<LoadAvg>,
 }
 
 /// The figures of the interval from `prev` to `cur` (Δt from their `at_ns`). A device in only
@@ -45,7 +49,39 @@ pub fn derive(prev: &Snapshot, cur: &Snapshot) -> Derived {
         cpu: CpuRates::between(&prev.cpu, &cur.cpu),
         mem: cur.mem.clone(),
         psi_some_pct,
+        load: cur.load.clone(),
     }
+}
+
+/// One CPU's figures over an interval (collectl's per-CPU view: one saturated core shows
+/// even when the machine as a whole looks idle).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PerCpuRates {
+    /// The N of /proc/stat's `cpuN`.
+    pub cpu: u32,
+    #[serde(flatten)]
+    pub rates: CpuRates,
+}
+
+/// [`CpuRates`] of each CPU from `prev` to `cur`, in CPU order: those with a `cpuN` line in
+/// both snapshots (a CPU taken offline or brought online during the interval is left out);
+/// empty when either snapshot has no per-CPU lines (stored by an older iogauge).
+pub fn per_cpu(prev: &Snapshot, cur: &Snapshot) -> Vec<PerCpuRates> {
+    let before: BTreeMap<u32, &CpuCounters> =
+        prev.cpus.iter().map(|l| (l.cpu, &l.counters)).collect();
+    let mut out: Vec<PerCpuRates> = cur
+        .cpus
+        .iter()
+        .filter_map(|l| {
+            let p = before.get(&l.cpu)?;
+            Some(PerCpuRates {
+                cpu: l.cpu,
+                rates: CpuRates::between(p, &l.counters),
+            })
+        })
+        .collect();
+    out.sort_by_key(|r| r.cpu);
+    out
 }
 
 /// `cur - prev` for a kernel counter. When `cur < prev` the counter either wrapped or was

@@ -1,6 +1,6 @@
 //! The OS's raw counters at one instant, as a run stores them on its interval grid:
-//! /proc/diskstats per device, the aggregate /proc/stat CPU line, page cache state from
-//! /proc/meminfo and /proc/pressure/io. Raw counters are kept so any view can be derived
+//! /proc/diskstats per device, the /proc/stat CPU lines (the aggregate and one per CPU),
+//! page cache state from /proc/meminfo, /proc/pressure/io and /proc/loadavg. Raw counters are kept so any view can be derived
 //! again later (`crate::derive`); reading and parsing the live files is `iogauge_probe`'s.
 
 use serde::{Deserialize, Serialize};
@@ -16,6 +16,13 @@ pub struct Snapshot {
     pub mem: MemInfo,
     /// `None` when /proc/pressure/io does not exist (kernel < 4.20 or `psi=0`).
     pub psi: Option<IoPressure>,
+    /// The `cpuN` lines of /proc/stat, one per online CPU in the kernel's order; empty in
+    /// documents stored before iogauge kept them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpus: Vec<CpuLine>,
+    /// /proc/loadavg; `None` in documents stored before iogauge read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<LoadAvg>,
 }
 
 /// Raw counters of one device, one /proc/diskstats line. Times are milliseconds, sizes are
@@ -74,6 +81,68 @@ pub struct CpuCounters {
     pub irq: u64,
     pub softirq: u64,
     pub steal: u64,
+}
+
+/// One CPU's line of /proc/stat (`cpuN`): its number and its counters. Stored as one array
+/// `[N, user, nice, system, idle, iowait, irq, softirq, steal]` rather than an object, so a
+/// sample of a many-CPU machine stays small (about 60 bytes a CPU instead of 130).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "[u64; 9]", into = "[u64; 9]")]
+pub struct CpuLine {
+    /// The N of `cpuN`; offline CPUs have no line, so it need not be the index.
+    pub cpu: u32,
+    pub counters: CpuCounters,
+}
+
+impl From<CpuLine> for [u64; 9] {
+    fn from(l: CpuLine) -> [u64; 9] {
+        let c = l.counters;
+        [
+            u64::from(l.cpu),
+            c.user,
+            c.nice,
+            c.system,
+            c.idle,
+            c.iowait,
+            c.irq,
+            c.softirq,
+            c.steal,
+        ]
+    }
+}
+
+impl TryFrom<[u64; 9]> for CpuLine {
+    type Error = String;
+
+    fn try_from(a: [u64; 9]) -> Result<CpuLine, String> {
+        let [cpu, user, nice, system, idle, iowait, irq, softirq, steal] = a;
+        Ok(CpuLine {
+            cpu: u32::try_from(cpu).map_err(|_| format!("CPU number {cpu} out of range"))?,
+            counters: CpuCounters {
+                user,
+                nice,
+                system,
+                idle,
+                iowait,
+                irq,
+                softirq,
+                steal,
+            },
+        })
+    }
+}
+
+/// /proc/loadavg (`loadavg_proc_show()` in fs/proc/loadavg.c): the run queue's exponentially
+/// damped averages over 1, 5 and 15 minutes (runnable plus uninterruptible tasks, so tasks
+/// waiting on I/O count), and at the moment of reading the runnable and the existing
+/// scheduling entities (threads).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LoadAvg {
+    pub one: f64,
+    pub five: f64,
+    pub fifteen: f64,
+    pub runnable: u32,
+    pub tasks: u32,
 }
 
 /// Page cache state from /proc/meminfo, bytes.

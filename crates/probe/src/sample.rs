@@ -1,5 +1,5 @@
-//! OS samplers: raw counters of /proc/diskstats, /proc/stat, /proc/meminfo and
-//! /proc/pressure/io taken on the run's interval grid (`iogauge_model::system::Snapshot`,
+//! OS samplers: raw counters of /proc/diskstats, /proc/stat (the machine and each CPU),
+//! /proc/meminfo, /proc/pressure/io and /proc/loadavg taken on the run's interval grid (`iogauge_model::system::Snapshot`,
 //! what gets stored; the iostat -x figures are derived from two of them by
 //! `iogauge_model::derive`). Because the raw counters are kept, a run can be re-derived
 //! later at any multiple of its interval.
@@ -12,7 +12,10 @@ mod cpu;
 mod disk;
 mod error;
 
-pub use cpu::{parse_mem_total, parse_meminfo, parse_pressure, parse_stat, ram_bytes};
+pub use cpu::{
+    parse_loadavg, parse_mem_total, parse_meminfo, parse_pressure, parse_stat, parse_stat_cpus,
+    ram_bytes,
+};
 pub use disk::{parse_disk_line, parse_diskstats};
 pub use error::SampleError;
 
@@ -20,23 +23,34 @@ use iogauge_model::system::{DiskCounters, Snapshot};
 use std::collections::HashSet;
 use std::io;
 
-/// Builds a snapshot from the texts of the four files, keeping the disks `keep` accepts.
+/// The texts of the sampled files.
+#[derive(Clone, Copy, Debug)]
+pub struct Texts<'a> {
+    pub diskstats: &'a str,
+    pub stat: &'a str,
+    pub meminfo: &'a str,
+    /// `None` where /proc/pressure/io does not exist.
+    pub pressure_io: Option<&'a str>,
+    pub loadavg: &'a str,
+}
+
+/// Builds a snapshot from the texts of the sampled files, keeping the disks `keep` accepts.
 pub fn parse_snapshot(
     at_ns: u64,
-    diskstats: &str,
-    stat: &str,
-    meminfo: &str,
-    pressure_io: Option<&str>,
+    t: Texts,
     keep: impl Fn(&DiskCounters) -> bool,
 ) -> Result<Snapshot, SampleError> {
-    let mut disks = parse_diskstats(diskstats)?;
+    let mut disks = parse_diskstats(t.diskstats)?;
     disks.retain(|d| keep(d));
+    let (cpu, cpus) = parse_stat_cpus(t.stat)?;
     Ok(Snapshot {
         at_ns,
         disks,
-        cpu: parse_stat(stat)?,
-        mem: parse_meminfo(meminfo)?,
-        psi: pressure_io.map(parse_pressure).transpose()?,
+        cpu,
+        mem: parse_meminfo(t.meminfo)?,
+        psi: t.pressure_io.map(parse_pressure).transpose()?,
+        cpus,
+        load: Some(parse_loadavg(t.loadavg)?),
     })
 }
 
@@ -60,6 +74,7 @@ impl Sampler {
         let diskstats = read("/proc/diskstats")?;
         let stat = read("/proc/stat")?;
         let meminfo = read("/proc/meminfo")?;
+        let loadavg = read("/proc/loadavg")?;
         let pressure = match std::fs::read_to_string("/proc/pressure/io") {
             Ok(t) => Some(t),
             // Absent before 4.20; EOPNOTSUPP when PSI is compiled in but disabled (psi=0).
@@ -79,25 +94,18 @@ impl Sampler {
                 })
             }
         };
+        let texts = Texts {
+            diskstats: &diskstats,
+            stat: &stat,
+            meminfo: &meminfo,
+            pressure_io: pressure.as_deref(),
+            loadavg: &loadavg,
+        };
         match &self.devices {
-            Some(names) => parse_snapshot(
-                at_ns,
-                &diskstats,
-                &stat,
-                &meminfo,
-                pressure.as_deref(),
-                |d| names.contains(&d.name),
-            ),
+            Some(names) => parse_snapshot(at_ns, texts, |d| names.contains(&d.name)),
             None => {
                 let whole = whole_disks()?;
-                parse_snapshot(
-                    at_ns,
-                    &diskstats,
-                    &stat,
-                    &meminfo,
-                    pressure.as_deref(),
-                    |d| whole.contains(&d.name) && !d.never_used(),
-                )
+                parse_snapshot(at_ns, texts, |d| whole.contains(&d.name) && !d.never_used())
             }
         }
     }

@@ -20,7 +20,7 @@ pub use db::{db_run_text, db_setup_text};
 pub use history::history_table;
 pub use run::{job_line, progress_line, run_text};
 pub use series::interval_table;
-pub use watch::{db_rates_line, watch_line};
+pub use watch::{db_rates_line, load_text, watch_cpu_lines, watch_line};
 
 use iogauge_model::Document;
 

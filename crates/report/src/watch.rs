@@ -1,13 +1,15 @@
 //! `iogauge watch --plain`: one timestamped line per interval (collectl -oT style), the
-//! devices in iostat -x terms, the CPU split, and the workload of a run in progress.
+//! devices in iostat -x terms, the CPU split and the load average, and the workload of a run
+//! in progress; with `--cpu each`, one more line per CPU.
 
-use iogauge_model::derive::Derived;
+use iogauge_model::derive::{Derived, PerCpuRates};
 use iogauge_model::live::DbNow;
 use iogauge_model::live::{LiveHeader, LiveInterval};
+use iogauge_model::system::LoadAvg;
 use std::fmt::Write as _;
 
 /// `2026-11-22T05:30:01Z vda r/s 20864 w/s 0 rMB/s 163.0 … util 79.2 | cpu usr 1 sys 14 iow 33
-/// steal 0 | run 1234 read 20848 IOPS p99 479 us`.
+/// steal 0 | load 1.52 0.80 0.33 run 2/187 | run 1234 read 20848 IOPS p99 479 us`.
 pub fn watch_line(
     timestamp: &str,
     d: &Derived,
@@ -39,6 +41,9 @@ pub fn watch_line(
     if let Some(p) = d.psi_some_pct {
         let _ = write!(s, " psi {p:.1}");
     }
+    if let Some(l) = &d.load {
+        let _ = write!(s, " | {}", load_text(l));
+    }
     if let Some((h, iv)) = live {
         let _ = write!(s, " | {} {}", h.kind, h.pid);
         let Some(iv) = iv else {
@@ -64,6 +69,29 @@ pub fn watch_line(
         s.push_str(&db_part(db));
     }
     s
+}
+
+/// The load average as /proc/loadavg prints it, labelled: `load 1.52 0.80 0.33 run 2/187`
+/// (1, 5 and 15 minutes; runnable and existing threads now).
+pub fn load_text(l: &LoadAvg) -> String {
+    format!(
+        "load {:.2} {:.2} {:.2} run {}/{}",
+        l.one, l.five, l.fifteen, l.runnable, l.tasks
+    )
+}
+
+/// `watch --cpu each`: one line per CPU, stamped like the interval's line, in the total's
+/// words: `2026-11-22T05:30:01Z cpu3 usr 12 sys 30 iow 5 steal 0 idle 53`.
+pub fn watch_cpu_lines(timestamp: &str, cpus: &[PerCpuRates]) -> Vec<String> {
+    cpus.iter()
+        .map(|c| {
+            let r = &c.rates;
+            format!(
+                "{timestamp} cpu{} usr {:.0} sys {:.0} iow {:.0} steal {:.0} idle {:.0}",
+                c.cpu, r.user, r.system, r.iowait, r.steal, r.idle
+            )
+        })
+        .collect()
 }
 
 /// ` db logical/s … physical/s … | active DataFileRead 3 CPU 1`.

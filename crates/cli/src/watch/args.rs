@@ -1,7 +1,7 @@
 //! `iogauge watch`'s flags as clap sees them; `options` checks them.
 
 use crate::store_args::StoreArgs;
-use clap::Args;
+use clap::{Args, ValueEnum};
 use iogauge_model::units::parse_duration;
 use std::time::Duration;
 
@@ -19,10 +19,22 @@ pub struct WatchArgs {
     /// collectl -oT); implied when stdout is not a terminal.
     #[arg(long)]
     pub plain: bool,
+    /// CPU figures: `total` (the machine as a whole) or `each` (one row per CPU, so a
+    /// single saturated core shows; collectl's per-CPU view).
+    #[arg(long, value_enum, value_name = "VIEW", default_value_t = CpuView::Total)]
+    pub cpu: CpuView,
     /// Stop after this many intervals (default: until q or Ctrl-C).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub count: Option<u64>,
     /// Results store whose runs in progress to follow.
     #[command(flatten)]
     pub store: StoreArgs,
+}
+
+/// `--cpu`: the whole machine's CPU figures, or each CPU's too.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum CpuView {
+    #[default]
+    Total,
+    Each,
 }

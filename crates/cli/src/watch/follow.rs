@@ -2,9 +2,10 @@
 //! progress it follows (the newest one running beside the results store, its live file
 //! tailed; for a database run, its server looked at too).
 
+use super::args::CpuView;
 use super::options::WatchOptions;
 use anyhow::Context;
-use iogauge_model::derive::{derive, Derived};
+use iogauge_model::derive::{derive, per_cpu, Derived, PerCpuRates};
 use iogauge_model::live::DbNow;
 use iogauge_model::live::{LiveHeader, LiveInterval};
 use iogauge_model::system::Snapshot;
@@ -18,6 +19,8 @@ pub struct Frame<'a> {
     pub timestamp: String,
     pub every: Duration,
     pub system: &'a Derived,
+    /// `--cpu each`: each CPU's figures (`None` with `--cpu total`).
+    pub cpus: Option<&'a [PerCpuRates]>,
     pub devices: &'a [String],
     pub live: Option<&'a Follow>,
 }
@@ -109,6 +112,13 @@ fn refresh_follow(w: &WatchOptions, follow: &mut Option<Follow>) {
     }
 }
 
+/// What one refresh saw of the system since the previous sample.
+pub(super) struct Look {
+    pub system: Derived,
+    /// Each CPU's figures with `--cpu each`, else `None`.
+    pub cpus: Option<Vec<PerCpuRates>>,
+}
+
 /// One refresh: the system since the previous sample, and the followed run brought up to date.
 pub(super) fn look(
     w: &WatchOptions,
@@ -116,14 +126,17 @@ pub(super) fn look(
     t0: Instant,
     prev: &mut Snapshot,
     follow: &mut Option<Follow>,
-) -> anyhow::Result<Derived> {
+) -> anyhow::Result<Look> {
     let cur = sampler
         .sample(t0.elapsed().as_nanos() as u64)
         .context("sampling /proc")?;
-    let d = derive(prev, &cur);
+    let look = Look {
+        system: derive(prev, &cur),
+        cpus: (w.cpu == CpuView::Each).then(|| per_cpu(prev, &cur)),
+    };
     *prev = cur;
     refresh_follow(w, follow);
-    Ok(d)
+    Ok(look)
 }
 
 pub(super) fn timestamp() -> String {

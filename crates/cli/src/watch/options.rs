@@ -1,7 +1,7 @@
 //! `watch`'s flags checked into plain data: the refresh interval, the devices, the output
 //! and the store whose runs in progress to follow.
 
-use super::args::WatchArgs;
+use super::args::{CpuView, WatchArgs};
 use crate::usage::{check_interval, UsageError};
 use iogauge_store::Store;
 use std::io::IsTerminal;
@@ -19,6 +19,8 @@ pub struct WatchOptions {
     pub all: bool,
     /// One line per interval instead of the full-screen view.
     pub plain: bool,
+    /// The machine's CPU figures only, or each CPU's too.
+    pub cpu: CpuView,
     /// Intervals to show before stopping (`None`: until q or Ctrl-C).
     pub count: Option<u64>,
     /// The results store (when there is one) beside which runs in progress are found.
@@ -32,6 +34,7 @@ impl WatchOptions {
             all: a.devices == ["all"],
             devices: (!a.devices.is_empty() && a.devices != ["all"]).then_some(a.devices),
             plain: a.plain || !std::io::stdout().is_terminal(),
+            cpu: a.cpu,
             count: a.count,
             store: Store::locate(a.store.store.as_deref()),
         })

@@ -1,5 +1,5 @@
 //! `watch --plain` (or a stdout that is not a terminal): one timestamped line per interval
-//! on stdout, for logs, like collectl -oT.
+//! on stdout, for logs, like collectl -oT; with `--cpu each`, one more line per CPU.
 
 use super::follow::{look, timestamp, Follow, Shown};
 use super::options::WatchOptions;
@@ -40,11 +40,18 @@ pub(super) fn run(
         if sleep_until(t0 + w.every * k as u32, stop) {
             break;
         }
-        let d = look(w, sampler, t0, &mut prev, &mut follow)?;
+        let seen = look(w, sampler, t0, &mut prev, &mut follow)?;
+        let d = &seen.system;
         let live = follow.as_ref().map(|f| (f.header(), f.history.last()));
         let db = follow.as_ref().and_then(|f| f.db_now.as_ref());
-        let line = iogauge_report::watch_line(&timestamp(), &d, &shown.names(w, &d), live, db);
-        writeln!(out, "{line}")
+        let at = timestamp();
+        let mut text = iogauge_report::watch_line(&at, d, &shown.names(w, d), live, db);
+        text.push('\n');
+        for line in iogauge_report::watch_cpu_lines(&at, seen.cpus.as_deref().unwrap_or(&[])) {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        out.write_all(text.as_bytes())
             .and_then(|_| out.flush())
             .context("writing to stdout")?;
         if w.count.is_some_and(|c| k >= c) {

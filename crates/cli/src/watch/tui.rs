@@ -1,9 +1,11 @@
-//! The full-screen view (ratatui on crossterm): device table in iostat -x columns, a CPU bar,
-//! and the followed run's IOPS and p99 latency as sparklines. `q`, Esc or Ctrl-C quits.
+//! The full-screen view (ratatui on crossterm): the load average in the title, device table
+//! in iostat -x columns, a CPU bar (with `--cpu each` a grid of one bar per CPU), and the
+//! followed run's IOPS and p99 latency as sparklines. `q`, Esc or Ctrl-C quits.
 
 use super::follow::{look, timestamp, Follow, Frame, Shown};
 use super::options::WatchOptions;
 use anyhow::Context;
+use iogauge_model::derive::PerCpuRates;
 use iogauge_model::system::Snapshot;
 use iogauge_probe::Sampler;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
@@ -68,12 +70,13 @@ fn event_loop(
         if wait_tick(t0 + w.every * k as u32, stop)? {
             break;
         }
-        let d = look(w, sampler, t0, &mut prev, &mut follow)?;
-        let devices = shown.names(w, &d);
+        let seen = look(w, sampler, t0, &mut prev, &mut follow)?;
+        let devices = shown.names(w, &seen.system);
         let frame = Frame {
             timestamp: timestamp(),
             every: w.every,
-            system: &d,
+            system: &seen.system,
+            cpus: seen.cpus.as_deref(),
             devices: &devices,
             live: follow.as_ref(),
         };
@@ -89,18 +92,27 @@ fn event_loop(
 
 fn draw(f: &mut ratatui::Frame, fr: &Frame) {
     let table_h = fr.devices.len() as u16 + 3;
+    // With --cpu each: as many cells a row as fit inside the borders.
+    let per_row = (f.area().width.saturating_sub(2) / CPU_CELL).max(1) as usize;
+    let cpu_h = match fr.cpus {
+        Some(c) => c.len().div_ceil(per_row).max(1) as u16 + 2,
+        None => 3,
+    };
     let [title, table, cpu, work] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(table_h),
-        Constraint::Length(3),
+        Constraint::Length(cpu_h),
         Constraint::Min(6),
     ])
     .areas(f.area());
+    let load = fr.system.load.as_ref().map_or(String::new(), |l| {
+        format!("  {}", iogauge_report::load_text(l))
+    });
     f.render_widget(
         Paragraph::new(Line::from(vec![
             Span::styled("iogauge watch", Style::new().add_modifier(Modifier::BOLD)),
             Span::raw(format!(
-                "  {}  every {:?}  (q quits)",
+                "  {}  every {:?}{load}  (q quits)",
                 fr.timestamp, fr.every
             )),
         ])),
@@ -109,17 +121,21 @@ fn draw(f: &mut ratatui::Frame, fr: &Frame) {
     f.render_widget(device_table(fr), table);
     let c = &fr.system.cpu;
     let busy = (100.0 - c.idle).clamp(0.0, 100.0);
-    f.render_widget(
-        Gauge::default()
-            .block(Block::default().borders(Borders::ALL).title("CPU"))
-            .gauge_style(Style::new().fg(Color::Cyan))
-            .ratio(busy / 100.0)
-            .label(format!(
-                "busy {busy:.0}%  usr {:.0}  sys {:.0}  iowait {:.0}  steal {:.0}",
-                c.user, c.system, c.iowait, c.steal
-            )),
-        cpu,
+    let total = format!(
+        "busy {busy:.0}%  usr {:.0}  sys {:.0}  iowait {:.0}  steal {:.0}",
+        c.user, c.system, c.iowait, c.steal
     );
+    match fr.cpus {
+        Some(cpus) => f.render_widget(cpu_grid(cpus, per_row, &total), cpu),
+        None => f.render_widget(
+            Gauge::default()
+                .block(Block::default().borders(Borders::ALL).title("CPU"))
+                .gauge_style(Style::new().fg(Color::Cyan))
+                .ratio(busy / 100.0)
+                .label(total),
+            cpu,
+        ),
+    }
     match fr
         .live
         .filter(|l| l.db_now.is_some() || l.db_error.is_some())
@@ -161,6 +177,47 @@ fn database(f: &mut ratatui::Frame, live: &Follow, area: Rect) {
         Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title("database")),
         area,
     );
+}
+
+/// Width of one CPU's cell in the `--cpu each` grid, separating spaces included.
+const CPU_CELL: u16 = 46;
+
+/// `--cpu each`: one cell a CPU, row by row, `cpu3  ██████████ us   0 sy 100 wa   0 id   0`,
+/// the bar showing the busy share (red from 90%, so a saturated core stands out).
+fn cpu_grid(cpus: &[PerCpuRates], per_row: usize, total: &str) -> Paragraph<'static> {
+    const BAR: usize = 10;
+    let lines: Vec<Line> = cpus
+        .chunks(per_row)
+        .map(|row| {
+            let mut spans = Vec::new();
+            for c in row {
+                let r = &c.rates;
+                let busy = (100.0 - r.idle).clamp(0.0, 100.0);
+                let filled = ((busy / 100.0 * BAR as f64).round() as usize).min(BAR);
+                let colour = if busy >= 90.0 {
+                    Color::Red
+                } else {
+                    Color::Cyan
+                };
+                spans.push(Span::raw(format!("{:<6}", format!("cpu{}", c.cpu))));
+                spans.push(Span::styled("█".repeat(filled), Style::new().fg(colour)));
+                spans.push(Span::styled(
+                    "·".repeat(BAR - filled),
+                    Style::new().fg(Color::DarkGray),
+                ));
+                spans.push(Span::raw(format!(
+                    " us{:>4.0} sy{:>4.0} wa{:>4.0} id{:>4.0}  ",
+                    r.user, r.system, r.iowait, r.idle
+                )));
+            }
+            Line::from(spans)
+        })
+        .collect();
+    Paragraph::new(lines).block(
+        Block::default()
+            .borders(Borders::ALL)
+            .title(format!("CPU each ({total})")),
+    )
 }
 
 fn device_table(fr: &Frame) -> Table<'static> {

@@ -209,3 +209,151 @@ fn by_default_only_devices_doing_io_are_shown() {
         );
     }
 }
+
+/// The N of each `cpuN` line of /proc/stat (the online CPUs), checked against the kernel's
+/// count of online CPUs.
+fn online_cpus() -> Vec<u32> {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap();
+    let cpus: Vec<u32> = stat
+        .lines()
+        .filter_map(|l| {
+            l.split_whitespace()
+                .next()?
+                .strip_prefix("cpu")?
+                .parse()
+                .ok()
+        })
+        .collect();
+    // SAFETY: sysconf only reads a system setting.
+    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    assert_eq!(cpus.len() as i64, online as i64, "{stat}");
+    cpus
+}
+
+/// `--cpu each`: after each interval's line, one line per CPU of this machine, stamped like
+/// it, with percentages that add up to 100; the default `total` prints none; the interval's
+/// line has the load average; a bad `--cpu` is one line naming the flag and its values.
+#[test]
+fn each_cpu_has_a_line_of_its_own() {
+    let _g = shared();
+    let d = workdir();
+    let store = d.path().join("s.sqlite");
+    let cpus = online_cpus();
+    let lines = plain(
+        &store,
+        &["--cpu", "each", "--count", "2", "--interval", "200ms"],
+    );
+    assert_eq!(lines.len(), 2 * (1 + cpus.len()), "{lines:#?}");
+    for block in lines.chunks(1 + cpus.len()) {
+        let head = &block[0];
+        assert!(
+            head.contains("| cpu usr ") && head.contains("| load "),
+            "{head}"
+        );
+        let ts = head.split(" | ").next().unwrap();
+        let mut seen = Vec::new();
+        for l in &block[1..] {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            assert_eq!(w.len(), 12, "{l}");
+            assert_eq!(w[0], ts, "{l}");
+            let labels = [w[2], w[4], w[6], w[8], w[10]];
+            assert_eq!(labels, ["usr", "sys", "iow", "steal", "idle"], "{l}");
+            let sum: f64 = [w[3], w[5], w[7], w[9], w[11]]
+                .iter()
+                .map(|v| v.parse::<f64>().unwrap())
+                .sum();
+            // Five figures each rounded to a whole percent.
+            assert!((sum - 100.0).abs() <= 3.0, "{l}");
+            seen.push(w[1].strip_prefix("cpu").unwrap().parse::<u32>().unwrap());
+        }
+        assert_eq!(seen, cpus, "{block:#?}");
+    }
+    let lines = plain(&store, &["--count", "1", "--interval", "100ms"]);
+    assert_eq!(lines.len(), 1, "--cpu total is the default: {lines:?}");
+
+    let e = fails(&["watch", "--plain", "--cpu", "all", "--count", "1"], 2);
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    assert!(
+        e.contains("--cpu") && e.contains("total") && e.contains("each"),
+        "{e}"
+    );
+}
+
+/// The full-screen view with `--cpu each`: a cell for each CPU and the load average.
+#[test]
+fn full_screen_view_shows_each_cpu() {
+    let _g = shared();
+    let d = workdir();
+    let cmd = format!(
+        "stty rows 30 cols 140; {} watch --cpu each --count 2 --interval 200ms",
+        exe().display()
+    );
+    let out = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env("IOGAUGE_STORE", d.path().join("s.sqlite"))
+        .output()
+        .expect("script(1) from bsdutils runs the view on a pseudo-terminal");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let screen = String::from_utf8_lossy(&out.stdout);
+    // The terminal skips blanks by moving the cursor: look for single words.
+    let mut words = vec!["each".to_string(), "load".to_string()];
+    words.extend(online_cpus().iter().map(|n| format!("cpu{n}")));
+    for word in &words {
+        assert!(screen.contains(word.as_str()), "{word} not drawn: {screen}");
+    }
+}
+
+/// A run's stored samples (read back from its store) keep each CPU's counters, as compact
+/// arrays `[N, user, nice, system, idle, iowait, irq, softirq, steal]`, and the load average.
+#[test]
+fn a_run_stores_each_cpu_and_the_load_average() {
+    let _g = heavy();
+    let d = workdir();
+    let store = d.path().join("s.sqlite");
+    let t = d.path().join("data");
+    let run = bin()
+        .env("IOGAUGE_STORE", &store)
+        .args(["run", "--target", t.to_str().unwrap()])
+        .args(["--size", "16m", "--time", "1s", "--qd", "4"])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let show = bin()
+        .env("IOGAUGE_STORE", &store)
+        .args(["show", "1", "--json"])
+        .output()
+        .unwrap();
+    assert!(show.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    let samples = v["samples"].as_array().expect("samples stored");
+    assert!(samples.len() >= 2, "{samples:?}");
+    let cpus = online_cpus();
+    for s in samples {
+        let lines = s["cpus"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no cpus: {s}"));
+        let ns: Vec<u32> = lines
+            .iter()
+            .map(|l| l[0].as_u64().unwrap() as u32)
+            .collect();
+        assert_eq!(ns, cpus, "{s}");
+        for l in lines {
+            let a = l.as_array().unwrap();
+            assert!(a.len() == 9 && a.iter().all(|x| x.is_u64()), "{l}");
+            assert!(a[4].as_u64().unwrap() > 0, "idle ticks: {l}");
+        }
+        let load = &s["load"];
+        for k in ["one", "five", "fifteen"] {
+            assert!(load[k].as_f64().is_some_and(|x| x >= 0.0), "{load}");
+        }
+        assert!(load["tasks"].as_u64().is_some_and(|n| n > 0), "{load}");
+    }
+}

@@ -2,7 +2,7 @@
 //! counter wrap-around and devices appearing or vanishing.
 
 use super::*;
-use crate::system::IoPressure;
+use crate::system::{CpuLine, IoPressure};
 
 /// A 5.5+ device with round counters.
 fn dev(name: &str) -> DiskCounters {
@@ -50,6 +50,8 @@ fn snap(at_ns: u64, disks: Vec<DiskCounters>) -> Snapshot {
         cpu: cpu(),
         mem: MemInfo::default(),
         psi: None,
+        cpus: Vec::new(),
+        load: None,
     }
 }
 
@@ -299,4 +301,72 @@ fn json_names_are_iostats() {
     ];
     want.sort_unstable();
     assert_eq!(keys, want);
+}
+
+/// Two CPUs, one saturated in system time, one idle, and one brought online only in the
+/// later snapshot (left out: it has no earlier counters).
+#[test]
+fn per_cpu_percentages() {
+    let line = |cpu: u32, counters: CpuCounters| CpuLine { cpu, counters };
+    let mut prev = snap(0, vec![]);
+    let mut cur = snap(SEC, vec![]);
+    assert!(per_cpu(&prev, &cur).is_empty(), "no per-CPU lines: none");
+    prev.cpus = vec![line(0, cpu()), line(2, cpu())];
+    let mut busy = cpu();
+    busy.system += 100;
+    let mut idle = cpu();
+    idle.idle += 100;
+    cur.cpus = vec![line(2, idle), line(0, busy), line(5, cpu())];
+    let r = per_cpu(&prev, &cur);
+    assert_eq!(r.iter().map(|x| x.cpu).collect::<Vec<_>>(), [0, 2]);
+    assert!(
+        close(r[0].rates.system, 100.0) && close(r[0].rates.idle, 0.0),
+        "{r:?}"
+    );
+    assert!(
+        close(r[1].rates.idle, 100.0) && close(r[1].rates.system, 0.0),
+        "{r:?}"
+    );
+    assert!(per_cpu(&snap(0, vec![]), &cur).is_empty());
+}
+
+#[test]
+fn load_average_is_the_later_snapshots() {
+    let prev = snap(0, vec![]);
+    let mut cur = snap(SEC, vec![]);
+    assert_eq!(derive(&prev, &cur).load, None);
+    let load = LoadAvg {
+        one: 2.5,
+        five: 1.25,
+        fifteen: 0.5,
+        runnable: 3,
+        tasks: 120,
+    };
+    cur.load = Some(load.clone());
+    assert_eq!(derive(&prev, &cur).load, Some(load));
+    let v = serde_json::to_value(derive(&prev, &snap(SEC, vec![]))).unwrap();
+    assert!(v.get("load").is_none(), "no load, no key: {v}");
+}
+
+/// Per-CPU lines are stored as compact arrays; a snapshot stored before iogauge kept them
+/// (or the load average) still reads, with none.
+#[test]
+fn per_cpu_lines_are_compact_and_old_snapshots_read() {
+    let mut s = snap(7, vec![]);
+    s.cpus = vec![CpuLine {
+        cpu: 3,
+        counters: cpu(),
+    }];
+    s.load = Some(LoadAvg::default());
+    let json = serde_json::to_string(&s).unwrap();
+    assert!(
+        json.contains(r#""cpus":[[3,100,10,50,700,100,5,15,20]]"#),
+        "{json}"
+    );
+    assert_eq!(serde_json::from_str::<Snapshot>(&json).unwrap(), s);
+    let old = r#"{"at_ns":1,"disks":[],"cpu":{"user":1,"nice":0,"system":0,"idle":0,"iowait":0,"irq":0,"softirq":0,"steal":0},"mem":{"cached":0,"buffers":0,"dirty":0,"writeback":0},"psi":null}"#;
+    let o: Snapshot = serde_json::from_str(old).unwrap();
+    assert!(o.cpus.is_empty() && o.load.is_none());
+    let bad = "[[4294967296,0,0,0,0,0,0,0,0]]";
+    assert!(serde_json::from_str::<Vec<CpuLine>>(bad).is_err());
 }

@@ -1,13 +1,22 @@
-//! System-wide CPU time (/proc/stat), page cache state (/proc/meminfo) and I/O pressure
-//! (/proc/pressure/io), parsed with procfs-core from text.
+//! CPU time (/proc/stat, the whole machine and each CPU), page cache state
+//! (/proc/meminfo), I/O pressure (/proc/pressure/io) and the load average (/proc/loadavg),
+//! parsed with procfs-core from text.
 
 use super::error::SampleError;
-use iogauge_model::system::{CpuCounters, IoPressure, MemInfo};
-use procfs::{FromBufRead, FromBufReadSI};
+use iogauge_model::system::{CpuCounters, CpuLine, IoPressure, LoadAvg, MemInfo};
+use procfs::{FromBufRead, FromBufReadSI, FromRead};
 
-/// Parses /proc/stat with procfs-core's `KernelStats` (which also insists on the `ctxt`,
-/// `btime` and `processes` lines every kernel prints).
+/// Parses /proc/stat's aggregate `cpu` line with procfs-core's `KernelStats` (which also
+/// insists on the `ctxt`, `btime` and `processes` lines every kernel prints).
 pub fn parse_stat(text: &str) -> Result<CpuCounters, SampleError> {
+    Ok(parse_stat_cpus(text)?.0)
+}
+
+/// Parses /proc/stat: the aggregate `cpu` line and one [`CpuLine`] per `cpuN` line (online
+/// CPUs only, in the kernel's order), through procfs-core's `KernelStats`. procfs keeps
+/// the per-CPU lines as a list without their numbers, so the numbers are read here, and
+/// every `cpuN` line is checked first as the aggregate one is.
+pub fn parse_stat_cpus(text: &str) -> Result<(CpuCounters, Vec<CpuLine>), SampleError> {
     // Ticks per second only feed procfs' `*_ms()` helpers, unused here: counters stay ticks.
     let si = procfs::ExplicitSystemInfo {
         boot_time_secs: 0,
@@ -30,10 +39,54 @@ pub fn parse_stat(text: &str) -> Result<CpuCounters, SampleError> {
     if let Some(c) = cols.iter().find(|c| c.parse::<u64>().is_err()) {
         return Err(err(format!("{c:?} is not a tick count")));
     }
+    let mut numbers = Vec::new();
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("cpu") && !l.starts_with("cpu "))
+    {
+        let err = |reason: String| SampleError::Parse {
+            file: "/proc/stat",
+            line: line.to_string(),
+            reason,
+        };
+        let mut cols = line.split_whitespace();
+        let name = cols.next().unwrap_or("");
+        let n = name["cpu".len()..]
+            .parse::<u32>()
+            .map_err(|_| err(format!("{name:?} is not cpuN")))?;
+        let cols: Vec<&str> = cols.collect();
+        if cols.len() < 4 {
+            return Err(err("fewer than user, nice, system and idle".into()));
+        }
+        if let Some(c) = cols.iter().find(|c| c.parse::<u64>().is_err()) {
+            return Err(err(format!("{c:?} is not a tick count")));
+        }
+        numbers.push(n);
+    }
     let ks = procfs::KernelStats::from_buf_read(text.as_bytes(), &si)
         .map_err(|e| err(procfs_reason(e)))?;
-    let t = ks.total;
-    Ok(CpuCounters {
+    if ks.cpu_time.len() != numbers.len() {
+        return Err(err(format!(
+            "{} cpuN lines, procfs read {}",
+            numbers.len(),
+            ks.cpu_time.len()
+        )));
+    }
+    let cpus = numbers
+        .into_iter()
+        .zip(&ks.cpu_time)
+        .map(|(cpu, t)| CpuLine {
+            cpu,
+            counters: counters(t),
+        })
+        .collect();
+    Ok((counters(&ks.total), cpus))
+}
+
+/// The columns iogauge keeps of one /proc/stat CPU line; those an old kernel does not print
+/// read as 0.
+fn counters(t: &procfs::CpuTime) -> CpuCounters {
+    CpuCounters {
         user: t.user,
         nice: t.nice,
         system: t.system,
@@ -42,6 +95,25 @@ pub fn parse_stat(text: &str) -> Result<CpuCounters, SampleError> {
         irq: t.irq.unwrap_or(0),
         softirq: t.softirq.unwrap_or(0),
         steal: t.steal.unwrap_or(0),
+    }
+}
+
+/// Parses /proc/loadavg (`0.18 0.78 1.18 1/87 11425`) with procfs-core's `LoadAverage`.
+/// procfs reads the averages as `f32`; the kernel prints them with two decimals, so they
+/// are rounded back to hundredths (0.18, not 0.18000000715).
+pub fn parse_loadavg(text: &str) -> Result<LoadAvg, SampleError> {
+    let l = procfs::LoadAverage::from_read(text.as_bytes()).map_err(|e| SampleError::Parse {
+        file: "/proc/loadavg",
+        line: text.trim_end().to_string(),
+        reason: procfs_reason(e),
+    })?;
+    let hundredths = |v: f32| (f64::from(v) * 100.0).round() / 100.0;
+    Ok(LoadAvg {
+        one: hundredths(l.one),
+        five: hundredths(l.five),
+        fifteen: hundredths(l.fifteen),
+        runnable: l.cur,
+        tasks: l.max,
     })
 }
 

@@ -153,6 +153,102 @@ fn bad_stat_is_an_error() {
     );
 }
 
+/// The captured 6.18 /proc/stat has two CPUs; each column of the aggregate line is (about)
+/// their sum.
+#[test]
+fn per_cpu_lines_of_a_captured_stat() {
+    let (total, cpus) = parse_stat_cpus(fixture!("stat_6.18")).unwrap();
+    assert_eq!(cpus.iter().map(|c| c.cpu).collect::<Vec<_>>(), [0, 1]);
+    assert_eq!(
+        cpus[0].counters,
+        CpuCounters {
+            user: 197649,
+            nice: 0,
+            system: 29019,
+            idle: 209248,
+            iowait: 18180,
+            irq: 0,
+            softirq: 297,
+            steal: 15457,
+        }
+    );
+    let fields = |c: &CpuCounters| {
+        [
+            c.user, c.nice, c.system, c.idle, c.iowait, c.irq, c.softirq, c.steal,
+        ]
+    };
+    let (a, b) = (fields(&cpus[0].counters), fields(&cpus[1].counters));
+    // show_stat() (fs/proc/stat.c) sums the CPUs in one pass and prints each in another, so
+    // a field can move by a tick between the two: the capture's iowait is 67338, its CPUs'
+    // 67337.
+    for ((x, y), t) in a.iter().zip(b).zip(fields(&total)) {
+        assert!(
+            (x + y).abs_diff(t) <= 1 + t / 1000,
+            "{a:?} + {b:?} vs {total:?}"
+        );
+    }
+    let (_, old) = parse_stat_cpus(fixture!("stat_2.6_no_guest")).unwrap();
+    assert_eq!(old[1].counters.idle, 11313845);
+}
+
+/// Offline CPUs have no line: the numbers are read from the lines, not counted.
+#[test]
+fn per_cpu_numbers_skip_offline_cpus() {
+    let text =
+        "cpu  6 0 6 6\ncpu0 1 0 1 1\ncpu1 2 0 2 2\ncpu3 3 0 3 3\nctxt 1\nbtime 2\nprocesses 3\n";
+    let (_, cpus) = parse_stat_cpus(text).unwrap();
+    assert_eq!(cpus.iter().map(|c| c.cpu).collect::<Vec<_>>(), [0, 1, 3]);
+    assert_eq!(cpus[2].counters.system, 3);
+}
+
+#[test]
+fn bad_per_cpu_lines_are_errors_naming_the_line() {
+    for (bad, why) in [
+        ("cpuX 1 0 1 1", "is not cpuN"),
+        ("cpu1 1 0", "fewer than"),
+        ("cpu1 1 0 y 1", "is not a tick count"),
+    ] {
+        let text = format!("cpu  1 0 1 1\n{bad}\nctxt 1\nbtime 2\nprocesses 3\n");
+        let e = parse_stat_cpus(&text).unwrap_err().to_string();
+        assert!(e.contains(bad) && e.contains(why), "{bad:?}: {e}");
+        assert!(parse_stat(&text).is_err(), "{bad:?}");
+    }
+}
+
+#[test]
+fn loadavg_of_a_captured_file() {
+    let l = parse_loadavg(fixture!("loadavg")).unwrap();
+    assert_eq!(
+        (l.one, l.five, l.fifteen, l.runnable, l.tasks),
+        (0.18, 0.78, 1.18, 1, 87)
+    );
+    let busy = parse_loadavg("64.07 12.50 3.01 65/1203 998877\n").unwrap();
+    assert_eq!((busy.one, busy.runnable, busy.tasks), (64.07, 65, 1203));
+}
+
+#[test]
+fn bad_loadavg_is_an_error() {
+    for text in [
+        "",
+        "0.18 0.78\n",
+        "a 0.78 1.18 1/87 11425\n",
+        "0.18 0.78 1.18 87 11425\n",
+        "0.18 0.78 1.18 1/x 11425\n",
+    ] {
+        let e = parse_loadavg(text).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                SampleError::Parse {
+                    file: "/proc/loadavg",
+                    ..
+                }
+            ),
+            "{text:?}: {e}"
+        );
+    }
+}
+
 #[test]
 fn meminfo_in_bytes() {
     let m = parse_meminfo(fixture!("meminfo_4.19")).unwrap();
@@ -212,16 +308,17 @@ fn bad_pressure_is_an_error() {
 
 #[test]
 fn snapshot_serde_round_trip() {
-    let s = parse_snapshot(
-        7,
-        fixture!("diskstats_5.10"),
-        fixture!("stat_6.18"),
-        fixture!("meminfo_4.19"),
-        Some(fixture!("pressure_io")),
-        |d| d.name == "sda",
-    )
-    .unwrap();
+    let texts = Texts {
+        diskstats: fixture!("diskstats_5.10"),
+        stat: fixture!("stat_6.18"),
+        meminfo: fixture!("meminfo_4.19"),
+        pressure_io: Some(fixture!("pressure_io")),
+        loadavg: fixture!("loadavg"),
+    };
+    let s = parse_snapshot(7, texts, |d| d.name == "sda").unwrap();
     assert_eq!(s.disks.len(), 1);
+    assert_eq!(s.cpus.len(), 2);
+    assert_eq!(s.load.as_ref().map(|l| l.tasks), Some(87));
     let json = serde_json::to_string(&s).unwrap();
     assert_eq!(serde_json::from_str::<Snapshot>(&json).unwrap(), s);
 }
@@ -230,6 +327,11 @@ fn snapshot_serde_round_trip() {
 fn live_sample() {
     let s = Sampler::new(None).sample(1).unwrap();
     assert!(s.cpu.idle > 0);
+    // One line per online CPU, as many as the kernel says are online.
+    // SAFETY: sysconf only reads a system setting.
+    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    assert_eq!(s.cpus.len() as i64, online as i64, "{:?}", s.cpus);
+    assert!(s.load.as_ref().is_some_and(|l| l.tasks > 0), "{:?}", s.load);
     assert!(s
         .disks
         .iter()

@@ -1,11 +1,12 @@
 //! The lines of `iogauge watch --plain` and the database rates line of the watch panel.
 
 use super::{db_run, run_randread, run_randrw};
-use crate::{db_rates_line, watch_line};
+use crate::{db_rates_line, watch_cpu_lines, watch_line};
 use insta::assert_snapshot;
-use iogauge_model::derive::Derived;
+use iogauge_model::derive::{CpuRates, Derived, PerCpuRates};
 use iogauge_model::live::{DbNow, LiveHeader, LiveInterval};
 use iogauge_model::run::IntervalReport;
+use iogauge_model::system::LoadAvg;
 
 const AT: &str = "2025-06-01T10:00:01Z";
 
@@ -43,6 +44,39 @@ fn devices_and_cpu_only() {
     no_psi.psi_some_pct = None;
     s += &watch_line(AT, &no_psi, &[], None, None);
     assert_snapshot!("machine", s);
+}
+
+/// `--cpu each` with the load average: the interval's line, then one line per CPU (CPU 2
+/// offline, CPU 3 saturated in system time).
+#[test]
+fn each_cpu_and_the_load_average() {
+    let r = run_randread();
+    let mut d = system(&r.intervals[4]);
+    d.load = Some(LoadAvg {
+        one: 1.52,
+        five: 0.8,
+        fifteen: 0.33,
+        runnable: 2,
+        tasks: 187,
+    });
+    let cpu = |cpu: u32, user: f64, system: f64, iowait: f64| PerCpuRates {
+        cpu,
+        rates: CpuRates {
+            user,
+            system,
+            iowait,
+            steal: 0.0,
+            idle: 100.0 - user - system - iowait,
+        },
+    };
+    let cpus = [
+        cpu(0, 2.0, 3.0, 0.0),
+        cpu(1, 10.0, 20.5, 30.0),
+        cpu(3, 0.0, 100.0, 0.0),
+    ];
+    let mut lines = vec![watch_line(AT, &d, &["vda".into()], None, None)];
+    lines.extend(watch_cpu_lines(AT, &cpus));
+    assert_snapshot!("each_cpu", lines.join("\n"));
 }
 
 /// A run in progress: before its first interval, in the ramp, measured (reads and writes).
