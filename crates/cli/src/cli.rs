@@ -46,7 +46,8 @@ pub enum Command {
     Db(DbArgs),
     /// Run a campaign file: configurations × repetitions, stored as they finish, resumable.
     Campaign(CampaignArgs),
-    /// A campaign's self-contained HTML report (charts, statistics, every run's series).
+    /// A self-contained HTML report: of stored results by id (charts of a run, calibration or
+    /// database run; several overlaid), or of a campaign with --campaign.
     Report(ReportArgs),
     /// Two runs, or two cases of a campaign, side by side with the ratio and a verdict.
     Compare(CompareArgs),

@@ -32,21 +32,27 @@ pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
         ))
     })?;
     if let Some(every) = a.interval {
-        let Document::Run(r) = &run.document else {
-            return Err(UsageError(format!(
-                "--interval re-renders runs; run {} is a {} (show it without --interval)",
-                a.id, run.row.kind
-            ))
-            .into());
+        let bad = |e: iogauge_model::regrid::RegridError| UsageError(format!("run {}: {e}", a.id));
+        let (doc, table) = match &run.document {
+            Document::Run(r) => {
+                let r = r.regrid(every, &run.histograms).map_err(bad)?;
+                let t = iogauge_report::run_text(&r) + "\n" + &iogauge_report::interval_table(&r);
+                (Document::from(r), t)
+            }
+            Document::Calibration(c) => {
+                let c = c.regrid(every, &run.histograms).map_err(bad)?;
+                let t = iogauge_report::calibration_head(&c)
+                    + &iogauge_report::calibration_intervals(&c);
+                (Document::from(c), t)
+            }
+            Document::DbRun(d) => {
+                let d = d.regrid(every, &run.histograms).map_err(bad)?;
+                let t =
+                    iogauge_report::db_run_text(&d) + "\n" + &iogauge_report::db_interval_table(&d);
+                (Document::from(d), t)
+            }
         };
-        let r = r
-            .regrid(every, &run.histograms)
-            .map_err(|e| UsageError(format!("run {}: {e}", a.id)))?;
-        return print(&if a.json {
-            Json.render(&Document::from(r))
-        } else {
-            iogauge_report::run_text(&r) + "\n" + &iogauge_report::interval_table(&r)
-        });
+        return print(&if a.json { Json.render(&doc) } else { table });
     }
     if a.json {
         return print(&run.document.to_json());

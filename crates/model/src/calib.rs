@@ -203,6 +203,15 @@ fn one() -> u32 {
     1
 }
 
+/// The interval every point's series is recorded at.
+pub const POINT_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The store label of point `index`'s histogram (`3:Small:16`); its intervals' histograms
+/// are stored under this and `/` and their [`crate::regrid::interval_label`].
+pub fn point_label(index: usize, p: &Point) -> String {
+    format!("{index}:{:?}:{}", p.step, p.outstanding)
+}
+
 /// A point with what it was made of, for the store.
 #[derive(Clone, Debug)]
 pub struct Measured {

@@ -5,6 +5,7 @@
 pub mod aas;
 pub mod outcome;
 pub mod profile;
+pub mod regrid;
 pub mod report;
 pub mod setup;
 pub mod workload;

@@ -224,5 +224,7 @@ impl CpuRates {
     }
 }
 
+mod combine;
+
 #[cfg(test)]
 mod tests;

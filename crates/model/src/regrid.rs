@@ -5,6 +5,8 @@
 //! memory figures are derived again from the raw /proc snapshots, which lie on the recorded
 //! grid and therefore on every coarser grid that is a whole multiple of it.
 
+use crate::calib::{point_label, CalibrationReport, POINT_INTERVAL};
+use crate::derive::Derived;
 use crate::hardware::system_between;
 use crate::run::{IntervalReport, RunReport};
 use iogauge_stats::{DirStats, Direction, HistError, Interval, LatHist, Nanos, PerDir, Phase};
@@ -26,11 +28,17 @@ pub enum RegridError {
 
 /// The store label of one interval's histogram: `iv/measure/12/read`.
 pub fn interval_label(phase: Phase, index: u32, dir: Direction) -> String {
+    named_interval_label(phase, index, dir.name())
+}
+
+/// The store label of one interval's histogram of `name` (a direction, or a database
+/// run's `read` / `update` operations): `iv/measure/12/update`.
+pub fn named_interval_label(phase: Phase, index: u32, name: &str) -> String {
     let phase = match phase {
         Phase::Ramp => "ramp",
         Phase::Measure => "measure",
     };
-    format!("iv/{phase}/{index}/{}", dir.name())
+    format!("iv/{phase}/{index}/{name}")
 }
 
 /// Every interval's non-empty latency histograms, encoded, labelled for the store.
@@ -51,6 +59,115 @@ fn nanos(s: f64) -> Nanos {
     Nanos((s * 1e9).round() as u64)
 }
 
+/// `every` ÷ `recorded`, when `every` is a whole multiple of it.
+pub(crate) fn ratio_of(every: Duration, recorded: Duration) -> Result<u32, RegridError> {
+    let ratio = every.as_nanos() / recorded.as_nanos().max(1);
+    if ratio == 0 || !every.as_nanos().is_multiple_of(recorded.as_nanos().max(1)) {
+        return Err(RegridError::NotMultiple {
+            asked: every,
+            recorded,
+        });
+    }
+    u32::try_from(ratio).map_err(|_| RegridError::TooCoarse {
+        asked: every,
+        recorded,
+    })
+}
+
+/// The recorded intervals (given by phase, in order) grouped onto a grid `ratio` times
+/// coarser, each phase cut from its own start: per group its phase and members, each as
+/// (position in the list, recorded index within its phase).
+pub fn groups(phases: impl Iterator<Item = Phase>, ratio: u32) -> Vec<(Phase, Vec<(usize, u32)>)> {
+    let mut seen: BTreeMap<Phase, u32> = BTreeMap::new();
+    let mut out: Vec<(Phase, u32, Vec<(usize, u32)>)> = Vec::new();
+    for (i, phase) in phases.enumerate() {
+        let slot = seen.entry(phase).or_insert(0);
+        let index = *slot;
+        *slot += 1;
+        match out.last_mut() {
+            Some((p, g, members)) if *p == phase && *g == index / ratio => members.push((i, index)),
+            _ => out.push((phase, index / ratio, vec![(i, index)])),
+        }
+    }
+    out.into_iter().map(|(p, _, m)| (p, m)).collect()
+}
+
+/// Stored histograms by label, decoded on demand; a missing one means the result was
+/// stored without per-interval histograms.
+pub(crate) struct Hists<'a> {
+    by_label: BTreeMap<&'a str, &'a [u8]>,
+    recorded: Duration,
+}
+
+impl<'a> Hists<'a> {
+    pub(crate) fn new(hists: &'a [(String, Vec<u8>)], recorded: Duration) -> Self {
+        Hists {
+            by_label: hists
+                .iter()
+                .map(|(l, d)| (l.as_str(), d.as_slice()))
+                .collect(),
+            recorded,
+        }
+    }
+
+    pub(crate) fn get(&self, label: &str) -> Result<LatHist, RegridError> {
+        let Some(bytes) = self.by_label.get(label) else {
+            return Err(RegridError::NoHistograms {
+                recorded: self.recorded,
+            });
+        };
+        LatHist::decode(bytes).map_err(|e| RegridError::Corrupt {
+            label: label.to_string(),
+            why: e.to_string(),
+        })
+    }
+}
+
+/// `reports` merged onto a grid `ratio` times coarser, percentiles from the histograms
+/// stored as `prefix` + [`interval_label`]; per merged interval, its members' positions.
+fn merge_io(
+    reports: &[IntervalReport],
+    ratio: u32,
+    hists: &Hists,
+    prefix: &str,
+) -> Result<Vec<(Interval, Vec<usize>)>, RegridError> {
+    let mut out = Vec::new();
+    for (phase, members) in groups(reports.iter().map(|r| r.phase), ratio) {
+        let mut merged: Option<Interval> = None;
+        for &(i, index) in &members {
+            let r = &reports[i];
+            let mut io = PerDir::<DirStats>::default();
+            for (dir, d) in [(Direction::Read, &r.read), (Direction::Write, &r.write)] {
+                if d.ios == 0 {
+                    continue;
+                }
+                let lat = hists.get(&format!("{prefix}{}", interval_label(phase, index, dir)))?;
+                io[dir] = DirStats {
+                    ios: d.ios,
+                    bytes: iogauge_stats::Bytes(d.bytes),
+                    lat,
+                };
+            }
+            let iv = Interval {
+                phase,
+                index: index / ratio,
+                start: nanos(r.t_s),
+                end: nanos(r.t_s + r.dur_s),
+                io,
+                members: Vec::new(),
+            };
+            match &mut merged {
+                Some(m) => m.absorb(&iv),
+                None => merged = Some(iv),
+            }
+        }
+        if let Some(m) = merged {
+            out.push((m, members.iter().map(|(i, _)| *i).collect()));
+        }
+    }
+    Ok(out)
+}
+
 impl RunReport {
     /// This run's intervals at `every` (a whole multiple of the recorded interval), each
     /// phase cut separately from its own start; the summary and everything else unchanged.
@@ -60,76 +177,70 @@ impl RunReport {
         hists: &[(String, Vec<u8>)],
     ) -> Result<RunReport, RegridError> {
         let recorded = self.options.interval;
-        let ratio = every.as_nanos() / recorded.as_nanos().max(1);
-        if ratio == 0 || !every.as_nanos().is_multiple_of(recorded.as_nanos().max(1)) {
-            return Err(RegridError::NotMultiple {
-                asked: every,
-                recorded,
-            });
-        }
-        let Ok(ratio) = u32::try_from(ratio) else {
-            return Err(RegridError::TooCoarse {
-                asked: every,
-                recorded,
-            });
-        };
-        if ratio == 1 {
+        if ratio_of(every, recorded)? == 1 {
             return Ok(self.clone());
         }
-        let by_label: BTreeMap<&str, &[u8]> = hists
-            .iter()
-            .map(|(l, d)| (l.as_str(), d.as_slice()))
-            .collect();
-        let mut merged: Vec<Interval> = Vec::new();
-        // The recorded index of an interval is its position within its phase.
-        let mut seen: BTreeMap<Phase, u32> = BTreeMap::new();
-        for r in &self.intervals {
-            let slot = seen.entry(r.phase).or_insert(0);
-            let index = *slot;
-            *slot += 1;
-            let mut io = PerDir::<DirStats>::default();
-            for (dir, d) in [(Direction::Read, &r.read), (Direction::Write, &r.write)] {
-                if d.ios == 0 {
-                    continue;
-                }
-                let label = interval_label(r.phase, index, dir);
-                let Some(bytes) = by_label.get(label.as_str()) else {
-                    return Err(RegridError::NoHistograms { recorded });
-                };
-                let lat = LatHist::decode(bytes).map_err(|e| RegridError::Corrupt {
-                    label: label.clone(),
-                    why: e.to_string(),
-                })?;
-                io[dir] = DirStats {
-                    ios: d.ios,
-                    bytes: iogauge_stats::Bytes(d.bytes),
-                    lat,
-                };
-            }
-            let iv = Interval {
-                phase: r.phase,
-                index: index / ratio,
-                start: nanos(r.t_s),
-                end: nanos(r.t_s + r.dur_s),
-                io,
-                members: Vec::new(),
-            };
-            match merged.last_mut() {
-                Some(last) if (last.phase, last.index) == (iv.phase, iv.index) => last.absorb(&iv),
-                _ => merged.push(iv),
-            }
-        }
         let mut out = self.clone();
-        out.intervals = merged
-            .iter()
-            .map(|iv| {
-                let mut rep = IntervalReport::of(iv);
-                if !self.samples.is_empty() {
-                    rep.system = system_between(&self.samples, iv.start, iv.end);
+        out.intervals =
+            regrid_intervals(&self.intervals, (every, recorded), hists, "", &|iv, _| {
+                if self.samples.is_empty() {
+                    None
+                } else {
+                    system_between(&self.samples, iv.start, iv.end)
                 }
-                rep
-            })
-            .collect();
+            })?;
+        Ok(out)
+    }
+}
+
+/// `reports` recorded every `recorded`, at `every`; each merged interval's device figures
+/// from `system(merged, members)`.
+pub(crate) fn regrid_intervals(
+    reports: &[IntervalReport],
+    (every, recorded): (Duration, Duration),
+    hists: &[(String, Vec<u8>)],
+    prefix: &str,
+    system: &dyn Fn(&Interval, &[usize]) -> Option<Derived>,
+) -> Result<Vec<IntervalReport>, RegridError> {
+    let ratio = ratio_of(every, recorded)?;
+    let hists = Hists::new(hists, recorded);
+    Ok(merge_io(reports, ratio, &hists, prefix)?
+        .iter()
+        .map(|(iv, members)| {
+            let mut rep = IntervalReport::of(iv);
+            rep.system = system(iv, members);
+            rep
+        })
+        .collect())
+}
+
+impl CalibrationReport {
+    /// Every point's intervals at `every` (a whole multiple of [`POINT_INTERVAL`]), from the
+    /// per-interval histograms stored under the point's label; device figures combined from
+    /// the recorded intervals' ([`Derived::combine`]).
+    pub fn regrid(
+        &self,
+        every: Duration,
+        hists: &[(String, Vec<u8>)],
+    ) -> Result<CalibrationReport, RegridError> {
+        let mut out = self.clone();
+        if ratio_of(every, POINT_INTERVAL)? == 1 {
+            return Ok(out);
+        }
+        for (i, p) in out.points.iter_mut().enumerate() {
+            let prefix = format!("{}/", point_label(i, &p.point));
+            let ivs = &p.intervals;
+            p.intervals =
+                regrid_intervals(ivs, (every, POINT_INTERVAL), hists, &prefix, &|_, m| {
+                    let parts: Vec<(f64, &Derived)> = m
+                        .iter()
+                        .filter_map(|&k| Some((ivs[k].dur_s, ivs[k].system.as_ref()?)))
+                        .collect();
+                    (parts.len() == m.len())
+                        .then(|| Derived::combine(&parts))
+                        .flatten()
+                })?;
+        }
         Ok(out)
     }
 }
@@ -244,5 +355,56 @@ mod tests {
             r.regrid(Duration::from_secs(3), &bad),
             Err(RegridError::Corrupt { .. })
         ));
+    }
+
+    #[test]
+    fn calibration_points_regrid_with_combined_device_figures() {
+        let fixture = include_str!("../../campaign/tests/fixtures/calibrate.json");
+        let Ok(crate::Document::Calibration(mut c)) = crate::Document::from_json(fixture) else {
+            panic!("calibrate.json is a calibration")
+        };
+        let s = series();
+        c.points.truncate(1);
+        let p = &mut c.points[0];
+        p.intervals = s
+            .iter()
+            .enumerate()
+            .map(|(i, iv)| {
+                let mut rep = IntervalReport::of(iv);
+                let mut d = Derived::default();
+                let rates = crate::derive::DiskRates {
+                    r_s: 100.0 * (i as f64 + 1.0),
+                    util: 10.0 * i as f64,
+                    ..Default::default()
+                };
+                d.disks.insert("vda".into(), rates);
+                rep.system = Some(d);
+                rep
+            })
+            .collect();
+        let prefix = format!("{}/", point_label(0, &p.point));
+        let h: Vec<(String, Vec<u8>)> = interval_histograms(&s)
+            .unwrap()
+            .into_iter()
+            .map(|(l, b)| (format!("{prefix}{l}"), b))
+            .collect();
+        let g = c.regrid(Duration::from_secs(2), &h).unwrap();
+        let ivs = &g.points[0].intervals;
+        assert_eq!(ivs.len(), 4, "ramp 0..2, measured 2..4, 4..6, 6..7");
+        assert_eq!(ivs[1].read.ios, 700);
+        let p50 = ivs[1].read.lat_us.p50;
+        assert!((3990.0..4010.0).contains(&p50), "p50 {p50}");
+        let vda = &ivs[1].system.as_ref().unwrap().disks["vda"];
+        assert!(
+            (vda.r_s - 350.0).abs() < 1e-9,
+            "(300 + 400) / 2: {}",
+            vda.r_s
+        );
+        assert!((vda.util - 25.0).abs() < 1e-9);
+        assert!(matches!(
+            c.regrid(Duration::from_secs(2), &[]),
+            Err(RegridError::NoHistograms { .. })
+        ));
+        assert_eq!(c.regrid(POINT_INTERVAL, &[]).unwrap(), *c);
     }
 }

@@ -2,10 +2,12 @@
 //! could cache it, the document built from the sessions' outcome, and the operations'
 //! latency histograms.
 
-use iogauge_model::db::outcome::DbOutcome;
+use iogauge_model::db::outcome::{DbInterval, DbOutcome};
+use iogauge_model::db::regrid::OPS;
 use iogauge_model::db::report::{DataSet, DbContext, DbReport, Setting};
+use iogauge_model::regrid::{groups, named_interval_label};
 use iogauge_model::Histograms;
-use iogauge_stats::HistError;
+use iogauge_stats::{HistError, Phase};
 
 /// The data set of `schemas` × `blocks` 8 KiB rows against `ram_bytes` and shared_buffers;
 /// with the warning a DBA needs when it fits in RAM and nothing keeps the OS from caching it.
@@ -61,10 +63,25 @@ pub fn db_document(
             .push("interrupted: the summary covers only the part that ran".into());
     }
     let m = outcome.measured();
-    let histograms = vec![
+    let mut histograms = vec![
         ("read".to_string(), m.sessions.read_lat.encode()?),
         ("update".to_string(), m.sessions.update_lat.encode()?),
     ];
+    // Each interval's too, for `show ID --interval` (exact percentiles of coarser ones).
+    let phase = |iv: &DbInterval| if iv.ramp { Phase::Ramp } else { Phase::Measure };
+    for (_, members) in groups(outcome.intervals.iter().map(phase), 1) {
+        for (i, index) in members {
+            let iv = &outcome.intervals[i];
+            for (name, h) in OPS
+                .iter()
+                .zip([&iv.sessions.read_lat, &iv.sessions.update_lat])
+            {
+                if !h.is_empty() {
+                    histograms.push((named_interval_label(phase(iv), index, name), h.encode()?));
+                }
+            }
+        }
+    }
     Ok((r, histograms))
 }
 

@@ -1,37 +1,132 @@
 //! The time series as a table, one row per interval: what the workload issued next to what
-//! each device did and the CPU, on one time axis (`iogauge show ID --interval 5s`).
+//! each device did and the CPU, on one time axis (`iogauge show ID --interval 5s`), for a
+//! run, each point of a calibration, and a database run.
 
+use iogauge_model::calib::CalibrationReport;
+use iogauge_model::db::report::{DbIntervalReport, DbReport};
+use iogauge_model::derive::Derived;
 use iogauge_model::run::{IntervalReport, RunReport};
+use iogauge_stats::Phase;
 use std::fmt::Write as _;
 
 /// One row per interval: time, phase, workload IOPS/MiB/s/latency, then r/s, w/s and %util of
 /// each sampled device and the CPU split.
 pub fn interval_table(r: &RunReport) -> String {
-    let devices: Vec<String> = r
-        .intervals
-        .iter()
-        .filter_map(|i| i.system.as_ref())
+    io_table(&r.intervals)
+}
+
+/// Each point of a calibration (its line, then its intervals as [`interval_table`] does).
+pub fn calibration_intervals(c: &CalibrationReport) -> String {
+    let mut s = String::new();
+    for p in &c.points {
+        let superseded = if p.point.superseded {
+            " (superseded: measured again)"
+        } else {
+            ""
+        };
+        let _ = writeln!(s, "\n{}{superseded}", crate::point_line(&p.point));
+        s.push_str(&io_table(&p.intervals));
+    }
+    s
+}
+
+/// One row per interval of a database run: the sessions' operations and p99 latencies, the
+/// load profile (physical reads, blocks written, WAL), active sessions, then each device and
+/// the CPU.
+pub fn db_interval_table(r: &DbReport) -> String {
+    let devices = devices(r.intervals.iter().map(|i| i.system.as_ref()));
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "{:>8} {:<5}{:>9}{:>9}{:>10}{:>10}{:>10}{:>10}{:>9}{:>6}",
+        "t(s)",
+        "",
+        "reads/s",
+        "upd/s",
+        "rd p99 us",
+        "up p99 us",
+        "phys rd/s",
+        "blk wr/s",
+        "WAL MiB/s",
+        "AAS"
+    );
+    header(&mut s, &devices);
+    for iv in &r.intervals {
+        db_row(&mut s, iv);
+        system(&mut s, iv.system.as_ref(), &devices);
+    }
+    s
+}
+
+fn db_row(s: &mut String, iv: &DbIntervalReport) {
+    let ss = &iv.sessions;
+    let p99 = |ops: f64, v: f64| {
+        if ops > 0.0 {
+            format!("{v:.0}")
+        } else {
+            "-".into()
+        }
+    };
+    let b = &iv.db.buffers_written_s;
+    let _ = write!(
+        s,
+        "{:>8.1} {:<5}{:>9.0}{:>9.0}{:>10}{:>10}{:>10.0}{:>10.0}{:>9.2}{:>6.1}",
+        iv.t_s,
+        phase(iv.phase),
+        ss.reads_s,
+        ss.updates_s,
+        p99(ss.reads_s, ss.read_lat_us.p99),
+        p99(ss.updates_s, ss.update_lat_us.p99),
+        iv.db.physical_reads_s,
+        b.checkpointer + b.bgwriter + b.backend,
+        iv.db.wal_bytes_s / iogauge_stats::MIB,
+        iv.aas.sessions_total()
+    );
+}
+
+fn phase(p: Phase) -> &'static str {
+    if p == Phase::Ramp {
+        "ramp"
+    } else {
+        ""
+    }
+}
+
+/// Every device some interval sampled, by name.
+fn devices<'a>(systems: impl Iterator<Item = Option<&'a Derived>>) -> Vec<String> {
+    systems
+        .flatten()
         .flat_map(|d| d.disks.keys().cloned())
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
-        .collect();
+        .collect()
+}
+
+/// The device and CPU columns' titles, ending the header line.
+fn header(s: &mut String, devices: &[String]) {
+    for d in devices {
+        let _ = write!(s, " |{:>9}{:>9}{:>7}", format!("{d} r/s"), "w/s", "%util");
+    }
+    let _ = writeln!(s, " |{:>5}{:>5}{:>5}", "usr", "sys", "iow");
+}
+
+fn io_table(intervals: &[IntervalReport]) -> String {
+    let devices = devices(intervals.iter().map(|i| i.system.as_ref()));
     let mut s = String::new();
     let _ = write!(
         s,
         "{:>8} {:<5}{:>10}{:>10}{:>9}{:>9}{:>9}",
         "t(s)", "", "r IOPS", "w IOPS", "MiB/s", "p50 us", "p99 us"
     );
-    for d in &devices {
-        let _ = write!(s, " |{:>9}{:>9}{:>7}", format!("{d} r/s"), "w/s", "%util");
-    }
-    let _ = writeln!(s, " |{:>5}{:>5}{:>5}", "usr", "sys", "iow");
-    for iv in &r.intervals {
-        s.push_str(&row(iv, &devices));
+    header(&mut s, &devices);
+    for iv in intervals {
+        row(&mut s, iv);
+        system(&mut s, iv.system.as_ref(), &devices);
     }
     s
 }
 
-fn row(iv: &IntervalReport, devices: &[String]) -> String {
+fn row(s: &mut String, iv: &IntervalReport) {
     let mut lat = if iv.read.ios >= iv.write.ios {
         &iv.read.lat_us
     } else {
@@ -40,22 +135,23 @@ fn row(iv: &IntervalReport, devices: &[String]) -> String {
     if iv.read.ios + iv.write.ios == 0 {
         lat = &iv.read.lat_us;
     }
-    let mut s = format!(
+    let _ = write!(
+        s,
         "{:>8.1} {:<5}{:>10.0}{:>10.0}{:>9.1}{:>9.0}{:>9.0}",
         iv.t_s,
-        if iv.phase == iogauge_stats::Phase::Ramp {
-            "ramp"
-        } else {
-            ""
-        },
+        phase(iv.phase),
         iv.read.iops,
         iv.write.iops,
         iv.read.mbps + iv.write.mbps,
         lat.p50,
         lat.p99
     );
+}
+
+/// The device and CPU columns of one interval, ending its line.
+fn system(s: &mut String, sys: Option<&Derived>, devices: &[String]) {
     for d in devices {
-        match iv.system.as_ref().and_then(|x| x.disks.get(d)) {
+        match sys.and_then(|x| x.disks.get(d)) {
             Some(x) => {
                 let _ = write!(s, " |{:>9.0}{:>9.0}{:>7.1}", x.r_s, x.w_s, x.util);
             }
@@ -64,7 +160,7 @@ fn row(iv: &IntervalReport, devices: &[String]) -> String {
             }
         }
     }
-    match &iv.system {
+    match sys {
         Some(x) => {
             let _ = writeln!(
                 s,
@@ -76,5 +172,4 @@ fn row(iv: &IntervalReport, devices: &[String]) -> String {
             let _ = writeln!(s, " |{:>5}{:>5}{:>5}", "-", "-", "-");
         }
     }
-    s
 }

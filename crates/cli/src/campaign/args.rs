@@ -31,20 +31,40 @@ pub struct CampaignOutput {
     /// The campaign, by the name `iogauge campaign` stored it under.
     #[arg(long)]
     pub campaign: String,
+    #[command(flatten)]
+    pub out: Output,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// Where a rendering goes.
+#[derive(clap::Args, Debug)]
+pub struct Output {
     /// Write here (default, or `-`: stdout). An existing file is replaced only with --force.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Replace an existing output file.
     #[arg(long)]
     pub force: bool,
-    #[command(flatten)]
-    pub store: StoreArgs,
 }
 
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
+    /// Stored results to draw, by id (`iogauge history`): runs, calibrations and database
+    /// runs; several of a kind share their charts (before/after a change).
+    #[arg(
+        value_name = "ID",
+        required_unless_present = "campaign",
+        conflicts_with = "campaign"
+    )]
+    pub ids: Vec<i64>,
+    /// The campaign, by the name `iogauge campaign` stored it under.
+    #[arg(long)]
+    pub campaign: Option<String>,
     #[command(flatten)]
-    pub out: CampaignOutput,
+    pub out: Output,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(clap::Args, Debug)]

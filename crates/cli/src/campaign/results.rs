@@ -2,7 +2,7 @@
 //! `iogauge compare` (two runs, or two cases of a campaign), and the lines `iogauge campaign`
 //! prints as it goes.
 
-use super::args::{CampaignOutput, CompareArgs, ExportArgs, ReportArgs};
+use super::args::{CampaignOutput, CompareArgs, ExportArgs, Output, ReportArgs};
 use super::gather::gather;
 use crate::store_args::StoreArgs;
 use crate::usage::UsageError;
@@ -40,7 +40,11 @@ fn open_view(store: &StoreArgs, name: &str) -> anyhow::Result<CampaignView> {
 }
 
 pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
-    let (view, out) = open_for_output(&a.out)?;
+    let out = output_path(&a.out)?;
+    let Some(name) = &a.campaign else {
+        return results_report(&a.ids, &a.store, out);
+    };
+    let view = open_view(&a.store, name)?;
     let html = iogauge_report::campaign_html(&view);
     write_output(out, &html)?;
     if let Some(p) = out {
@@ -49,6 +53,48 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
             p.display(),
             view.cases.len(),
             view.cases.iter().map(|c| c.runs.len()).sum::<usize>(),
+            html.len() as f64 / 1e6
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `iogauge report ID [ID…]`: stored results of any kind in one HTML file.
+fn results_report(ids: &[i64], store: &StoreArgs, out: Option<&Path>) -> anyhow::Result<ExitCode> {
+    for (i, id) in ids.iter().enumerate() {
+        if ids[..i].contains(id) {
+            return Err(
+                UsageError(format!("result {id} is given twice; give each id once")).into(),
+            );
+        }
+    }
+    let store = Store::open_resolved(store.store.as_deref())?;
+    let mut runs = Vec::with_capacity(ids.len());
+    for &id in ids {
+        let run = store.get(id)?.ok_or_else(|| {
+            UsageError(format!(
+                "no run {id} in {}; `iogauge history` lists the stored runs",
+                store.path().display()
+            ))
+        })?;
+        runs.push(run);
+    }
+    let stored: Vec<iogauge_report::Stored> = runs
+        .iter()
+        .map(|r| iogauge_report::Stored {
+            id: r.row.id,
+            document: &r.document,
+            histograms: &r.histograms,
+        })
+        .collect();
+    let html = iogauge_report::result_html(&stored)?;
+    write_output(out, &html)?;
+    if let Some(p) = out {
+        eprintln!(
+            "wrote {} ({} result{}, {:.1} MB)",
+            p.display(),
+            ids.len(),
+            if ids.len() == 1 { "" } else { "s" },
             html.len() as f64 / 1e6
         );
     }
@@ -69,10 +115,16 @@ pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
 /// Checks the output path first (nothing is read for a path that cannot be written), then
 /// gathers the campaign.
 fn open_for_output(o: &CampaignOutput) -> anyhow::Result<(CampaignView, Option<&Path>)> {
-    // `-o -` is stdout, as for every Unix tool, not a file named `-`.
+    let out = output_path(&o.out)?;
+    Ok((open_view(&o.store, &o.campaign)?, out))
+}
+
+/// The output file, checked (`None`: stdout; `-o -` is stdout, as for every Unix tool, not
+/// a file named `-`).
+fn output_path(o: &Output) -> Result<Option<&Path>, UsageError> {
     let out = o.output.as_deref().filter(|p| *p != Path::new("-"));
     check_output(out, o.force)?;
-    Ok((open_view(&o.store, &o.campaign)?, out))
+    Ok(out)
 }
 
 /// Refuses an output path that cannot be written as asked, before any work is done.

@@ -23,9 +23,11 @@ pub struct ShowArgs {
     /// Print the stored JSON document exactly as it was saved.
     #[arg(long)]
     pub json: bool,
-    /// Re-render a run's time series at this coarser interval (a whole multiple of the
-    /// recorded one): workload percentiles from the stored per-interval histograms, device
-    /// figures from the raw snapshots. Prints the interval table (or the JSON document).
+    /// Re-render the time series at this coarser interval (a whole multiple of the recorded
+    /// one): a run's, each calibration point's (recorded every 1s) or a database run's.
+    /// Percentiles from the stored per-interval histograms, device figures from the raw
+    /// snapshots (a calibration point's combined from its intervals'). Prints the interval
+    /// table (or the JSON document).
     #[arg(long, value_parser = parse_duration)]
     pub interval: Option<Duration>,
 }

@@ -15,6 +15,7 @@ mod io_path;
 mod layout;
 mod mpi;
 mod plan;
+mod report;
 mod run;
 mod steady;
 mod uring_disabled;

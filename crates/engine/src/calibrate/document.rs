@@ -3,8 +3,9 @@
 //! each point's latency histogram and each step's (its points merged).
 
 use super::verdicts::verdicts;
-use iogauge_model::calib::{CalibrateSpec, CalibrationReport, Outcome, Step};
+use iogauge_model::calib::{point_label, CalibrateSpec, CalibrationReport, Outcome, Step};
 use iogauge_model::preflight::Preflight;
+use iogauge_model::regrid::interval_histograms;
 use iogauge_model::target::TargetInfo;
 use iogauge_model::Histograms;
 use iogauge_stats::{HistError, LatHist};
@@ -50,17 +51,15 @@ pub fn calibration_document(
             ));
         }
     }
-    let mut histograms = outcome
-        .measured
-        .iter()
-        .enumerate()
-        .map(|(i, m)| {
-            Ok((
-                format!("{i}:{:?}:{}", m.point.step, m.point.outstanding),
-                m.hist.encode()?,
-            ))
-        })
-        .collect::<Result<Histograms, HistError>>()?;
+    // Each point's histogram, then its intervals' (`show ID --interval` merges them).
+    let mut histograms = Vec::new();
+    for (i, m) in outcome.measured.iter().enumerate() {
+        let label = point_label(i, &m.point);
+        for (l, h) in interval_histograms(&m.intervals)? {
+            histograms.push((format!("{label}/{l}"), h));
+        }
+        histograms.push((label, m.hist.encode()?));
+    }
     histograms.extend(step_histograms(outcome)?);
     Ok((r, histograms))
 }

@@ -107,6 +107,7 @@ impl EngineProber<'_> {
         let mut j = self.job(rw, bs, n / workers, workers);
         j.time = Some(self.spec.point_time);
         j.ramp = self.spec.point_ramp;
+        j.interval = iogauge_model::calib::POINT_INTERVAL;
         j
     }
 }

@@ -369,4 +369,58 @@ fn per_cpu_lines_are_compact_and_old_snapshots_read() {
     assert!(o.cpus.is_empty() && o.load.is_none());
     let bad = "[[4294967296,0,0,0,0,0,0,0,0]]";
     assert!(serde_json::from_str::<Vec<CpuLine>>(bad).is_err());
+
+/// Two consecutive intervals combined give what the snapshots at their outer ends give.
+#[test]
+fn combining_intervals_equals_deriving_the_whole() {
+    let a = dev("sda");
+    let mut b = a.clone();
+    b.reads += 300;
+    b.reads_merged += 30;
+    b.sectors_read += 4800;
+    b.time_reading_ms += 900;
+    b.writes += 10;
+    b.sectors_written += 80;
+    b.time_writing_ms += 50;
+    b.time_in_progress_ms += 400;
+    b.weighted_time_in_progress_ms += 1200;
+    b.flushes = Some(14);
+    let mut c = b.clone();
+    c.reads += 900;
+    c.reads_merged += 1;
+    c.sectors_read += 7200;
+    c.time_reading_ms += 450;
+    c.writes += 700;
+    c.writes_merged += 90;
+    c.sectors_written += 11_200;
+    c.time_writing_ms += 2100;
+    c.time_in_progress_ms += 1900;
+    c.weighted_time_in_progress_ms += 4000;
+    c.flushes = Some(40);
+    let (mut cb, mut cc) = (cpu(), cpu());
+    cb.user += 30;
+    cb.idle += 70;
+    cc.user = cb.user + 10;
+    cc.system += 90;
+    cc.iowait += 50;
+    // Ticks run at a constant rate: 100 in the first second, 200 in the next two.
+    cc.idle = cb.idle + 50;
+    let s0 = snap(0, vec![a]);
+    let mut s1 = snap(1_000_000_000, vec![b]);
+    s1.cpu = cb;
+    let mut s2 = snap(3_000_000_000, vec![c]);
+    s2.cpu = cc;
+    let (p, q) = (derive(&s0, &s1), derive(&s1, &s2));
+    let got = Derived::combine(&[(1.0, &p), (2.0, &q)]).unwrap();
+    let want = derive(&s0, &s2);
+    assert_rates(&got.disks["sda"], &want.disks["sda"], "combined");
+    for (g, w) in [
+        (got.cpu.user, want.cpu.user),
+        (got.cpu.system, want.cpu.system),
+        (got.cpu.iowait, want.cpu.iowait),
+        (got.cpu.idle, want.cpu.idle),
+    ] {
+        assert!(close(g, w), "cpu {g} vs {w}");
+    }
+    assert!(Derived::combine(&[]).is_none());
 }

@@ -3,12 +3,12 @@
 
 mod html;
 mod html_table;
-mod svg;
+pub(crate) mod svg;
 mod svg_bars;
-mod svg_draw;
-mod svg_series;
-mod svg_stats;
-mod svg_style;
+pub(crate) mod svg_draw;
+pub(crate) mod svg_series;
+pub(crate) mod svg_stats;
+pub(crate) mod svg_style;
 mod tables;
 
 pub use html::campaign_html;

@@ -6,18 +6,18 @@
 use std::fmt::{self, Write as _};
 
 /// Case colours, in case order (Tableau 10: distinct, colour-blind tolerant, prints well).
-pub(super) const PALETTE: [&str; 10] = [
+pub(crate) const PALETTE: [&str; 10] = [
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
     "#9c755f", "#bab0ac",
 ];
 
 /// Colour of the `i`-th case (cycles past ten).
-pub(super) fn colour(i: usize) -> &'static str {
+pub(crate) fn colour(i: usize) -> &'static str {
     PALETTE[i % PALETTE.len()]
 }
 
 /// Appends `s` escaped for HTML text and for attribute values in double or single quotes.
-pub(super) fn esc(out: &mut String, s: &str) {
+pub(crate) fn esc(out: &mut String, s: &str) {
     for c in s.chars() {
         match c {
             '&' => out.push_str("&amp;"),
@@ -33,7 +33,7 @@ pub(super) fn esc(out: &mut String, s: &str) {
 /// A coordinate: one decimal, trailing ".0" dropped, `0` when not finite, clamped to ±10⁶ px
 /// so a wild value can never produce an exponent or a huge attribute.
 #[derive(Clone, Copy)]
-pub(super) struct N(pub f64);
+pub(crate) struct N(pub f64);
 
 impl fmt::Display for N {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -59,7 +59,7 @@ impl fmt::Display for N {
 /// non-finite or empty domains become a unit interval, so `at` is always finite for finite
 /// input.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Scale {
+pub(crate) struct Scale {
     lo: f64,
     hi: f64,
     a: f64,
@@ -69,7 +69,7 @@ pub(super) struct Scale {
 
 impl Scale {
     /// `lo..hi` onto pixels `a..b` (`b < a` for a y axis that grows upwards).
-    pub(super) fn linear(lo: f64, hi: f64, a: f64, b: f64) -> Scale {
+    pub(crate) fn linear(lo: f64, hi: f64, a: f64, b: f64) -> Scale {
         let (lo, hi) = sane(lo, hi, 0.0);
         Scale {
             lo,
@@ -81,7 +81,7 @@ impl Scale {
     }
 
     /// Log10 scale; `lo` and `hi` are data values (> 0), widened to whole decades.
-    pub(super) fn log(lo: f64, hi: f64, a: f64, b: f64) -> Scale {
+    pub(crate) fn log(lo: f64, hi: f64, a: f64, b: f64) -> Scale {
         let l = if lo > 0.0 && lo.is_finite() {
             lo.log10().floor()
         } else {
@@ -104,7 +104,7 @@ impl Scale {
 
     /// Pixel of `v`; values outside the domain extrapolate, non-positive values on a log
     /// scale go to the domain's low end.
-    pub(super) fn at(&self, v: f64) -> f64 {
+    pub(crate) fn at(&self, v: f64) -> f64 {
         let v = if self.log {
             if v > 0.0 {
                 v.log10()
@@ -125,7 +125,7 @@ impl Scale {
 
     /// About `target` round tick values within the domain (decades, with 2 and 5 between
     /// them when a log scale spans fewer than three decades), and the linear step.
-    pub(super) fn ticks(&self, target: usize) -> (Vec<f64>, f64) {
+    pub(crate) fn ticks(&self, target: usize) -> (Vec<f64>, f64) {
         if !self.log {
             return nice_ticks(self.lo, self.hi, target);
         }
@@ -156,7 +156,7 @@ fn sane(lo: f64, hi: f64, fallback: f64) -> (f64, f64) {
 
 /// Round ticks (1, 2 or 5 × 10ᵏ apart) covering `lo..hi`, about `target` of them, and the
 /// step (Heckbert, "Nice numbers for graph labels", Graphics Gems, 1990).
-pub(super) fn nice_ticks(lo: f64, hi: f64, target: usize) -> (Vec<f64>, f64) {
+pub(crate) fn nice_ticks(lo: f64, hi: f64, target: usize) -> (Vec<f64>, f64) {
     let (lo, hi) = sane(lo, hi, 0.0);
     let raw = (hi - lo) / target.max(1) as f64;
     let mag = 10f64.powf(raw.log10().floor());
@@ -174,7 +174,7 @@ pub(super) fn nice_ticks(lo: f64, hi: f64, target: usize) -> (Vec<f64>, f64) {
 }
 
 /// A domain maximum with headroom: `max` plus 8 %, or 1 when there is nothing to show.
-pub(super) fn headroom(max: f64) -> f64 {
+pub(crate) fn headroom(max: f64) -> f64 {
     if max.is_finite() && max > 0.0 {
         max * 1.08
     } else {
@@ -184,7 +184,7 @@ pub(super) fn headroom(max: f64) -> f64 {
 
 /// How tick labels are written.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) enum Fmt {
+pub(crate) enum Fmt {
     /// Plain numbers with k / M / G suffixes.
     Si,
     /// Microseconds, shown as µs, ms or s.
@@ -226,7 +226,7 @@ fn scaled(out: &mut String, v: f64, step: f64, units: &[(f64, f64, &str)], base:
 }
 
 /// Appends the label of tick `v` (the ticks being `step` apart; 0 for log ticks).
-pub(super) fn tick_label(out: &mut String, v: f64, step: f64, fmt: Fmt) {
+pub(crate) fn tick_label(out: &mut String, v: f64, step: f64, fmt: Fmt) {
     match fmt {
         Fmt::Si => scaled(
             out,
@@ -260,7 +260,7 @@ pub(super) fn tick_label(out: &mut String, v: f64, step: f64, fmt: Fmt) {
 
 /// Appends `v` with three significant digits and a k / M / G suffix (`45.2k`, `1.23`,
 /// `0.0123`); a dash when not finite. For value labels and tooltips.
-pub(super) fn compact(out: &mut String, v: f64) {
+pub(crate) fn compact(out: &mut String, v: f64) {
     if !v.is_finite() {
         out.push('—');
         return;

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 /// The plot area inside a chart of `w` × `h` pixels.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Frame {
+pub(crate) struct Frame {
     pub x0: f64,
     pub x1: f64,
     pub y0: f64,
@@ -16,7 +16,7 @@ pub(super) struct Frame {
 
 impl Frame {
     /// Margins: left, right, top, bottom.
-    pub(super) fn new(w: f64, h: f64, l: f64, r: f64, t: f64, b: f64) -> Frame {
+    pub(crate) fn new(w: f64, h: f64, l: f64, r: f64, t: f64, b: f64) -> Frame {
         Frame {
             x0: l,
             x1: (w - r).max(l + 1.0),
@@ -28,7 +28,7 @@ impl Frame {
 
 /// Opens `<svg class="chart" data-chart="kind:key">` with a fixed size and an accessible
 /// label.
-pub(super) fn open(out: &mut String, kind: &str, key: &str, w: f64, h: f64, label: &str) {
+pub(crate) fn open(out: &mut String, kind: &str, key: &str, w: f64, h: f64, label: &str) {
     let _ = write!(out, "<svg class=\"chart\" data-chart=\"{kind}:");
     esc(out, key);
     let _ = write!(
@@ -44,7 +44,7 @@ pub(super) fn open(out: &mut String, kind: &str, key: &str, w: f64, h: f64, labe
 }
 
 /// Text at (`x`, `y`) with a class (`""` for none) and an anchor (`start`, `middle`, `end`).
-pub(super) fn text(out: &mut String, x: f64, y: f64, class: &str, anchor: &str, s: &str) {
+pub(crate) fn text(out: &mut String, x: f64, y: f64, class: &str, anchor: &str, s: &str) {
     let _ = write!(out, "<text x=\"{}\" y=\"{}\"", N(x), N(y));
     if !class.is_empty() {
         let _ = write!(out, " class=\"{class}\"");
@@ -58,7 +58,7 @@ pub(super) fn text(out: &mut String, x: f64, y: f64, class: &str, anchor: &str, 
 }
 
 /// A message in the middle of the plot area, for charts with nothing to draw.
-pub(super) fn no_data(out: &mut String, f: &Frame, s: &str) {
+pub(crate) fn no_data(out: &mut String, f: &Frame, s: &str) {
     text(
         out,
         (f.x0 + f.x1) / 2.0,
@@ -71,13 +71,13 @@ pub(super) fn no_data(out: &mut String, f: &Frame, s: &str) {
 
 /// Which side of the plot a y axis is on.
 #[derive(Clone, Copy, PartialEq)]
-pub(super) enum Side {
+pub(crate) enum Side {
     Left,
     Right,
 }
 
 /// A y axis: about `n` tick labels, grid lines (left axis only) and a rotated title.
-pub(super) fn y_axis(
+pub(crate) fn y_axis(
     out: &mut String,
     f: &Frame,
     (s, n): (&Scale, usize),
@@ -126,7 +126,7 @@ pub(super) fn y_axis(
 }
 
 /// An x axis along the bottom of `f`, at the given tick values or the scale's own.
-pub(super) fn x_axis(
+pub(crate) fn x_axis(
     out: &mut String,
     f: &Frame,
     s: &Scale,
@@ -170,7 +170,7 @@ pub(super) fn x_axis(
 
 /// What a legend entry shows.
 #[derive(Clone, Copy)]
-pub(super) enum Swatch<'a> {
+pub(crate) enum Swatch<'a> {
     Line(&'a str),
     Dashed(&'a str),
     Area(&'a str),
@@ -180,7 +180,7 @@ pub(super) enum Swatch<'a> {
 }
 
 /// Estimated width of `s` at the charts' 11 px font.
-pub(super) fn text_width(s: &str) -> f64 {
+pub(crate) fn text_width(s: &str) -> f64 {
     s.chars().count() as f64 * 6.3
 }
 
@@ -190,7 +190,7 @@ fn entry_width(label: &str) -> f64 {
 }
 
 /// Rows a [`legend`] from `x` wrapping before `max_x` takes for these labels (at least 1).
-pub(super) fn legend_rows<'a>(x: f64, max_x: f64, labels: impl Iterator<Item = &'a str>) -> usize {
+pub(crate) fn legend_rows<'a>(x: f64, max_x: f64, labels: impl Iterator<Item = &'a str>) -> usize {
     let (mut cx, mut rows) = (x, 1);
     for label in labels {
         let w = entry_width(label);
@@ -204,7 +204,7 @@ pub(super) fn legend_rows<'a>(x: f64, max_x: f64, labels: impl Iterator<Item = &
 }
 
 /// A horizontal legend from (`x`, `y`), wrapping before `max_x` into rows 16 px apart.
-pub(super) fn legend(out: &mut String, x: f64, y: f64, max_x: f64, items: &[(Swatch, &str)]) {
+pub(crate) fn legend(out: &mut String, x: f64, y: f64, max_x: f64, items: &[(Swatch, &str)]) {
     out.push_str("<g class=\"lg\">");
     let (mut cx, mut cy) = (x, y);
     for (sw, label) in items {
@@ -257,7 +257,7 @@ pub(super) fn legend(out: &mut String, x: f64, y: f64, max_x: f64, items: &[(Swa
 }
 
 /// Path data of a small × centred on (`x`, `y`), the outlier mark.
-pub(super) fn cross(out: &mut String, x: f64, y: f64) {
+pub(crate) fn cross(out: &mut String, x: f64, y: f64) {
     let _ = write!(out, "M{} {}l8 8m0 -8l-8 8", N(x - 4.0), N(y - 4.0));
 }
 
@@ -265,7 +265,7 @@ pub(super) fn cross(out: &mut String, x: f64, y: f64) {
 /// points are written relative to the previous one (`l` deltas, in tenths of a pixel taken
 /// from the rounded absolute positions, so rounding never accumulates): a dense series costs
 /// about 8 bytes a point instead of 12.
-pub(super) struct Line<'a> {
+pub(crate) struct Line<'a> {
     out: &'a mut String,
     last: Option<(i64, i64)>,
     /// An `l` command is open, so further pairs need only a separator.
@@ -295,7 +295,7 @@ fn push_tenths(out: &mut String, t: i64, sep: bool) {
 
 impl<'a> Line<'a> {
     /// Starts a path with the given extra attributes (e.g. `class="l1"`).
-    pub(super) fn start(out: &'a mut String, attrs: &str) -> Line<'a> {
+    pub(crate) fn start(out: &'a mut String, attrs: &str) -> Line<'a> {
         let _ = write!(out, "<path {attrs} d=\"");
         Line {
             out,
@@ -306,7 +306,7 @@ impl<'a> Line<'a> {
     }
 
     /// Adds a point, or lifts the pen when either coordinate is not finite.
-    pub(super) fn point(&mut self, x: f64, y: f64) {
+    pub(crate) fn point(&mut self, x: f64, y: f64) {
         if !(x.is_finite() && y.is_finite()) {
             self.gap();
             return;
@@ -334,13 +334,13 @@ impl<'a> Line<'a> {
     }
 
     /// Lifts the pen: the next point starts a new segment.
-    pub(super) fn gap(&mut self) {
+    pub(crate) fn gap(&mut self) {
         self.last = None;
     }
 
     /// Closes the element; `close` ends the outline with `Z` (an area). A path without
     /// points still gets valid data.
-    pub(super) fn finish(self, close: bool) {
+    pub(crate) fn finish(self, close: bool) {
         if !self.any {
             self.out.push_str("M0 0");
         } else if close {

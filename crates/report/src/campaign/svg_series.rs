@@ -61,7 +61,7 @@ fn buckets(series: &[SeriesPoint]) -> Vec<Bucket> {
 }
 
 /// Seconds from the start to the end of the last interval (0 when there is none).
-pub(super) fn run_end(run: &RunDigest) -> f64 {
+pub(crate) fn run_end(run: &RunDigest) -> f64 {
     run.series
         .iter()
         .map(|p| p.t_s + p.dur_s.max(0.0))
@@ -80,7 +80,7 @@ fn max_of(b: &[Bucket], f: impl Fn(&Bucket) -> Option<f64>) -> Option<f64> {
 
 /// The ramp-up intervals (merged when adjacent) and the steady-state window, as
 /// (start, end, class) spans clamped to `0..end`.
-fn spans(run: &RunDigest, end: f64) -> Vec<(f64, f64, &'static str)> {
+pub(crate) fn spans(run: &RunDigest, end: f64) -> Vec<(f64, f64, &'static str)> {
     let mut v: Vec<(f64, f64, &'static str)> = Vec::new();
     for p in run.series.iter().filter(|p| p.ramp) {
         let (a, b) = (p.t_s, p.t_s + p.dur_s.max(0.0));
@@ -240,7 +240,7 @@ fn layer_colour(names: &[&str], i: usize) -> &'static str {
 }
 
 /// Average active sessions by wait event, stacked, one `aas` chart.
-pub(super) fn aas(out: &mut String, run: &RunDigest) {
+pub(crate) fn aas(out: &mut String, run: &RunDigest) {
     let names = layers(run);
     let n_layers = names.len();
     let rows = legend_rows(68.0, W - 8.0, names.iter().copied());

@@ -7,7 +7,7 @@ use super::svg::{colour, Fmt, Scale, N};
 use super::svg_draw::{
     legend, legend_rows, no_data, open, text, text_width, x_axis, y_axis, Frame, Line, Side, Swatch,
 };
-use iogauge_campaign::{CampaignView, CaseView};
+use iogauge_campaign::{CampaignView, CaseView, LatCurve};
 use std::fmt::Write as _;
 
 /// Width of the per-metric charts (two fit side by side in the page).
@@ -22,7 +22,7 @@ pub(super) fn case_index(view: &CampaignView, name: &str) -> usize {
 }
 
 /// `s` cut to `max` characters with an ellipsis.
-pub(super) fn short(s: &str, max: usize) -> String {
+pub(crate) fn short(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
     } else {
@@ -56,16 +56,29 @@ fn nines(p: f64) -> Option<f64> {
 /// Latency against percentile for one direction, one line per case; x on the nines scale,
 /// y logarithmic.
 pub(super) fn latcurve(out: &mut String, view: &CampaignView, label: &str) {
-    let curves = || {
-        view.cases.iter().enumerate().filter_map(move |(i, c)| {
-            c.lat_curves
-                .iter()
-                .find(|l| l.label == label)
-                .map(|l| (i, c, l))
+    let lines: Vec<(String, &'static str, &LatCurve)> = view
+        .cases
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let l = c.lat_curves.iter().find(|l| l.label == label)?;
+            Some((short(&c.name, 24), colour(i), l))
         })
-    };
+        .collect();
+    let aria = format!("{label} latency by percentile, one line per case");
+    latency_curves(out, label, &aria, &lines);
+}
+
+/// Latency against percentile, one line per (name, colour, curve); x on the nines scale, y
+/// logarithmic; `key` names the chart (`latcurve:KEY`) and titles its y axis.
+pub(crate) fn latency_curves(
+    out: &mut String,
+    key: &str,
+    aria: &str,
+    lines: &[(String, &str, &LatCurve)],
+) {
     let pts = || {
-        curves().flat_map(|(_, _, l)| {
+        lines.iter().flat_map(|(_, _, l)| {
             l.points.iter().filter_map(|&(p, y)| {
                 nines(p)
                     .filter(|_| y > 0.0 && y.is_finite())
@@ -76,17 +89,15 @@ pub(super) fn latcurve(out: &mut String, view: &CampaignView, label: &str) {
     let xmax = pts().map(|(x, _)| x).fold(2.0, f64::max).ceil().min(9.0);
     let ymin = pts().map(|(_, y)| y).fold(f64::INFINITY, f64::min);
     let ymax = pts().map(|(_, y)| y).fold(0.0, f64::max);
-    let names: Vec<String> = curves().map(|(_, c, _)| short(&c.name, 24)).collect();
-    let items: Vec<(Swatch, &str)> = curves()
-        .zip(&names)
-        .map(|((i, _, _), n)| (Swatch::Line(colour(i)), n.as_str()))
+    let items: Vec<(Swatch, &str)> = lines
+        .iter()
+        .map(|(n, c, _)| (Swatch::Line(c), n.as_str()))
         .collect();
-    let rows = legend_rows(LEFT, W - 8.0, names.iter().map(|n| n.as_str()));
+    let rows = legend_rows(LEFT, W - 8.0, lines.iter().map(|(n, _, _)| n.as_str()));
     let top = 24.0 + 16.0 * rows as f64;
     let h = 300.0 + top;
     let f = Frame::new(W, h, LEFT, 30.0, top, 46.0);
-    let aria = format!("{label} latency by percentile, one line per case");
-    open(out, "latcurve", label, W, h, &aria);
+    open(out, "latcurve", key, W, h, aria);
     legend(out, f.x0, 14.0, W - 8.0, &items);
     if ymax <= 0.0 {
         no_data(out, &f, "no latency recorded");
@@ -95,7 +106,7 @@ pub(super) fn latcurve(out: &mut String, view: &CampaignView, label: &str) {
     }
     let xs = Scale::linear(0.0, xmax, f.x0, f.x1);
     let ys = Scale::log(ymin, ymax, f.y1, f.y0);
-    let y_title = format!("{label} latency");
+    let y_title = format!("{key} latency");
     y_axis(out, &f, (&ys, 5), Side::Left, Fmt::Micros, &y_title);
     let ticks: Vec<f64> = std::iter::once(2f64.log10())
         .chain((1..=xmax as usize).map(|k| k as f64))
@@ -108,8 +119,8 @@ pub(super) fn latcurve(out: &mut String, view: &CampaignView, label: &str) {
         "percentile (nines scale)",
         Some(&ticks),
     );
-    for (i, _, l) in curves() {
-        let attrs = format!("class=\"ln\" stroke=\"{}\"", colour(i));
+    for (_, c, l) in lines {
+        let attrs = format!("class=\"ln\" stroke=\"{c}\"");
         let mut line = Line::start(out, &attrs);
         for &(p, y) in &l.points {
             match nines(p).filter(|_| y > 0.0) {

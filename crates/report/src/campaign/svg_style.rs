@@ -2,7 +2,7 @@
 //! hand-written SVG charts use (so each mark carries a short class, not its full style).
 
 /// Inlined in `<style>`; system fonts only, nothing fetched.
-pub(super) const CSS: &str = r#"
+pub(crate) const CSS: &str = r#"
 :root{--fg:#1f2328;--mu:#59636e;--bd:#d1d9e0;--bg2:#f6f8fa;--ac:#0969da}
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:var(--fg);background:#fff}

@@ -1,0 +1,286 @@
+//! The charts of a result report: one line chart (time series, curves against outstanding
+//! I/Os, latency against IOPS) drawn from named series, and ORION's matrix as a heat map.
+//! Built on the campaign report's primitives, so both reports look and escape alike.
+
+use crate::campaign::svg::{esc, headroom, tick_label, Fmt, Scale, N};
+use crate::campaign::svg_draw::{
+    legend, legend_rows, no_data, open, text, x_axis, y_axis, Frame, Line, Side, Swatch,
+};
+use std::fmt::Write as _;
+
+/// Width of every chart: two fit side by side.
+pub(crate) const W: f64 = 560.0;
+
+/// Left margin: tick labels and the axis title.
+const LEFT: f64 = 68.0;
+
+/// Dash patterns of a result's series when colour marks the result (several results).
+const DASHES: [&str; 4] = ["", "6 3", "2 3", "9 3 2 3"];
+
+/// One line of a chart: (x, y) points, `None` lifting the pen.
+pub(crate) struct Series {
+    pub name: String,
+    pub colour: &'static str,
+    /// Index into the dash patterns (0: solid).
+    pub dash: usize,
+    /// Mark each point with a dot (curves of few points).
+    pub dots: bool,
+    pub pts: Vec<(f64, Option<f64>)>,
+}
+
+/// An axis: its title, how ticks are written, and whether it is logarithmic.
+pub(crate) struct Axis {
+    pub title: String,
+    pub fmt: Fmt,
+    pub log: bool,
+}
+
+impl Axis {
+    pub(crate) fn linear(title: &str, fmt: Fmt) -> Axis {
+        Axis {
+            title: title.to_string(),
+            fmt,
+            log: false,
+        }
+    }
+
+    pub(crate) fn log(title: &str, fmt: Fmt) -> Axis {
+        Axis {
+            log: true,
+            ..Axis::linear(title, fmt)
+        }
+    }
+}
+
+/// A line chart: `data-chart="KIND:KEY"`, its axes, series, shaded spans (start, end, CSS
+/// class: `ramp`, `steady`) and an optional horizontal reference line (value, label).
+pub(crate) struct Chart {
+    pub kind: &'static str,
+    pub key: String,
+    pub aria: String,
+    pub x: Axis,
+    pub y: Axis,
+    pub series: Vec<Series>,
+    pub spans: Vec<(f64, f64, &'static str)>,
+    pub cap: Option<(f64, String)>,
+}
+
+fn finite(s: &Series) -> impl Iterator<Item = (f64, f64)> + '_ {
+    s.pts
+        .iter()
+        .filter_map(|&(x, y)| Some((x, y?)))
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+}
+
+fn scale(lo: f64, hi: f64, axis: &Axis, a: f64, b: f64) -> Scale {
+    if axis.log {
+        Scale::log(lo, hi, a, b)
+    } else {
+        Scale::linear(lo.min(0.0), headroom(hi), a, b)
+    }
+}
+
+/// Draws `c` as one `<svg class="chart">`.
+pub(crate) fn line_chart(out: &mut String, c: &Chart) {
+    let mut items: Vec<(Swatch, &str)> = c
+        .series
+        .iter()
+        .map(|s| {
+            let sw = if s.dash == 0 {
+                Swatch::Line(s.colour)
+            } else {
+                Swatch::Dashed(s.colour)
+            };
+            (sw, s.name.as_str())
+        })
+        .collect();
+    for (_, _, class) in &c.spans {
+        let (colour, label) = match *class {
+            "ramp" => ("#ebebeb", "ramp-up"),
+            _ => ("#e9f5e3", "steady state"),
+        };
+        if !items.iter().any(|(_, l)| *l == label) {
+            items.push((Swatch::Area(colour), label));
+        }
+    }
+    let rows = legend_rows(LEFT, W - 8.0, items.iter().map(|(_, l)| *l));
+    let top = 24.0 + 16.0 * rows as f64;
+    let h = 250.0 + top;
+    let f = Frame::new(W, h, LEFT, 24.0, top, 46.0);
+    open(out, c.kind, &c.key, W, h, &c.aria);
+    legend(out, f.x0, 14.0, W - 8.0, &items);
+    let pts = || c.series.iter().flat_map(finite);
+    let positive = |v: f64| !c.y.log || v > 0.0;
+    let (xlo, xhi) = pts().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), (x, _)| {
+        (a.min(x), b.max(x))
+    });
+    let ys = pts().map(|(_, y)| y).filter(|y| positive(*y));
+    let (ylo, yhi) = ys
+        .chain(c.cap.as_ref().map(|(v, _)| *v))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| {
+            (a.min(y), b.max(y))
+        });
+    if !(xlo.is_finite() && yhi.is_finite()) {
+        no_data(out, &f, "nothing recorded");
+        out.push_str("</svg>");
+        return;
+    }
+    let xs = if c.x.log {
+        Scale::log(xlo, xhi, f.x0, f.x1)
+    } else {
+        let end = c.spans.iter().map(|s| s.1).fold(xhi, f64::max);
+        Scale::linear(xlo.min(0.0), if end > 0.0 { end } else { 1.0 }, f.x0, f.x1)
+    };
+    let ysc = scale(ylo, yhi, &c.y, f.y1, f.y0);
+    for (a, z, class) in &c.spans {
+        let _ = write!(
+            out,
+            "<rect class=\"{class}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>",
+            N(xs.at(*a)),
+            N(f.y0),
+            N((xs.at(*z) - xs.at(*a)).max(0.0)),
+            N(f.y1 - f.y0)
+        );
+    }
+    y_axis(out, &f, (&ysc, 5), Side::Left, c.y.fmt, &c.y.title);
+    x_axis(out, &f, &xs, c.x.fmt, &c.x.title, None);
+    if let Some((v, label)) = &c.cap {
+        let y = ysc.at(*v);
+        let _ = write!(
+            out,
+            "<path class=\"bl\" d=\"M{} {}H{}\"/>",
+            N(f.x0),
+            N(y),
+            N(f.x1)
+        );
+        text(out, f.x1 - 4.0, y - 4.0, "", "end", label);
+    }
+    let mut attrs = String::new();
+    for s in &c.series {
+        attrs.clear();
+        let _ = write!(attrs, "class=\"ln\" stroke=\"{}\"", s.colour);
+        let dash = DASHES[s.dash % DASHES.len()];
+        if !dash.is_empty() {
+            let _ = write!(attrs, " stroke-dasharray=\"{dash}\"");
+        }
+        let mut l = Line::start(out, &attrs);
+        for &(x, y) in &s.pts {
+            match y.filter(|v| positive(*v)) {
+                Some(y) => l.point(xs.at(x), ysc.at(y)),
+                None => l.gap(),
+            }
+        }
+        l.finish(false);
+        if s.dots {
+            for (x, y) in finite(s).filter(|(_, y)| positive(*y)) {
+                let _ = write!(
+                    out,
+                    "<circle cx=\"{}\" cy=\"{}\" r=\"2.6\" fill=\"{}\"/>",
+                    N(xs.at(x)),
+                    N(ysc.at(y)),
+                    s.colour
+                );
+            }
+        }
+    }
+    out.push_str("</svg>");
+}
+
+/// A heat map of `cells` (column value, row value, figure): columns and rows in increasing
+/// order, each cell shaded from white to blue by its figure and labelled with it.
+pub(crate) fn heat_map(
+    out: &mut String,
+    key: &str,
+    aria: &str,
+    (x_title, y_title): (&str, &str),
+    fmt: Fmt,
+    cells: &[(u32, u32, f64)],
+) {
+    let mut cols: Vec<u32> = cells.iter().map(|c| c.0).collect();
+    let mut rows: Vec<u32> = cells.iter().map(|c| c.1).collect();
+    cols.sort_unstable();
+    cols.dedup();
+    rows.sort_unstable();
+    rows.dedup();
+    let cell_h = 26.0;
+    let h = 40.0 + cell_h * rows.len().max(1) as f64 + 46.0;
+    let f = Frame::new(W, h, LEFT, 24.0, 40.0, 46.0);
+    open(out, "heatmap", key, W, h, aria);
+    text(out, f.x0, 16.0, "at", "start", aria);
+    if cells.is_empty() {
+        no_data(out, &f, "no matrix cells");
+        out.push_str("</svg>");
+        return;
+    }
+    let max = cells
+        .iter()
+        .map(|c| c.2)
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max);
+    let cw = (f.x1 - f.x0) / cols.len() as f64;
+    let mut label = String::new();
+    for c in cells {
+        let (Some(i), Some(j)) = (
+            cols.iter().position(|v| *v == c.0),
+            rows.iter().position(|v| *v == c.1),
+        ) else {
+            continue;
+        };
+        let t = if max > 0.0 && c.2.is_finite() {
+            (c.2 / max).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        // White to #4e79a7 (78, 121, 167).
+        let mix = |to: f64| (255.0 + (to - 255.0) * t).round() as u8;
+        let (x, y) = (f.x0 + cw * i as f64, f.y1 - cell_h * (j + 1) as f64);
+        let _ = write!(
+            out,
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"rgb({},{},{})\" stroke=\"#fff\"/>",
+            N(x),
+            N(y),
+            N(cw),
+            N(cell_h),
+            mix(78.0),
+            mix(121.0),
+            mix(167.0)
+        );
+        label.clear();
+        tick_label(&mut label, c.2, 0.0, fmt);
+        let class = if t > 0.55 { "in" } else { "" };
+        text(
+            out,
+            x + cw / 2.0,
+            y + cell_h / 2.0 + 4.0,
+            class,
+            "middle",
+            &label,
+        );
+    }
+    out.push_str("<g class=\"ax\">");
+    for (i, v) in cols.iter().enumerate() {
+        let x = f.x0 + cw * (i as f64 + 0.5);
+        text(out, x, f.y1 + 15.0, "", "middle", &v.to_string());
+    }
+    for (j, v) in rows.iter().enumerate() {
+        let y = f.y1 - cell_h * (j as f64 + 0.5) + 4.0;
+        text(out, f.x0 - 6.0, y, "", "end", &v.to_string());
+    }
+    text(
+        out,
+        (f.x0 + f.x1) / 2.0,
+        f.y1 + 32.0,
+        "at",
+        "middle",
+        x_title,
+    );
+    let ym = (f.y0 + f.y1) / 2.0;
+    let _ = write!(
+        out,
+        "<text class=\"at\" x=\"12\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(-90 12 {})\">",
+        N(ym),
+        N(ym)
+    );
+    esc(out, y_title);
+    out.push_str("</text></g></svg>");
+}

@@ -1,0 +1,178 @@
+//! The result report on the captured fixture documents: enough charts per kind, overlays,
+//! escaping, and nothing an SVG attribute cannot hold.
+
+use super::*;
+use iogauge_stats::LatHist;
+
+const RUN: &str = include_str!("../../../campaign/tests/fixtures/run_randread.json");
+const RUN_RW: &str = include_str!("../../../campaign/tests/fixtures/run_randrw.json");
+const CALIBRATE: &str = include_str!("../../../campaign/tests/fixtures/calibrate.json");
+const DB_RUN: &str = include_str!("../../../campaign/tests/fixtures/db_run.json");
+
+fn doc(json: &str) -> Document {
+    Document::from_json(json).expect("a fixture reads")
+}
+
+fn hist(us: &[u64]) -> Vec<u8> {
+    let mut h = LatHist::default();
+    for &u in us {
+        h.record(u * 1000);
+    }
+    h.encode().expect("encodes")
+}
+
+fn html(docs: &[(i64, &Document, Vec<(String, Vec<u8>)>)]) -> String {
+    let stored: Vec<Stored> = docs
+        .iter()
+        .map(|(id, d, h)| Stored {
+            id: *id,
+            document: d,
+            histograms: h,
+        })
+        .collect();
+    result_html(&stored).expect("renders")
+}
+
+fn charts(html: &str, kind: &str) -> usize {
+    html.matches(&format!("data-chart=\"{kind}:")).count()
+}
+
+fn clean(html: &str) {
+    for bad in ["NaN", "inf\"", "=\"-\"", "<script"] {
+        assert!(!html.contains(bad), "{bad} in the report");
+    }
+}
+
+#[test]
+fn a_run_has_its_series_curves_and_device_table() {
+    let d = doc(RUN);
+    let h = vec![("read".to_string(), hist(&[100, 200, 300, 5000]))];
+    let page = html(&[(7, &d, h)]);
+    clean(&page);
+    // IOPS, MiB/s, latency; device IOPS, %util, await, CPU.
+    assert_eq!(charts(&page, "series"), 7, "{page}");
+    assert_eq!(charts(&page, "latcurve"), 1);
+    assert!(page.contains("<title>iogauge result 7</title>"));
+    assert!(page.contains("Workload and devices") && page.contains("<td>read</td>"));
+    assert!(page.contains("class=\"ramp\"") || page.contains("class=\"steady\""));
+}
+
+#[test]
+fn two_runs_overlay_on_the_same_axes() {
+    let (a, b) = (doc(RUN), doc(RUN_RW));
+    let page = html(&[(3, &a, vec![]), (4, &b, vec![])]);
+    clean(&page);
+    assert_eq!(charts(&page, "series"), 7, "one set of charts for both");
+    // The IOPS chart's legend names both results; run 4 has reads and writes.
+    let iops = &page[page.find("data-chart=\"series:iops\"").unwrap()..];
+    let iops = &iops[..iops.find("</svg>").unwrap()];
+    for name in [">3 read<", ">4 read<", ">4 write<"] {
+        assert!(iops.contains(name), "{name} missing: {iops}");
+    }
+    assert_eq!(iops.matches("class=\"ln\"").count(), 3);
+    // Spans of one run would be wrong for the other: none when overlaid.
+    assert!(!iops.contains("class=\"ramp\""));
+    assert!(page.contains(colour(0)) && page.contains(colour(1)));
+}
+
+#[test]
+fn a_calibration_draws_orion_pictures() {
+    let d = doc(CALIBRATE);
+    let Document::Calibration(c) = &d else {
+        panic!("a calibration")
+    };
+    let h: Vec<(String, Vec<u8>)> = c
+        .points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let label = format!("{i}:{:?}:{}", p.point.step, p.point.outstanding);
+            (label, hist(&[100 * (i as u64 + 1), 900]))
+        })
+        .collect();
+    let page = html(&[(9, &d, h)]);
+    clean(&page);
+    assert_eq!(
+        charts(&page, "curve"),
+        3,
+        "IOPS and MB/s vs depth, the knee"
+    );
+    assert!(page.contains("data-chart=\"curve:knee\"") && page.contains("cap 20 ms"));
+    assert!(charts(&page, "latcurve") >= 2, "small and large steps");
+    let small = points(c, iogauge_model::calib::Step::Small);
+    let iops = &page[page.find("data-chart=\"curve:iops\"").unwrap()..];
+    let iops = &iops[..iops.find("</svg>").unwrap()];
+    assert_eq!(iops.matches("<circle").count(), small.len());
+}
+
+fn points(
+    c: &iogauge_model::calib::CalibrationReport,
+    step: iogauge_model::calib::Step,
+) -> Vec<&iogauge_model::calib::PointReport> {
+    c.points
+        .iter()
+        .filter(|p| p.point.step == step && !p.point.superseded)
+        .collect()
+}
+
+#[test]
+fn a_matrix_is_a_heat_map() {
+    let mut d = doc(CALIBRATE);
+    let Document::Calibration(c) = &mut d else {
+        panic!("a calibration")
+    };
+    c.matrix = (0..3u32)
+        .flat_map(|l| (0..4u32).map(move |s| (s, l)))
+        .filter(|&(s, l)| s + l > 0)
+        .map(|(s, l)| iogauge_model::calib::Cell {
+            small: s,
+            large: l,
+            small_iops: f64::from(s) * 100.0,
+            small_lat_us: Default::default(),
+            large_mbps: f64::from(l) * 50.0,
+        })
+        .collect();
+    let page = html(&[(2, &d, vec![])]);
+    clean(&page);
+    assert_eq!(charts(&page, "heatmap"), 2);
+    let map = &page[page.find("data-chart=\"heatmap:2:iops\"").unwrap()..];
+    let map = &map[..map.find("</svg>").unwrap()];
+    assert_eq!(map.matches("<rect").count(), 11, "one rectangle per cell");
+    assert!(map.contains(">300<"), "the largest value is labelled");
+}
+
+#[test]
+fn a_db_run_has_its_load_profile_and_wait_events() {
+    let d = doc(DB_RUN);
+    let h = vec![
+        ("read".to_string(), hist(&[300, 400])),
+        ("update".to_string(), hist(&[900, 2000])),
+    ];
+    let page = html(&[(5, &d, h)]);
+    clean(&page);
+    assert!(
+        charts(&page, "series") >= 6,
+        "ops, latency, load, WAL, devices"
+    );
+    assert_eq!(charts(&page, "aas"), 1);
+    assert!(page.contains("data-chart=\"latcurve:db read\""));
+    assert!(page.contains("physical reads/s"));
+}
+
+#[test]
+fn kinds_mix_and_labels_are_escaped() {
+    let (mut a, b, c) = (doc(RUN), doc(CALIBRATE), doc(DB_RUN));
+    a.meta_mut().label = Some("<b>&\"new\"".into());
+    let page = html(&[(1, &a, vec![]), (2, &b, vec![]), (3, &c, vec![])]);
+    clean(&page);
+    assert!(!page.contains("<b>&\""));
+    assert!(page.contains("[&lt;b&gt;&amp;&quot;new&quot;]"));
+    for id in ["id=\"runs\"", "id=\"calibrations\"", "id=\"db\""] {
+        assert!(page.contains(id), "{id}");
+    }
+    assert_eq!(
+        page.matches("<details>").count(),
+        3,
+        "each result's text summary"
+    );
+}
