@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 mod curves;
 mod error;
 pub use crate::metric::{catalogue, metric, Metric, CATALOGUE};
-pub use curves::{curve, lat_curves, CURVE_PERCENTILES};
+pub use curves::{lat_curves, CURVE_PERCENTILES};
 pub use error::DigestError;
 
 /// Digests the stored run `id` (repetition `rep`) from its document and histograms.

@@ -66,7 +66,7 @@ pub fn lat_curves(runs: &[&[(String, Vec<u8>)]]) -> Result<Vec<LatCurve>, Digest
 }
 
 /// `h` at [`CURVE_PERCENTILES`], microseconds.
-pub fn curve(h: &LatHist) -> Vec<(f64, f64)> {
+fn curve(h: &LatHist) -> Vec<(f64, f64)> {
     CURVE_PERCENTILES
         .iter()
         .map(|&p| {

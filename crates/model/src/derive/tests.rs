@@ -369,6 +369,7 @@ fn per_cpu_lines_are_compact_and_old_snapshots_read() {
     assert!(o.cpus.is_empty() && o.load.is_none());
     let bad = "[[4294967296,0,0,0,0,0,0,0,0]]";
     assert!(serde_json::from_str::<Vec<CpuLine>>(bad).is_err());
+}
 
 /// Two consecutive intervals combined give what the snapshots at their outer ends give.
 #[test]

@@ -4,13 +4,10 @@
 
 use super::chart::{heat_map, line_chart, Axis, Chart, Series};
 use super::{esc, Group, Item};
-use crate::campaign::svg::{colour, Fmt};
-use crate::campaign::svg_stats::latency_curves;
-use iogauge_campaign::digest::{curve, DigestError};
-use iogauge_campaign::LatCurve;
+use crate::campaign::svg::Fmt;
+use iogauge_campaign::digest::DigestError;
 use iogauge_model::calib::{CalibrationReport, PointReport, Step};
 use iogauge_model::Document;
-use iogauge_stats::LatHist;
 
 fn report<'a>(it: &'a Item) -> &'a CalibrationReport {
     match it.s.document {
@@ -80,7 +77,8 @@ pub(super) fn section(out: &mut String, g: &Group) -> Result<(), DigestError> {
     );
     knee(out, g);
     out.push_str("</div>\n");
-    curves(out, g)?;
+    // Each step's merged histogram (`small`, `large`, `single`, `matrix small`).
+    super::run::curves(out, g)?;
     matrix(out, g);
     Ok(())
 }
@@ -135,65 +133,6 @@ fn knee(out: &mut String, g: &Group) {
             cap,
         },
     );
-}
-
-/// Each step's latency percentile curve, from its points' histograms merged.
-fn curves(out: &mut String, g: &Group) -> Result<(), DigestError> {
-    let mut per: Vec<(&Item, Vec<LatCurve>)> = Vec::new();
-    for it in &g.items {
-        let mut merged: Vec<(Step, LatHist)> = Vec::new();
-        for (label, bytes) in it.s.histograms {
-            // Per-point labels: `INDEX:Step:OUTSTANDING` (their intervals' add `/iv/…`).
-            if label.contains('/') {
-                continue;
-            }
-            let step = match label.split(':').nth(1) {
-                Some("Small") => Step::Small,
-                Some("Large") => Step::Large,
-                Some("Single") => Step::Single,
-                _ => continue,
-            };
-            let h = LatHist::decode(bytes).map_err(|source| DigestError::Histogram {
-                id: it.s.id,
-                label: label.clone(),
-                source,
-            })?;
-            match merged.iter_mut().find(|(s, _)| *s == step) {
-                Some((_, m)) => m.merge(&h),
-                None => merged.push((step, h)),
-            }
-        }
-        merged.sort_by_key(|(s, _)| *s as u8);
-        let cs = merged
-            .into_iter()
-            .filter(|(_, h)| !h.is_empty())
-            .map(|(s, h)| LatCurve {
-                label: format!("{} I/Os", s.name()),
-                points: curve(&h),
-            })
-            .collect();
-        per.push((*it, cs));
-    }
-    if per.iter().all(|(_, c)| c.is_empty()) {
-        return Ok(());
-    }
-    out.push_str("<h3>Latency percentiles per step</h3>\n<p class=\"note\">Every point of a step merged (exact HDR histogram merges): how the step's I/Os were served across all depths.</p>\n<div class=\"charts\">");
-    for label in ["small I/Os", "large I/Os", "single I/Os"] {
-        let lines: Vec<(String, &str, &LatCurve)> = per
-            .iter()
-            .filter_map(|(it, cs)| {
-                let c = cs.iter().find(|c| c.label == label)?;
-                Some((it.name(), colour(it.index), c))
-            })
-            .collect();
-        if lines.is_empty() {
-            continue;
-        }
-        let aria = format!("{label} latency by percentile, results {}", g.ids());
-        latency_curves(out, label, &aria, &lines);
-    }
-    out.push_str("</div>\n");
-    Ok(())
 }
 
 /// ORION's matrix: small IOPS and large MB/s at each (small, large) depth, one pair of heat
