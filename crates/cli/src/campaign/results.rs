@@ -213,7 +213,7 @@ struct MetricCompare {
 }
 
 fn compare_runs(store: &Store, a: &str, b: &str, json: bool) -> anyhow::Result<String> {
-    let load = |s: &str| -> anyhow::Result<iogauge_campaign::RunDigest> {
+    let load = |s: &str| -> anyhow::Result<(iogauge_campaign::RunDigest, Option<String>)> {
         let id: i64 = s.parse().map_err(|_| {
             UsageError(format!(
                 "{s:?} is not a run id; give two ids from `iogauge history`, or two case names with --campaign NAME"
@@ -232,9 +232,10 @@ fn compare_runs(store: &Store, a: &str, b: &str, json: bool) -> anyhow::Result<S
                 "warning: run {id} was interrupted: its figures cover only the part that ran"
             );
         }
-        Ok(digest(id, 1, &run.document, &run.histograms)?)
+        let label = run.document.meta().label.clone();
+        Ok((digest(id, 1, &run.document, &run.histograms)?, label))
     };
-    let (ra, rb) = (load(a)?, load(b)?);
+    let ((ra, la), (rb, lb)) = (load(a)?, load(b)?);
     if ra.kind != rb.kind {
         return Err(UsageError(format!(
             "run {a} is a {} and run {b} a {}: compare runs of one kind",
@@ -262,14 +263,19 @@ fn compare_runs(store: &Store, a: &str, b: &str, json: bool) -> anyhow::Result<S
         .collect();
     if json {
         return Ok(serde_json::to_string_pretty(&serde_json::json!({
-            "a": {"id": ra.id, "kind": ra.kind, "started_at": ra.started_at, "interrupted": ra.interrupted},
-            "b": {"id": rb.id, "kind": rb.kind, "started_at": rb.started_at, "interrupted": rb.interrupted},
+            "a": {"id": ra.id, "kind": ra.kind, "label": la, "started_at": ra.started_at, "interrupted": ra.interrupted},
+            "b": {"id": rb.id, "kind": rb.kind, "label": lb, "started_at": rb.started_at, "interrupted": rb.interrupted},
             "metrics": rows,
         }))? + "\n");
     }
+    let named = |id: &str, label: &Option<String>, at: &str| match label {
+        Some(l) => format!("run {id} [{l}] ({at})"),
+        None => format!("run {id} ({at})"),
+    };
     let mut s = format!(
-        "run {a} ({}) against run {b} ({}): single runs, so no confidence interval; a campaign's repetitions give one\n",
-        ra.started_at, rb.started_at
+        "{} against {}: single runs, so no confidence interval; a campaign's repetitions give one\n",
+        named(a, &la, &ra.started_at),
+        named(b, &lb, &rb.started_at)
     );
     let _ = writeln!(
         s,

@@ -99,7 +99,7 @@ fn db_setup_run_show_reset_drop() {
     assert!(server_gone(&dir), "run left its server running");
 
     // Writers make WAL and dirty buffers.
-    let (v, _) = run_json(
+    let (v, writers) = run_json(
         d,
         &["--writers", "2", "--time", "2s", "--redo-stress", "heavy"],
     );
@@ -135,6 +135,75 @@ fn db_setup_run_show_reset_drop() {
     assert!(text.contains("average active sessions"), "{text}");
     let hist = bin().args(["history"]).output().unwrap();
     assert!(String::from_utf8_lossy(&hist.stdout).contains(" db "));
+
+    // At a coarser interval: 2 s measured on a 500 ms grid is 2 intervals of 1 s, whose
+    // operations add up to the recorded ones'.
+    let shown = bin()
+        .args(["show", &writers.to_string(), "--interval", "1s", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        shown.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
+    let coarse: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let measured = |v: &Value| -> Vec<u64> {
+        v["intervals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["phase"] == "measure")
+            .map(|i| u(&i["sessions"]["ops"]))
+            .collect()
+    };
+    let text = bin()
+        .args([
+            "show",
+            &writers.to_string(),
+            "--interval",
+            "500ms",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let fine: Value = serde_json::from_slice(&text.stdout).unwrap();
+    assert_eq!(measured(&coarse).len(), 2, "{coarse}");
+    assert_eq!(
+        measured(&coarse).iter().sum::<u64>(),
+        measured(&fine).iter().sum::<u64>()
+    );
+    let p99 = f(&coarse["intervals"][1]["sessions"]["update_lat_us"]["p99"]);
+    assert!(p99 > 0.0, "percentiles from the stored histograms");
+
+    // Both runs in one report, in a real browser.
+    let page = w.path().join("db.html");
+    let out = bin()
+        .args(["report", &id.to_string(), &writers.to_string(), "-o"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(
+        html.matches("data-chart=\"aas:").count(),
+        2,
+        "one AAS chart per run"
+    );
+    for chart in [
+        "series:ops",
+        "series:load",
+        "series:latency",
+        "series:device_iops",
+    ] {
+        assert!(html.contains(chart), "{chart}");
+    }
+    let console = chromium_console(&page);
+    assert!(console.is_empty(), "console: {console:?}");
 
     ok(&["reset", "--dir", d]);
     assert!(server_gone(&dir));

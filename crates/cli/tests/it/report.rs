@@ -96,6 +96,17 @@ fn runs_and_a_calibration_in_one_report() {
     let console = chromium_console(&page);
     assert!(console.is_empty(), "console: {console:?}");
 
+    // The label is in compare too.
+    let cmp = ok(&store, &["compare", "1", "2"]);
+    assert!(
+        cmp.starts_with("run 1 (") && cmp.contains("against run 2 [after] ("),
+        "{cmp}"
+    );
+    let cmp: serde_json::Value =
+        serde_json::from_str(&ok(&store, &["compare", "1", "2", "--json"])).unwrap();
+    assert_eq!(cmp["b"]["label"], "after");
+    assert!(cmp["a"]["label"].is_null());
+
     // A calibration's points at a coarser interval: 2 s points recorded every 1 s.
     let fine = ok(&store, &["show", "3", "--interval", "1s"]);
     let coarse = ok(&store, &["show", "3", "--interval", "2s"]);
