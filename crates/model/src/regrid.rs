@@ -74,12 +74,16 @@ pub(crate) fn ratio_of(every: Duration, recorded: Duration) -> Result<u32, Regri
     })
 }
 
+/// The recorded intervals of one coarse interval: (position in the list, index within its
+/// phase) each.
+pub type Members = Vec<(usize, u32)>;
+
 /// The recorded intervals (given by phase, in order) grouped onto a grid `ratio` times
 /// coarser, each phase cut from its own start: per group its phase and members, each as
 /// (position in the list, recorded index within its phase).
-pub fn groups(phases: impl Iterator<Item = Phase>, ratio: u32) -> Vec<(Phase, Vec<(usize, u32)>)> {
+pub fn groups(phases: impl Iterator<Item = Phase>, ratio: u32) -> Vec<(Phase, Members)> {
     let mut seen: BTreeMap<Phase, u32> = BTreeMap::new();
-    let mut out: Vec<(Phase, u32, Vec<(usize, u32)>)> = Vec::new();
+    let mut out: Vec<(Phase, u32, Members)> = Vec::new();
     for (i, phase) in phases.enumerate() {
         let slot = seen.entry(phase).or_insert(0);
         let index = *slot;

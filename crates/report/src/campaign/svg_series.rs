@@ -11,7 +11,7 @@ use iogauge_campaign::{RunDigest, SeriesPoint};
 use std::fmt::Write as _;
 
 /// Most points drawn per line; longer series are bucketed.
-pub(super) const MAX_POINTS: usize = 600;
+pub(crate) const MAX_POINTS: usize = 600;
 
 /// Width of the per-run charts.
 const W: f64 = 1100.0;

@@ -65,6 +65,31 @@ pub(crate) struct Chart {
     pub cap: Option<(f64, String)>,
 }
 
+/// Most points drawn per line; a longer series is bucketed (as the campaign report's).
+pub(crate) const MAX_POINTS: usize = crate::campaign::svg_series::MAX_POINTS;
+
+/// `pts` in at most [`MAX_POINTS`] buckets: each at its members' mean x, with their mean y —
+/// or their largest on a logarithmic (latency) axis, where averaging would hide a spike.
+pub(crate) fn thin(pts: &[(f64, Option<f64>)], largest: bool) -> Vec<(f64, Option<f64>)> {
+    let k = pts.len().div_ceil(MAX_POINTS).max(1);
+    if k == 1 {
+        return pts.to_vec();
+    }
+    pts.chunks(k)
+        .map(|c| {
+            let x = c.iter().map(|p| p.0).sum::<f64>() / c.len() as f64;
+            let ys = c.iter().filter_map(|p| p.1).filter(|y| y.is_finite());
+            let y = if largest {
+                ys.reduce(f64::max)
+            } else {
+                let (n, sum) = ys.fold((0usize, 0.0), |(n, s), y| (n + 1, s + y));
+                (n > 0).then(|| sum / n as f64)
+            };
+            (x, y)
+        })
+        .collect()
+}
+
 fn finite(s: &Series) -> impl Iterator<Item = (f64, f64)> + '_ {
     s.pts
         .iter()
@@ -80,8 +105,21 @@ fn scale(lo: f64, hi: f64, axis: &Axis, a: f64, b: f64) -> Scale {
     }
 }
 
-/// Draws `c` as one `<svg class="chart">`.
+/// Draws `c` as one `<svg class="chart">`, long series bucketed.
 pub(crate) fn line_chart(out: &mut String, c: &Chart) {
+    let thinned: Vec<Series> = c
+        .series
+        .iter()
+        .map(|s| Series {
+            name: s.name.clone(),
+            pts: thin(&s.pts, c.y.log),
+            ..*s
+        })
+        .collect();
+    draw(out, c, &thinned);
+}
+
+fn draw(out: &mut String, c: &Chart, series: &[Series]) {
     let mut items: Vec<(Swatch, &str)> = c
         .series
         .iter()
@@ -109,7 +147,7 @@ pub(crate) fn line_chart(out: &mut String, c: &Chart) {
     let f = Frame::new(W, h, LEFT, 24.0, top, 46.0);
     open(out, c.kind, &c.key, W, h, &c.aria);
     legend(out, f.x0, 14.0, W - 8.0, &items);
-    let pts = || c.series.iter().flat_map(finite);
+    let pts = || series.iter().flat_map(finite);
     let positive = |v: f64| !c.y.log || v > 0.0;
     let (xlo, xhi) = pts().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), (x, _)| {
         (a.min(x), b.max(x))
@@ -156,7 +194,7 @@ pub(crate) fn line_chart(out: &mut String, c: &Chart) {
         text(out, f.x1 - 4.0, y - 4.0, "", "end", label);
     }
     let mut attrs = String::new();
-    for s in &c.series {
+    for s in series {
         attrs.clear();
         let _ = write!(attrs, "class=\"ln\" stroke=\"{}\"", s.colour);
         let dash = DASHES[s.dash % DASHES.len()];

@@ -271,16 +271,26 @@ fn disks(system: Option<&Derived>, named: &[String]) -> Option<Disks> {
     })
 }
 
+/// A named figure of `T`, one series of a chart.
+type Pick<T> = (&'static str, fn(&T) -> f64);
+
+/// A result's intervals (the time each is drawn at, its device and CPU figures) and the
+/// disks it names.
+type Timeline<'a> = (Vec<(f64, Option<&'a Derived>)>, Vec<String>);
+
+/// One interval: its time, its disks summed, its figures.
+type Row<'a> = (f64, Option<Disks>, Option<&'a Derived>);
+
 /// The device and CPU charts every kind with a time series has: device IOPS, the busiest
 /// disk's %util, await, and CPU (user, system, iowait). `intervals` gives, per result, each
 /// interval's start and system figures; `named` the result's disks.
 fn system_charts<'a>(
     out: &mut String,
     g: &Group<'a, 'a>,
-    intervals: &dyn Fn(&'a Item<'a>) -> (Vec<(f64, Option<&'a Derived>)>, Vec<String>),
+    intervals: &dyn Fn(&'a Item<'a>) -> Timeline<'a>,
 ) {
     use crate::campaign::svg::Fmt;
-    let per: Vec<(&Item, Vec<(f64, Option<Disks>, Option<&Derived>)>)> = g
+    let per: Vec<(&Item, Vec<Row>)> = g
         .items
         .iter()
         .map(|it| {
@@ -333,7 +343,7 @@ fn system_charts<'a>(
         if rows.iter().all(|r| r.2.is_none()) {
             continue;
         }
-        let parts: [(&str, fn(&Derived) -> f64); 3] = [
+        let parts: [Pick<Derived>; 3] = [
             ("CPU user", |d| d.cpu.user),
             ("CPU system", |d| d.cpu.system),
             ("CPU iowait", |d| d.cpu.iowait),

@@ -3,7 +3,7 @@
 //! disks did over the measured window.
 
 use super::chart::{line_chart, Axis, Series};
-use super::{esc, num, system_charts, Group, Item};
+use super::{esc, num, system_charts, Group, Item, Pick};
 use crate::campaign::svg::{colour, Fmt};
 use crate::campaign::svg_stats::latency_curves;
 use iogauge_campaign::digest::{lat_curves, DigestError};
@@ -70,7 +70,7 @@ pub(super) fn section(out: &mut String, g: &Group) -> Result<(), DigestError> {
     );
     let mut lat = Vec::new();
     for it in &g.items {
-        let parts: [(&str, fn(&DirSummary) -> f64); 3] = [
+        let parts: [Pick<DirSummary>; 3] = [
             ("p50", |d| d.lat_us.p50),
             ("p99", |d| d.lat_us.p99),
             ("p99.9", |d| d.lat_us.p99_9),

@@ -21,7 +21,10 @@ fn hist(us: &[u64]) -> Vec<u8> {
     h.encode().expect("encodes")
 }
 
-fn html(docs: &[(i64, &Document, Vec<(String, Vec<u8>)>)]) -> String {
+/// A result's id, document and stored histograms.
+type Given<'a> = (i64, &'a Document, iogauge_model::Histograms);
+
+fn html(docs: &[Given]) -> String {
     let stored: Vec<Stored> = docs
         .iter()
         .map(|(id, d, h)| Stored {
@@ -171,4 +174,24 @@ fn kinds_mix_and_labels_are_escaped() {
         3,
         "each result's text summary"
     );
+}
+
+#[test]
+fn long_series_are_bucketed_keeping_latency_spikes() {
+    let pts: Vec<(f64, Option<f64>)> = (0..6000)
+        .map(|i| (i as f64, Some(if i == 4321 { 1e6 } else { 100.0 })))
+        .collect();
+    let mean = chart::thin(&pts, false);
+    let max = chart::thin(&pts, true);
+    assert_eq!(mean.len(), chart::MAX_POINTS);
+    assert!(
+        mean.iter().all(|p| p.1.unwrap() < 1e6),
+        "a spike averaged in"
+    );
+    assert_eq!(
+        max.iter().filter(|p| p.1 == Some(1e6)).count(),
+        1,
+        "kept on a latency axis"
+    );
+    assert_eq!(chart::thin(&pts[..10], false), pts[..10].to_vec());
 }
