@@ -12,7 +12,7 @@ use crate::view::{AasPoint, RunDigest, SeriesPoint};
 use iogauge_model::calib::CalibrationReport;
 use iogauge_model::db::profile::LoadRates;
 use iogauge_model::db::report::DbReport;
-use iogauge_model::derive::Derived;
+use iogauge_model::derive::{Derived, DiskRates};
 use iogauge_model::run::{DirSummary, IntervalReport, RunReport};
 use iogauge_model::Document;
 use iogauge_stats::{LatHist, LatSummary, Phase, MIB};
@@ -376,10 +376,10 @@ struct Device {
     util: f64,
 }
 
-/// Sums the whole disks of an interval: those named by the run (`hardware.disks`,
+/// The figures of an interval's whole disks: those named by the run (`hardware.disks`,
 /// `cache.disks`) when the interval has them, else [`whole_disks`] of its map.
-fn device(system: Option<&Derived>, disks: &[String]) -> Option<Device> {
-    let map = &system?.disks;
+pub fn disk_rates<'a>(system: &'a Derived, disks: &[String]) -> Vec<&'a DiskRates> {
+    let map = &system.disks;
     let mut names: Vec<&str> = disks
         .iter()
         .map(String::as_str)
@@ -388,7 +388,12 @@ fn device(system: Option<&Derived>, disks: &[String]) -> Option<Device> {
     if names.is_empty() {
         names = whole_disks(map.keys().map(String::as_str));
     }
-    let rates: Vec<_> = names.iter().filter_map(|n| map.get(*n)).collect();
+    names.iter().filter_map(|n| map.get(*n)).collect()
+}
+
+/// Sums the whole disks of an interval ([`disk_rates`]).
+fn device(system: Option<&Derived>, disks: &[String]) -> Option<Device> {
+    let rates = disk_rates(system?, disks);
     if rates.is_empty() {
         return None;
     }

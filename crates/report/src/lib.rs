@@ -19,7 +19,7 @@ pub use calib::{calibration_body, calibration_head, matrix_csv, point_line, pref
 pub use campaign::{campaign_csv, campaign_html, campaign_json, campaign_markdown};
 pub use db::{db_run_text, db_setup_text};
 pub use history::history_table;
-pub use result::{result_html, Stored};
+pub use result::{fmt_num, result_html, Stored};
 pub use run::{job_line, progress_line, run_text};
 pub use series::{calibration_intervals, db_interval_table, interval_table};
 pub use watch::{db_rates_line, load_text, watch_cpu_lines, watch_line};

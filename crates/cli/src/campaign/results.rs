@@ -10,6 +10,7 @@ use anyhow::Context;
 use iogauge_campaign::digest::{catalogue, digest};
 use iogauge_campaign::CampaignView;
 use iogauge_model::history::RunStatus;
+use iogauge_report::fmt_num;
 use iogauge_stats::compare::{Describe, Ratio, Statistic, Verdict};
 use iogauge_store::{CampaignTag, Store};
 use serde::Serialize;
@@ -367,16 +368,6 @@ fn compare_cases(view: &CampaignView, a: &str, b: &str, json: bool) -> anyhow::R
 
 fn seed_of(key: &str) -> u64 {
     iogauge_stats::fnv1a(key.bytes())
-}
-
-fn fmt_num(x: f64) -> String {
-    if x.abs() >= 100.0 {
-        format!("{x:.0}")
-    } else if x.abs() >= 1.0 {
-        format!("{x:.2}")
-    } else {
-        format!("{x:.4}")
-    }
 }
 
 /// One line on a stored campaign run: its headline figures and its id.

@@ -4,7 +4,7 @@
 
 use super::svg::{colour, compact, esc, headroom, Fmt, Scale, N};
 use super::svg_draw::{
-    cross, legend, no_data, open, text, text_width, y_axis, Frame, Side, Swatch,
+    cross, hline, legend, no_data, open, text, text_width, y_axis, Frame, Side, Swatch,
 };
 use super::svg_stats::{case_index, short, W};
 use iogauge_campaign::{CampaignView, MetricView};
@@ -183,13 +183,7 @@ fn bar_chart(out: &mut String, bars: &[Bar], look: &Look) {
     }
     if look.baseline {
         let y = s.at(1.0);
-        let _ = write!(
-            out,
-            "<path class=\"bl\" d=\"M{} {}H{}\"/>",
-            N(f.x0),
-            N(y),
-            N(f.x1)
-        );
+        hline(out, &f, y);
     }
     out.push_str("</svg>");
 }

@@ -57,6 +57,17 @@ pub(crate) fn text(out: &mut String, x: f64, y: f64, class: &str, anchor: &str, 
     out.push_str("</text>");
 }
 
+/// A dashed reference line across the plot area at `y` (a baseline, a cap).
+pub(crate) fn hline(out: &mut String, f: &Frame, y: f64) {
+    let _ = write!(
+        out,
+        "<path class=\"bl\" d=\"M{} {}H{}\"/>",
+        N(f.x0),
+        N(y),
+        N(f.x1)
+    );
+}
+
 /// A message in the middle of the plot area, for charts with nothing to draw.
 pub(crate) fn no_data(out: &mut String, f: &Frame, s: &str) {
     text(

@@ -4,7 +4,7 @@
 
 use crate::campaign::svg::{esc, headroom, tick_label, Fmt, Scale, N};
 use crate::campaign::svg_draw::{
-    legend, legend_rows, no_data, open, text, x_axis, y_axis, Frame, Line, Side, Swatch,
+    hline, legend, legend_rows, no_data, open, text, x_axis, y_axis, Frame, Line, Side, Swatch,
 };
 use std::fmt::Write as _;
 
@@ -184,13 +184,7 @@ fn draw(out: &mut String, c: &Chart, series: &[Series]) {
     x_axis(out, &f, &xs, c.x.fmt, &c.x.title, None);
     if let Some((v, label)) = &c.cap {
         let y = ysc.at(*v);
-        let _ = write!(
-            out,
-            "<path class=\"bl\" d=\"M{} {}H{}\"/>",
-            N(f.x0),
-            N(y),
-            N(f.x1)
-        );
+        hline(out, &f, y);
         text(out, f.x1 - 4.0, y - 4.0, "", "end", label);
     }
     let mut attrs = String::new();

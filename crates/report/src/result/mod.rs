@@ -208,7 +208,7 @@ fn summary(out: &mut String, it: &Item, swatch: bool) {
         .iter()
         .filter_map(|m| {
             let v = it.digest.metrics.get(m.key)?;
-            Some(format!("{} <b>{}</b> {}", m.label, num(*v), m.unit))
+            Some(format!("{} <b>{}</b> {}", m.label, fmt_num(*v), m.unit))
         })
         .take(FIGURES)
         .collect();
@@ -225,8 +225,9 @@ fn summary(out: &mut String, it: &Item, swatch: bool) {
     }
 }
 
-/// A figure with the decimals its size needs.
-fn num(x: f64) -> String {
+/// A figure with the decimals its size needs: none from 100, two from 1, else four (the
+/// figures of `compare` and a campaign's lines too).
+pub fn fmt_num(x: f64) -> String {
     if x.abs() >= 100.0 {
         format!("{x:.0}")
     } else if x.abs() >= 1.0 {
@@ -246,16 +247,7 @@ struct Disks {
 }
 
 fn disks(system: Option<&Derived>, named: &[String]) -> Option<Disks> {
-    let map = &system?.disks;
-    let mut names: Vec<&str> = named
-        .iter()
-        .map(String::as_str)
-        .filter(|n| map.contains_key(*n))
-        .collect();
-    if names.is_empty() {
-        names = iogauge_campaign::digest::whole_disks(map.keys().map(String::as_str));
-    }
-    let rates: Vec<_> = names.iter().filter_map(|n| map.get(*n)).collect();
+    let rates = iogauge_campaign::digest::disk_rates(system?, named);
     if rates.is_empty() {
         return None;
     }

@@ -3,7 +3,7 @@
 //! disks did over the measured window.
 
 use super::chart::{line_chart, Axis, Series};
-use super::{esc, num, system_charts, Group, Item, Pick};
+use super::{esc, fmt_num as num, system_charts, Group, Item, Pick};
 use crate::campaign::svg::{colour, Fmt};
 use crate::campaign::svg_stats::latency_curves;
 use iogauge_campaign::digest::{lat_curves, DigestError};
