@@ -269,14 +269,14 @@ fn hardware_text(h: &iogauge_model::hardware::Hardware) -> String {
     if !h.devices.is_empty() {
         let _ = writeln!(
             s,
-            "{:<14}{:>10}{:>10}{:>9}{:>9}{:>8}{:>8}{:>7}",
-            "device", "r/s", "w/s", "rMB/s", "wMB/s", "rrqm/s", "wrqm/s", "%util"
+            "{:<14}{:>10}{:>10}{:>9}{:>9}{:>8}{:>8}{:>7}{:>7}{:>7}",
+            "device", "r/s", "w/s", "rMB/s", "wMB/s", "rrqm/s", "wrqm/s", "%rrqm", "%wrqm", "%util"
         );
         for d in &h.devices {
             let member = if h.disks.contains(&d.name) { " " } else { "*" };
             let _ = writeln!(
                 s,
-                "{:<14}{:>10.1}{:>10.1}{:>9.1}{:>9.1}{:>8.0}{:>8.0}{:>7.1}",
+                "{:<14}{:>10.1}{:>10.1}{:>9.1}{:>9.1}{:>8.0}{:>8.0}{:>7.1}{:>7.1}{:>7.1}",
                 format!("{member}{}", d.name),
                 d.rates.r_s,
                 d.rates.w_s,
@@ -284,6 +284,8 @@ fn hardware_text(h: &iogauge_model::hardware::Hardware) -> String {
                 d.rates.w_mb_s,
                 d.rates.rrqm_s,
                 d.rates.wrqm_s,
+                d.rates.rrqm_pct,
+                d.rates.wrqm_pct,
                 d.rates.util
             );
         }
