@@ -3,7 +3,7 @@
 //! They differ for reasons a user must hear about in words: a cache absorbs reads, mirroring
 //! and journaling multiply writes, other processes share the disk.
 
-use crate::derive::{derive, Derived, DiskRates};
+use crate::derive::{derive, per_cpu, Derived, DiskRates, PerCpuRates};
 use crate::summary::Summary;
 use crate::system::Snapshot;
 use iogauge_stats::Nanos;
@@ -51,6 +51,15 @@ fn nearest(samples: &[Snapshot], t: Nanos) -> Option<usize> {
 pub fn system_between(samples: &[Snapshot], start: Nanos, end: Nanos) -> Option<Derived> {
     let (i, j) = (nearest(samples, start)?, nearest(samples, end)?);
     (j > i).then(|| derive(&samples[i], &samples[j]))
+}
+
+/// Each CPU's figures between the snapshots nearest `start` and `end` (empty when the
+/// snapshots have no per-CPU lines).
+pub fn per_cpu_between(samples: &[Snapshot], start: Nanos, end: Nanos) -> Vec<PerCpuRates> {
+    match (nearest(samples, start), nearest(samples, end)) {
+        (Some(i), Some(j)) if j > i => per_cpu(&samples[i], &samples[j]),
+        _ => Vec::new(),
+    }
 }
 
 /// Compares the measured window's workload with what `disks` completed in it.

@@ -76,8 +76,10 @@ fn runs_and_a_calibration_in_one_report() {
         !html.contains("http://") && !html.contains("https://"),
         "nothing fetched"
     );
-    // Runs: IOPS, MiB/s, latency, device IOPS, %util, await, CPU — both runs on each.
-    assert_eq!(charts(&html, "series"), 7);
+    // Runs: IOPS, MiB/s, latency, device IOPS, %util, await, CPU, the busiest CPU — both
+    // runs on each.
+    assert_eq!(charts(&html, "series"), 8);
+    assert!(html.contains("data-chart=\"series:cpu_each\""));
     let iops = &html[html.find("data-chart=\"series:iops\"").unwrap()..];
     let iops = &iops[..iops.find("</svg>").unwrap()];
     assert!(

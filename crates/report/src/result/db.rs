@@ -3,7 +3,7 @@
 //! active sessions stacked by wait event, then the devices and CPU and the latency curves.
 
 use super::chart::{line_chart, Axis, Series};
-use super::{esc, system_charts, Group, Item};
+use super::{esc, system_charts, Group, Item, Timeline};
 use crate::campaign::svg::Fmt;
 use iogauge_campaign::digest::DigestError;
 use iogauge_model::db::profile::LoadRates;
@@ -111,10 +111,12 @@ pub(super) fn section(out: &mut String, g: &Group) -> Result<(), DigestError> {
         let ivs = r
             .intervals
             .iter()
-            .map(|iv| (mid(iv), iv.system.as_ref()))
-            .collect();
-        let named = r.cache.as_ref().map_or_else(Vec::new, |c| c.disks.clone());
-        (ivs, named)
+            .map(|iv| (iv.t_s, iv.dur_s, iv.system.as_ref()));
+        Timeline::of(
+            ivs,
+            r.cache.as_ref().map_or_else(Vec::new, |c| c.disks.clone()),
+            &r.samples,
+        )
     });
     super::run::curves(out, g)
 }

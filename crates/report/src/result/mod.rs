@@ -17,7 +17,10 @@ use chart::{Axis, Chart, Series};
 use iogauge_campaign::digest::{catalogue, digest, DigestError};
 use iogauge_campaign::RunDigest;
 use iogauge_model::derive::Derived;
+use iogauge_model::hardware::per_cpu_between;
+use iogauge_model::system::Snapshot;
 use iogauge_model::{Document, Kind};
+use iogauge_stats::Nanos;
 use std::fmt::Write as _;
 
 /// One stored result: its id, document and stored histograms.
@@ -266,9 +269,47 @@ fn disks(system: Option<&Derived>, named: &[String]) -> Option<Disks> {
 /// A named figure of `T`, one series of a chart.
 type Pick<T> = (&'static str, fn(&T) -> f64);
 
-/// A result's intervals (the time each is drawn at, its device and CPU figures) and the
-/// disks it names.
-type Timeline<'a> = (Vec<(f64, Option<&'a Derived>)>, Vec<String>);
+/// A result's intervals (the time each is drawn at, its start and end in seconds, its
+/// device and CPU figures), the disks it names, and its raw snapshots (each CPU's figures
+/// come from those).
+struct Timeline<'a> {
+    intervals: Vec<(f64, (f64, f64), Option<&'a Derived>)>,
+    named: Vec<String>,
+    samples: &'a [Snapshot],
+}
+
+impl<'a> Timeline<'a> {
+    /// `ivs` as (start, duration, figures).
+    fn of(
+        ivs: impl Iterator<Item = (f64, f64, Option<&'a Derived>)>,
+        named: Vec<String>,
+        samples: &'a [Snapshot],
+    ) -> Self {
+        Timeline {
+            intervals: ivs
+                .map(|(t, d, sys)| (t + d.max(0.0) / 2.0, (t, t + d), sys))
+                .collect(),
+            named,
+            samples,
+        }
+    }
+
+    /// Per interval, the busiest CPU's busy share (100 − idle), `None` without per-CPU
+    /// samples.
+    fn busiest_cpu(&self) -> Vec<(f64, Option<f64>)> {
+        let at = |s: f64| Nanos((s * 1e9).round() as u64);
+        self.intervals
+            .iter()
+            .map(|(x, (a, b), _)| {
+                let busy = per_cpu_between(self.samples, at(*a), at(*b))
+                    .iter()
+                    .map(|c| 100.0 - c.rates.idle)
+                    .reduce(f64::max);
+                (*x, busy)
+            })
+            .collect()
+    }
+}
 
 /// One interval: its time, its disks summed, its figures.
 type Row<'a> = (f64, Option<Disks>, Option<&'a Derived>);
@@ -282,14 +323,14 @@ fn system_charts<'a>(
     intervals: &dyn Fn(&'a Item<'a>) -> Timeline<'a>,
 ) {
     use crate::campaign::svg::Fmt;
-    let per: Vec<(&Item, Vec<Row>)> = g
-        .items
+    let lines: Vec<(&Item, Timeline)> = g.items.iter().map(|it| (*it, intervals(it))).collect();
+    let per: Vec<(&Item, Vec<Row>)> = lines
         .iter()
-        .map(|it| {
-            let (ivs, named) = intervals(it);
-            let rows = ivs
-                .into_iter()
-                .map(|(t, sys)| (t, disks(sys, &named), sys))
+        .map(|(it, tl)| {
+            let rows = tl
+                .intervals
+                .iter()
+                .map(|(t, _, sys)| (*t, disks(*sys, &tl.named), *sys))
                 .collect();
             (*it, rows)
         })
@@ -349,6 +390,31 @@ fn system_charts<'a>(
         out,
         &g.time_chart("cpu", "CPU", Axis::linear("% of all CPUs", Fmt::Pct), cpu),
     );
+    // collectl's per-CPU view in one line: a saturated core hides in the average.
+    let mut each = Vec::new();
+    for (it, tl) in &lines {
+        let busiest = tl.busiest_cpu();
+        if busiest.iter().any(|p| p.1.is_some()) {
+            let all = tl
+                .intervals
+                .iter()
+                .map(|(x, _, s)| (*x, s.map(|d| 100.0 - d.cpu.idle)))
+                .collect();
+            each.push(g.series(it, 0, "busiest CPU", busiest));
+            each.push(g.series(it, 1, "all CPUs", all));
+        }
+    }
+    if !each.is_empty() {
+        chart::line_chart(
+            out,
+            &g.time_chart(
+                "cpu_each",
+                "busiest CPU",
+                Axis::linear("busy %", Fmt::Pct),
+                each,
+            ),
+        );
+    }
     out.push_str("</div>\n");
 }
 

@@ -3,7 +3,7 @@
 //! disks did over the measured window.
 
 use super::chart::{line_chart, Axis, Series};
-use super::{esc, fmt_num as num, system_charts, Group, Item, Pick};
+use super::{esc, fmt_num as num, system_charts, Group, Item, Pick, Timeline};
 use crate::campaign::svg::{colour, Fmt};
 use crate::campaign::svg_stats::latency_curves;
 use iogauge_campaign::digest::{lat_curves, DigestError};
@@ -99,13 +99,14 @@ pub(super) fn section(out: &mut String, g: &Group) -> Result<(), DigestError> {
         let ivs = r
             .intervals
             .iter()
-            .map(|iv| (mid(iv), iv.system.as_ref()))
-            .collect();
-        let named = r
-            .hardware
-            .as_ref()
-            .map_or_else(Vec::new, |h| h.disks.clone());
-        (ivs, named)
+            .map(|iv| (iv.t_s, iv.dur_s, iv.system.as_ref()));
+        Timeline::of(
+            ivs,
+            r.hardware
+                .as_ref()
+                .map_or_else(Vec::new, |h| h.disks.clone()),
+            &r.samples,
+        )
     });
     curves(out, g)?;
     devices_table(out, g);

@@ -195,3 +195,75 @@ fn long_series_are_bucketed_keeping_latency_spikes() {
     );
     assert_eq!(chart::thin(&pts[..10], false), pts[..10].to_vec());
 }
+
+#[test]
+fn the_busiest_cpu_is_drawn_when_samples_keep_each_cpu() {
+    let mut d = doc(RUN);
+    let page = html(&[(1, &d, vec![])]);
+    assert_eq!(
+        charts(&page, "series"),
+        7,
+        "a fixture without per-CPU lines: no chart"
+    );
+    let Document::Run(r) = &mut d else {
+        panic!("a run")
+    };
+    // A snapshot at every interval's start and at the end: cpu0 spends every tick in the
+    // kernel, cpu1 idles.
+    use iogauge_model::system::{CpuCounters, CpuLine, Snapshot};
+    let ends: Vec<f64> = r
+        .intervals
+        .iter()
+        .map(|i| i.t_s)
+        .chain(r.intervals.last().map(|i| i.t_s + i.dur_s))
+        .collect();
+    r.samples = ends
+        .iter()
+        .enumerate()
+        .map(|(k, t)| {
+            let ticks = 100 * k as u64;
+            let busy = CpuCounters {
+                system: ticks,
+                ..Default::default()
+            };
+            let idle = CpuCounters {
+                idle: ticks,
+                ..Default::default()
+            };
+            Snapshot {
+                at_ns: (t * 1e9).round() as u64,
+                disks: Vec::new(),
+                cpu: CpuCounters {
+                    system: ticks,
+                    idle: ticks,
+                    ..Default::default()
+                },
+                mem: Default::default(),
+                psi: None,
+                cpus: vec![
+                    CpuLine {
+                        cpu: 0,
+                        counters: busy,
+                    },
+                    CpuLine {
+                        cpu: 1,
+                        counters: idle,
+                    },
+                ],
+                load: None,
+            }
+        })
+        .collect();
+    let page = html(&[(1, &d, vec![])]);
+    clean(&page);
+    let each = &page[page.find("data-chart=\"series:cpu_each\"").expect("drawn")..];
+    let each = &each[..each.find("</svg>").unwrap()];
+    assert!(
+        each.contains(">busiest CPU<") && each.contains(">all CPUs<"),
+        "{each}"
+    );
+    assert!(
+        each.contains(">100%<"),
+        "the busy core reaches the top tick: {each}"
+    );
+}
