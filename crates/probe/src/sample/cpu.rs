@@ -25,42 +25,27 @@ pub fn parse_stat_cpus(text: &str) -> Result<(CpuCounters, Vec<CpuLine>), Sample
         is_little_endian: cfg!(target_endian = "little"),
     };
     let cpu_line = text.lines().find(|l| l.starts_with("cpu ")).unwrap_or("");
-    let err = |reason: String| SampleError::Parse {
-        file: "/proc/stat",
-        line: cpu_line.to_string(),
-        reason,
-    };
+    let err = |reason: String| stat_error(cpu_line, reason);
     // procfs reports a bad column as "internal error, please report this procfs bug": check
-    // the line we use first, so the message says what is wrong with it.
+    // the lines we use first, so the message says what is wrong with them.
     let cols: Vec<&str> = cpu_line.split_whitespace().skip(1).collect();
-    if cols.len() < 4 {
-        return Err(err("no `cpu` line with user, nice, system and idle".into()));
-    }
-    if let Some(c) = cols.iter().find(|c| c.parse::<u64>().is_err()) {
-        return Err(err(format!("{c:?} is not a tick count")));
-    }
+    check_ticks(
+        cpu_line,
+        &cols,
+        "no `cpu` line with user, nice, system and idle",
+    )?;
     let mut numbers = Vec::new();
     for line in text
         .lines()
         .filter(|l| l.starts_with("cpu") && !l.starts_with("cpu "))
     {
-        let err = |reason: String| SampleError::Parse {
-            file: "/proc/stat",
-            line: line.to_string(),
-            reason,
-        };
         let mut cols = line.split_whitespace();
         let name = cols.next().unwrap_or("");
         let n = name["cpu".len()..]
             .parse::<u32>()
-            .map_err(|_| err(format!("{name:?} is not cpuN")))?;
+            .map_err(|_| stat_error(line, format!("{name:?} is not cpuN")))?;
         let cols: Vec<&str> = cols.collect();
-        if cols.len() < 4 {
-            return Err(err("fewer than user, nice, system and idle".into()));
-        }
-        if let Some(c) = cols.iter().find(|c| c.parse::<u64>().is_err()) {
-            return Err(err(format!("{c:?} is not a tick count")));
-        }
+        check_ticks(line, &cols, "fewer than user, nice, system and idle")?;
         numbers.push(n);
     }
     let ks = procfs::KernelStats::from_buf_read(text.as_bytes(), &si)
@@ -81,6 +66,26 @@ pub fn parse_stat_cpus(text: &str) -> Result<(CpuCounters, Vec<CpuLine>), Sample
         })
         .collect();
     Ok((counters(&ks.total), cpus))
+}
+
+fn stat_error(line: &str, reason: String) -> SampleError {
+    SampleError::Parse {
+        file: "/proc/stat",
+        line: line.to_string(),
+        reason,
+    }
+}
+
+/// The tick columns (`cols`, after the name) of a /proc/stat CPU `line`: at least user,
+/// nice, system and idle (`short` says so when not), each a count.
+fn check_ticks(line: &str, cols: &[&str], short: &str) -> Result<(), SampleError> {
+    if cols.len() < 4 {
+        return Err(stat_error(line, short.into()));
+    }
+    match cols.iter().find(|c| c.parse::<u64>().is_err()) {
+        Some(c) => Err(stat_error(line, format!("{c:?} is not a tick count"))),
+        None => Ok(()),
+    }
 }
 
 /// The columns iogauge keeps of one /proc/stat CPU line; those an old kernel does not print
