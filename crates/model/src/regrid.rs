@@ -127,14 +127,42 @@ impl<'a> Hists<'a> {
     }
 }
 
+impl RunReport {
+    /// This run's intervals at `every` (a whole multiple of the recorded interval), each
+    /// phase cut separately from its own start; the summary and everything else unchanged.
+    pub fn regrid(
+        &self,
+        every: Duration,
+        hists: &[(String, Vec<u8>)],
+    ) -> Result<RunReport, RegridError> {
+        let recorded = self.options.interval;
+        let ratio = ratio_of(every, recorded)?;
+        let mut out = self.clone();
+        if ratio == 1 {
+            return Ok(out);
+        }
+        let hists = Hists::new(hists, recorded);
+        out.intervals = regrid_intervals(&self.intervals, ratio, &hists, "", &|iv, _| {
+            if self.samples.is_empty() {
+                None
+            } else {
+                system_between(&self.samples, iv.start, iv.end)
+            }
+        })?;
+        Ok(out)
+    }
+}
+
 /// `reports` merged onto a grid `ratio` times coarser, percentiles from the histograms
-/// stored as `prefix` + [`interval_label`]; per merged interval, its members' positions.
-fn merge_io(
+/// stored as `prefix` + [`interval_label`]; each merged interval's device figures from
+/// `system(merged, positions of its members)`.
+fn regrid_intervals(
     reports: &[IntervalReport],
     ratio: u32,
     hists: &Hists,
     prefix: &str,
-) -> Result<Vec<(Interval, Vec<usize>)>, RegridError> {
+    system: &dyn Fn(&Interval, &[usize]) -> Option<Derived>,
+) -> Result<Vec<IntervalReport>, RegridError> {
     let mut out = Vec::new();
     for (phase, members) in groups(reports.iter().map(|r| r.phase), ratio) {
         let mut merged: Option<Interval> = None;
@@ -166,56 +194,13 @@ fn merge_io(
             }
         }
         if let Some(m) = merged {
-            out.push((m, members.iter().map(|(i, _)| *i).collect()));
+            let positions: Vec<usize> = members.iter().map(|(i, _)| *i).collect();
+            let mut rep = IntervalReport::of(&m);
+            rep.system = system(&m, &positions);
+            out.push(rep);
         }
     }
     Ok(out)
-}
-
-impl RunReport {
-    /// This run's intervals at `every` (a whole multiple of the recorded interval), each
-    /// phase cut separately from its own start; the summary and everything else unchanged.
-    pub fn regrid(
-        &self,
-        every: Duration,
-        hists: &[(String, Vec<u8>)],
-    ) -> Result<RunReport, RegridError> {
-        let recorded = self.options.interval;
-        if ratio_of(every, recorded)? == 1 {
-            return Ok(self.clone());
-        }
-        let mut out = self.clone();
-        out.intervals =
-            regrid_intervals(&self.intervals, (every, recorded), hists, "", &|iv, _| {
-                if self.samples.is_empty() {
-                    None
-                } else {
-                    system_between(&self.samples, iv.start, iv.end)
-                }
-            })?;
-        Ok(out)
-    }
-}
-
-/// `reports` recorded every `recorded`, at `every`; each merged interval's device figures
-/// from `system(merged, members)`.
-pub(crate) fn regrid_intervals(
-    reports: &[IntervalReport],
-    (every, recorded): (Duration, Duration),
-    hists: &[(String, Vec<u8>)],
-    prefix: &str,
-    system: &dyn Fn(&Interval, &[usize]) -> Option<Derived>,
-) -> Result<Vec<IntervalReport>, RegridError> {
-    let ratio = ratio_of(every, recorded)?;
-    let hists = Hists::new(hists, recorded);
-    Ok(merge_io(reports, ratio, &hists, prefix)?
-        .iter()
-        .map(|(iv, members)| {
-            let mut rep = IntervalReport::of(iv);
-            rep.system = system(iv, members);
-            rep
-        })
-        .collect())
 }
 
 impl CalibrationReport {
@@ -227,23 +212,24 @@ impl CalibrationReport {
         every: Duration,
         hists: &[(String, Vec<u8>)],
     ) -> Result<CalibrationReport, RegridError> {
+        let ratio = ratio_of(every, POINT_INTERVAL)?;
         let mut out = self.clone();
-        if ratio_of(every, POINT_INTERVAL)? == 1 {
+        if ratio == 1 {
             return Ok(out);
         }
+        let hists = Hists::new(hists, POINT_INTERVAL);
         for (i, p) in out.points.iter_mut().enumerate() {
             let prefix = format!("{}/", point_label(i, &p.point));
             let ivs = &p.intervals;
-            p.intervals =
-                regrid_intervals(ivs, (every, POINT_INTERVAL), hists, &prefix, &|_, m| {
-                    let parts: Vec<(f64, &Derived)> = m
-                        .iter()
-                        .filter_map(|&k| Some((ivs[k].dur_s, ivs[k].system.as_ref()?)))
-                        .collect();
-                    (parts.len() == m.len())
-                        .then(|| Derived::combine(&parts))
-                        .flatten()
-                })?;
+            p.intervals = regrid_intervals(ivs, ratio, &hists, &prefix, &|_, m| {
+                let parts: Vec<(f64, &Derived)> = m
+                    .iter()
+                    .filter_map(|&k| Some((ivs[k].dur_s, ivs[k].system.as_ref()?)))
+                    .collect();
+                (parts.len() == m.len())
+                    .then(|| Derived::combine(&parts))
+                    .flatten()
+            })?;
         }
         Ok(out)
     }
