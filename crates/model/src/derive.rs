@@ -225,6 +225,7 @@ impl CpuRates {
 }
 
 mod combine;
+pub(crate) use combine::weighted_mean;
 
 #[cfg(test)]
 mod tests;

@@ -7,6 +7,7 @@ use crate::db::aas::Aas;
 use crate::db::outcome::SessionTotals;
 use crate::db::profile::{BuffersWritten, ByProcess, IoRates, LoadRates};
 use crate::db::report::{DbIntervalReport, DbReport, SessionSummary};
+use crate::derive::weighted_mean;
 use crate::hardware::system_between;
 use crate::regrid::{groups, named_interval_label, ratio_of, Hists, RegridError};
 use iogauge_stats::{Nanos, Phase};
@@ -15,21 +16,14 @@ use std::time::Duration;
 /// The labels of a database interval's histograms: `read` and `update` operations.
 pub const OPS: [&str; 2] = ["read", "update"];
 
-/// Σ wᵢ·xᵢ / Σ wᵢ over the parts that have a value; `None` when none has, or without weight.
-fn average(parts: impl Iterator<Item = (f64, Option<f64>)>) -> Option<f64> {
-    let (w, s) = parts
-        .filter_map(|(w, x)| Some((w, x?)))
-        .fold((0.0, 0.0), |(w, s), (wi, x)| (w + wi, s + wi * x));
-    (w > 0.0).then(|| s / w)
-}
-
-/// Rates weighted by duration; an average time by the events it averages (rate × seconds).
+/// Rates weighted by duration; an average time by the events it averages (rate × seconds),
+/// over the parts that have one (`None` when none has, or none had events).
 fn combine_rates(parts: &[(f64, &LoadRates)]) -> LoadRates {
     let rate = |f: &dyn Fn(&LoadRates) -> f64| {
-        average(parts.iter().map(|(t, r)| (*t, Some(f(r))))).unwrap_or(0.0)
+        weighted_mean(parts.iter().map(|(t, r)| (*t, f(r)))).unwrap_or(0.0)
     };
     let per = |n: &dyn Fn(&LoadRates) -> f64, x: &dyn Fn(&LoadRates) -> Option<f64>| {
-        average(parts.iter().map(|(t, r)| (t * n(r), x(r))))
+        weighted_mean(parts.iter().filter_map(|(t, r)| Some((t * n(r), x(r)?))))
     };
     let io = |f: fn(&ByProcess<IoRates>) -> &IoRates| IoRates {
         reads_s: rate(&|r| f(&r.by_process).reads_s),

@@ -6,14 +6,15 @@
 use super::{CpuRates, Derived, DiskRates};
 use std::collections::BTreeMap;
 
-/// Σ wᵢ·xᵢ / Σ wᵢ, 0 when the weights are.
-fn weighted(parts: impl Iterator<Item = (f64, f64)>) -> f64 {
+/// Σ wᵢ·xᵢ / Σ wᵢ of (weight, value) pairs; `None` without weight.
+pub(crate) fn weighted_mean(parts: impl Iterator<Item = (f64, f64)>) -> Option<f64> {
     let (w, s) = parts.fold((0.0, 0.0), |(w, s), (wi, x)| (w + wi, s + wi * x));
-    if w > 0.0 {
-        s / w
-    } else {
-        0.0
-    }
+    (w > 0.0).then(|| s / w)
+}
+
+/// [`weighted_mean`], 0 when the weights are.
+fn weighted(parts: impl Iterator<Item = (f64, f64)>) -> f64 {
+    weighted_mean(parts).unwrap_or(0.0)
 }
 
 impl DiskRates {
