@@ -4,7 +4,7 @@
 
 use super::html_table::{results, swatch, val};
 use super::svg::esc;
-use super::svg_style::CSS;
+use super::svg_style::{close_page, open_page};
 use super::{svg_bars, svg_series, svg_stats};
 use iogauge_campaign::{CampaignView, CaseView, RunDigest};
 use iogauge_stats::compare::Statistic;
@@ -14,13 +14,7 @@ use std::fmt::Write as _;
 pub fn campaign_html(view: &CampaignView) -> String {
     let runs: usize = view.cases.iter().map(|c| c.runs.len()).sum();
     let mut out = String::with_capacity(64 * 1024 + runs * 24 * 1024 + view.file.len());
-    out.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
-    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
-    out.push_str("<title>");
-    esc(&mut out, &view.name);
-    out.push_str(" — iogauge campaign</title><style>");
-    out.push_str(CSS);
-    out.push_str("</style></head><body><main>\n");
+    open_page(&mut out, &format!("{} — iogauge campaign", view.name));
     header(&mut out, view, runs);
     results(&mut out, view);
     metric_charts(&mut out, view);
@@ -32,7 +26,7 @@ pub fn campaign_html(view: &CampaignView) -> String {
     esc(&mut out, &view.file);
     out.push_str("</pre>\n");
     environment(&mut out, view);
-    out.push_str("</main></body></html>\n");
+    close_page(&mut out);
     out
 }
 

@@ -1,6 +1,22 @@
 //! The report's one stylesheet: page layout and typography, tables, and the classes the
 //! hand-written SVG charts use (so each mark carries a short class, not its full style).
 
+/// Starts an HTML report: the head with `title` and [`CSS`], then `<body><main>`.
+pub(crate) fn open_page(out: &mut String, title: &str) {
+    out.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
+    out.push_str("<title>");
+    super::svg::esc(out, title);
+    out.push_str("</title><style>");
+    out.push_str(CSS);
+    out.push_str("</style></head><body><main>\n");
+}
+
+/// Ends what [`open_page`] started.
+pub(crate) fn close_page(out: &mut String) {
+    out.push_str("</main></body></html>\n");
+}
+
 /// Inlined in `<style>`; system fonts only, nothing fetched.
 pub(crate) const CSS: &str = r#"
 :root{--fg:#1f2328;--mu:#59636e;--bd:#d1d9e0;--bg2:#f6f8fa;--ac:#0969da}

@@ -12,7 +12,7 @@ mod db;
 mod run;
 
 use crate::campaign::svg::{colour, esc, PALETTE};
-use crate::campaign::svg_style::CSS;
+use crate::campaign::svg_style::{close_page, open_page};
 use chart::{Axis, Chart, Series};
 use iogauge_campaign::digest::{catalogue, digest, DigestError};
 use iogauge_campaign::RunDigest;
@@ -137,18 +137,13 @@ pub fn result_html(results: &[Stored]) -> Result<String, DigestError> {
         .collect::<Result<_, DigestError>>()?;
     let ids: Vec<String> = results.iter().map(|r| r.id.to_string()).collect();
     let mut out = String::with_capacity(64 * 1024 * results.len().max(1));
-    out.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
-    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
     let title = format!(
         "iogauge result{} {}",
         if ids.len() == 1 { "" } else { "s" },
         ids.join(", ")
     );
-    out.push_str("<title>");
-    esc(&mut out, &title);
-    out.push_str("</title><style>");
-    out.push_str(CSS);
-    out.push_str("</style></head><body><main>\n<h1>");
+    open_page(&mut out, &title);
+    out.push_str("<h1>");
     esc(&mut out, &title);
     out.push_str("</h1>\n");
     for it in &items {
@@ -181,7 +176,7 @@ pub fn result_html(results: &[Stored]) -> Result<String, DigestError> {
         );
         out.push_str("</pre></details>\n");
     }
-    out.push_str("</main></body></html>\n");
+    close_page(&mut out);
     Ok(out)
 }
 
