@@ -199,6 +199,11 @@ pub struct CpuRates {
 }
 
 impl CpuRates {
+    /// Percent of the time not idle (user, system, iowait and steal), 0–100.
+    pub fn busy(&self) -> f64 {
+        (100.0 - self.idle).clamp(0.0, 100.0)
+    }
+
     /// Percent of the total Δticks (user + nice + system + idle + iowait + irq + softirq +
     /// steal, as sysstat's `get_per_cpu_interval()`); all 0 when no tick elapsed.
     pub fn between(prev: &CpuCounters, cur: &CpuCounters) -> CpuRates {

@@ -120,7 +120,7 @@ fn draw(f: &mut ratatui::Frame, fr: &Frame) {
     );
     f.render_widget(device_table(fr), table);
     let c = &fr.system.cpu;
-    let busy = (100.0 - c.idle).clamp(0.0, 100.0);
+    let busy = c.busy();
     let total = format!(
         "busy {busy:.0}%  usr {:.0}  sys {:.0}  iowait {:.0}  steal {:.0}",
         c.user, c.system, c.iowait, c.steal
@@ -192,7 +192,7 @@ fn cpu_grid(cpus: &[PerCpuRates], per_row: usize, total: &str) -> Paragraph<'sta
             let mut spans = Vec::new();
             for c in row {
                 let r = &c.rates;
-                let busy = (100.0 - r.idle).clamp(0.0, 100.0);
+                let busy = r.busy();
                 let filled = ((busy / 100.0 * BAR as f64).round() as usize).min(BAR);
                 let colour = if busy >= 90.0 {
                     Color::Red

@@ -289,7 +289,7 @@ impl<'a> Timeline<'a> {
         }
     }
 
-    /// Per interval, the busiest CPU's busy share (100 − idle), `None` without per-CPU
+    /// Per interval, the busiest CPU's busy share (`CpuRates::busy`), `None` without per-CPU
     /// samples.
     fn busiest_cpu(&self) -> Vec<(f64, Option<f64>)> {
         let at = |s: f64| Nanos((s * 1e9).round() as u64);
@@ -298,7 +298,7 @@ impl<'a> Timeline<'a> {
             .map(|(x, (a, b), _)| {
                 let busy = per_cpu_between(self.samples, at(*a), at(*b))
                     .iter()
-                    .map(|c| 100.0 - c.rates.idle)
+                    .map(|c| c.rates.busy())
                     .reduce(f64::max);
                 (*x, busy)
             })
@@ -393,7 +393,7 @@ fn system_charts<'a>(
             let all = tl
                 .intervals
                 .iter()
-                .map(|(x, _, s)| (*x, s.map(|d| 100.0 - d.cpu.idle)))
+                .map(|(x, _, s)| (*x, s.map(|d| d.cpu.busy())))
                 .collect();
             each.push(g.series(it, 0, "busiest CPU", busiest));
             each.push(g.series(it, 1, "all CPUs", all));
