@@ -122,6 +122,14 @@ pub enum MatrixMode {
 }
 
 impl MatrixMode {
+    const ALL: [MatrixMode; 5] = [
+        MatrixMode::Basic,
+        MatrixMode::Detailed,
+        MatrixMode::Row,
+        MatrixMode::Col,
+        MatrixMode::Point,
+    ];
+
     /// As the flag and JSON name it.
     pub fn name(self) -> &'static str {
         match self {
@@ -147,16 +155,10 @@ impl MatrixMode {
 impl std::str::FromStr for MatrixMode {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "basic" => Ok(MatrixMode::Basic),
-            "detailed" => Ok(MatrixMode::Detailed),
-            "row" => Ok(MatrixMode::Row),
-            "col" => Ok(MatrixMode::Col),
-            "point" => Ok(MatrixMode::Point),
-            _ => Err(format!(
-                "unknown matrix '{s}': use basic, detailed, row, col or point"
-            )),
-        }
+        MatrixMode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| format!("unknown matrix '{s}': use basic, detailed, row, col or point"))
     }
 }
 
