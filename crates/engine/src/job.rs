@@ -297,11 +297,13 @@ fn collect(
                 if !complete {
                     break;
                 }
-                let iv = pending.remove(&key).expect("key just seen");
+                let mut iv = pending.remove(&key).expect("key just seen");
                 if let (Some(w), Some(t0)) = (watch.as_mut(), gate.t0()) {
                     w.observe(&iv, t0.elapsed());
                 }
                 on_interval(&iv);
+                // Kept to the job's end: at rest, near the size it is stored at.
+                iv.pack();
                 finished.push(iv);
             }
         };

@@ -25,8 +25,22 @@ pub enum HistError {
 }
 
 /// A latency histogram in nanoseconds.
+///
+/// It is counted in HDR form (one counter per bucket up to the slowest value recorded: ~90 KB
+/// for values up to a millisecond) and can be put at rest with [`LatHist::pack`]: the stored
+/// form (HDR V2 + DEFLATE, a few hundred bytes to a few KB) and its count. A run keeps every
+/// closed interval's histograms to its end, so packing them is what keeps its memory near
+/// what it stores (#25: 100 KB per interval otherwise, a 24 h run at 1 s ~8.6 GB). A packed
+/// histogram answers every question (decoding once per question) and is unpacked by the
+/// first call that changes it.
 #[derive(Clone, Debug)]
-pub struct LatHist(Histogram<u64>);
+pub struct LatHist(Repr);
+
+#[derive(Clone, Debug)]
+enum Repr {
+    Counting(Histogram<u64>),
+    Packed { bytes: Box<[u8]>, count: u64 },
+}
 
 impl Default for LatHist {
     fn default() -> Self {
@@ -34,130 +48,199 @@ impl Default for LatHist {
     }
 }
 
-/// Same recorded values and counts (histograms that grew to different sizes still compare
-/// equal when they hold the same data).
+/// Same recorded values and counts (histograms that grew to different sizes, or one packed
+/// and one not, still compare equal when they hold the same data).
 impl PartialEq for LatHist {
     fn eq(&self, other: &Self) -> bool {
-        self.0.len() == other.0.len()
-            && self
-                .0
-                .iter_recorded()
-                .map(|v| (v.value_iterated_to(), v.count_at_value()))
-                .eq(other
-                    .0
-                    .iter_recorded()
-                    .map(|v| (v.value_iterated_to(), v.count_at_value())))
+        self.count() == other.count()
+            && self.with(|a| {
+                other.with(|b| {
+                    a.iter_recorded()
+                        .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                        .eq(b
+                            .iter_recorded()
+                            .map(|v| (v.value_iterated_to(), v.count_at_value())))
+                })
+            })
     }
 }
 
+/// An empty auto-resizing histogram: its buckets grow only as far as the slowest value
+/// recorded (sized for an hour from the start, each would hold ~270 KB of counters, ~16 KB
+/// empty and ~90 KB up to a millisecond this way). Precision is the same 3 digits at every
+/// size.
+fn counting() -> Histogram<u64> {
+    // 3 significant digits is a constant hdrhistogram accepts; failure is a programming error.
+    let mut h = Histogram::new(SIGFIG).expect("3 significant digits are valid");
+    h.auto(true);
+    h
+}
+
+/// HDR V2 + DEFLATE bytes back into a counting histogram.
+fn unpack(bytes: &[u8]) -> Result<Histogram<u64>, HistError> {
+    let h: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut &bytes[..])
+        .map_err(|e| HistError::Decode(format!("{e:?}")))?;
+    let mut out = counting();
+    out.add(&h)
+        .map_err(|e| HistError::Decode(format!("{e:?}")))?;
+    Ok(out)
+}
+
+fn pack_bytes(h: &Histogram<u64>) -> Result<Vec<u8>, HistError> {
+    let mut out = Vec::new();
+    hdrhistogram::serialization::V2DeflateSerializer::new()
+        .serialize(h, &mut out)
+        .map_err(|e| HistError::Encode(format!("{e:?}")))?;
+    Ok(out)
+}
+
 impl LatHist {
-    /// An auto-resizing histogram: its buckets grow only as far as the slowest value recorded
-    /// (a run keeps two per interval; sized for an hour from the start, each would hold ~270 KB
-    /// of counters, ~16 KB empty and ~90 KB up to a millisecond this way). Precision is the
-    /// same 3 digits at every size.
     pub fn new() -> Self {
-        // 3 significant digits is a constant hdrhistogram accepts; failure is a programming error.
-        let mut h = Histogram::new(SIGFIG).expect("3 significant digits are valid");
-        h.auto(true);
-        LatHist(h)
+        LatHist(Repr::Counting(counting()))
+    }
+
+    /// The counters, unpacked first if the histogram is at rest. Bytes this process packed
+    /// itself always unpack; should that ever fail, the histogram restarts empty rather than
+    /// lose the values recorded next.
+    #[inline]
+    fn counting_mut(&mut self) -> &mut Histogram<u64> {
+        if let Repr::Packed { bytes, .. } = &self.0 {
+            self.0 = Repr::Counting(unpack(bytes).unwrap_or_else(|_| counting()));
+        }
+        match &mut self.0 {
+            Repr::Counting(h) => h,
+            Repr::Packed { .. } => unreachable!("unpacked above"),
+        }
+    }
+
+    /// Runs `f` on the counters (decoded for this call if the histogram is at rest).
+    fn with<R>(&self, f: impl FnOnce(&Histogram<u64>) -> R) -> R {
+        match &self.0 {
+            Repr::Counting(h) => f(h),
+            Repr::Packed { bytes, .. } => f(&unpack(bytes).unwrap_or_else(|_| counting())),
+        }
+    }
+
+    /// Puts the histogram at rest in its stored form (see the type's doc). Nothing changes if
+    /// it is packed already or cannot be encoded.
+    pub fn pack(&mut self) {
+        if let Repr::Counting(h) = &self.0 {
+            if let Ok(bytes) = pack_bytes(h) {
+                let count = h.len();
+                self.0 = Repr::Packed {
+                    bytes: bytes.into_boxed_slice(),
+                    count,
+                };
+            }
+        }
+    }
+
+    /// Whether the histogram is at rest ([`LatHist::pack`]).
+    pub fn is_packed(&self) -> bool {
+        matches!(self.0, Repr::Packed { .. })
     }
 
     /// Records one latency. Values below 1 ns count as 1 ns, above one hour as one hour.
     #[inline]
     pub fn record(&mut self, ns: u64) {
         let v = ns.clamp(LOWEST_NS, HIGHEST_NS);
-        if self.0.record(v).is_err() {
+        let h = self.counting_mut();
+        if h.record(v).is_err() {
             // Only when growing the buckets failed (out of memory): keep the count.
-            self.0.saturating_record(v);
+            h.saturating_record(v);
         }
     }
 
     pub fn count(&self) -> u64 {
-        self.0.len()
+        match &self.0 {
+            Repr::Counting(h) => h.len(),
+            Repr::Packed { count, .. } => *count,
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.count() == 0
     }
 
     pub fn clear(&mut self) {
-        self.0.reset();
+        match &mut self.0 {
+            Repr::Counting(h) => h.reset(),
+            Repr::Packed { .. } => self.0 = Repr::Counting(counting()),
+        }
     }
 
     /// Adds another histogram's counts (exact: same precision, bucket by bucket; this one
     /// grows to the other's range first).
     pub fn merge(&mut self, other: &LatHist) {
-        self.0
-            .add(&other.0)
-            .expect("auto-resizing histograms of equal precision always merge");
+        if other.is_empty() {
+            return;
+        }
+        let mine = self.counting_mut();
+        other.with(|o| {
+            mine.add(o)
+                .expect("auto-resizing histograms of equal precision always merge");
+        });
     }
 
     /// The value at quantile `q` (0..=1) in nanoseconds: the highest value equivalent to the
     /// bucket that holds it. 0 when empty.
     pub fn quantile_ns(&self, q: f64) -> u64 {
-        if self.0.is_empty() {
-            0
-        } else {
-            self.0.value_at_quantile(q)
+        if self.is_empty() {
+            return 0;
         }
+        self.with(|h| h.value_at_quantile(q))
     }
 
     pub fn mean_ns(&self) -> f64 {
-        if self.0.is_empty() {
-            0.0
-        } else {
-            self.0.mean()
+        if self.is_empty() {
+            return 0.0;
         }
+        self.with(|h| h.mean())
     }
 
     pub fn max_ns(&self) -> u64 {
-        if self.0.is_empty() {
-            0
-        } else {
-            self.0.max()
+        if self.is_empty() {
+            return 0;
         }
+        self.with(|h| h.max())
     }
 
     pub fn min_ns(&self) -> u64 {
-        if self.0.is_empty() {
-            0
-        } else {
-            self.0.min()
+        if self.is_empty() {
+            return 0;
         }
+        self.with(|h| h.min())
     }
 
     /// The summary a report shows, in microseconds.
     pub fn summary(&self) -> LatSummary {
+        if self.is_empty() {
+            return LatSummary::default();
+        }
         let us = |ns: u64| ns as f64 / 1e3;
-        LatSummary {
-            mean: self.mean_ns() / 1e3,
-            p50: us(self.quantile_ns(0.50)),
-            p90: us(self.quantile_ns(0.90)),
-            p95: us(self.quantile_ns(0.95)),
-            p99: us(self.quantile_ns(0.99)),
-            p99_9: us(self.quantile_ns(0.999)),
-            max: us(self.max_ns()),
+        self.with(|h| LatSummary {
+            mean: h.mean() / 1e3,
+            p50: us(h.value_at_quantile(0.50)),
+            p90: us(h.value_at_quantile(0.90)),
+            p95: us(h.value_at_quantile(0.95)),
+            p99: us(h.value_at_quantile(0.99)),
+            p99_9: us(h.value_at_quantile(0.999)),
+            max: us(h.max()),
+        })
+    }
+
+    /// Compact binary form (HdrHistogram V2 + DEFLATE), for storing and merging later: the
+    /// packed bytes themselves when the histogram is at rest.
+    pub fn encode(&self) -> Result<Vec<u8>, HistError> {
+        match &self.0 {
+            Repr::Counting(h) => pack_bytes(h),
+            Repr::Packed { bytes, .. } => Ok(bytes.to_vec()),
         }
     }
 
-    /// Compact binary form (HdrHistogram V2 + DEFLATE), for storing and merging later.
-    pub fn encode(&self) -> Result<Vec<u8>, HistError> {
-        let mut out = Vec::new();
-        hdrhistogram::serialization::V2DeflateSerializer::new()
-            .serialize(&self.0, &mut out)
-            .map_err(|e| HistError::Encode(format!("{e:?}")))?;
-        Ok(out)
-    }
-
     pub fn decode(bytes: &[u8]) -> Result<LatHist, HistError> {
-        let h: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
-            .deserialize(&mut &bytes[..])
-            .map_err(|e| HistError::Decode(format!("{e:?}")))?;
-        let mut out = LatHist::new();
-        out.0
-            .add(&h)
-            .map_err(|e| HistError::Decode(format!("{e:?}")))?;
-        Ok(out)
+        unpack(bytes).map(|h| LatHist(Repr::Counting(h)))
     }
 }
 
@@ -191,10 +274,13 @@ mod tests {
         for ns in [5_000, 80_000, 1_000_000] {
             h.record(ns);
         }
+        let Repr::Counting(c) = &h.0 else {
+            panic!("a new histogram counts")
+        };
         assert!(
-            h.0.distinct_values() * 3 <= full.distinct_values(),
+            c.distinct_values() * 3 <= full.distinct_values(),
             "{} vs {}",
-            h.0.distinct_values(),
+            c.distinct_values(),
             full.distinct_values()
         );
         // Merging a slow outlier grows it, and the result is exact.
@@ -262,6 +348,53 @@ mod tests {
         let back = LatHist::decode(&h.encode().unwrap()).unwrap();
         assert_eq!(back, h);
         assert!(LatHist::decode(b"not a histogram").is_err());
+    }
+
+    #[test]
+    fn a_packed_histogram_keeps_everything_in_a_fraction_of_the_memory() {
+        let mut h = LatHist::new();
+        for us in 1..=1000u64 {
+            h.record(us * 1000 + us % 7);
+        }
+        let counting = h.clone();
+        let encoded = h.encode().unwrap();
+        h.pack();
+        assert!(h.is_packed());
+        let Repr::Packed { bytes, .. } = &h.0 else {
+            unreachable!()
+        };
+        let Repr::Counting(c) = &counting.0 else {
+            unreachable!()
+        };
+        // The counters are 8 bytes each; packed they are a small fraction of that.
+        assert!(
+            bytes.len() * 10 < c.distinct_values() * 8,
+            "{}",
+            bytes.len()
+        );
+        assert_eq!(h, counting);
+        assert_eq!(h.count(), 1000);
+        assert_eq!(h.summary(), counting.summary());
+        assert_eq!(
+            h.encode().unwrap(),
+            encoded,
+            "packed bytes are the stored form"
+        );
+        // Merging into it, or recording, unpacks it first; the data stay exact.
+        let mut both = h.clone();
+        both += &counting;
+        assert!(!both.is_packed());
+        assert_eq!(both.count(), 2000);
+        let mut more = h.clone();
+        more.record(5_000_000);
+        assert_eq!(more.count(), 1001);
+        assert_eq!(more.max_ns(), counting.max_ns().max(more.max_ns()));
+        // A packed histogram merges into another as it is.
+        let mut total = LatHist::new();
+        total += &h;
+        assert_eq!(total, counting);
+        h.clear();
+        assert!(h.is_empty() && !h.is_packed());
     }
 
     proptest! {

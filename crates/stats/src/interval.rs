@@ -32,6 +32,13 @@ impl Interval {
         Nanos(self.end.0.saturating_sub(self.start.0))
     }
 
+    /// Puts both directions' histograms at rest ([`LatHist::pack`]): for a closed interval
+    /// kept to the end of a run.
+    pub fn pack(&mut self) {
+        self.io.read.lat.pack();
+        self.io.write.lat.pack();
+    }
+
     /// Folds another worker's part of the same slice into this one.
     pub fn absorb(&mut self, other: &Interval) {
         debug_assert_eq!((self.phase, self.index), (other.phase, other.index));

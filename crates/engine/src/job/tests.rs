@@ -109,3 +109,42 @@ fn shares_add_up() {
         assert_eq!(s, total);
     }
 }
+
+#[test]
+fn closed_intervals_are_kept_packed_and_merged_exactly() {
+    // Two workers, three intervals each: the caller sees each merged interval counting, the
+    // job keeps it packed (#25: a long run's memory near what it stores), data unchanged.
+    let (tx, rx) = channel::<Msg>();
+    for worker in 0..2 {
+        for i in 0..3 {
+            let mut iv = ramp_iv(i, 100 + u64::from(i));
+            iv.io.write.record(8192, 5_000 + u64::from(i));
+            tx.send(Msg::Part {
+                worker,
+                interval: Box::new(iv),
+            })
+            .unwrap();
+        }
+        tx.send(Msg::Done {
+            worker,
+            result: Ok(()),
+        })
+        .unwrap();
+    }
+    drop(tx);
+    let (stop, halt) = (AtomicBool::new(false), AtomicBool::new(false));
+    let mut seen = Vec::new();
+    let (kept, interrupted) = collect(2, &rx, &stop, &halt, &Gate::new(2), &mut None, &mut |iv| {
+        assert!(!iv.io.read.lat.is_packed());
+        seen.push(iv.clone());
+    })
+    .unwrap();
+    assert!(!interrupted);
+    assert_eq!(kept.len(), 3);
+    for (k, s) in kept.iter().zip(&seen) {
+        assert!(k.io.read.lat.is_packed() && k.io.write.lat.is_packed());
+        assert_eq!(k, s);
+        assert_eq!(k.io.read.ios, 2 * (100 + u64::from(k.index)));
+        assert_eq!(k.io.write.lat.count(), 2);
+    }
+}

@@ -29,6 +29,13 @@ impl SessionTotals {
     pub fn ops(&self) -> u64 {
         self.read_ops + self.update_ops
     }
+
+    /// Puts both latency histograms at rest (`LatHist::pack`): for a closed interval kept to
+    /// the end of a run.
+    pub fn pack(&mut self) {
+        self.read_lat.pack();
+        self.update_lat.pack();
+    }
 }
 
 impl AddAssign<&SessionTotals> for SessionTotals {
