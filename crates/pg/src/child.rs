@@ -38,11 +38,23 @@ pub fn die_with_parent(cmd: &mut Command, sig: libc::c_int) {
     }
 }
 
+/// Puts the child in a process group of its own: a terminal's Ctrl-C or hangup goes to the
+/// foreground group, and a child in it (cp, initdb) would die of it half-way, before iogauge
+/// had seen its own flag, and look like a failed copy. iogauge stops it itself
+/// ([`wait_or_stop`]), as it does the postmaster, which has its own group for the same reason.
+pub fn own_group(cmd: &mut Command) {
+    cmd.process_group(0);
+}
+
 /// Waits for `child`, watching `stop`: once it is raised, SIGTERM, SIGKILL after 5 s, and
-/// `Ok(None)` once the child is reaped.
+/// `Ok(None)` once the child is reaped. A child that failed while the flag was raised was
+/// stopped too (a signal sent to it as well): `Ok(None)`, not its failure.
 pub fn wait_or_stop(child: &mut Child, stop: &AtomicBool) -> io::Result<Option<ExitStatus>> {
     loop {
         if let Some(st) = child.try_wait()? {
+            if !st.success() && stop.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
             return Ok(Some(st));
         }
         if stop.load(Ordering::Relaxed) {
@@ -77,6 +89,7 @@ pub fn run_logged(
         .map_err(|e| PgError::io(log, e))?;
     let f2 = f.try_clone().map_err(|e| PgError::io(log, e))?;
     die_with_parent(&mut cmd, libc::SIGTERM);
+    own_group(&mut cmd);
     let failed = |e: io::Error| PgError::Command {
         what: what.into(),
         log: log.to_path_buf(),

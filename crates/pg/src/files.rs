@@ -2,7 +2,7 @@
 //! the cluster while a process uses it), the pristine copy, restoring it, and removing
 //! exactly what iogauge made.
 
-use crate::child::{die_with_parent, wait_or_stop};
+use crate::child::{die_with_parent, own_group, wait_or_stop};
 use crate::error::PgError;
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -146,6 +146,7 @@ fn cp(from: &Path, to: &Path, stop: &AtomicBool) -> Result<(), PgError> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     die_with_parent(&mut cmd, libc::SIGTERM);
+    own_group(&mut cmd);
     let mut child = cmd.spawn().map_err(|e| PgError::io(to, e))?;
     // Read on a thread: a copy failing on many files could fill the pipe and stall cp.
     let mut stderr = child.stderr.take().expect("stderr is piped");
@@ -159,14 +160,18 @@ fn cp(from: &Path, to: &Path, stop: &AtomicBool) -> Result<(), PgError> {
     match status {
         None => Err(PgError::interrupted(format!("copying to {}", to.display()))),
         Some(st) if st.success() => Ok(()),
-        Some(_) => Err(PgError::dir(
-            to,
-            format!(
-                "copy from {} failed: {}",
-                from.display(),
-                err.trim().replace('\n', "; ")
-            ),
-        )),
+        Some(st) => {
+            // Killed by a signal, cp says nothing: the status is the reason then.
+            let why = match err.trim() {
+                "" => format!("cp {st}"),
+                e => e.replace('\n', "; "),
+            };
+            // The system's failure (a full disk, a signal), not the user's: exit 1.
+            Err(PgError::io(
+                to,
+                std::io::Error::other(format!("copy from {} failed: {why}", from.display())),
+            ))
+        }
     }
 }
 
