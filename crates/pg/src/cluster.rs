@@ -460,7 +460,7 @@ impl Cluster {
         &self.bin
     }
     pub fn has_pristine(&self) -> bool {
-        self.dir.join("pristine").join("data").is_dir()
+        files::has_pristine(&self.dir)
     }
 }
 

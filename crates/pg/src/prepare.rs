@@ -7,7 +7,7 @@ use crate::cgroup::drop_os_cache;
 use crate::cluster::Cluster;
 use crate::dsn::{connect, parse_dsn};
 use crate::error::{error_text, PgError};
-use crate::place::{check_dir, has_cluster, Place};
+use crate::place::{check_dir, has_cluster, setup_finished, Place};
 use crate::schema;
 use iogauge_model::db::report::Setting;
 use iogauge_model::live::SocketAddr;
@@ -84,6 +84,13 @@ impl RunServer {
         setup: impl FnOnce(&Path) -> Result<Cluster, PgError>,
     ) -> Result<RunServer, PgError> {
         let mut c = if has_cluster(dir) {
+            if !setup_finished(dir) {
+                return Err(PgError::Usage(format!(
+                    "--dir {}: the setup of this cluster did not finish (it was interrupted); run `iogauge db setup --dir {}` again",
+                    dir.display(),
+                    dir.display()
+                )));
+            }
             let mut c = Cluster::open(dir)?;
             if let Some(want) = p.pg_bin.filter(|b| b.dir != c.bin().dir) {
                 return Err(PgError::Usage(format!(
