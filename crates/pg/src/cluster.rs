@@ -232,6 +232,7 @@ impl Cluster {
             stop_leftover(&data, pid, STOP_GRACE)?;
         }
         access::secure(&self.owner, &data, &self.run_dir())?;
+        crate::cgroup::remove_stale();
         if let Some(limit) = self.cache_limit {
             conf::check_cache_limit(&self.owner, &self.bin, &self.data_dir(), limit)?;
         }
