@@ -186,9 +186,18 @@ impl RunServer {
         })
     }
 
-    /// Stops a private server (a clean shutdown is part of the run): a warning if it failed.
-    pub fn stop(&mut self) -> Option<String> {
+    /// A private server's failure since it started: it died, or crashed and restarted (see
+    /// [`Cluster::failure`]). `None` for a server by DSN: its log is not iogauge's to read.
+    pub fn failure(&mut self) -> Option<String> {
+        self.cluster.as_mut()?.failure()
+    }
+
+    /// Stops a private server: a clean shutdown, part of the run; an immediate one when the
+    /// run is `lost` already (the server crashed, a session failed), which does not wait
+    /// for a crash recovery nor a checkpoint. A warning if it failed.
+    pub fn stop(&mut self, lost: bool) -> Option<String> {
         let mut c = self.cluster.take()?;
-        c.stop().err().map(|e| format!("stopping the server: {e}"))
+        let stopped = if lost { c.stop_now() } else { c.stop() };
+        stopped.err().map(|e| format!("stopping the server: {e}"))
     }
 }
