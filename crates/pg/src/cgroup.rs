@@ -123,6 +123,34 @@ impl MemCgroup {
     }
 }
 
+/// Removes the memory cgroups an iogauge killed outright left behind: `iogauge-*` groups
+/// named after a process that no longer runs (SIGKILL gives no chance to remove one, so each
+/// such run left one). Only empty ones go: the kernel refuses to remove a group that still
+/// has processes or groups in it, and a group of a live process is not touched. Best effort:
+/// without the rights to remove them, they stay, as before.
+pub fn remove_stale() {
+    let root = Path::new(ROOT);
+    for parent in [root.to_path_buf(), root.join("memory")] {
+        let Ok(entries) = std::fs::read_dir(&parent) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            if stale_pid(&name.to_string_lossy())
+                .is_some_and(|pid| !Path::new("/proc").join(pid.to_string()).exists())
+            {
+                let _ = std::fs::remove_dir(e.path());
+            }
+        }
+    }
+}
+
+/// The pid in the name of one of iogauge's cgroups (`iogauge-pg-1234`).
+fn stale_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix("iogauge-")?;
+    rest.rsplit('-').next()?.parse().ok()
+}
+
 fn write_file(p: &Path, s: &str) -> Result<(), String> {
     OpenOptions::new()
         .write(true)
@@ -156,4 +184,24 @@ pub fn drop_os_cache() -> Result<(), PgError> {
         .open(p)
         .and_then(|mut f| f.write_all(b"1"))
         .map_err(|e| PgError::io(p, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_iogauge_groups_named_after_a_pid_are_candidates() {
+        assert_eq!(stale_pid("iogauge-pg-1234"), Some(1234));
+        assert_eq!(stale_pid("iogauge-7"), Some(7));
+        for other in [
+            "iogauge-pg-",
+            "iogauge-pg-x1",
+            "user.slice",
+            "pg-1234",
+            "iogauge",
+        ] {
+            assert_eq!(stale_pid(other), None, "{other}");
+        }
+    }
 }

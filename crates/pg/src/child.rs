@@ -38,11 +38,23 @@ pub fn die_with_parent(cmd: &mut Command, sig: libc::c_int) {
     }
 }
 
+/// Puts the child in a process group of its own: a terminal's Ctrl-C or hangup goes to the
+/// foreground group, and a child in it (cp, initdb) would die of it half-way, before iogauge
+/// had seen its own flag, and look like a failed copy. iogauge stops it itself
+/// ([`wait_or_stop`]), as it does the postmaster, which has its own group for the same reason.
+pub fn own_group(cmd: &mut Command) {
+    cmd.process_group(0);
+}
+
 /// Waits for `child`, watching `stop`: once it is raised, SIGTERM, SIGKILL after 5 s, and
-/// `Ok(None)` once the child is reaped.
+/// `Ok(None)` once the child is reaped. A child that failed while the flag was raised was
+/// stopped too (a signal sent to it as well): `Ok(None)`, not its failure.
 pub fn wait_or_stop(child: &mut Child, stop: &AtomicBool) -> io::Result<Option<ExitStatus>> {
     loop {
         if let Some(st) = child.try_wait()? {
+            if !st.success() && stop.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
             return Ok(Some(st));
         }
         if stop.load(Ordering::Relaxed) {
@@ -77,6 +89,7 @@ pub fn run_logged(
         .map_err(|e| PgError::io(log, e))?;
     let f2 = f.try_clone().map_err(|e| PgError::io(log, e))?;
     die_with_parent(&mut cmd, libc::SIGTERM);
+    own_group(&mut cmd);
     let failed = |e: io::Error| PgError::Command {
         what: what.into(),
         log: log.to_path_buf(),
@@ -108,9 +121,123 @@ pub(crate) fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> boo
     }
 }
 
+/// The last `n` lines `log` gained since it was `from` bytes long: what the server said
+/// since iogauge started it, not what an earlier run left there.
+pub(crate) fn log_since(log: &Path, from: u64, n: usize) -> String {
+    let lines = fresh_lines(log, from);
+    lines[lines.len().saturating_sub(n)..].join(" | ")
+}
+
+fn fresh_lines(log: &Path, from: u64) -> Vec<String> {
+    use std::io::{Read, Seek};
+    let mut text = String::new();
+    if let Ok(mut f) = File::open(log) {
+        let len = f.metadata().map_or(0, |m| m.len());
+        // A log shorter than before was replaced: all of it is new.
+        let at = if from <= len { from } else { 0 };
+        let _ = f.seek(io::SeekFrom::Start(at));
+        let _ = f.take(1 << 20).read_to_string(&mut text);
+    }
+    text.lines().map(String::from).collect()
+}
+
+/// What the server's log says of a crash since it was `from` bytes long (see [`crash_in`]).
+pub(crate) fn crash_lines(log: &Path, from: u64) -> Option<String> {
+    crash_in(&fresh_lines(log, from))
+}
+
+/// A crash in the server's log lines: a server process killed or failed, after which
+/// PostgreSQL ends every other one and restarts (crash recovery), or a PANIC. Its lines,
+/// without their time stamps; `None` if there was none.
+fn crash_in(lines: &[String]) -> Option<String> {
+    const RESTART: &str = "terminating any other active server processes";
+    if !lines
+        .iter()
+        .any(|l| l.contains(RESTART) || l.contains("PANIC:"))
+    {
+        return None;
+    }
+    let said: Vec<String> = lines
+        .iter()
+        .filter(|l| {
+            l.contains(RESTART)
+                || l.contains("PANIC:")
+                || (l.contains("(PID ")
+                    && (l.contains("terminated by signal") || l.contains("exited with exit code")))
+        })
+        .take(3)
+        // `2026-11-25 20:58:41.324 UTC [19090] LOG:  server process …`: from the level on.
+        .map(|l| {
+            let at = l.find("] ").map_or(0, |i| i + 2);
+            l[at..].replace(":  ", ": ")
+        })
+        .collect();
+    Some(said.join(" | "))
+}
+
 /// The last `n` lines of a log file, for error messages.
 pub(crate) fn log_tail(log: &Path, n: usize) -> String {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join(" | ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EARLIER: &str = "2026-11-25 20:58:32.850 UTC [19006] LOG:  server process (PID 1) was terminated by signal 9: Killed
+2026-11-25 20:58:32.850 UTC [19006] LOG:  terminating any other active server processes
+";
+    const CRASH: &str = "2026-11-25 20:58:35.273 UTC [19090] LOG:  database system is ready to accept connections
+2026-11-25 20:58:41.324 UTC [19090] LOG:  server process (PID 19113) was terminated by signal 9: Killed
+2026-11-25 20:58:41.324 UTC [19090] DETAIL:  Failed process was running: CALL iogauge_1.slob_batch($1)
+2026-11-25 20:58:41.324 UTC [19090] LOG:  terminating any other active server processes
+2026-11-25 20:58:41.333 UTC [19090] LOG:  all server processes terminated; reinitializing
+2026-11-25 20:58:41.360 UTC [19161] FATAL:  the database system is in recovery mode
+";
+
+    fn lines(text: &str) -> Vec<String> {
+        text.lines().map(String::from).collect()
+    }
+
+    #[test]
+    fn a_crash_is_its_cause_and_the_restart() {
+        assert_eq!(
+            crash_in(&lines(CRASH)).unwrap(),
+            "LOG: server process (PID 19113) was terminated by signal 9: Killed | \
+             LOG: terminating any other active server processes"
+        );
+        let calm = "2026-11-25 20:58:32.850 UTC [19006] LOG:  background worker \"logical replication launcher\" (PID 19013) exited with exit code 1\n\
+                    2026-11-25 20:58:32.901 UTC [19006] LOG:  database system is shut down";
+        assert_eq!(crash_in(&lines(calm)), None, "a clean shutdown is no crash");
+        let panic = "2026-11-25 20:58:32.850 UTC [1] PANIC:  could not write to file \"pg_wal/x\"";
+        assert_eq!(
+            crash_in(&lines(panic)).unwrap(),
+            "PANIC: could not write to file \"pg_wal/x\""
+        );
+    }
+
+    #[test]
+    fn only_the_lines_since_the_start_count() {
+        let log = std::env::temp_dir().join(format!("iogauge-pg-log-{}", std::process::id()));
+        std::fs::write(&log, format!("{EARLIER}{CRASH}")).unwrap();
+        let from = EARLIER.len() as u64;
+        assert_eq!(fresh_lines(&log, from), lines(CRASH));
+        let tail = log_since(&log, from, 2);
+        assert!(
+            tail.starts_with("2026-11-25 20:58:41.333") && !tail.contains("PID 1)"),
+            "{tail}"
+        );
+        std::fs::write(&log, EARLIER).unwrap();
+        assert_eq!(
+            crash_lines(&log, from),
+            None,
+            "an earlier run's crash is not this one's"
+        );
+        // A log replaced by a shorter one is read whole.
+        std::fs::write(&log, CRASH).unwrap();
+        assert!(crash_lines(&log, 1 << 40).is_some());
+        std::fs::remove_file(&log).unwrap();
+    }
 }

@@ -24,7 +24,7 @@ use crate::access;
 use crate::bin::PgBin;
 use crate::cgroup::MemCgroup;
 use crate::child::run_logged;
-use crate::child::{log_tail, wait_until};
+use crate::child::{log_since, wait_until};
 use crate::conf;
 use crate::dsn::{connect, server_err, CONNECT_TIMEOUT};
 use crate::error::PgError;
@@ -232,6 +232,7 @@ impl Cluster {
             stop_leftover(&data, pid, STOP_GRACE)?;
         }
         access::secure(&self.owner, &data, &self.run_dir())?;
+        crate::cgroup::remove_stale();
         if let Some(limit) = self.cache_limit {
             conf::check_cache_limit(&self.owner, &self.bin, &self.data_dir(), limit)?;
         }
@@ -273,10 +274,14 @@ impl Cluster {
         });
         if let Some(st) = exited {
             let s = self.server.take().expect("server was just set");
+            let from = s.log_from();
             let _ = s.stop(Duration::ZERO);
             return Err(PgError::Start {
                 dir: self.dir.clone(),
-                why: format!("postgres exited ({st}): {}", log_tail(&self.log_path(), 5)),
+                why: format!(
+                    "postgres exited ({st}): {}",
+                    log_since(&self.log_path(), from, 5)
+                ),
             });
         }
         if stop.load(Ordering::Relaxed) {
@@ -333,13 +338,31 @@ impl Cluster {
             None => Ok(true),
             Some(st) => {
                 let s = self.server.take().expect("checked above");
+                let from = s.log_from();
                 let _ = s.stop(Duration::ZERO);
                 Err(PgError::Server {
                     server: self.dir.display().to_string(),
-                    why: format!("the server died ({st}): {}", log_tail(&self.log_path(), 5)),
+                    why: format!(
+                        "the server died ({st}): {}",
+                        log_since(&self.log_path(), from, 5)
+                    ),
                 })
             }
         }
+    }
+
+    /// What went wrong with the server this process started, from its log's lines since
+    /// then: it died, or one of its processes crashed and PostgreSQL ended all the others to
+    /// recover (the sessions' work is lost either way). `None` if neither happened.
+    pub fn failure(&mut self) -> Option<String> {
+        let log = self.log_path();
+        self.server.as_mut()?.failure(&log)
+    }
+
+    /// Immediate shutdown: for a server whose run is lost already (see [`Cluster::failure`]),
+    /// where a fast one would wait for its crash recovery, then its checkpoint.
+    pub fn stop_now(&mut self) -> Result<(), PgError> {
+        self.stop_within(Duration::ZERO)
     }
 
     /// The postmaster's pid, if this process started it and it runs.
@@ -460,7 +483,7 @@ impl Cluster {
         &self.bin
     }
     pub fn has_pristine(&self) -> bool {
-        self.dir.join("pristine").join("data").is_dir()
+        files::has_pristine(&self.dir)
     }
 }
 

@@ -2,7 +2,7 @@
 //! the cluster while a process uses it), the pristine copy, restoring it, and removing
 //! exactly what iogauge made.
 
-use crate::child::{die_with_parent, wait_or_stop};
+use crate::child::{die_with_parent, own_group, wait_or_stop};
 use crate::error::PgError;
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -146,6 +146,7 @@ fn cp(from: &Path, to: &Path, stop: &AtomicBool) -> Result<(), PgError> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     die_with_parent(&mut cmd, libc::SIGTERM);
+    own_group(&mut cmd);
     let mut child = cmd.spawn().map_err(|e| PgError::io(to, e))?;
     // Read on a thread: a copy failing on many files could fill the pipe and stall cp.
     let mut stderr = child.stderr.take().expect("stderr is piped");
@@ -159,14 +160,18 @@ fn cp(from: &Path, to: &Path, stop: &AtomicBool) -> Result<(), PgError> {
     match status {
         None => Err(PgError::interrupted(format!("copying to {}", to.display()))),
         Some(st) if st.success() => Ok(()),
-        Some(_) => Err(PgError::dir(
-            to,
-            format!(
-                "copy from {} failed: {}",
-                from.display(),
-                err.trim().replace('\n', "; ")
-            ),
-        )),
+        Some(st) => {
+            // Killed by a signal, cp says nothing: the status is the reason then.
+            let why = match err.trim() {
+                "" => format!("cp {st}"),
+                e => e.replace('\n', "; "),
+            };
+            // The system's failure (a full disk, a signal), not the user's: exit 1.
+            Err(PgError::io(
+                to,
+                std::io::Error::other(format!("copy from {} failed: {why}", from.display())),
+            ))
+        }
     }
 }
 
@@ -221,22 +226,40 @@ fn remove_contents(dir: &Path) -> Result<(), PgError> {
     Ok(())
 }
 
+/// The pristine copy, and the name it is taken under: it becomes `pristine` only once it is
+/// whole and on the device, so a copy cut short (iogauge killed with SIGKILL, the machine
+/// down) is never taken for one; `reset` refuses to swap in anything less.
+const PRISTINE: &str = "pristine";
+const PRISTINE_NEW: &str = "pristine.new";
+
+/// Whether the cluster in `dir` has its whole pristine copy: its setup finished.
+pub fn has_pristine(dir: &Path) -> bool {
+    dir.join(PRISTINE).join("data").is_dir()
+}
+
 /// Copies the stopped cluster's data (and the directories outside it: WAL, tablespaces) to
-/// `DIR/pristine`. Interrupted, the partial copy is removed.
+/// `DIR/pristine`, by way of `DIR/pristine.new`. Interrupted, the partial copy is removed.
 pub fn snapshot(dir: &Path, outside: &[Outside], stop: &AtomicBool) -> Result<(), PgError> {
-    let p = dir.join("pristine");
-    remove_tree(&p)?;
-    std::fs::create_dir(&p).map_err(|e| PgError::io(&p, e))?;
-    let copied = cp(&dir.join("data"), &p.join("data"), stop).and_then(|()| {
-        outside
-            .iter()
-            .try_for_each(|o| cp(&o.path, &p.join(&o.copy), stop))
-    });
+    let (p, fresh) = (dir.join(PRISTINE), dir.join(PRISTINE_NEW));
+    remove_tree(&fresh)?;
+    std::fs::create_dir(&fresh).map_err(|e| PgError::io(&fresh, e))?;
+    let copied = cp(&dir.join("data"), &fresh.join("data"), stop)
+        .and_then(|()| {
+            outside
+                .iter()
+                .try_for_each(|o| cp(&o.path, &fresh.join(&o.copy), stop))
+        })
+        .and_then(|()| sync_and_evict(&fresh));
     if let Err(e) = copied {
-        let _ = remove_tree(&p);
+        let _ = remove_tree(&fresh);
         return Err(e);
     }
-    sync_and_evict(&p)
+    remove_tree(&p)?;
+    std::fs::rename(&fresh, &p).map_err(|e| PgError::io(&p, e))?;
+    // The rename on the device too: the copy counts as taken once `pristine` is there.
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| PgError::io(dir, e))
 }
 
 /// Where `restore` copies to before swapping: `DIR/data.new`, and a directory inside each
@@ -249,11 +272,19 @@ const FRESH_OUTSIDE: &str = ".iogauge-new";
 /// pristine copy: copies first, then swaps. Interrupted while copying, the copies are removed
 /// and the cluster is as it was; the swap (removals and renames) is not interrupted.
 pub fn restore(dir: &Path, outside: &[Outside], stop: &AtomicBool) -> Result<(), PgError> {
-    let p = dir.join("pristine");
-    if !p.join("data").is_dir() {
+    let p = dir.join(PRISTINE);
+    if !has_pristine(dir) {
+        let why = if dir.join(PRISTINE_NEW).exists() {
+            "the pristine copy is incomplete (db setup was interrupted while taking it)"
+        } else {
+            "no pristine copy to reset to (db setup did not finish: it takes the copy last)"
+        };
         return Err(PgError::dir(
             dir,
-            "no pristine copy to reset to; run setup again (it takes the copy after loading)",
+            format!(
+                "{why}; run `iogauge db setup --dir {}` again: it replaces the unfinished cluster",
+                dir.display()
+            ),
         ));
     }
     if let Some(o) = outside.iter().find(|o| !p.join(&o.copy).is_dir()) {
@@ -308,7 +339,14 @@ pub fn restore(dir: &Path, outside: &[Outside], stop: &AtomicBool) -> Result<(),
 /// its contents, if the user made it), the marker, and the directory if iogauge made it and
 /// nothing else is left in it.
 pub fn remove(dir: &Path, marker: &Marker) -> Result<(), PgError> {
-    for name in ["pristine", "data", FRESH_DATA, "run", "server.log"] {
+    for name in [
+        PRISTINE,
+        PRISTINE_NEW,
+        "data",
+        FRESH_DATA,
+        "run",
+        "server.log",
+    ] {
         remove_tree(&dir.join(name))?;
     }
     for o in marker.outside() {

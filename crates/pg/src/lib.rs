@@ -69,7 +69,7 @@ pub use cluster::{Cluster, ClusterConfig, DATABASE};
 pub use document::{data_set, db_document, shared_buffers};
 pub use dsn::{connect, describe, parse_dsn};
 pub use error::{chain_text, error_text, PgError};
-pub use place::{check_dir, has_cluster, no_cluster, Place, DEFAULT_DIR};
+pub use place::{check_dir, has_cluster, no_cluster, setup_finished, Place, DEFAULT_DIR};
 pub use prepare::{RunPlace, RunServer};
 pub use schema::SchemaSpec;
 pub use settings::parse_override;

@@ -29,6 +29,12 @@ pub fn has_cluster(dir: &Path) -> bool {
     dir.join(".iogauge-pg").exists()
 }
 
+/// Whether the setup of the cluster in `dir` finished: its pristine copy, taken last, is
+/// whole. One killed before (SIGKILL, a power cut) left a cluster `db setup` replaces.
+pub fn setup_finished(dir: &Path) -> bool {
+    crate::files::has_pristine(dir)
+}
+
 /// `flag`'s path must be a directory or not exist yet, under a directory (a regular file
 /// there is the user's mistake, not an I/O failure).
 pub fn check_dir(flag: &str, p: &Path) -> Result<(), PgError> {

@@ -7,7 +7,7 @@ use crate::cgroup::drop_os_cache;
 use crate::cluster::Cluster;
 use crate::dsn::{connect, parse_dsn};
 use crate::error::{error_text, PgError};
-use crate::place::{check_dir, has_cluster, Place};
+use crate::place::{check_dir, has_cluster, setup_finished, Place};
 use crate::schema;
 use iogauge_model::db::report::Setting;
 use iogauge_model::live::SocketAddr;
@@ -84,6 +84,13 @@ impl RunServer {
         setup: impl FnOnce(&Path) -> Result<Cluster, PgError>,
     ) -> Result<RunServer, PgError> {
         let mut c = if has_cluster(dir) {
+            if !setup_finished(dir) {
+                return Err(PgError::Usage(format!(
+                    "--dir {}: the setup of this cluster did not finish (it was interrupted); run `iogauge db setup --dir {}` again",
+                    dir.display(),
+                    dir.display()
+                )));
+            }
             let mut c = Cluster::open(dir)?;
             if let Some(want) = p.pg_bin.filter(|b| b.dir != c.bin().dir) {
                 return Err(PgError::Usage(format!(
@@ -179,9 +186,18 @@ impl RunServer {
         })
     }
 
-    /// Stops a private server (a clean shutdown is part of the run): a warning if it failed.
-    pub fn stop(&mut self) -> Option<String> {
+    /// A private server's failure since it started: it died, or crashed and restarted (see
+    /// [`Cluster::failure`]). `None` for a server by DSN: its log is not iogauge's to read.
+    pub fn failure(&mut self) -> Option<String> {
+        self.cluster.as_mut()?.failure()
+    }
+
+    /// Stops a private server: a clean shutdown, part of the run; an immediate one when the
+    /// run is `lost` already (the server crashed, a session failed), which does not wait
+    /// for a crash recovery nor a checkpoint. A warning if it failed.
+    pub fn stop(&mut self, lost: bool) -> Option<String> {
         let mut c = self.cluster.take()?;
-        c.stop().err().map(|e| format!("stopping the server: {e}"))
+        let stopped = if lost { c.stop_now() } else { c.stop() };
+        stopped.err().map(|e| format!("stopping the server: {e}"))
     }
 }

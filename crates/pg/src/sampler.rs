@@ -8,7 +8,7 @@ use crate::child::wait_until;
 use crate::dsn::connect;
 use crate::error::PgError;
 use crate::profile::{snapshot, snapshot_sql};
-use crate::session::run_error;
+use crate::session::{connect_failed, run_error};
 use crate::shared::{Msg, Shared};
 use postgres::Config;
 use std::sync::atomic::Ordering;
@@ -35,7 +35,7 @@ fn run(
     tx: &Sender<Msg>,
     started: &mut bool,
 ) -> Result<(), PgError> {
-    let mut c = connect(cfg)?;
+    let mut c = connect(cfg).map_err(|e| connect_failed("load-profile sampler", e))?;
     let err = |e: postgres::Error| run_error(cfg, "load-profile sampler", &e);
     let sql = snapshot_sql(version_num)
         .ok_or_else(|| PgError::Usage("PostgreSQL 14 or newer is needed (pg_stat_wal)".into()))?;

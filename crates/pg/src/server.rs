@@ -10,7 +10,7 @@
 //! immediate shutdown, which ends every server process of the cluster at once.
 
 use crate::cgroup::MemCgroup;
-use crate::child::{die_with_parent, wait_until};
+use crate::child::{crash_lines, die_with_parent, wait_until};
 use crate::error::PgError;
 use std::ffi::CString;
 use std::fs::File;
@@ -154,6 +154,8 @@ pub(crate) fn user_name(uid: u32) -> Option<String> {
 pub struct Server {
     child: Child,
     cgroup: Option<MemCgroup>,
+    /// The log's length when this server started: what it says is after that.
+    log_from: u64,
 }
 
 impl Server {
@@ -172,6 +174,7 @@ impl Server {
             .open(log)
             .map_err(|e| PgError::io(log, e))?;
         let err = out.try_clone().map_err(|e| PgError::io(log, e))?;
+        let log_from = out.metadata().map_or(0, |m| m.len());
         let cwd = data.parent().unwrap_or(data);
         let mut cmd = owner.command(postgres, cwd);
         cmd.arg("-D")
@@ -190,11 +193,33 @@ impl Server {
             dir: data.to_path_buf(),
             why: format!("cannot run {}: {e}", postgres.display()),
         })?;
-        Ok(Server { child, cgroup })
+        Ok(Server {
+            child,
+            cgroup,
+            log_from,
+        })
     }
 
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Where this server's own lines in the log begin (bytes).
+    pub fn log_from(&self) -> u64 {
+        self.log_from
+    }
+
+    /// Whether it died, or one of its processes crashed and took the others down, from its
+    /// own lines in `log` (see `Cluster::failure`).
+    pub fn failure(&mut self, log: &Path) -> Option<String> {
+        match (self.exited(), crash_lines(log, self.log_from)) {
+            (Some(st), Some(c)) => Some(format!("the server died ({st}): {c}")),
+            (Some(st), None) => Some(format!("the server died ({st})")),
+            (None, Some(c)) => Some(format!(
+                "a server process crashed and the server restarted (crash recovery): {c}"
+            )),
+            (None, None) => None,
+        }
     }
 
     pub fn cgroup(&self) -> Option<&Path> {

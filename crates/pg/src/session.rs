@@ -52,6 +52,19 @@ pub(crate) fn run_error(cfg: &Config, who: &str, e: &postgres::Error) -> PgError
     }
 }
 
+/// A session's (or the sampler's) connection failed, though the run's first one, with the
+/// same settings, worked a moment before: the server's failure (it crashed and restarts, it
+/// has no connection left), not a DSN to check (exit 1, not 2).
+pub(crate) fn connect_failed(who: &str, e: PgError) -> PgError {
+    match e {
+        PgError::Connect { server, why } => PgError::Server {
+            server,
+            why: format!("{who} could not connect: {why}"),
+        },
+        e => e,
+    }
+}
+
 /// Runs session `id` to its end and reports it; never panics on server trouble.
 pub(crate) fn session(id: usize, sh: &Shared, tx: &Sender<Msg>) {
     let mut started = false;
@@ -72,7 +85,7 @@ enum Prepared {
 fn run(id: usize, sh: &Shared, tx: &Sender<Msg>, started: &mut bool) -> Result<(), PgError> {
     let wl = &sh.wl;
     let who = format!("session {id}");
-    let mut c = connect(&sh.cfg)?;
+    let mut c = connect(&sh.cfg).map_err(|e| connect_failed(&who, e))?;
     let err = |e: postgres::Error| run_error(&sh.cfg, &who, &e);
     c.batch_execute(SESSION_SETUP).map_err(err)?;
     let own_schema = wl.schema_of(id as u32);

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Ending {
     Complete,
-    /// Stopped by Ctrl-C or SIGTERM: what ran is kept (exit 130).
+    /// Stopped by Ctrl-C, SIGTERM or SIGHUP: what ran is kept (exit 130).
     Interrupted,
     /// Ended early by a failure; the part that ran is kept, then this is reported (exit 1).
     Failed(String),

@@ -1,7 +1,7 @@
 //! The measured-session pipeline (DESIGN's `Recorder`), the same for every producer of a
 //! result (`run`, `calibrate`, `db run`, and so every campaign child):
 //!
-//! 1. [`Session::begin`]: the stop flag raised by Ctrl-C or SIGTERM, the campaign tag a
+//! 1. [`Session::begin`]: the stop flag raised by Ctrl-C, SIGTERM or SIGHUP, the campaign tag a
 //!    campaign runner hands its child, and the results store opened before anything is
 //!    measured (a bad `--store` fails first);
 //! 2. [`Session::go_live`] / [`Session::publish`]: the live feed `iogauge watch` follows;

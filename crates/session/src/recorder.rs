@@ -41,7 +41,7 @@ impl Session {
         })
     }
 
-    /// The stop flag: raised by Ctrl-C or SIGTERM; producers stop at their next boundary.
+    /// The stop flag: raised by Ctrl-C, SIGTERM or SIGHUP; producers stop at their next boundary.
     pub fn stop(&self) -> &Arc<AtomicBool> {
         &self.stop
     }

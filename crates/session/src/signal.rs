@@ -1,14 +1,21 @@
-//! Ctrl-C and SIGTERM as a flag, and the campaign tag a campaign runner hands its child.
+//! Ctrl-C, SIGTERM and SIGHUP as a flag, and the campaign tag a campaign runner hands its
+//! child.
 
 use crate::SessionError;
 use iogauge_store::CampaignTag;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-/// A flag raised by SIGINT or SIGTERM: workers stop, partial results are kept.
+/// A flag raised by SIGINT, SIGTERM or SIGHUP: workers stop, partial results are kept.
+/// SIGHUP is a closed terminal (or ssh session): left to its default action it would end the
+/// process at once, losing what ran and leaving the half-made files of a setup behind.
 pub fn stop_flag() -> Result<Arc<AtomicBool>, SessionError> {
     let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
         signal_hook::flag::register(sig, Arc::clone(&stop)).map_err(SessionError::Signal)?;
     }
     Ok(stop)

@@ -12,7 +12,7 @@ use iogauge_model::db::workload::Workload;
 use iogauge_model::preflight::Preflight;
 use iogauge_model::system::Snapshot;
 use iogauge_model::{Document, Histograms, Kind};
-use iogauge_pg::{data_set, db_document, driver, RunPlace, RunServer};
+use iogauge_pg::{data_set, db_document, driver, PgError, RunPlace, RunServer};
 use iogauge_probe::Sampler;
 use iogauge_session::{sampled, Ending, Session};
 use std::process::ExitCode;
@@ -31,10 +31,16 @@ pub fn run(o: DbRunOptions) -> anyhow::Result<ExitCode> {
         tick: &mut || {},
     };
     let (outcome, samples, sample_error) = p.measure(&o, stop, nothing);
-    let outcome = outcome?;
+    // The run ends with its sessions: the server's shutdown after them is not measured.
+    let ended_at = iogauge_session::now();
+    let mut outcome = outcome.map_err(|e| p.not_started(e))?;
+    p.explain(&mut outcome);
     let (mut report, histograms) = p.document(&o, &outcome, samples, sample_error)?;
+    report.meta.ended_at = Some(ended_at);
     // Stopped before printing: its shutdown's warnings belong to the run.
-    report.warnings.extend(p.stop_server());
+    report
+        .warnings
+        .extend(p.stop_server(outcome.error.is_some()));
     finish(session, report, &histograms, o.json, ending(&outcome))
 }
 
@@ -104,11 +110,7 @@ impl Prepared {
         o: &DbRunOptions,
         stop: Arc<AtomicBool>,
         sync: driver::Sync<'_>,
-    ) -> (
-        Result<DbOutcome, iogauge_pg::PgError>,
-        Vec<Snapshot>,
-        Option<String>,
-    ) {
+    ) -> (Result<DbOutcome, PgError>, Vec<Snapshot>, Option<String>) {
         let devices = self.devices.clone();
         let sampler = Sampler::new((!devices.is_empty()).then_some(devices));
         let ends: Vec<Duration> = o.grid.slots().iter().map(|s| s.end).collect();
@@ -142,10 +144,38 @@ impl Prepared {
         Ok(db_document(outcome, self.context(o, samples), warnings)?)
     }
 
-    /// Stops a private server (a clean shutdown is part of the run): what went wrong, if
-    /// anything, as warnings for the document.
-    pub fn stop_server(&mut self) -> Vec<String> {
-        self.server.stop().into_iter().collect()
+    /// Stops a private server (a clean shutdown is part of the run; an immediate one when
+    /// the run is `lost`): what went wrong, if anything, as warnings for the document.
+    pub fn stop_server(&mut self, lost: bool) -> Vec<String> {
+        self.server.stop(lost).into_iter().collect()
+    }
+
+    /// The sessions never started (`e`): when a private server failed meanwhile, that
+    /// failure is the error — the server's, with its log's lines since it started, exit 1 —
+    /// rather than what a session saw of it (a refused connection reads as a wrong DSN), and
+    /// the server is stopped at once.
+    pub fn not_started(&mut self, e: PgError) -> PgError {
+        let Some(why) = self.server.failure() else {
+            return e;
+        };
+        let _ = self.server.stop(true);
+        PgError::Server {
+            server: self.server.location.clone(),
+            why: format!(
+                "{why} (before the sessions started: {})",
+                iogauge_pg::chain_text(&e)
+            ),
+        }
+    }
+
+    /// A run a failure ended: the private server's own account of it, when it failed, goes
+    /// with the error the document keeps (a session only sees its connection close).
+    pub fn explain(&mut self, outcome: &mut DbOutcome) {
+        if let Some(e) = outcome.error.as_mut() {
+            if let Some(why) = self.server.failure() {
+                e.push_str(&format!("; {why}"));
+            }
+        }
     }
 
     /// What the document is built on besides the outcome.

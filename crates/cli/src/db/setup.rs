@@ -8,8 +8,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iogauge_model::db::setup::LoadReport;
 use iogauge_model::secret::redact_dsn;
 use iogauge_pg::{
-    has_cluster, load_dsn, no_cluster, parse_dsn, schema, setup_private, Cluster, PgBin, PgError,
-    Place, PrivateSetup, SchemaSpec,
+    has_cluster, load_dsn, no_cluster, parse_dsn, schema, setup_finished, setup_private, Cluster,
+    PgBin, PgError, Place, PrivateSetup, SchemaSpec,
 };
 use iogauge_session::stop_flag;
 use std::io::IsTerminal;
@@ -128,6 +128,7 @@ pub fn setup(s: SetupArgs) -> anyhow::Result<ExitCode> {
                 "preflight:\n{}",
                 iogauge_report::preflight_text(&preflight::preflight(&targets))
             );
+            replace_unfinished(&dir)?;
             let (cluster, report) = private(&dir, &s, &overrides, bin.as_ref())?;
             let settings = cluster.settings()?;
             (report, settings, dir.display().to_string())
@@ -150,6 +151,21 @@ pub fn setup(s: SetupArgs) -> anyhow::Result<ExitCode> {
     let text = iogauge_report::db_setup_text(&report, &settings, &location, ram);
     print!("{text}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// A cluster whose setup was killed before it finished (its pristine copy, taken last, is
+/// missing or partial) is removed, so setting up again is the way out that `reset` and `run`
+/// name. Its lock keeps a setup still running elsewhere safe: that one is refused.
+fn replace_unfinished(dir: &Path) -> anyhow::Result<()> {
+    if has_cluster(dir) && !setup_finished(dir) {
+        let unfinished = Cluster::open(dir)?;
+        eprintln!(
+            "{}: removing the cluster of a setup that did not finish (interrupted)",
+            dir.display()
+        );
+        unfinished.destroy()?;
+    }
+    Ok(())
 }
 
 pub fn reset(w: WhereArgs) -> anyhow::Result<ExitCode> {

@@ -236,7 +236,8 @@ pub fn db_run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
         all_ok(&world, false);
     }
     let outcome = outcome.map_err(|e| e.to_string());
-    if outcome.as_ref().map_or(true, |o| o.error.is_some()) {
+    let lost = outcome.as_ref().map_or(true, |o| o.error.is_some());
+    if lost {
         stop.store(true, Ordering::Relaxed);
     }
     talk.pass_stop();
@@ -257,12 +258,12 @@ pub fn db_run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
         // rank 0 waits for a silent rank once a job has stopped.
         let bytes = serde_json::to_vec(&part)?;
         world.process_at_rank(0).send_with_tag(&bytes[..], PART);
-        for w in p.stop_server() {
+        for w in p.stop_server(lost) {
             eprintln!("warning: rank {rank}: {w}");
         }
         return rank_end(rank, part.error);
     }
-    let shutdown = p.stop_server();
+    let shutdown = p.stop_server(lost);
     let own = own.ok();
     let session = session.expect("rank 0 holds the session");
     let mut parts = vec![(std::mem::take(&mut part.intervals), part, 0u64)];
