@@ -6,3 +6,4 @@ mod db;
 mod parsers;
 mod results;
 mod targets;
+mod trust;
