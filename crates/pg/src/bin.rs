@@ -155,9 +155,11 @@ fn trusted(dir: &Path) -> Result<(), PgError> {
 fn version_of(postgres: &Path) -> Result<Option<String>, PgError> {
     let mut cmd = Command::new(postgres);
     cmd.arg("--version").env("LC_ALL", "C");
-    let gave_up = |what: String| PgError::Program {
+    let gave_up = |what: String| {
+        PgError::Program {
         path: postgres.to_path_buf(),
         why: format!("`postgres --version` {what} and was killed: not a working PostgreSQL server binary; give the bin directory of PostgreSQL 14 or newer"),
+    }
     };
     match bounded_output(cmd, VERSION_BYTES, VERSION_TIME) {
         Ok((st, out)) => Ok(st

@@ -9,12 +9,15 @@
 //! DIR/server.log       initdb's and the server's output
 //! DIR/pristine/        file-level copy of the stopped, loaded cluster (data/, wal/, ts1/, …)
 //! ```
-//! With `--wal-dir` and `--target`, WAL and tablespaces live in directories outside DIR; the
-//! marker lists them and the copies, `reset` and `destroy` cover them.
+//! With `--wal-dir` and `--target`, WAL and tablespaces live in directories outside DIR (in
+//! one the user made, in iogauge's own `iogauge-wal` / `iogauge-ts` inside it); the marker
+//! lists them and the copies, `reset` and `destroy` cover them.
 //! iogauge never writes to or deletes a path it did not create: it refuses a non-empty
 //! directory without its marker, and `destroy` removes only what the marker says it made; a
-//! failed or interrupted `init` removes what it had made itself. A `Cluster` stops the server
-//! it started when dropped, and the server dies with iogauge if iogauge is killed.
+//! failed or interrupted `init` removes what it had made itself. It acts only on paths nobody
+//! but root, its user and the server's account could have changed (`trust`), checked at
+//! `init` and at every `open`. A `Cluster` stops the server it started when dropped, and the
+//! server dies with iogauge if iogauge is killed.
 //!
 //! Ctrl-C: the stop flag ([`ClusterConfig::stop`], [`Cluster::set_stop`]) interrupts initdb,
 //! waiting for a start, and the copies of `snapshot_pristine` and `reset` with
@@ -30,9 +33,9 @@ use crate::dsn::{connect, server_err, CONNECT_TIMEOUT};
 use crate::error::PgError;
 use crate::files;
 use crate::marker::{self, Marker, Outside};
-use crate::trust::{chown_dir, resolve};
 use crate::server::{leftover_pid, stop_leftover, user_name, Owner, Server};
 use crate::settings::{merged, settings};
+use crate::trust::{chown_dir, resolve};
 use iogauge_model::db::report::Setting;
 use postgres::Config;
 use std::fs::File;
@@ -98,11 +101,8 @@ impl Cluster {
             )));
         }
         let owner = Owner::resolve(cfg.run_as.as_deref().unwrap_or("postgres"))?;
-        // Each place where it really is, and that path used from here on (see `trust`).
-        let real = |p: &Path| resolve(p).map_err(|e| PgError::io(p, e));
-        let dir = real(&cfg.dir)?;
-        let wal = cfg.wal_dir.as_deref().map(real).transpose()?;
-        let tablespaces: Vec<PathBuf> = cfg.tablespaces.iter().map(|t| real(t)).collect::<Result<_, _>>()?;
+        // Where it really is, and that path used from here on (see `trust`).
+        let dir = resolve(&cfg.dir).map_err(|e| PgError::io(&cfg.dir, e))?;
         let socket = dir.join("run").join(format!(".s.PGSQL.{PORT}"));
         if socket.as_os_str().len() > 107 {
             return Err(PgError::dir(
@@ -111,11 +111,13 @@ impl Cluster {
             ));
         }
         owner.check_reachable(&dir)?;
-        // In a directory the user made, the server works in iogauge's own inside it.
-        for (p, sub) in wal.iter().map(|w| (w, marker::WAL_SUBDIR)).chain(tablespaces.iter().map(|t| (t, marker::TS_SUBDIR))) {
-            owner.check_reachable(&p.join(sub))?;
-        }
-        let marker = marker::claim(&dir, wal.as_deref(), &tablespaces, &bin.dir)?;
+        let marker = marker::claim(
+            &dir,
+            cfg.wal_dir.as_deref(),
+            &cfg.tablespaces,
+            &bin.dir,
+            &owner,
+        )?;
         let undo = marker.clone();
         let lock = match marker::lock(&dir) {
             Ok(l) => l,

@@ -234,10 +234,12 @@ fn postgres_names(name: &OsStr) -> bool {
         return false;
     };
     let hex = |s: &str, len: usize| s.len() == len && s.bytes().all(|b| b.is_ascii_hexdigit());
-    let segment = n.get(..24).is_some_and(|s| hex(s, 24))
-        && matches!(&n[24..], "" | ".partial")
+    let segment = n.get(..24).is_some_and(|s| hex(s, 24)) && matches!(&n[24..], "" | ".partial")
         || n.get(..24).is_some_and(|s| hex(s, 24))
-            && n[24..].strip_prefix('.').and_then(|r| r.strip_suffix(".backup")).is_some_and(|o| hex(o, 8));
+            && n[24..]
+                .strip_prefix('.')
+                .and_then(|r| r.strip_suffix(".backup"))
+                .is_some_and(|o| hex(o, 8));
     let history = n.strip_suffix(".history").is_some_and(|t| hex(t, 8));
     n.starts_with("PG_")
         || n.starts_with("xlogtemp.")
@@ -297,7 +299,10 @@ mod tests {
             bin: "/usr/bin".into(),
         };
         remove(&dir, &m).unwrap();
-        let left: Vec<_> = std::fs::read_dir(&ts).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let left: Vec<_> = std::fs::read_dir(&ts)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(left, ["notes.txt"]);
         assert!(dir.exists() && !dir.join("data").exists());
         std::fs::remove_dir_all(&base).unwrap();

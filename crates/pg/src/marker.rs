@@ -11,7 +11,8 @@
 //! `files` then removes there only what PostgreSQL names.
 
 use crate::error::PgError;
-use crate::trust::{read_nofollow, Kind, Trust};
+use crate::server::Owner;
+use crate::trust::{read_nofollow, resolve, Kind, Trust};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::fd::AsRawFd;
@@ -87,7 +88,10 @@ impl Marker {
     }
 
     fn render(&self) -> String {
-        let mut s = format!("{MAGIC}\ncreated_dir={}\n", self.created_dir.is_some() as u8);
+        let mut s = format!(
+            "{MAGIC}\ncreated_dir={}\n",
+            self.created_dir.is_some() as u8
+        );
         if let Some(top) = &self.created_dir {
             s.push_str(&format!("created_dir_from={}\n", top.display()));
         }
@@ -210,14 +214,28 @@ pub fn read_trusted(dir: &Path) -> Result<(Marker, Option<u32>), PgError> {
     Ok((marker, server))
 }
 
-/// Claims `dir`, the WAL directory and the tablespace directories (all resolved paths), and
-/// writes the marker listing what was created; on failure undoes the claims.
+/// Claims `dir` (a resolved path), the WAL directory and the tablespace directories (each
+/// resolved here, and reachable for the server's account `owner`), and writes the marker
+/// listing what was created; on failure undoes the claims.
 pub fn claim(
     dir: &Path,
     wal: Option<&Path>,
     tablespaces: &[PathBuf],
     bin: &Path,
+    owner: &Owner,
 ) -> Result<Marker, PgError> {
+    let real = |p: &Path| resolve(p).map_err(|e| PgError::io(p, e));
+    let wal = wal.map(real).transpose()?;
+    let tablespaces: Vec<PathBuf> = tablespaces
+        .iter()
+        .map(|t| real(t))
+        .collect::<Result<_, _>>()?;
+    // In a directory the user made, the server works in iogauge's own inside it.
+    for (p, sub) in
+        (wal.iter().map(|w| (w, WAL_SUBDIR))).chain(tablespaces.iter().map(|t| (t, TS_SUBDIR)))
+    {
+        owner.check_reachable(&p.join(sub))?;
+    }
     let trust = Trust::new(None);
     let mut marker = Marker {
         created_dir: claim_dir(dir, &trust)?,
@@ -237,13 +255,13 @@ pub fn claim(
         }
         e
     };
-    if let Some(w) = wal {
+    if let Some(w) = &wal {
         match claim_outside(w, WAL_SUBDIR, &trust) {
             Ok(c) => marker.wal_dir = Some(c),
             Err(e) => return Err(unclaim(&marker, e)),
         }
     }
-    for t in tablespaces {
+    for t in &tablespaces {
         match claim_outside(t, TS_SUBDIR, &trust) {
             Ok(c) => marker.tablespaces.push(c),
             Err(e) => return Err(unclaim(&marker, e)),
@@ -353,7 +371,9 @@ fn make_dirs(dir: &Path) -> Result<PathBuf, PgError> {
         }
         made.push(d);
     }
-    Ok(made.first().map_or_else(|| dir.to_path_buf(), |d| d.to_path_buf()))
+    Ok(made
+        .first()
+        .map_or_else(|| dir.to_path_buf(), |d| d.to_path_buf()))
 }
 
 #[cfg(test)]

@@ -38,7 +38,9 @@ pub fn check_places(
     if let Some(w) = wal_dir {
         check_dir("--wal-dir", w)?;
     }
-    tablespaces.iter().try_for_each(|t| check_dir("--target", t))
+    tablespaces
+        .iter()
+        .try_for_each(|t| check_dir("--target", t))
 }
 
 /// Initialises, starts, loads and snapshots a private cluster; returns it running. Failed or

@@ -262,7 +262,11 @@ pub(crate) fn replace_file(
 
 /// Gives the directory `path` to `owner` with `mode`, through a descriptor opened without
 /// following a symlink: a directory swapped for a link is refused, its target untouched.
-pub(crate) fn chown_dir(path: &Path, owner: Option<(u32, u32)>, mode: Option<u32>) -> Result<(), PgError> {
+pub(crate) fn chown_dir(
+    path: &Path,
+    owner: Option<(u32, u32)>,
+    mode: Option<u32>,
+) -> Result<(), PgError> {
     let f = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_DIRECTORY)
@@ -299,8 +303,14 @@ mod tests {
         std::os::unix::fs::symlink(base.join("real"), base.join("link")).unwrap();
         let real = base.canonicalize().unwrap().join("real");
         assert_eq!(resolve(&base.join("link")).unwrap(), real);
-        assert_eq!(resolve(&base.join("link/new/x")).unwrap(), real.join("new/x"));
-        assert_eq!(resolve(&base.join("link/new/../y")).unwrap(), real.join("y"));
+        assert_eq!(
+            resolve(&base.join("link/new/x")).unwrap(),
+            real.join("new/x")
+        );
+        assert_eq!(
+            resolve(&base.join("link/new/../y")).unwrap(),
+            real.join("y")
+        );
         assert_eq!(resolve(&base.join("real/sub/..")).unwrap(), real);
         std::fs::remove_dir_all(&base).unwrap();
     }

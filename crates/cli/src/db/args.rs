@@ -58,12 +58,14 @@ pub struct SetupArgs {
     /// A server setting over iogauge's (repeatable): --pg-set shared_buffers=64MB.
     #[arg(long = "pg-set", value_name = "NAME=VALUE")]
     pub pg_set: Vec<String>,
-    /// WAL on another device (initdb --waldir); default: with the data.
+    /// WAL on another device (initdb --waldir); default: with the data. A new directory is
+    /// iogauge's until `db drop`; in an existing one iogauge works in its own `iogauge-wal`.
     #[arg(long, value_name = "DIR")]
     pub wal_dir: Option<PathBuf>,
     /// Spread the schemas over these directories, one tablespace each (schema N on the
     /// ((N-1) mod count)-th), as ASM spreads a diskgroup over its disks; default: with the
-    /// cluster's data. New or empty directories, iogauge's until `db drop`.
+    /// cluster's data. A new directory is iogauge's until `db drop`; in an existing one
+    /// iogauge works in its own `iogauge-ts` and leaves the rest alone.
     #[arg(
         long,
         value_name = "DIR[,DIR...]",

@@ -8,8 +8,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iogauge_model::db::setup::LoadReport;
 use iogauge_model::secret::redact_dsn;
 use iogauge_pg::{
-    check_places, has_cluster, load_dsn, no_cluster, parse_dsn, schema, setup_private, Cluster, PgBin, PgError,
-    Place, PrivateSetup, SchemaSpec,
+    check_places, has_cluster, load_dsn, no_cluster, parse_dsn, schema, setup_private, Cluster,
+    PgBin, PgError, Place, PrivateSetup, SchemaSpec,
 };
 use iogauge_session::stop_flag;
 use std::io::IsTerminal;

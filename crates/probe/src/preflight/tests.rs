@@ -226,8 +226,10 @@ fn short_span() {
     };
     assert_eq!(
         warnings(vec![on_tmpfs], vec![]),
-        ["wal /pg is on tmpfs, which is memory: the database's I/O there measures RAM, not \
-          storage; put it on the storage under test"]
+        [
+            "wal /pg is on tmpfs, which is memory: the database's I/O there measures RAM, not \
+          storage; put it on the storage under test"
+        ]
     );
 }
 

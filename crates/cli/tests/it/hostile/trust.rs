@@ -27,7 +27,15 @@ fn db_ok(args: &[&str]) -> Output {
 
 /// A small loaded cluster at `dir`, with `extra` flags.
 fn setup(dir: &Path, extra: &[&str]) -> Output {
-    let mut a = vec!["setup", "--dir", s(dir), "--schemas", "1", "--scale", "2000"];
+    let mut a = vec![
+        "setup",
+        "--dir",
+        s(dir),
+        "--schemas",
+        "1",
+        "--scale",
+        "2000",
+    ];
     a.extend_from_slice(extra);
     db_ok(&a)
 }
@@ -118,19 +126,28 @@ fn row1_setup_refuses_directories_another_user_could_change() {
     let under = x.join("pg");
     let e = fails(&["db", "setup", "--dir", s(&under)], 2);
     assert!(
-        e.contains(&format!("the directory above it, {}, is owned by nobody", x.display())),
+        e.contains(&format!(
+            "the directory above it, {}, is owned by nobody",
+            x.display()
+        )),
         "{e}"
     );
     let pg = w.path().join("pg");
     for flag in ["--wal-dir", "--target"] {
         let e = fails(&["db", "setup", "--dir", s(&pg), flag, s(&x)], 2);
-        assert!(e.contains(&format!("{flag} {}: owned by nobody", x.display())), "{e}");
+        assert!(
+            e.contains(&format!("{flag} {}: owned by nobody", x.display())),
+            "{e}"
+        );
     }
     let open = w.path().join("open");
     std::fs::create_dir(&open).unwrap();
     chmod(&open, 0o777);
     let e = fails(&["db", "setup", "--dir", s(&open.join("pg"))], 2);
-    assert!(e.contains("is writable by its group and every user (mode 0777)"), "{e}");
+    assert!(
+        e.contains("is writable by its group and every user (mode 0777)"),
+        "{e}"
+    );
     // A bin directory of nobody's: refused, its postgres never run (not even for --version).
     let secret = w.path().join("secret");
     std::fs::create_dir(&secret).unwrap();
@@ -143,10 +160,19 @@ fn row1_setup_refuses_directories_another_user_could_change() {
         bin_dir.display(),
         bin_dir.display()
     ));
-    let e = fails(&["db", "setup", "--dir", s(&pg), "--pg-bin", s(&bin_dir)], 2);
-    assert!(e.contains("--pg-bin") && e.contains("owned by nobody"), "{e}");
+    let e = fails(
+        &["db", "setup", "--dir", s(&pg), "--pg-bin", s(&bin_dir)],
+        2,
+    );
+    assert!(
+        e.contains("--pg-bin") && e.contains("owned by nobody"),
+        "{e}"
+    );
     assert!(!proof.exists(), "nobody's postgres ran as root");
-    assert!(names(&x).is_empty() && owner(&x) == 65534, "nothing made in nobody's directory");
+    assert!(
+        names(&x).is_empty() && owner(&x) == 65534,
+        "nothing made in nobody's directory"
+    );
     assert!(!pg.exists() && !under.exists() && names(&open).is_empty());
 }
 
@@ -187,7 +213,16 @@ fn row1_a_cluster_in_another_users_directory_is_refused_at_every_open() {
     ));
     assert_eq!(owner(&m), 65534);
     for cmd in [
-        vec!["db", "run", "--dir", s(&x), "--readers", "1", "--time", "1s"],
+        vec![
+            "db",
+            "run",
+            "--dir",
+            s(&x),
+            "--readers",
+            "1",
+            "--time",
+            "1s",
+        ],
         vec!["db", "reset", "--dir", s(&x)],
         vec!["db", "drop", "--dir", s(&x)],
     ] {
@@ -199,7 +234,11 @@ fn row1_a_cluster_in_another_users_directory_is_refused_at_every_open() {
     }
     assert!(!proof.exists(), "nobody's script ran as root");
     assert_eq!(names(&kept), ["keep.txt"], "root's directory touched");
-    assert_eq!((owner(&linked), mode(&linked)), (0, 0o755), "run/'s target chowned");
+    assert_eq!(
+        (owner(&linked), mode(&linked)),
+        (0, 0o755),
+        "run/'s target chowned"
+    );
     assert_eq!(names(&linked), ["keep.txt"]);
 }
 
@@ -220,7 +259,10 @@ fn row1_each_part_of_a_cluster_is_checked_at_open() {
     let reset = ["db", "reset", "--dir", s(&dir)];
     std::os::unix::fs::chown(&m, Some(65534), None).unwrap();
     let e = fails(&reset, 2);
-    assert!(e.contains(&format!("{}: owned by nobody", m.display())), "{e}");
+    assert!(
+        e.contains(&format!("{}: owned by nobody", m.display())),
+        "{e}"
+    );
     std::os::unix::fs::chown(&m, Some(0), None).unwrap();
     chmod(&m, 0o664);
     let e = fails(&reset, 2);
@@ -248,7 +290,10 @@ fn row1_each_part_of_a_cluster_is_checked_at_open() {
     std::os::unix::fs::chown(roots.join("postgres"), Some(65534), None).unwrap();
     for (b, says) in [
         (&nobodys, format!("{}: owned by nobody", nobodys.display())),
-        (&roots, format!("{}/postgres: owned by nobody", roots.display())),
+        (
+            &roots,
+            format!("{}/postgres: owned by nobody", roots.display()),
+        ),
     ] {
         let text = marker
             .lines()
@@ -267,11 +312,17 @@ fn row1_each_part_of_a_cluster_is_checked_at_open() {
     as_nobody(&format!("mkdir '{}'", theirs.display()));
     std::fs::write(
         &m,
-        format!("{marker}tablespace={}\ncreated_tablespace=1\n", theirs.display()),
+        format!(
+            "{marker}tablespace={}\ncreated_tablespace=1\n",
+            theirs.display()
+        ),
     )
     .unwrap();
     let e = fails(&["db", "drop", "--dir", s(&dir)], 2);
-    assert!(e.contains(&format!("{}: owned by nobody", theirs.display())), "{e}");
+    assert!(
+        e.contains(&format!("{}: owned by nobody", theirs.display())),
+        "{e}"
+    );
     assert!(theirs.exists());
     std::fs::write(&m, &marker).unwrap();
     db_ok(&["run", "--dir", s(&dir), "--readers", "1", "--time", "1s"]);
@@ -310,7 +361,10 @@ fn row2_files_the_user_puts_in_target_and_wal_directories_survive() {
     require_root();
     let _g = heavy();
     let w = workdir();
-    let (a, wal) = (users_dir(&w.path().join("a")), users_dir(&w.path().join("w")));
+    let (a, wal) = (
+        users_dir(&w.path().join("a")),
+        users_dir(&w.path().join("w")),
+    );
     let dir = w.path().join("pg");
     let out = setup(&dir, &["--target", s(&a), "--wal-dir", s(&wal)]);
     let text = String::from_utf8_lossy(&out.stdout);
@@ -351,7 +405,11 @@ fn make_older(user: &Path, sub: &str, links: &[PathBuf]) {
         std::fs::remove_file(l).unwrap();
         std::os::unix::fs::symlink(user, l).unwrap();
     }
-    sh(&format!("chown -R postgres: '{}' && chmod 700 '{}'", user.display(), user.display()));
+    sh(&format!(
+        "chown -R postgres: '{}' && chmod 700 '{}'",
+        user.display(),
+        user.display()
+    ));
 }
 
 // Row 2, a cluster an older iogauge made (it used the user's WAL and tablespace directories
@@ -362,7 +420,10 @@ fn row2_an_older_cluster_in_user_made_directories_keeps_user_files() {
     require_root();
     let _g = heavy();
     let w = workdir();
-    let (a, wal) = (users_dir(&w.path().join("a")), users_dir(&w.path().join("w")));
+    let (a, wal) = (
+        users_dir(&w.path().join("a")),
+        users_dir(&w.path().join("w")),
+    );
     let dir = w.path().join("pg");
     setup(&dir, &["--target", s(&a), "--wal-dir", s(&wal)]);
     let tblspc = |root: &Path| {
@@ -399,9 +460,16 @@ fn row2_an_older_cluster_in_user_made_directories_keeps_user_files() {
     db_ok(&["reset", "--dir", s(&dir)]);
     db_ok(&["run", "--dir", s(&dir), "--readers", "1", "--time", "1s"]);
     for d in [&a, &wal] {
-        assert_eq!(std::fs::read_to_string(d.join("notes.txt")).unwrap(), "user's");
+        assert_eq!(
+            std::fs::read_to_string(d.join("notes.txt")).unwrap(),
+            "user's"
+        );
     }
-    assert!(names(&a).iter().any(|n| n.starts_with("PG_")), "{:?}", names(&a));
+    assert!(
+        names(&a).iter().any(|n| n.starts_with("PG_")),
+        "{:?}",
+        names(&a)
+    );
     db_ok(&["drop", "--dir", s(&dir)]);
     assert_eq!(names(&a), ["notes.txt"]);
     assert_eq!(names(&wal), ["notes.txt"]);
@@ -438,7 +506,12 @@ fn row10_user_directories_unchanged_and_created_parents_removed() {
     assert_eq!(names(w.path()), ["a"], "created parents left behind");
     setup(
         &p("d1/d2/pg"),
-        &["--target", &format!("{},{}", s(&a), s(&p("t1/t2/ts"))), "--wal-dir", s(&p("n1/n2/wal"))],
+        &[
+            "--target",
+            &format!("{},{}", s(&a), s(&p("t1/t2/ts"))),
+            "--wal-dir",
+            s(&p("n1/n2/wal")),
+        ],
     );
     assert_users(&a, &[]);
     std::fs::write(p("t1/notes.txt"), "user's").unwrap();
@@ -461,8 +534,15 @@ fn row9_a_directory_given_twice_or_nested_is_refused_up_front() {
     let d = p("pg");
     for (extra, says) in [
         (
-            vec!["--target".to_string(), format!("{},{}", p("link"), p("real"))],
-            format!("--target {}: given twice ({} is the same directory)", p("real"), p("link")),
+            vec![
+                "--target".to_string(),
+                format!("{},{}", p("link"), p("real")),
+            ],
+            format!(
+                "--target {}: given twice ({} is the same directory)",
+                p("real"),
+                p("link")
+            ),
         ),
         (
             vec!["--target".into(), format!("{},{}", p("t"), p("t/sub"))],
@@ -473,8 +553,17 @@ fn row9_a_directory_given_twice_or_nested_is_refused_up_front() {
             format!("--wal-dir {d}/data/pg_wal: overlaps --dir {d}"),
         ),
         (
-            vec!["--wal-dir".into(), p("link/w"), "--target".into(), p("real/w/ts")],
-            format!("--target {}: overlaps --wal-dir {}", p("real/w/ts"), p("link/w")),
+            vec![
+                "--wal-dir".into(),
+                p("link/w"),
+                "--target".into(),
+                p("real/w/ts"),
+            ],
+            format!(
+                "--target {}: overlaps --wal-dir {}",
+                p("real/w/ts"),
+                p("link/w")
+            ),
         ),
     ] {
         let mut args = vec!["db", "setup", "--dir", &d];
@@ -491,7 +580,11 @@ fn row9_a_directory_given_twice_or_nested_is_refused_up_front() {
 /// A bin directory whose `postgres` runs `script` (initdb and pg_ctl do nothing).
 fn fake_bin(at: &Path, script: &str) {
     std::fs::create_dir_all(at).unwrap();
-    for (b, body) in [("initdb", "exit 0"), ("pg_ctl", "exit 0"), ("postgres", script)] {
+    for (b, body) in [
+        ("initdb", "exit 0"),
+        ("pg_ctl", "exit 0"),
+        ("postgres", script),
+    ] {
         let p = at.join(b);
         std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
         chmod(&p, 0o755);
@@ -500,6 +593,8 @@ fn fake_bin(at: &Path, script: &str) {
 
 /// Runs `iogauge ARGS` to its end (killed after `secs`): its stderr, exit code, time taken and
 /// peak memory (ru_maxrss, KiB).
+// The child is reaped by wait4(2), which also gives its peak memory; std's wait cannot.
+#[allow(clippy::zombie_processes)]
 fn run_measured(args: &[&str], secs: u64) -> (String, Option<i32>, Duration, i64) {
     let t = Instant::now();
     let child = command()
@@ -515,12 +610,13 @@ fn run_measured(args: &[&str], secs: u64) -> (String, Option<i32>, Duration, i64
         let _ = std::io::Read::read_to_string(&mut err, &mut s);
         s
     });
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
     let (mut status, mut ru) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
     let mut killed = false;
     loop {
+        let flags = if killed { 0 } else { libc::WNOHANG };
         // SAFETY: wait4(2) on our own child with valid out-pointers; WNOHANG while it runs, so
         // it is killed (not yet reaped, its pid still its own) once `secs` have passed.
-        let flags = if killed { 0 } else { libc::WNOHANG };
         let got = unsafe { libc::wait4(pid, &mut status, flags, &mut ru) };
         if got == pid {
             break;
@@ -547,7 +643,10 @@ fn row19_a_postgres_that_hangs_or_floods_is_killed() {
     let hangs = w.path().join("hangs");
     fake_bin(&hangs, "sleep 918273");
     let floods = w.path().join("floods");
-    fake_bin(&floods, "yes 'postgres (PostgreSQL) 15.0' | head -c 524288001");
+    fake_bin(
+        &floods,
+        "yes 'postgres (PostgreSQL) 15.0' | head -c 524288001",
+    );
     let dir = w.path().join("pg");
     let (e, code, took, _) = run_measured(
         &["db", "setup", "--dir", s(&dir), "--pg-bin", s(&hangs)],
@@ -556,18 +655,33 @@ fn row19_a_postgres_that_hangs_or_floods_is_killed() {
     assert_eq!(code, Some(1), "{e}");
     assert_eq!(e.trim_end().lines().count(), 1, "{e}");
     assert!(
-        e.starts_with(&format!("error: {}/postgres: `postgres --version` gave no answer within 10 s", hangs.display())),
+        e.starts_with(&format!(
+            "error: {}/postgres: `postgres --version` gave no answer within 10 s",
+            hangs.display()
+        )),
         "{e}"
     );
     assert!(took < Duration::from_secs(20), "{took:?}");
     wait_gone("918273");
     let (e, code, took, rss_kib) = run_measured(
-        &["db", "run", "--dir", s(&dir), "--pg-bin", s(&floods), "--time", "1s"],
+        &[
+            "db",
+            "run",
+            "--dir",
+            s(&dir),
+            "--pg-bin",
+            s(&floods),
+            "--time",
+            "1s",
+        ],
         60,
     );
     assert_eq!(code, Some(1), "{e}");
     assert!(
-        e.contains(&format!("{}/postgres: `postgres --version` printed more than 4096 bytes", floods.display())),
+        e.contains(&format!(
+            "{}/postgres: `postgres --version` printed more than 4096 bytes",
+            floods.display()
+        )),
         "{e}"
     );
     assert!(took < Duration::from_secs(20), "{took:?}");
@@ -598,8 +712,20 @@ fn row22_a_wal_or_tablespace_on_tmpfs_is_named_in_a_warning() {
             "{text}"
         );
     }
-    assert!(!text.contains(&format!("data {}/data is on tmpfs", dir.display())), "{text}");
-    let out = db_ok(&["run", "--dir", s(&dir), "--readers", "1", "--time", "1s", "--json"]);
+    assert!(
+        !text.contains(&format!("data {}/data is on tmpfs", dir.display())),
+        "{text}"
+    );
+    let out = db_ok(&[
+        "run",
+        "--dir",
+        s(&dir),
+        "--readers",
+        "1",
+        "--time",
+        "1s",
+        "--json",
+    ]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let warnings: Vec<&str> = v["warnings"]
         .as_array()
