@@ -16,7 +16,7 @@
 
 use crate::error::PgError;
 use crate::server::{user_name, Owner};
-use std::os::unix::fs::PermissionsExt;
+use crate::trust::{chown_dir, replace_file};
 use std::path::Path;
 
 /// The ident map's name in pg_hba.conf and pg_ident.conf.
@@ -65,19 +65,15 @@ pub fn secure(owner: &Owner, data: &Path, run: &Path) -> Result<(), PgError> {
                 .into(),
         )
     })?;
+    // data/ is the server account's: a file there may have been swapped for a link to
+    // one of root's, so each is replaced, never written through.
     for (name, text) in [
         ("pg_hba.conf", hba()),
         ("pg_ident.conf", ident(&me, &owner.name)),
     ] {
-        let p = data.join(name);
-        std::fs::write(&p, text).map_err(|e| PgError::io(&p, e))?;
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600))
-            .map_err(|e| PgError::io(&p, e))?;
-        owner.chown(&p)?;
+        replace_file(&data.join(name), text.as_bytes(), 0o600, owner.ids())?;
     }
-    owner.chown(run)?;
-    std::fs::set_permissions(run, std::fs::Permissions::from_mode(0o700))
-        .map_err(|e| PgError::io(run, e))
+    chown_dir(run, owner.ids(), Some(0o700))
 }
 
 #[cfg(test)]

@@ -2,12 +2,19 @@
 //! and Ubuntu keep one directory per major version there and put none of it on PATH), newest
 //! major version first.
 
+use crate::child::{bounded_output, Bounded};
 use crate::error::PgError;
+use crate::trust::{resolve, Kind, Trust};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 /// Where Debian-style packages install each major version's binaries.
 pub const DEBIAN_ROOT: &str = "/usr/lib/postgresql";
+const TOOLS: [&str; 3] = ["initdb", "postgres", "pg_ctl"];
+/// `postgres --version` answers at once with one line: more time or output is not PostgreSQL.
+const VERSION_TIME: Duration = Duration::from_secs(10);
+const VERSION_BYTES: usize = 4096;
 
 /// A directory holding `initdb`, `postgres` and `pg_ctl`, and their major version.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,7 +35,9 @@ impl PgBin {
         PgBin::find_in(&path, Some(Path::new(DEBIAN_ROOT)))
     }
 
-    /// The newest PostgreSQL in the directories `path` or in `root/*/bin`.
+    /// The newest PostgreSQL in the directories `path` or in `root/*/bin`. A directory that
+    /// fails the trust rule ([`trusted`]) is passed over unrun; if no other is found, the
+    /// error says why it was refused.
     pub fn find_in(path: &[PathBuf], root: Option<&Path>) -> Result<PgBin, PgError> {
         let mut dirs: Vec<PathBuf> = path.to_vec();
         if let Some(root) = root {
@@ -41,15 +50,16 @@ impl PgBin {
                 dirs.extend(versions);
             }
         }
-        let mut best: Option<PgBin> = None;
+        let (mut best, mut refused): (Option<PgBin>, Option<PgError>) = (None, None);
         for dir in dirs {
-            if !["initdb", "postgres", "pg_ctl"]
-                .iter()
-                .all(|b| is_executable(&dir.join(b)))
-            {
+            if !TOOLS.iter().all(|b| is_executable(&dir.join(b))) {
                 continue;
             }
-            let Some(version) = version_of(&dir.join("postgres")) else {
+            if let Err(e) = trusted(&dir) {
+                refused.get_or_insert(e);
+                continue;
+            }
+            let Some(version) = version_of(&dir.join("postgres"))? else {
                 continue;
             };
             let Some(major) = parse_major(&version) else {
@@ -62,6 +72,9 @@ impl PgBin {
                     version,
                 });
             }
+        }
+        if let (None, Some(e)) = (&best, refused) {
+            return Err(e);
         }
         best.ok_or_else(|| {
             let mut searched: Vec<String> = Vec::new();
@@ -91,14 +104,15 @@ impl PgBin {
                 dir.display()
             ))
         };
-        let missing: Vec<&str> = ["initdb", "postgres", "pg_ctl"]
+        let missing: Vec<&str> = TOOLS
             .into_iter()
             .filter(|b| !is_executable(&dir.join(b)))
             .collect();
         if !missing.is_empty() {
             return Err(bad(&format!("no executable {}", missing.join(", "))));
         }
-        let version = version_of(&dir.join("postgres"))
+        trusted(dir).map_err(|e| PgError::Usage(format!("{flag} {}: {e}", dir.display())))?;
+        let version = version_of(&dir.join("postgres"))?
             .ok_or_else(|| bad("`postgres --version` failed there"))?;
         let major = parse_major(&version)
             .ok_or_else(|| bad(&format!("unrecognised version \"{version}\"")))?;
@@ -119,11 +133,47 @@ fn is_executable(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-fn version_of(postgres: &Path) -> Option<String> {
-    let out = Command::new(postgres).arg("--version").output().ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+/// The trust rule (see `trust`) for a bin directory iogauge will run programs from, as root
+/// when it is root: the directory, the three programs (where their links lead) and every
+/// directory above them belong to root or this user, and nobody else may write to them.
+fn trusted(dir: &Path) -> Result<(), PgError> {
+    let t = Trust::new(None);
+    let real = resolve(dir).map_err(|e| PgError::io(dir, e))?;
+    t.check_above(&real)?;
+    t.check(&real, Kind::Dir, false)?;
+    for b in TOOLS {
+        let p = dir.join(b);
+        let p = p.canonicalize().map_err(|e| PgError::io(&p, e))?;
+        t.check_above(&p)?;
+        t.check(&p, Kind::File, false)?;
+    }
+    Ok(())
+}
+
+/// `postgres --version`'s line; `None` if it fails. One that hangs or floods is killed
+/// (see [`VERSION_TIME`]) and is an error naming it.
+fn version_of(postgres: &Path) -> Result<Option<String>, PgError> {
+    let mut cmd = Command::new(postgres);
+    cmd.arg("--version").env("LC_ALL", "C");
+    let gave_up = |what: String| {
+        PgError::Program {
+        path: postgres.to_path_buf(),
+        why: format!("`postgres --version` {what} and was killed: not a working PostgreSQL server binary; give the bin directory of PostgreSQL 14 or newer"),
+    }
+    };
+    match bounded_output(cmd, VERSION_BYTES, VERSION_TIME) {
+        Ok((st, out)) => Ok(st
+            .success()
+            .then(|| String::from_utf8_lossy(&out).trim().to_string())),
+        Err(Bounded::Failed) => Ok(None),
+        Err(Bounded::TimedOut) => Err(gave_up(format!(
+            "gave no answer within {} s",
+            VERSION_TIME.as_secs()
+        ))),
+        Err(Bounded::TooLong) => Err(gave_up(format!(
+            "printed more than {VERSION_BYTES} bytes (a version is one line)"
+        ))),
+    }
 }
 
 /// The major version in `postgres --version` output: "postgres (PostgreSQL) 15.8 (Debian …)"

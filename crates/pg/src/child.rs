@@ -4,10 +4,11 @@
 
 use crate::error::PgError;
 use std::fs::File;
-use std::io;
+use std::io::{self, Read};
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -105,6 +106,77 @@ pub fn run_logged(
             log: log.to_path_buf(),
         }),
     }
+}
+
+/// Why [`bounded_output`] gave up.
+#[derive(Debug)]
+pub(crate) enum Bounded {
+    /// It could not be started or read (the error is the program's: it does not run).
+    Failed,
+    TimedOut,
+    TooLong,
+}
+
+/// Runs `cmd` for its stdout, at most `limit` bytes within `time`: a program that hangs or
+/// floods is killed (its whole process group: a script's children too) instead of holding
+/// iogauge or its memory. Stdin and stderr are closed.
+pub(crate) fn bounded_output(
+    mut cmd: Command,
+    limit: usize,
+    time: Duration,
+) -> Result<(ExitStatus, Vec<u8>), Bounded> {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0);
+    die_with_parent(&mut cmd, libc::SIGKILL);
+    let mut child = cmd.spawn().map_err(|_| Bounded::Failed)?;
+    let mut out = child.stdout.take().expect("stdout is piped");
+    let deadline = Instant::now() + time;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let mut over = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break Some(Bounded::TimedOut);
+        }
+        let mut pfd = libc::pollfd {
+            fd: out.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: poll(2) on one valid pollfd; the fd stays open (owned by `out`).
+        let n = unsafe { libc::poll(&mut pfd, 1, left.as_millis().clamp(1, 1000) as i32) };
+        if n <= 0 {
+            continue; // a timeout (the deadline is checked above) or EINTR
+        }
+        match out.read(&mut chunk) {
+            Ok(0) => break None,
+            Ok(k) => {
+                buf.extend_from_slice(&chunk[..k]);
+                if buf.len() > limit {
+                    break Some(Bounded::TooLong);
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break Some(Bounded::Failed),
+        }
+    };
+    if over.is_none() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if !wait_until(left, || matches!(child.try_wait(), Ok(Some(_)))) {
+            over = Some(Bounded::TimedOut);
+        }
+    }
+    if let Some(why) = over {
+        // SAFETY: kill(2) on the process group of our own child, which is not reaped yet
+        // (try_wait never saw it end), so its pid names that group still.
+        unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
+        let _ = child.wait();
+        return Err(why);
+    }
+    let st = child.wait().map_err(|_| Bounded::Failed)?;
+    Ok((st, buf))
 }
 
 /// Polls `done` every 20 ms for up to `limit`; true if it became true.

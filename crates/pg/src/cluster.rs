@@ -9,12 +9,15 @@
 //! DIR/server.log       initdb's and the server's output
 //! DIR/pristine/        file-level copy of the stopped, loaded cluster (data/, wal/, ts1/, …)
 //! ```
-//! With `--wal-dir` and `--target`, WAL and tablespaces live in directories outside DIR; the
-//! marker lists them and the copies, `reset` and `destroy` cover them.
+//! With `--wal-dir` and `--target`, WAL and tablespaces live in directories outside DIR (in
+//! one the user made, in iogauge's own `iogauge-wal` / `iogauge-ts` inside it); the marker
+//! lists them and the copies, `reset` and `destroy` cover them.
 //! iogauge never writes to or deletes a path it did not create: it refuses a non-empty
 //! directory without its marker, and `destroy` removes only what the marker says it made; a
-//! failed or interrupted `init` removes what it had made itself. A `Cluster` stops the server
-//! it started when dropped, and the server dies with iogauge if iogauge is killed.
+//! failed or interrupted `init` removes what it had made itself. It acts only on paths nobody
+//! but root, its user and the server's account could have changed (`trust`), checked at
+//! `init` and at every `open`. A `Cluster` stops the server it started when dropped, and the
+//! server dies with iogauge if iogauge is killed.
 //!
 //! Ctrl-C: the stop flag ([`ClusterConfig::stop`], [`Cluster::set_stop`]) interrupts initdb,
 //! waiting for a start, and the copies of `snapshot_pristine` and `reset` with
@@ -29,8 +32,10 @@ use crate::conf;
 use crate::dsn::{connect, server_err, CONNECT_TIMEOUT};
 use crate::error::PgError;
 use crate::files;
+use crate::marker::{self, Marker, Outside};
 use crate::server::{leftover_pid, stop_leftover, user_name, Owner, Server};
 use crate::settings::{merged, settings};
+use crate::trust::{chown_dir, resolve};
 use iogauge_model::db::report::Setting;
 use postgres::Config;
 use std::fs::File;
@@ -72,7 +77,7 @@ pub struct Cluster {
     dir: PathBuf,
     bin: PgBin,
     owner: Owner,
-    marker: files::Marker,
+    marker: Marker,
     /// Holds an exclusive flock on the marker: one iogauge per cluster at a time.
     _lock: File,
     server: Option<Server>,
@@ -96,7 +101,8 @@ impl Cluster {
             )));
         }
         let owner = Owner::resolve(cfg.run_as.as_deref().unwrap_or("postgres"))?;
-        let dir = files::absolute(&cfg.dir)?;
+        // Where it really is, and that path used from here on (see `trust`).
+        let dir = resolve(&cfg.dir).map_err(|e| PgError::io(&cfg.dir, e))?;
         let socket = dir.join("run").join(format!(".s.PGSQL.{PORT}"));
         if socket.as_os_str().len() > 107 {
             return Err(PgError::dir(
@@ -105,9 +111,15 @@ impl Cluster {
             ));
         }
         owner.check_reachable(&dir)?;
-        let marker = files::claim(&dir, cfg.wal_dir.as_deref(), &cfg.tablespaces, &bin.dir)?;
+        let marker = marker::claim(
+            &dir,
+            cfg.wal_dir.as_deref(),
+            &cfg.tablespaces,
+            &bin.dir,
+            &owner,
+        )?;
         let undo = marker.clone();
-        let lock = match files::lock(&dir) {
+        let lock = match marker::lock(&dir) {
             Ok(l) => l,
             Err(e) => {
                 let _ = files::remove(&dir, &undo);
@@ -141,24 +153,34 @@ impl Cluster {
         let (data, run) = (self.data_dir(), self.run_dir());
         for d in [&data, &run] {
             std::fs::create_dir(d).map_err(|e| PgError::io(d, e))?;
-            self.owner.chown(d)?;
+            chown_dir(d, self.owner.ids(), None)?;
         }
         for o in self.marker.outside() {
-            self.owner.chown(&o.path)?;
+            chown_dir(&o.path, self.owner.ids(), None)?;
         }
         self.initdb()?;
         self.configure(overrides)
     }
 
-    /// An existing cluster iogauge created at `dir`.
+    /// An existing cluster iogauge created at `dir`, once nobody but root, this user and the
+    /// server's account could have changed what iogauge will act on there (see `trust`):
+    /// the directory, the marker, `data/`, `run/`, the WAL and tablespace directories and the
+    /// PostgreSQL the marker names.
     pub fn open(dir: &Path) -> Result<Cluster, PgError> {
-        let dir = files::absolute(dir)?;
-        let marker = files::Marker::read(&dir)?;
-        let lock = files::lock(&dir)?;
-        let bin =
-            PgBin::find_in(std::slice::from_ref(&marker.bin), None).or_else(|_| PgBin::find())?;
-        let owner =
-            Owner::resolve(&owner_of(&dir.join("data")).unwrap_or_else(|| "postgres".into()))?;
+        let dir = resolve(dir).map_err(|e| PgError::io(dir, e))?;
+        let (marker, server) = marker::read_trusted(&dir)?;
+        let lock = marker::lock(&dir)?;
+        let bin = match PgBin::find_in(std::slice::from_ref(&marker.bin), None) {
+            Ok(b) => b,
+            // Gone (an upgrade removed it): the newest; one found but refused is an error.
+            Err(PgError::NoPostgres { .. }) => PgBin::find()?,
+            Err(e) => return Err(e),
+        };
+        let owner = Owner::resolve(
+            &server
+                .and_then(user_name)
+                .unwrap_or_else(|| "postgres".into()),
+        )?;
         Ok(Cluster {
             dir,
             bin,
@@ -183,8 +205,8 @@ impl Cluster {
             .args(["--auth-local=peer", "--auth-host=reject"])
             .args(["--encoding=UTF8", "--locale=C", "-U"])
             .arg(&self.owner.name);
-        if let Some((w, _)) = &self.marker.wal_dir {
-            cmd.arg(format!("--waldir={}", w.display()));
+        if let Some(w) = &self.marker.wal_dir {
+            cmd.arg(format!("--waldir={}", w.path.display()));
         }
         run_logged(cmd, "initdb", &self.log_path(), &self.stop)
     }
@@ -403,8 +425,8 @@ impl Cluster {
         let cfg = self.config();
         let mut c = connect(&cfg)?;
         let mut names = Vec::new();
-        for (i, (path, _)) in self.marker.tablespaces.iter().enumerate() {
-            let name = crate::schema::tablespace_name(i as u32 + 1);
+        for (i, t) in self.marker.tablespaces.iter().enumerate() {
+            let (name, path) = (crate::schema::tablespace_name(i as u32 + 1), &t.path);
             let loc = path.to_str().ok_or_else(|| {
                 PgError::dir(path, "not valid UTF-8; PostgreSQL needs a UTF-8 location")
             })?;
@@ -423,13 +445,13 @@ impl Cluster {
         self.marker
             .tablespaces
             .iter()
-            .map(|t| t.0.clone())
+            .map(|t| t.path.clone())
             .collect()
     }
 
     /// The separate WAL directory, if any.
     pub fn wal_dir(&self) -> Option<&Path> {
-        self.marker.wal_dir.as_ref().map(|w| w.0.as_path())
+        self.marker.wal_dir.as_ref().map(|w| w.path.as_path())
     }
 
     /// Takes the file-level copy `reset` restores: stops the server, copies data (and the WAL
@@ -448,7 +470,7 @@ impl Cluster {
     /// stopped, restarting it afterwards if it was running.
     fn while_stopped(
         &mut self,
-        step: fn(&Path, &[files::Outside], &AtomicBool) -> Result<(), PgError>,
+        step: fn(&Path, &[Outside], &AtomicBool) -> Result<(), PgError>,
     ) -> Result<(), PgError> {
         let was = self.server.is_some();
         self.stop()?;
@@ -494,10 +516,4 @@ impl Drop for Cluster {
             let _ = s.stop(STOP_GRACE);
         }
     }
-}
-
-/// The name of the account owning `path`.
-fn owner_of(path: &Path) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    user_name(std::fs::metadata(path).ok()?.uid())
 }

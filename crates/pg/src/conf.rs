@@ -7,6 +7,7 @@ use crate::bin::PgBin;
 use crate::error::PgError;
 use crate::server::Owner;
 use crate::settings::render_conf;
+use crate::trust::{read_nofollow, replace_file};
 use std::path::Path;
 
 /// The file's name in the data directory.
@@ -24,23 +25,24 @@ pub fn write(
     all: &[(String, String)],
     overrides: &[(String, String)],
 ) -> Result<(), PgError> {
+    // data/ is the server account's: read and replace its files, never through a link.
     let conf = data.join(FILE);
-    let before = std::fs::read(&conf).ok();
-    std::fs::write(&conf, render_conf(all)).map_err(|e| PgError::io(&conf, e))?;
-    owner.chown(&conf)?;
+    let before = read_nofollow(&conf).ok();
+    replace_file(&conf, render_conf(all).as_bytes(), 0o600, owner.ids())?;
     let main = data.join("postgresql.conf");
-    let text = std::fs::read_to_string(&main).map_err(|e| PgError::io(&main, e))?;
+    let text = read_nofollow(&main).map_err(|e| PgError::io(&main, e))?;
+    let text = String::from_utf8_lossy(&text);
     if !text.lines().any(|l| l.trim() == INCLUDE) {
-        std::fs::write(&main, format!("{text}\n{INCLUDE}\n")).map_err(|e| PgError::io(&main, e))?;
+        let with = format!("{text}\n{INCLUDE}\n");
+        replace_file(&main, with.as_bytes(), 0o600, owner.ids())?;
     }
     let Err(why) = check(owner, postgres, data)? else {
         return Ok(());
     };
-    let restored = match before {
-        Some(b) => std::fs::write(&conf, b),
-        None => std::fs::remove_file(&conf),
-    };
-    restored.map_err(|e| PgError::io(&conf, e))?;
+    match before {
+        Some(b) => replace_file(&conf, &b, 0o600, owner.ids())?,
+        None => std::fs::remove_file(&conf).map_err(|e| PgError::io(&conf, e))?,
+    }
     Err(PgError::BadSetting {
         setting: culprit(&why, overrides),
         why: format!("PostgreSQL refuses it: {why}; correct it or leave it out"),

@@ -25,6 +25,9 @@ pub enum PgError {
         log: PathBuf,
         why: String,
     },
+    /// A program iogauge ran that misbehaved (hung, or printed far too much).
+    #[error("{path}: {why}")]
+    Program { path: PathBuf, why: String },
     #[error("PostgreSQL server on {dir} did not come up: {why}")]
     Start { dir: PathBuf, why: String },
     #[error("invalid connection string {dsn}: {why}")]

@@ -1,138 +1,16 @@
-//! The cluster directory's files: the marker that says what iogauge created there (and locks
-//! the cluster while a process uses it), the pristine copy, restoring it, and removing
-//! exactly what iogauge made.
+//! The cluster's files: the pristine copy, restoring it, and removing exactly what iogauge
+//! (or PostgreSQL) made, as the marker (`marker`) lists it.
 
 use crate::child::{die_with_parent, own_group, wait_or_stop};
 use crate::error::PgError;
+use crate::marker::{remove_made, Marker, Outside, MARKER};
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
-
-/// The marker's file name in the cluster directory.
-pub const MARKER: &str = ".iogauge-pg";
-const MAGIC: &str = "iogauge-pg 1";
-
-/// What the marker records.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Marker {
-    /// iogauge created the cluster directory itself (so `drop` may remove it).
-    pub created_dir: bool,
-    /// A separate WAL directory, and whether iogauge created it.
-    pub wal_dir: Option<(PathBuf, bool)>,
-    /// Tablespace directories (`db setup --target`), in order, and whether iogauge created
-    /// each.
-    pub tablespaces: Vec<(PathBuf, bool)>,
-    /// The PostgreSQL binaries that ran initdb.
-    pub bin: PathBuf,
-}
-
-impl Marker {
-    pub fn write(&self, dir: &Path) -> Result<(), PgError> {
-        let p = dir.join(MARKER);
-        std::fs::write(&p, self.render()).map_err(|e| PgError::io(&p, e))
-    }
-
-    pub fn read(dir: &Path) -> Result<Marker, PgError> {
-        let p = dir.join(MARKER);
-        let text = std::fs::read_to_string(&p).map_err(|_| {
-            PgError::dir(
-                dir,
-                "no iogauge cluster here (no marker); iogauge only touches directories it created",
-            )
-        })?;
-        Marker::parse(&text).ok_or_else(|| PgError::dir(&p, "unreadable iogauge marker"))
-    }
-
-    fn render(&self) -> String {
-        let mut s = format!("{MAGIC}\ncreated_dir={}\n", self.created_dir as u8);
-        if let Some((w, created)) = &self.wal_dir {
-            s.push_str(&format!(
-                "wal_dir={}\ncreated_wal_dir={}\n",
-                w.display(),
-                *created as u8
-            ));
-        }
-        for (t, created) in &self.tablespaces {
-            s.push_str(&format!(
-                "tablespace={}\ncreated_tablespace={}\n",
-                t.display(),
-                *created as u8
-            ));
-        }
-        s.push_str(&format!("bin={}\n", self.bin.display()));
-        s
-    }
-
-    /// The directories outside the cluster directory that iogauge's copies cover, with the
-    /// name of each one's copy under `DIR/pristine`: the WAL directory (`wal`), then the
-    /// tablespaces (`ts1`, `ts2`, …).
-    pub fn outside(&self) -> Vec<Outside> {
-        let wal = self.wal_dir.iter().map(|(p, c)| Outside {
-            path: p.clone(),
-            created: *c,
-            copy: "wal".into(),
-        });
-        let ts = self
-            .tablespaces
-            .iter()
-            .enumerate()
-            .map(|(i, (p, c))| Outside {
-                path: p.clone(),
-                created: *c,
-                copy: format!("ts{}", i + 1),
-            });
-        wal.chain(ts).collect()
-    }
-
-    fn parse(text: &str) -> Option<Marker> {
-        let mut lines = text.lines();
-        if lines.next()? != MAGIC {
-            return None;
-        }
-        let (mut created_dir, mut wal, mut created_wal, mut bin) = (None, None, false, None);
-        let mut tablespaces: Vec<(PathBuf, bool)> = Vec::new();
-        for l in lines {
-            let (k, v) = l.split_once('=')?;
-            match k {
-                "created_dir" => created_dir = Some(v == "1"),
-                "wal_dir" => wal = Some(PathBuf::from(v)),
-                "created_wal_dir" => created_wal = v == "1",
-                "tablespace" => tablespaces.push((PathBuf::from(v), false)),
-                "created_tablespace" => tablespaces.last_mut()?.1 = v == "1",
-                "bin" => bin = Some(PathBuf::from(v)),
-                _ => {}
-            }
-        }
-        Some(Marker {
-            created_dir: created_dir?,
-            wal_dir: wal.map(|w| (w, created_wal)),
-            tablespaces,
-            bin: bin?,
-        })
-    }
-}
-
-/// A directory outside the cluster directory that holds part of the cluster (WAL, a
-/// tablespace): where it is, whether iogauge created it, and its copy's name in `pristine`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Outside {
-    pub path: PathBuf,
-    pub created: bool,
-    pub copy: String,
-}
-
-/// Locks the cluster for this process (flock on the marker, released when the file closes).
-pub fn lock(dir: &Path) -> Result<File, PgError> {
-    let p = dir.join(MARKER);
-    let f = File::open(&p).map_err(|e| PgError::io(&p, e))?;
-    // SAFETY: flock on an open fd.
-    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        return Err(PgError::dir(dir, "in use by another iogauge process"));
-    }
-    Ok(f)
-}
 
 /// Copies with `cp -a`: it keeps owners, modes and the `pg_wal` symlink, and reflinks where
 /// the filesystem can. No crate does all of that. Ctrl-C (`stop`) ends it early with
@@ -198,7 +76,12 @@ fn evict(path: &Path) -> Result<(), PgError> {
             evict(&e.map_err(|e| PgError::io(path, e))?.path())?;
         }
     } else if m.is_file() {
-        let f = File::open(path).map_err(|e| PgError::io(path, e))?;
+        // Not through a link, and never blocking on a FIFO swapped in meanwhile.
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| PgError::io(path, e))?;
         // SAFETY: posix_fadvise on an open fd.
         unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
     }
@@ -212,18 +95,6 @@ fn remove_tree(p: &Path) -> Result<(), PgError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(PgError::io(p, e)),
     }
-}
-
-fn remove_contents(dir: &Path) -> Result<(), PgError> {
-    let rd = match std::fs::read_dir(dir) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(PgError::io(dir, e)),
-    };
-    for e in rd {
-        remove_tree(&e.map_err(|e| PgError::io(dir, e))?.path())?;
-    }
-    Ok(())
 }
 
 /// The pristine copy, and the name it is taken under: it becomes `pristine` only once it is
@@ -318,11 +189,21 @@ pub fn restore(dir: &Path, outside: &[Outside], stop: &AtomicBool) -> Result<(),
     std::fs::rename(&fresh, &data).map_err(|e| PgError::io(&data, e))?;
     for (o, fw) in outside.iter().zip(&fresh_outside) {
         let w = &o.path;
-        for e in std::fs::read_dir(w).map_err(|e| PgError::io(w, e))? {
-            let e = e.map_err(|e| PgError::io(w, e))?;
-            if e.file_name() != FRESH_OUTSIDE {
-                remove_tree(&e.path())?;
+        if o.made_from.is_some() {
+            for e in std::fs::read_dir(w).map_err(|e| PgError::io(w, e))? {
+                let e = e.map_err(|e| PgError::io(w, e))?;
+                if e.file_name() != FRESH_OUTSIDE {
+                    remove_tree(&e.path())?;
+                }
             }
+        } else {
+            // The user's directory (an older iogauge's cluster): what PostgreSQL made, and
+            // what the copy holds, goes; the user's files stay.
+            let copied: Vec<OsString> = std::fs::read_dir(fw)
+                .map_err(|e| PgError::io(fw, e))?
+                .filter_map(|e| Some(e.ok()?.file_name()))
+                .collect();
+            remove_postgres_made(w, &copied)?;
         }
         for e in std::fs::read_dir(fw).map_err(|e| PgError::io(fw, e))? {
             let e = e.map_err(|e| PgError::io(fw, e))?;
@@ -335,9 +216,9 @@ pub fn restore(dir: &Path, outside: &[Outside], stop: &AtomicBool) -> Result<(),
     sync_and_evict(&data)
 }
 
-/// Removes what the marker says iogauge created: the cluster's files, the WAL directory (or
-/// its contents, if the user made it), the marker, and the directory if iogauge made it and
-/// nothing else is left in it.
+/// Removes what the marker says iogauge created: the cluster's files, the WAL and tablespace
+/// directories it made (or, in one an older iogauge was given, what PostgreSQL made there),
+/// the marker, and the directories it made for the cluster if nothing else is left in them.
 pub fn remove(dir: &Path, marker: &Marker) -> Result<(), PgError> {
     for name in [
         PRISTINE,
@@ -350,104 +231,59 @@ pub fn remove(dir: &Path, marker: &Marker) -> Result<(), PgError> {
         remove_tree(&dir.join(name))?;
     }
     for o in marker.outside() {
-        if o.created {
-            remove_tree(&o.path)?;
-        } else {
-            remove_contents(&o.path)?;
+        match &o.made_from {
+            Some(top) => {
+                remove_tree(&o.path)?;
+                remove_made(&o.path, top);
+            }
+            None => remove_postgres_made(&o.path, &[])?,
         }
     }
     remove_tree(&dir.join(MARKER))?;
-    if marker.created_dir {
+    if let Some(top) = &marker.created_dir {
         // Left in place if someone else put files there since.
-        let _ = std::fs::remove_dir(dir);
+        remove_made(dir, top);
     }
     Ok(())
 }
 
-pub fn absolute(p: &Path) -> Result<PathBuf, PgError> {
-    std::path::absolute(p).map_err(|e| PgError::io(p, e))
+/// Removes from `dir`, a directory the user made, what PostgreSQL or iogauge made there (its
+/// names, or one of `also`) and nothing else: files the user put there stay.
+fn remove_postgres_made(dir: &Path, also: &[OsString]) -> Result<(), PgError> {
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(PgError::io(dir, e)),
+    };
+    for e in rd {
+        let name = e.map_err(|e| PgError::io(dir, e))?.file_name();
+        if name != FRESH_OUTSIDE && (postgres_names(&name) || also.contains(&name)) {
+            remove_tree(&dir.join(name))?;
+        }
+    }
+    Ok(())
 }
 
-/// Claims `dir`, the WAL directory and the tablespace directories, and writes the marker
-/// listing what was created; on failure undoes the claims.
-pub fn claim(
-    dir: &Path,
-    wal: Option<&Path>,
-    tablespaces: &[PathBuf],
-    bin: &Path,
-) -> Result<Marker, PgError> {
-    let mut marker = Marker {
-        created_dir: claim_dir(dir)?,
-        wal_dir: None,
-        tablespaces: Vec::new(),
-        bin: bin.to_path_buf(),
+/// The names PostgreSQL gives what it makes in a tablespace directory (`PG_15_202209061`) or
+/// a WAL directory (segments `000000010000000000000001` with `.partial` or `.…backup`,
+/// timeline `00000002.history`, `archive_status`, `summaries`, `xlogtemp.123`).
+fn postgres_names(name: &OsStr) -> bool {
+    let Some(n) = name.to_str() else {
+        return false;
     };
-    // Undoes the claims so far: removes the (empty) directories this call created.
-    let unclaim = |m: &Marker, e: PgError| {
-        for o in m.outside().iter().filter(|o| o.created) {
-            let _ = std::fs::remove_dir(&o.path);
-        }
-        if m.created_dir {
-            let _ = std::fs::remove_dir(dir);
-        }
-        e
-    };
-    let claimed = |p: &Path| absolute(p).and_then(|p| Ok((p.clone(), claim_dir(&p)?)));
-    if let Some(w) = wal {
-        match claimed(w) {
-            Ok(c) => marker.wal_dir = Some(c),
-            Err(e) => return Err(unclaim(&marker, e)),
-        }
-    }
-    for t in tablespaces {
-        match claimed(t) {
-            Ok(c) => marker.tablespaces.push(c),
-            Err(e) => return Err(unclaim(&marker, e)),
-        }
-    }
-    if let Err(e) = marker.write(dir) {
-        let _ = std::fs::remove_file(dir.join(MARKER));
-        return Err(unclaim(&marker, e));
-    }
-    Ok(marker)
-}
-
-/// Makes `dir` iogauge's: creates it (true), or accepts an existing empty one (false).
-/// Refuses a non-empty directory, or one that already holds an iogauge cluster.
-pub fn claim_dir(dir: &Path) -> Result<bool, PgError> {
-    if let Some(a) = dir
-        .ancestors()
-        .find(|a| std::fs::symlink_metadata(a).is_ok())
-    {
-        if !a.is_dir() {
-            return Err(PgError::dir(
-                a,
-                "not a directory; give a new directory or an empty one",
-            ));
-        }
-    }
-    match std::fs::read_dir(dir) {
-        Ok(mut rd) => {
-            if dir.join(MARKER).exists() {
-                return Err(PgError::dir(
-                    dir,
-                    "already holds an iogauge cluster; reset or drop it first",
-                ));
-            }
-            if rd.next().is_some() {
-                return Err(PgError::dir(
-                    dir,
-                    "not empty and not created by iogauge; refusing to use it (choose an empty or new directory)",
-                ));
-            }
-            Ok(false)
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::create_dir_all(dir).map_err(|e| PgError::io(dir, e))?;
-            Ok(true)
-        }
-        Err(e) => Err(PgError::io(dir, e)),
-    }
+    let hex = |s: &str, len: usize| s.len() == len && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let segment = n.get(..24).is_some_and(|s| hex(s, 24)) && matches!(&n[24..], "" | ".partial")
+        || n.get(..24).is_some_and(|s| hex(s, 24))
+            && n[24..]
+                .strip_prefix('.')
+                .and_then(|r| r.strip_suffix(".backup"))
+                .is_some_and(|o| hex(o, 8));
+    let history = n.strip_suffix(".history").is_some_and(|t| hex(t, 8));
+    n.starts_with("PG_")
+        || n.starts_with("xlogtemp.")
+        || matches!(n, "archive_status" | "summaries")
+        || segment
+        || history
 }
 
 #[cfg(test)]
@@ -455,29 +291,58 @@ mod tests {
     use super::*;
 
     #[test]
-    fn marker_round_trip() {
-        for m in [
-            Marker {
-                created_dir: true,
-                wal_dir: None,
-                tablespaces: Vec::new(),
-                bin: "/usr/lib/postgresql/15/bin".into(),
-            },
-            Marker {
-                created_dir: false,
-                wal_dir: Some(("/u03/wal".into(), true)),
-                tablespaces: vec![("/u04/ts".into(), false), ("/u05/ts".into(), true)],
-                bin: "/usr/bin".into(),
-            },
+    fn names_postgres_gives() {
+        for n in [
+            "PG_15_202209061",
+            "000000010000000000000001",
+            "000000010000000000000001.partial",
+            "000000010000000000000002.00000028.backup",
+            "00000002.history",
+            "archive_status",
+            "summaries",
+            "xlogtemp.4242",
         ] {
-            assert_eq!(Marker::parse(&m.render()), Some(m));
+            assert!(postgres_names(OsStr::new(n)), "{n}");
         }
-        assert_eq!(Marker::parse("something else\n"), None);
-        assert_eq!(Marker::parse("iogauge-pg 1\nbin=/x\n"), None);
-        // A created_tablespace line without its tablespace line is not a marker iogauge wrote.
-        assert_eq!(
-            Marker::parse("iogauge-pg 1\ncreated_dir=1\ncreated_tablespace=1\nbin=/x\n"),
-            None
-        );
+        for n in [
+            "notes.txt",
+            "lost+found",
+            "00000001000000000000000",
+            "000000010000000000000001.txt",
+            "history",
+            "0000000G.history",
+        ] {
+            assert!(!postgres_names(OsStr::new(n)), "{n}");
+        }
+    }
+
+    /// An older iogauge's cluster used a WAL or tablespace directory the user made as it is:
+    /// `drop` removes only what PostgreSQL made there.
+    #[test]
+    fn a_user_made_directory_keeps_the_users_files() {
+        let base = std::env::temp_dir().join(format!("iogauge-files-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let (dir, ts) = (base.join("pg"), base.join("ts"));
+        std::fs::create_dir_all(dir.join("data")).unwrap();
+        std::fs::create_dir_all(ts.join("PG_15_202209061/16384")).unwrap();
+        std::fs::write(ts.join("notes.txt"), "user").unwrap();
+        std::fs::write(dir.join(MARKER), "x").unwrap();
+        let m = Marker {
+            created_dir: None,
+            wal_dir: None,
+            tablespaces: vec![crate::marker::Claimed {
+                path: ts.clone(),
+                made_from: None,
+            }],
+            bin: "/usr/bin".into(),
+        };
+        remove(&dir, &m).unwrap();
+        let left: Vec<_> = std::fs::read_dir(&ts)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["notes.txt"]);
+        assert!(dir.exists() && !dir.join("data").exists());
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }

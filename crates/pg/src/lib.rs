@@ -47,6 +47,7 @@ pub mod driver;
 mod dsn;
 mod error;
 mod files;
+mod marker;
 mod ops;
 mod place;
 mod prepare;
@@ -59,6 +60,7 @@ pub mod settings;
 mod setup;
 mod shared;
 mod sql;
+mod trust;
 pub mod watch;
 mod workload;
 
@@ -73,4 +75,5 @@ pub use place::{check_dir, has_cluster, no_cluster, setup_finished, Place, DEFAU
 pub use prepare::{RunPlace, RunServer};
 pub use schema::SchemaSpec;
 pub use settings::parse_override;
-pub use setup::{load_dsn, setup_private, PrivateSetup, Progress};
+pub use setup::{check_places, load_dsn, setup_private, PrivateSetup, Progress};
+pub use trust::resolve as real_path;

@@ -2,6 +2,7 @@
 //! server by DSN — and the checks of a cluster directory, with errors that name the flag.
 
 use crate::error::PgError;
+use crate::trust::{resolve, Kind, Trust};
 use std::path::{Path, PathBuf};
 
 /// Where the cluster lives when no --dir or --dsn is given.
@@ -36,8 +37,21 @@ pub fn setup_finished(dir: &Path) -> bool {
 }
 
 /// `flag`'s path must be a directory or not exist yet, under a directory (a regular file
-/// there is the user's mistake, not an I/O failure).
+/// there is the user's mistake, not an I/O failure), and where it is, nobody but root and
+/// this user may change it or the directories above it (the rule in `trust`).
 pub fn check_dir(flag: &str, p: &Path) -> Result<(), PgError> {
+    a_dir(flag, p)?;
+    let real = resolve(p).map_err(|e| PgError::io(p, e))?;
+    Trust::new(None)
+        .check_tree(&real, Kind::Dir, false)
+        .map_err(|e| match e {
+            PgError::Dir { why, .. } => PgError::Usage(format!("{flag} {}: {why}", p.display())),
+            e => e,
+        })
+}
+
+/// `flag`'s path is a directory, or nothing yet under a directory.
+fn a_dir(flag: &str, p: &Path) -> Result<(), PgError> {
     let existing = p
         .ancestors()
         .filter(|a| !a.as_os_str().is_empty())
@@ -58,7 +72,7 @@ pub fn check_dir(flag: &str, p: &Path) -> Result<(), PgError> {
 
 /// The error for a `--dir` without an iogauge cluster.
 pub fn no_cluster(dir: &Path) -> PgError {
-    if check_dir("--dir", dir).is_err() || dir.is_file() {
+    if a_dir("--dir", dir).is_err() || dir.is_file() {
         return PgError::Usage(format!(
             "--dir {}: not a directory, so no iogauge cluster there; give the directory `iogauge db setup --dir` made",
             dir.display()

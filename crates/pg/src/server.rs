@@ -74,13 +74,10 @@ impl Owner {
         c
     }
 
-    /// Gives `path` to this account (a no-op when iogauge is not root).
-    pub fn chown(&self, path: &Path) -> Result<(), PgError> {
-        if !self.switch {
-            return Ok(());
-        }
-        std::os::unix::fs::chown(path, Some(self.uid), Some(self.gid))
-            .map_err(|e| PgError::io(path, e))
+    /// (uid, gid) to give what iogauge makes for the server to this account: `None` when
+    /// iogauge is not root (what it makes is the server's already).
+    pub fn ids(&self) -> Option<(u32, u32)> {
+        self.switch.then_some((self.uid, self.gid))
     }
 
     /// Checks that this account can reach `dir` (search permission on every ancestor), so

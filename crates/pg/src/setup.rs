@@ -27,6 +27,22 @@ pub struct PrivateSetup<'a> {
     pub bin: Option<&'a crate::PgBin>,
 }
 
+/// The checks of a private cluster's places before anything is made: each is a directory
+/// (or nothing yet) that nobody but root and this user could change ([`check_dir`]).
+pub fn check_places(
+    dir: &Path,
+    wal_dir: Option<&Path>,
+    tablespaces: &[std::path::PathBuf],
+) -> Result<(), PgError> {
+    check_dir("--dir", dir)?;
+    if let Some(w) = wal_dir {
+        check_dir("--wal-dir", w)?;
+    }
+    tablespaces
+        .iter()
+        .try_for_each(|t| check_dir("--target", t))
+}
+
 /// Initialises, starts, loads and snapshots a private cluster; returns it running. Failed or
 /// stopped by Ctrl-C, it removes what it created — the marker lists it — and nothing else.
 pub fn setup_private(
@@ -34,13 +50,7 @@ pub fn setup_private(
     stop: &Arc<AtomicBool>,
     progress: Progress<'_>,
 ) -> Result<(Cluster, LoadReport), PgError> {
-    check_dir("--dir", s.dir)?;
-    if let Some(w) = s.wal_dir {
-        check_dir("--wal-dir", w)?;
-    }
-    for t in s.tablespaces {
-        check_dir("--target", t)?;
-    }
+    check_places(s.dir, s.wal_dir, s.tablespaces)?;
     let removed = || {
         format!(
             "db setup stopped; removed what it had created in {}",

@@ -176,6 +176,20 @@ pub fn warnings_for(p: &Preflight) -> Vec<String> {
             });
         }
     }
+    // A database's files on tmpfs or ramfs live in memory: its reads and writes there never
+    // reach storage, so the run would measure RAM. (A calibration cannot test tmpfs with
+    // O_DIRECT at all; its target is refused before.)
+    for t in &p.targets {
+        if let (Some(role), Some(fs)) = (&t.role, &t.fs) {
+            if matches!(fs.as_str(), "tmpfs" | "ramfs") {
+                out.push(format!(
+                    "{role} {} is on {fs}, which is memory: the database's I/O there measures \
+                     RAM, not storage; put it on the storage under test",
+                    t.path.display()
+                ));
+            }
+        }
+    }
     // A database's data set counts once per device: its data directory and tablespaces on
     // one device add up (the WAL's span says nothing). A calibration's targets stand alone.
     let mut spans: Vec<(&TargetFacts, u64)> = Vec::new();

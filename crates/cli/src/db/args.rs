@@ -5,7 +5,7 @@ use crate::usage::UsageError;
 use clap::{Args, Subcommand};
 use iogauge_model::db::workload::{Driver, Hotspot, RedoStress};
 use iogauge_model::units::{parse_duration, parse_size};
-use iogauge_pg::{parse_override, PgBin, PgError, SchemaSpec, DEFAULT_DIR};
+use iogauge_pg::{parse_override, real_path, PgBin, PgError, SchemaSpec, DEFAULT_DIR};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -58,12 +58,14 @@ pub struct SetupArgs {
     /// A server setting over iogauge's (repeatable): --pg-set shared_buffers=64MB.
     #[arg(long = "pg-set", value_name = "NAME=VALUE")]
     pub pg_set: Vec<String>,
-    /// WAL on another device (initdb --waldir); default: with the data.
+    /// WAL on another device (initdb --waldir); default: with the data. A new directory is
+    /// iogauge's until `db drop`; in an existing one iogauge works in its own `iogauge-wal`.
     #[arg(long, value_name = "DIR")]
     pub wal_dir: Option<PathBuf>,
     /// Spread the schemas over these directories, one tablespace each (schema N on the
     /// ((N-1) mod count)-th), as ASM spreads a diskgroup over its disks; default: with the
-    /// cluster's data. New or empty directories, iogauge's until `db drop`.
+    /// cluster's data. A new directory is iogauge's until `db drop`; in an existing one
+    /// iogauge works in its own `iogauge-ts` and leaves the rest alone.
     #[arg(
         long,
         value_name = "DIR[,DIR...]",
@@ -121,38 +123,52 @@ impl SetupArgs {
     }
 }
 
-/// `--target` directories: each given once, none the cluster's or the WAL's directory or
-/// inside one of those (a tablespace inside the data directory is one PostgreSQL warns
-/// about, and `db drop` would remove it twice).
+/// The places of a private cluster (`--dir`, `--wal-dir`, each `--target`): each given once
+/// and none inside another, compared where they really are (symlinks above them resolved:
+/// `A/link` and `A/real` are one directory). A tablespace inside the data directory is one
+/// PostgreSQL warns about, a WAL directory inside the cluster's goes with it, and `db drop`
+/// would remove a nested one twice, or the outer one with what the user keeps there.
 fn check_targets(targets: &[PathBuf], dir: &Path, wal: Option<&Path>) -> Result<(), UsageError> {
-    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    let taken: Vec<(&str, PathBuf)> = [("--dir", Some(dir)), ("--wal-dir", wal)]
-        .into_iter()
-        .filter_map(|(f, p)| Some((f, abs(p?))))
-        .collect();
-    for (i, t) in targets.iter().enumerate() {
-        let a = abs(t);
+    let real = |p: &Path| {
+        real_path(p)
+            .or_else(|_| std::path::absolute(p))
+            .unwrap_or_else(|_| p.to_path_buf())
+    };
+    let mut places: Vec<(&str, &Path, PathBuf)> = vec![("--dir", dir, real(dir))];
+    places.extend(wal.map(|w| ("--wal-dir", w, real(w))));
+    for t in targets {
         if t.as_os_str().is_empty() {
             return Err(UsageError(
                 "--target: an empty directory name; give DIR[,DIR...]".into(),
             ));
         }
-        if targets[..i].iter().any(|u| abs(u) == a) {
-            return Err(UsageError(format!(
-                "--target {}: given twice; give each directory once",
-                t.display()
-            )));
-        }
-        if let Some((flag, p)) = taken
+        places.push(("--target", t, real(t)));
+    }
+    for (i, (flag, p, r)) in places.iter().enumerate() {
+        let Some((other, q, s)) = places[..i]
             .iter()
-            .find(|(_, p)| a.starts_with(p) || p.starts_with(&a))
-        {
-            return Err(UsageError(format!(
-                "--target {}: overlaps {flag} {}; give a directory of its own (on another device to spread the data)",
-                t.display(),
-                p.display()
-            )));
-        }
+            .find(|(_, _, s)| r.starts_with(s) || s.starts_with(r))
+        else {
+            continue;
+        };
+        let at = |p: &Path| p.display().to_string();
+        return Err(UsageError(if r == s && flag == other {
+            let same = if p == q {
+                String::new()
+            } else {
+                format!(" ({} is the same directory)", at(q))
+            };
+            format!(
+                "{flag} {}: given twice{same}; give each directory once",
+                at(p)
+            )
+        } else {
+            format!(
+                "{flag} {}: overlaps {other} {}; give a directory of its own (on another device to spread the data)",
+                at(p),
+                at(q)
+            )
+        }));
     }
     Ok(())
 }

@@ -8,8 +8,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iogauge_model::db::setup::LoadReport;
 use iogauge_model::secret::redact_dsn;
 use iogauge_pg::{
-    has_cluster, load_dsn, no_cluster, parse_dsn, schema, setup_finished, setup_private, Cluster,
-    PgBin, PgError, Place, PrivateSetup, SchemaSpec,
+    check_places, has_cluster, load_dsn, no_cluster, parse_dsn, schema, setup_finished,
+    setup_private, Cluster, PgBin, PgError, Place, PrivateSetup, SchemaSpec,
 };
 use iogauge_session::stop_flag;
 use std::io::IsTerminal;
@@ -120,6 +120,8 @@ pub fn setup(s: SetupArgs) -> anyhow::Result<ExitCode> {
     let (report, settings, location) = match place(&s.place) {
         Place::Private(dir) => {
             let bin = pg_bin(s.pg_bin.as_deref())?;
+            // Refused places are refused before the preflight speaks of them.
+            check_places(&dir, s.wal_dir.as_deref(), &s.target)?;
             let spec = s.spec();
             let planned = preflight::planned(&s.target, spec.schemas, spec.blocks_per_schema << 13);
             let targets = preflight::targets(&planned, &dir.join("data"), s.wal_dir.as_deref());

@@ -7,3 +7,4 @@ mod lifecycle;
 mod parsers;
 mod results;
 mod targets;
+mod trust;

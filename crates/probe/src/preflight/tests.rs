@@ -218,6 +218,19 @@ fn short_span() {
         ..role("data")
     };
     assert!(warnings(vec![empty], vec![]).is_empty());
+    // A database's WAL (or data, or tablespace) on tmpfs is memory: said so (#25 row 22).
+    let on_tmpfs = TargetFacts {
+        fs: Some("tmpfs".into()),
+        tested_bytes: 0,
+        ..role("wal")
+    };
+    assert_eq!(
+        warnings(vec![on_tmpfs], vec![]),
+        [
+            "wal /pg is on tmpfs, which is memory: the database's I/O there measures RAM, not \
+          storage; put it on the storage under test"
+        ]
+    );
 }
 
 #[test]
