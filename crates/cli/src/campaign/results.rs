@@ -21,7 +21,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 fn open_view(store: &StoreArgs, name: &str) -> anyhow::Result<CampaignView> {
-    let store = Store::open_resolved(store.store.as_deref())?;
+    let store = Store::open_reader_resolved(store.store.as_deref())?;
     let mut view = gather(&store, name).map_err(|e| {
         if e.is_usage() {
             UsageError(e.to_string()).into()
@@ -69,7 +69,7 @@ fn results_report(ids: &[i64], store: &StoreArgs, out: Option<&Path>) -> anyhow:
             );
         }
     }
-    let store = Store::open_resolved(store.store.as_deref())?;
+    let store = Store::open_reader_resolved(store.store.as_deref())?;
     let mut runs = Vec::with_capacity(ids.len());
     for &id in ids {
         let run = store.get(id)?.ok_or_else(|| {
@@ -154,7 +154,7 @@ fn check_output(path: Option<&Path>, force: bool) -> Result<(), UsageError> {
             dir.display()
         )));
     }
-    Ok(())
+    crate::paths::check_output_dir("-o", p, dir)
 }
 
 /// Writes whole or not at all: a temporary file beside the target, then a rename.
@@ -183,7 +183,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
             compare_cases(&view, &a.a, &a.b, a.json)?
         }
         None => {
-            let store = Store::open_resolved(a.store.store.as_deref())?;
+            let store = Store::open_reader_resolved(a.store.store.as_deref())?;
             compare_runs(&store, &a.a, &a.b, a.json)?
         }
     };
