@@ -283,7 +283,7 @@ fn hotspot(s: &str) -> Result<Hotspot, String> {
     let (offset, every) = rest.split_once(':').ok_or_else(form)?;
     let offset_blocks = blocks(offset, |b, n| b / n)?;
     let size_blocks = scale(size)?;
-    let every = parse_whole(every, 1, u64::from(u32::MAX))
+    let every = parse_whole(every.trim(), 1, u64::from(u32::MAX))
         .map_err(|e| format!("'{s}': EVERY is {e}"))? as u32;
     if size_blocks == 0 || every == 0 {
         return Err(format!("'{s}': SIZE and EVERY must be above 0"));

@@ -76,8 +76,10 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 /// Parses a whole number written in plain decimal digits, from `lo` to `hi`. The message
 /// says what is wrong and the accepted form without repeating the value (the caller names
 /// the flag and the value): `1e1`, `0x10`, `2.5`, `-1` and a number past `hi` each get one.
+/// The value is taken as given: a space or a newline in it is an error, as it was for Rust's
+/// own parser.
 pub fn parse_whole(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
-    let t = s.trim();
+    let t = s;
     let range = || format!("a whole number from {lo} to {hi}");
     if t.is_empty() {
         return Err(format!("empty; give {}", range()));
@@ -224,7 +226,8 @@ mod tests {
     #[test]
     fn whole_numbers_table() {
         assert_eq!(parse_whole("32", 1, 4096), Ok(32));
-        assert_eq!(parse_whole(" 7 ", 0, 9), Ok(7));
+        assert!(parse_whole(" 7", 0, 9).is_err());
+        assert!(parse_whole("\n1", 0, 9).is_err());
         assert_eq!(
             parse_whole("18446744073709551615", 0, u64::MAX),
             Ok(u64::MAX)
