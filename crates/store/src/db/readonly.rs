@@ -1,9 +1,11 @@
 //! Reading a store that cannot be written (a read-only mount, another user's file, a full
 //! filesystem), for `history`, `show`, `report`, `compare` and `export`. A WAL database is
 //! read through its shared-memory file (`-shm`), which SQLite must create or write beside the
-//! store even to read; where it cannot, the store is read as immutable (no locks, no `-shm`),
-//! which is exact when no write-ahead log holds changes: iogauge's writers fold the log in
-//! when they close, so only a writer that is running or was killed leaves one.
+//! store even to read. Where no write-ahead log holds changes the store is read as immutable
+//! instead (no locks, nothing created beside it), which is then exact: iogauge's writers
+//! fold the log in when they close, so only a writer that is running or was killed leaves
+//! one. The cost: a writer that starts while such a read runs is not waited for (its changes
+//! go to the log first; only a checkpoint rewrites the file under the reader).
 
 use super::error::StoreError;
 use super::store::{identity, Store, BUSY_TIMEOUT};
@@ -11,8 +13,9 @@ use super::vet::{dir_of, why_unwritable};
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 
-/// Opens the existing store at `path` read-only: through its `-shm` when SQLite can map one,
-/// else as immutable when no write-ahead log is pending; else an error naming the cause.
+/// Opens the existing store at `path` read-only: as immutable when no write-ahead log is
+/// pending (nothing is created beside it), else through its `-shm` (a writer that is
+/// running has made it); else an error naming the cause.
 pub(super) fn open(path: &Path) -> Result<Store, StoreError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_URI
@@ -23,14 +26,14 @@ pub(super) fn open(path: &Path) -> Result<Store, StoreError> {
         identity(&conn)?;
         Ok(conn)
     };
-    let first = Connection::open_with_flags(path, flags).and_then(checked);
-    let conn = match first {
-        Ok(conn) => conn,
-        Err(_) if !log_pending(path) => Connection::open_with_flags(immutable_uri(path), flags)
-            .and_then(checked)
-            .map_err(|source| cannot_read(path, source))?,
-        Err(source) => return Err(cannot_read(path, source)),
+    let conn = if log_pending(path) {
+        Connection::open_with_flags(path, flags)
+    } else {
+        Connection::open_with_flags(immutable_uri(path), flags)
     };
+    let conn = conn
+        .and_then(checked)
+        .map_err(|source| cannot_read(path, source))?;
     Ok(Store {
         conn,
         path: path.into(),

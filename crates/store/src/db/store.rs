@@ -49,6 +49,16 @@ impl Store {
         }
         let made = match vet(path)? {
             Found::Missing => create::create(path, &dir),
+            // SQLite opens a file it may not write read-only without a word, and fails only
+            // when the result is stored, after the whole measurement.
+            Found::Present if !writable(path) => Err(StoreError::CannotWrite {
+                path: path.into(),
+                why: why_unwritable(path).map_or_else(
+                    || format!("{} is not writable by this user", path.display()),
+                    |(why, _)| why,
+                ),
+                full: false,
+            }),
             Found::Present => Ok(()),
         };
         made.and_then(|()| Self::open_existing(path))
@@ -61,6 +71,12 @@ impl Store {
     pub fn open_reader(path: &Path) -> Result<Option<Store>, StoreError> {
         if vet(path)? == Found::Missing {
             return Ok(None);
+        }
+        // Another user's store: opened for writing, SQLite would leave a -shm and a -wal of
+        // ours beside it, which its owner could then neither write nor (in a sticky
+        // directory such as /tmp) remove.
+        if !writable(path) {
+            return super::readonly::open(path).map(Some);
         }
         match Self::open_existing(path) {
             Ok(store) => Ok(Some(store)),
@@ -220,4 +236,10 @@ fn unwritable(path: &Path, e: StoreError) -> StoreError {
             source,
         },
     }
+}
+
+/// Whether this process may write the file at `path` (access(2): its mode, its owner, a
+/// read-only mount).
+fn writable(path: &Path) -> bool {
+    rustix::fs::access(path, rustix::fs::Access::WRITE_OK).is_ok()
 }

@@ -363,12 +363,13 @@ fn a_store_on_a_read_only_mount_is_read_and_not_written() {
     assert!(!err.contains("Error code"), "{err}");
 }
 
-// Row 14: another user's store (root's 0644 file in root's directory), read as nobody.
+// Row 14: another user's store (root's 0644 file), read as nobody; in a sticky directory
+// anyone may write to (as /tmp), where files nobody left beside it would block its owner.
 #[test]
 fn another_users_store_is_read_as_nobody() {
     let _g = shared();
     let d = workdir();
-    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
     let store = d.path().join("s.sqlite");
     let id = stored_run(d.path(), &store).to_string();
     let before = std::fs::read_dir(d.path()).unwrap().count();
@@ -381,7 +382,8 @@ fn another_users_store_is_read_as_nobody() {
     );
     let (code, _, err) = as_nobody(&["show", &id, "--store", &s]);
     assert_eq!(code, Some(0), "{err}");
-    // The store is opened before the target, which nobody could not make here anyway.
+    // Refused before measuring (SQLite opened the file read-only without a word, and the
+    // run failed only when it was stored).
     let t = d.path().join("t2").display().to_string();
     let (code, _, err) = as_nobody(&[
         "run", "--ios", "1", "--size", "4m", "--target", &t, "--store", &s,
