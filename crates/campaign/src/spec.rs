@@ -308,13 +308,27 @@ fn baseline(
 }
 
 fn check_name(name: &str) -> Result<(), SpecError> {
+    name_rule(name).or_else(|why| bad(format!("name = {name:?}: {why}")))
+}
+
+/// The longest campaign name: it is part of file names (the campaign's lock beside the
+/// store, `.STORE.campaign-NAME.lock`, with "-smoke" for a smoke run), which Linux limits to
+/// 255 bytes, and a store's own name needs room too.
+pub const MAX_NAME: usize = 100;
+
+/// Why `name` cannot name a campaign (the file's `name`, its file name or `--name`).
+pub fn name_rule(name: &str) -> Result<(), String> {
     if name.is_empty()
         || !name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
     {
-        return bad(format!(
-            "name = {name:?}: use letters, digits, '-', '_' and '.' only"
+        return Err("use letters, digits, '-', '_' and '.' only".into());
+    }
+    if name.len() > MAX_NAME {
+        return Err(format!(
+            "{} characters; a name has at most {MAX_NAME} characters",
+            name.len()
         ));
     }
     Ok(())

@@ -143,6 +143,7 @@ fn no_vars_is_one_default_case() {
 
 #[test]
 fn errors_name_the_key_and_the_fix() {
+    let long_name = format!("command = \"run\"\nname = \"{}\"\n", "n".repeat(300));
     let table = [
         ("repeat = 3\n", "command is missing"),
         (
@@ -192,6 +193,17 @@ fn errors_name_the_key_and_the_fix() {
             "two cases are named \"a\"",
         ),
         ("command = \"run\"\nname = \"a b\"\n", "name = \"a b\""),
+        // Issue #25 row 15: 300 characters reached the lock file's name (exit 1, "File
+        // name too long").
+        (
+            long_name.as_str(),
+            "at most 100 characters",
+        ),
+        // Issue #25 row 12: a label of "--allow-overwrite" must not become a flag.
+        (
+            "command = \"run\"\n[options]\nlabel = \"--allow-overwrite\"\n",
+            "options.label = \"--allow-overwrite\": a value may not start with '-'",
+        ),
         (
             "command = \"run\"\n[vars]\nx = [1]\n[[case]]\nx = 2\n",
             "case 1: x is also under [vars]",

@@ -230,8 +230,7 @@ fn dry_run(c: &Campaign, a: &CampaignArgs) -> anyhow::Result<ExitCode> {
     let mut done = BTreeSet::new();
     let mut fresh_needed = false;
     if let Some(path) = Store::locate(a.store.store.as_deref()) {
-        if path.is_file() {
-            let store = Store::open(&path)?;
+        if let Some(store) = Store::open_reader(&path)? {
             if let Some(row) = store.campaign(&c.name)? {
                 if row.plan_hash != c.plan_hash() && !a.fresh {
                     fresh_needed = true;

@@ -21,7 +21,7 @@ pub fn db(a: DbArgs) -> anyhow::Result<ExitCode> {
     };
     match result {
         Err(e) if is_interrupted(&e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", crate::exit::chain_line(&e));
             Ok(ExitCode::from(INTERRUPTED))
         }
         Err(e) => Err(match e.downcast_ref::<PgError>() {

@@ -21,9 +21,28 @@ pub fn report(e: &anyhow::Error) -> ExitCode {
     if let Some(crate::mpi::Quiet(code)) = e.downcast_ref() {
         return ExitCode::from(*code);
     }
-    let line = escape_controls(&iogauge_model::secret::redact_secrets(&format!("{e:#}")));
+    let line = escape_controls(&iogauge_model::secret::redact_secrets(&chain_line(e)));
     let _ = writeln!(std::io::stderr(), "error: {line}");
     ExitCode::from(code_of(e))
+}
+
+/// An error and its causes joined by ": " (as anyhow's `{:#}`), each cause once: a cause
+/// whose text the line already holds (an error type that also prints its source, a context
+/// that quotes the OS error) or an empty one is left out, so a closed stdout reads "…: Broken
+/// pipe (os error 32); …", not "…(os error 32): Broken pipe (os error 32)".
+pub fn chain_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }
 
 fn code_of(e: &anyhow::Error) -> u8 {
@@ -86,5 +105,23 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
             let _ = writeln!(std::io::stderr(), "{}", clap_line(&e));
             ExitCode::from(USAGE)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Issue #25 row 11: a source the message already quotes is not printed again.
+    #[test]
+    fn each_cause_once() {
+        let io = std::io::Error::from_raw_os_error(libc::EPIPE);
+        let e = anyhow::Error::new(iogauge_session::SessionError::Output {
+            id: 3,
+            path: "/s.sqlite".into(),
+            source: io,
+        });
+        let line = super::chain_line(&e);
+        assert_eq!(line.matches("os error 32").count(), 1, "{line}");
+        let e = anyhow::anyhow!("inner").context("").context("outer");
+        assert_eq!(super::chain_line(&e), "outer: inner");
     }
 }

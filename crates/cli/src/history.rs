@@ -7,13 +7,23 @@ use anyhow::Context;
 use args::{HistoryArgs, ShowArgs};
 use iogauge_model::Document;
 use iogauge_report::{Exporter, Json, Text};
-use iogauge_store::Store;
+use iogauge_store::{Store, StoreError};
 use std::io::Write;
 use std::process::ExitCode;
 
 pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
-    let store = Store::open_resolved(a.store.store.as_deref())?;
-    let rows = store.list()?;
+    // A reader: a missing store is an empty history, and stays missing.
+    let rows = match Store::open_reader_resolved(a.store.store.as_deref()) {
+        Ok(store) => store.list()?,
+        Err(StoreError::Missing { path }) if !a.json => {
+            return print(&format!(
+                "no stored runs (no results store at {} yet)\n",
+                path.display()
+            ))
+        }
+        Err(StoreError::Missing { .. }) => Vec::new(),
+        Err(e) => return Err(e.into()),
+    };
     let text = if a.json {
         serde_json::to_string_pretty(&rows)? + "\n"
     } else {
@@ -23,7 +33,7 @@ pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
-    let store = Store::open_resolved(a.store.store.as_deref())?;
+    let store = Store::open_reader_resolved(a.store.store.as_deref())?;
     let run = store.get(a.id)?.ok_or_else(|| {
         UsageError(format!(
             "no run {} in {}; `iogauge history` lists the stored runs",

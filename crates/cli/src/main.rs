@@ -12,12 +12,14 @@ mod exit;
 mod exit_code;
 mod history;
 mod mpi;
+mod paths;
 mod plan;
 mod run;
 mod session;
 mod store_args;
 mod target;
 mod usage;
+mod values;
 mod watch;
 
 use calibrate::options::CalibrateOptions;

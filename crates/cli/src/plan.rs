@@ -19,7 +19,7 @@ use std::process::ExitCode;
 /// Per-disk figures of stored calibration `id`: max_iops and max_mbps over num_disks. Only
 /// those three fields are read, so documents of any schema version that has them work.
 fn calibration_disk(id: i64, store: Option<&std::path::Path>) -> anyhow::Result<(Disk, String)> {
-    let store = Store::open_resolved(store)?;
+    let store = Store::open_reader_resolved(store).with_context(|| format!("--from-run {id}"))?;
     let run = store.get(id)?.ok_or_else(|| {
         UsageError(format!(
             "--from-run {id}: no run {id} in {}; `iogauge history` lists the stored runs",

@@ -45,25 +45,50 @@ pub fn escape_controls(s: &str) -> String {
 
 /// A clap error as one line: "invalid value 'V' for 'ARG': why" when clap knows the value
 /// (its own rendering may break the line inside a value; "why" lists the accepted values
-/// where there is a list), else its first line.
+/// where there is a list), "FLAG: why" for an empty or missing one, else its first line.
 pub fn clap_line(e: &clap::Error) -> String {
     use clap::error::{ContextKind, ContextValue};
     if let (Some(ContextValue::String(arg)), Some(ContextValue::String(value))) = (
         e.get(ContextKind::InvalidArg),
         e.get(ContextKind::InvalidValue),
     ) {
-        let mut why = std::error::Error::source(e).map_or(String::new(), |s| format!(": {s}"));
+        let source = std::error::Error::source(e).map(ToString::to_string);
         // A value_enum's (or a list's) accepted values, as clap's own rendering lists them.
-        if let Some(ContextValue::Strings(valid)) = e.get(ContextKind::ValidValue) {
-            why = format!(": accepted values are {}", valid.join(", "));
-        }
-        return escape_controls(&iogauge_model::secret::redact_secrets(&format!(
-            "error: invalid value '{value}' for '{arg}'{why}"
-        )));
+        let valid = match e.get(ContextKind::ValidValue) {
+            Some(ContextValue::Strings(v)) if !v.is_empty() => Some(v.join(", ")),
+            _ => None,
+        };
+        let line = if value.is_empty() {
+            format!("error: {}", empty_value(arg, source, valid))
+        } else {
+            let why = match (valid, source) {
+                (Some(v), _) => format!(": accepted values are {v}"),
+                (None, Some(s)) => format!(": {s}"),
+                (None, None) => String::new(),
+            };
+            format!("error: invalid value '{value}' for '{arg}'{why}")
+        };
+        return escape_controls(&iogauge_model::secret::redact_secrets(&line));
     }
     escape_controls(&iogauge_model::secret::redact_secrets(&one_line(
         &e.to_string(),
     )))
+}
+
+/// Why an empty value (`--csv ''`, an empty item of `--target A,`) or a missing one (`--label`
+/// followed by another flag) is refused, naming the flag (`--target`, from clap's `--target
+/// <PATH>`) and what it takes: clap's own "accepted values are " listed nothing.
+fn empty_value(arg: &str, source: Option<String>, valid: Option<String>) -> String {
+    let (flag, placeholder) = arg.split_once(' ').unwrap_or((arg, arg));
+    let placeholder = placeholder.trim_matches(|c| c == '<' || c == '>');
+    match (source, valid) {
+        (Some(why), _) => format!("{flag}: {why}"),
+        (None, Some(v)) => format!("{flag}: no value; give one of {v}"),
+        (None, None) if flag.starts_with('-') => format!(
+            "{flag}: no value; give {placeholder} (a value that starts with '-' goes as {flag}=VALUE)"
+        ),
+        (None, None) => format!("{flag}: no value; give {placeholder}"),
+    }
 }
 
 /// clap's message on one line: the first line, and when it ends in a colon, the indented
@@ -98,6 +123,27 @@ mod tests {
             "error: the following required arguments were not provided: --steady [<CRITERION>]"
         );
         assert_eq!(super::one_line("error: bad\n\nUsage"), "error: bad");
+    }
+
+    /// Issue #25 row 12: clap's empty value ended in "accepted values are " and nothing.
+    #[test]
+    fn empty_values_name_the_flag() {
+        assert_eq!(
+            super::empty_value("--csv <DIR>", None, None),
+            "--csv: no value; give DIR (a value that starts with '-' goes as --csv=VALUE)"
+        );
+        assert_eq!(
+            super::empty_value("--target <PATH>", Some("empty path".into()), None),
+            "--target: empty path"
+        );
+        assert_eq!(
+            super::empty_value("--format <FORMAT>", None, Some("csv, md".into())),
+            "--format: no value; give one of csv, md"
+        );
+        assert_eq!(
+            super::empty_value("<FILE>", None, None),
+            "<FILE>: no value; give FILE"
+        );
     }
 
     #[test]

@@ -94,6 +94,14 @@ fn parent_dir(path: &Path) -> PathBuf {
 }
 
 fn check_fs(path: &Path, fs: &FsInfo, direct: bool) -> Result<(), TargetError> {
+    // Before any open: even a read of some of these has effects, and a write changes the
+    // kernel's settings.
+    if fs.is_kernel_interface() {
+        return Err(TargetError::KernelFs {
+            path: path.into(),
+            fs: fs.name.clone(),
+        });
+    }
     if direct && fs.is_memory() {
         return Err(TargetError::MemoryFs {
             path: path.into(),

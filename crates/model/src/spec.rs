@@ -4,7 +4,7 @@
 pub use crate::iopath::EngineKind;
 use crate::iopath::{IoPath, IoPathOpts};
 use crate::layout::{FailGroups, LayoutSpec, ReadFrom};
-use iogauge_stats::units::{opt_secs, secs, BlockSize};
+use iogauge_stats::units::{opt_secs, parse_whole, secs, split_range, BlockSize};
 use iogauge_stats::{SteadyConfig, SteadyCriterion};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -106,12 +106,10 @@ impl FromStr for BlockSplit {
             let (bs, pct) = p
                 .split_once(':')
                 .ok_or_else(|| format!("'{p}' needs SIZE:PERCENT, as in 8k:70,1m:30"))?;
-            let pct: u8 = pct
-                .trim_end_matches('%')
-                .parse()
-                .ok()
-                .filter(|v| *v <= 100)
-                .ok_or_else(|| format!("'{pct}' is not a percentage from 0 to 100"))?;
+            // A share is of whole I/Os in a hundred: 99.5 cannot be issued exactly.
+            let pct = parse_whole(pct.trim_end_matches('%'), 0, 100).map_err(|_| {
+                format!("'{p}': a share is a whole percentage from 0 to 100, as in 8k:90,1m:10")
+            })? as u8;
             out.push(BlockShare {
                 bs: parse_block_size(bs)?,
                 pct,
@@ -214,8 +212,8 @@ impl Region {
 impl FromStr for Region {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let (a, b) = s
-            .split_once("..")
+        let (a, b) = split_range(s, "0%..25%")
+            .map_err(|e| format!("region {e}"))?
             .ok_or_else(|| format!("region '{s}' needs START..END, as in 0%..25% or 1G..2G"))?;
         let r = Region {
             start: a.parse()?,
@@ -288,10 +286,9 @@ impl FromStr for Dist {
             let usage = || format!("hotspot '{h}' needs SIZE@OFFSET:EVERY, as in hotspot:64m@0:4");
             let (size, rest) = h.split_once('@').ok_or_else(usage)?;
             let (offset, every) = rest.split_once(':').ok_or_else(usage)?;
-            let every: u32 =
-                every.parse().ok().filter(|e| *e >= 1).ok_or_else(|| {
-                    format!("hotspot frequency '{every}' must be a whole number ≥ 1")
-                })?;
+            let every = parse_whole(every, 1, u64::from(u32::MAX))
+                .map_err(|e| format!("hotspot frequency '{every}': {e}"))?
+                as u32;
             let size = parse_size(size)?;
             if size == 0 {
                 return Err(usage());

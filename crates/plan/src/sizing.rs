@@ -161,15 +161,24 @@ pub struct Sizing {
     pub configured_enclosures: Option<u64>,
 }
 
-/// `⌈x⌉` for counts, forgiving the last bits of floating-point error (14,400 / 180 is 80
-/// disks, not 81) and never below 0.
+/// `⌈x⌉` for counts, never below 0, where a figure within floating-point noise of a whole
+/// number is that number (14,400 / 180 is 80 disks, not 81). The noise allowed is one part
+/// in 10^12 of `x` (the inputs carry at most 15–17 significant digits and pass through a
+/// handful of operations, each off by half a unit in the last place), and never more than a
+/// thousandth: a slack proportional to `x` alone, subtracted before the ceiling, made an
+/// exact 600,000,000,000 disks 599,999,999,400 (issue #25 row 13).
 pub fn ceil_count(x: f64) -> u64 {
-    let c = (x - x.abs().max(1.0) * 1e-9).ceil();
-    if c > 0.0 {
-        c as u64
-    } else {
-        0
+    if x.is_nan() || x <= 0.0 {
+        return 0;
     }
+    let nearest = x.round();
+    let noise = (x * 1e-12).min(1e-3);
+    let c = if (x - nearest).abs() <= noise {
+        nearest
+    } else {
+        x.ceil()
+    };
+    c as u64
 }
 
 /// Disks for a hardware load: (exact at the target utilization, rounded up and at least 1).
@@ -392,9 +401,30 @@ mod tests {
     #[test]
     fn ceil_count_forgives_float_noise() {
         assert_eq!(ceil_count(80.000_000_000_01), 80);
+        assert_eq!(ceil_count(79.999_999_999_99), 80);
         assert_eq!(ceil_count(80.01), 81);
         assert_eq!(ceil_count(0.0), 0);
         assert_eq!(ceil_count(-3.0), 0);
+        assert_eq!(ceil_count(f64::NAN), 0);
+        // Issue #25 row 13: the slack is noise, not 600 disks at 6·10^11.
+        assert_eq!(ceil_count(6e11), 600_000_000_000);
+        assert_eq!(ceil_count(6e11 + 0.5), 600_000_000_001);
+        assert_eq!(ceil_count(6e11 - 0.5), 600_000_000_000);
+    }
+
+    /// Issue #25 row 13: `plan --iops 1e9 --read-pct 0 --redundancy raid6 --disk-iops 1
+    /// --target-util 1%` is exactly 6·10^11 disks.
+    #[test]
+    fn the_largest_plans_are_exact() {
+        let mut m = Model::new(Redundancy::Raid6);
+        m.target_util = 1.0 / 100.0;
+        let s = size(
+            &Workload::mix(1e9, 0.0, None),
+            &m,
+            &disk(1.0),
+            &Layout::default(),
+        );
+        assert_eq!(s.disks, 600_000_000_000, "{s:?}");
     }
 
     proptest! {

@@ -34,6 +34,21 @@ impl FsInfo {
             0x9FA0 => "proc",
             0x6265_6572 => "sysfs",
             0x1CD1 => "devpts",
+            0x6462_6720 => "debugfs",
+            0x7472_6163 => "tracefs",
+            0x7363_6673 => "securityfs",
+            0x0027_E0EB => "cgroup",
+            0x6367_7270 => "cgroup2",
+            0xCAFE_4A11 => "bpf",
+            0x6265_6570 => "configfs",
+            0x6165_676C => "pstore",
+            0xDE5E_81E4 => "efivarfs",
+            0x1980_0202 => "mqueue",
+            0x4249_4E4D => "binfmt_misc",
+            0xF97C_FF8C => "selinuxfs",
+            0x4341_5D53 => "smackfs",
+            0x6E73_6673 => "nsfs",
+            0x6573_5543 => "fusectl",
             _ => {
                 return FsInfo {
                     magic,
@@ -51,6 +66,34 @@ impl FsInfo {
     pub fn is_memory(&self) -> bool {
         matches!(self.name.as_str(), "tmpfs" | "ramfs")
     }
+
+    /// The kernel's own interfaces (procfs, sysfs, debugfs, cgroupfs, tracefs…): their
+    /// "files" are settings and counters, and a write there changes the machine (`iogauge run
+    /// --target /sys/kernel/mm/transparent_hugepage/enabled` wrote to the attribute, issue
+    /// #25 row 20). Nothing iogauge writes or measures belongs there.
+    pub fn is_kernel_interface(&self) -> bool {
+        matches!(
+            self.name.as_str(),
+            "proc"
+                | "sysfs"
+                | "devpts"
+                | "debugfs"
+                | "tracefs"
+                | "securityfs"
+                | "cgroup"
+                | "cgroup2"
+                | "bpf"
+                | "configfs"
+                | "pstore"
+                | "efivarfs"
+                | "mqueue"
+                | "binfmt_misc"
+                | "selinuxfs"
+                | "smackfs"
+                | "nsfs"
+                | "fusectl"
+        )
+    }
 }
 
 /// The filesystem holding `path` (which must exist).
@@ -66,6 +109,23 @@ pub fn fs_of(path: &Path) -> io::Result<FsInfo> {
         return Err(io::Error::last_os_error());
     }
     Ok(FsInfo::from_magic(st.f_type as u64))
+}
+
+/// The filesystem `path` is or would be created on: that of `path`, or of its nearest
+/// ancestor that exists (`/proc/x` → /proc's), with the path statfs(2) was asked about.
+pub fn fs_of_nearest(path: &Path) -> io::Result<(std::path::PathBuf, FsInfo)> {
+    let abs = std::path::absolute(path)?;
+    let mut at: &Path = &abs;
+    loop {
+        match fs_of(at) {
+            Ok(fs) => return Ok((at.to_path_buf(), fs)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => match at.parent() {
+                Some(p) => at = p,
+                None => return Err(e),
+            },
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// The kernel name of the block device behind a `st_dev` (`vda`, `sda1`, `loop3`), from
@@ -107,6 +167,14 @@ mod tests {
     fn real_paths() {
         assert_eq!(fs_of(Path::new("/proc")).unwrap().name, "proc");
         assert!(fs_of(Path::new("/no/such/path")).is_err());
+        let sys = fs_of(Path::new("/sys/kernel")).unwrap();
+        assert!(sys.is_kernel_interface(), "{sys:?}");
+        let (at, proc) = fs_of_nearest(Path::new("/proc/iogauge-none/x")).unwrap();
+        assert_eq!(
+            (at.as_path(), proc.name.as_str()),
+            (Path::new("/proc"), "proc")
+        );
+        assert!(!fs_of(Path::new("/")).unwrap().is_kernel_interface());
         let root = std::fs::metadata("/").unwrap();
         // The root filesystem of any machine that runs these tests sits on a block device.
         assert!(backing_device(root.dev()).is_some(), "no device behind /");

@@ -9,7 +9,9 @@ use std::ops::{Add, AddAssign};
 use std::str::FromStr;
 
 mod text;
-pub use text::{fmt_size, opt_secs, parse_duration, parse_size, secs, MAX_DURATION};
+pub use text::{
+    fmt_size, opt_secs, parse_duration, parse_size, parse_whole, secs, split_range, MAX_DURATION,
+};
 
 /// Smallest alignment iogauge uses for any I/O: O_DIRECT needs the logical block size, and
 /// 512 bytes is the smallest any Linux block device has.

@@ -14,11 +14,14 @@
 //! read-write one rolls back a hot journal or checkpoints a WAL on close).
 
 mod campaign;
+mod create;
 mod error;
 mod locate;
+mod readonly;
 mod runs;
 mod schema;
 mod store;
+mod vet;
 pub use campaign::{CampaignRow, CampaignRunRow, CampaignTag};
 pub use error::StoreError;
 pub use runs::{NewRun, StoredRun};

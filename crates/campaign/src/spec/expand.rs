@@ -239,6 +239,12 @@ fn args_of(options: &Table, vars: &[(String, String)]) -> Result<Vec<String>, Sp
                 Value::Boolean(false) => {}
                 other => {
                     let text = substitute(&scalar(other, &what)?, vars, &what)?;
+                    // `--label --allow-overwrite` is a flag, not a label: never pass one on.
+                    if text.starts_with('-') {
+                        return bad(format!(
+                            "{what} = {text:?}: a value may not start with '-' (it would be read as a flag); use true for a flag, or reword the value"
+                        ));
+                    }
                     args.push(format!("--{flag}"));
                     args.push(text);
                 }

@@ -30,11 +30,11 @@ pub struct CalibrateArgs {
     pub point_time: Duration,
     /// Physical disks behind the targets: sets the ramp's ceiling (32 outstanding per disk,
     /// at least 64), like CALIBRATE_IO's num_physical_disks and ORION's -num_disks.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, default_value_t = 1, value_parser = crate::values::whole(1u32, 1024))]
     pub disks: u32,
     /// Share of writes in every point (ORION -write); only on iogauge's own files or devices
     /// handed over with --allow-overwrite.
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=100))]
+    #[arg(long, default_value_t = 0, value_parser = crate::values::whole(0u8, 100))]
     pub write_pct: u8,
     /// Before each point, unmeasured large reads over this many bytes to flush an array
     /// cache (ORION -cache_size).
@@ -51,10 +51,10 @@ pub struct CalibrateArgs {
           value_parser = str::parse::<MatrixMode>)]
     pub matrix: Option<MatrixMode>,
     /// Outstanding small I/Os of every cell of --matrix col or point (ORION -num_small).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=4096))]
+    #[arg(long, value_name = "N", value_parser = crate::values::whole(0u32, 4096))]
     pub num_small: Option<u32>,
     /// Outstanding large I/Os of every cell of --matrix row or point (ORION -num_large).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=4096))]
+    #[arg(long, value_name = "N", value_parser = crate::values::whole(0u32, 4096))]
     pub num_large: Option<u32>,
     /// With --matrix: write iops.csv, mbps.csv and lat.csv (ORION's layout) into DIR.
     #[arg(long, value_name = "DIR")]

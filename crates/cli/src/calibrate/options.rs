@@ -146,6 +146,10 @@ fn check_csv_dir(dir: &Path, matrix: MatrixMode) -> Result<(), UsageError> {
             parent.display()
         ));
     }
+    // Where the files (or the directory for them) will be made, checked now: found when
+    // they are written, after the whole calibration, the measurement was lost.
+    let writes_in = if dir.is_dir() { dir } else { parent };
+    crate::paths::check_output_dir("--csv", dir, writes_in)?;
     if let Some(f) = CSV_FILES.iter().find(|f| dir.join(f).exists()) {
         return usage(format!(
             "--csv {}: {f} already exists and iogauge does not overwrite files; choose an empty directory",

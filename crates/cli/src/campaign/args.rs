@@ -55,7 +55,8 @@ pub struct ReportArgs {
     #[arg(
         value_name = "ID",
         required_unless_present = "campaign",
-        conflicts_with = "campaign"
+        conflicts_with = "campaign",
+        value_parser = crate::values::result_id
     )]
     pub ids: Vec<i64>,
     /// The campaign, by the name `iogauge campaign` stored it under.

@@ -72,15 +72,8 @@ pub fn load(a: &CampaignArgs, check: CheckLine) -> anyhow::Result<Loaded> {
         .unwrap_or("campaign");
     let mut c = Campaign::parse(&text, stem, a.smoke).map_err(|e| usage(path, mask(&e.0)))?;
     if let Some(n) = &a.name {
-        if n.is_empty()
-            || !n
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        {
-            return Err(UsageError(format!(
-                "--name {n:?}: use letters, digits, '-', '_' and '.' only"
-            ))
-            .into());
+        if let Err(why) = iogauge_campaign::spec::name_rule(n) {
+            return Err(UsageError(format!("--name {n:?}: {why}")).into());
         }
         c.name = n.clone();
     }

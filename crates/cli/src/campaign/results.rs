@@ -12,7 +12,7 @@ use iogauge_campaign::CampaignView;
 use iogauge_model::history::RunStatus;
 use iogauge_report::fmt_num;
 use iogauge_stats::compare::{Describe, Ratio, Statistic, Verdict};
-use iogauge_store::{CampaignTag, Store};
+use iogauge_store::{CampaignTag, Store, StoreError};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -21,7 +21,16 @@ use std::path::Path;
 use std::process::ExitCode;
 
 fn open_view(store: &StoreArgs, name: &str) -> anyhow::Result<CampaignView> {
-    let store = Store::open_resolved(store.store.as_deref())?;
+    let store = match Store::open_reader_resolved(store.store.as_deref()) {
+        Err(StoreError::Missing { path }) => {
+            return Err(UsageError(format!(
+                "no campaign {name:?}: the results store {} does not exist yet; run `iogauge campaign FILE` first or pass --store",
+                path.display()
+            ))
+            .into())
+        }
+        s => s?,
+    };
     let mut view = gather(&store, name).map_err(|e| {
         if e.is_usage() {
             UsageError(e.to_string()).into()
@@ -69,7 +78,7 @@ fn results_report(ids: &[i64], store: &StoreArgs, out: Option<&Path>) -> anyhow:
             );
         }
     }
-    let store = Store::open_resolved(store.store.as_deref())?;
+    let store = Store::open_reader_resolved(store.store.as_deref())?;
     let mut runs = Vec::with_capacity(ids.len());
     for &id in ids {
         let run = store.get(id)?.ok_or_else(|| {
@@ -154,7 +163,7 @@ fn check_output(path: Option<&Path>, force: bool) -> Result<(), UsageError> {
             dir.display()
         )));
     }
-    Ok(())
+    crate::paths::check_output_dir("-o", p, dir)
 }
 
 /// Writes whole or not at all: a temporary file beside the target, then a rename.
@@ -183,7 +192,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
             compare_cases(&view, &a.a, &a.b, a.json)?
         }
         None => {
-            let store = Store::open_resolved(a.store.store.as_deref())?;
+            let store = Store::open_reader_resolved(a.store.store.as_deref())?;
             compare_runs(&store, &a.a, &a.b, a.json)?
         }
     };

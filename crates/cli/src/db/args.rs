@@ -4,7 +4,7 @@ use crate::store_args::StoreArgs;
 use crate::usage::UsageError;
 use clap::{Args, Subcommand};
 use iogauge_model::db::workload::{Driver, Hotspot, RedoStress};
-use iogauge_model::units::{parse_duration, parse_size};
+use iogauge_model::units::{parse_duration, parse_size, parse_whole, split_range};
 use iogauge_pg::{parse_override, real_path, PgBin, PgError, SchemaSpec, DEFAULT_DIR};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -46,14 +46,14 @@ pub struct SetupArgs {
     #[command(flatten)]
     pub place: WhereArgs,
     /// Schemas (one table each; sessions spread over them).
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, default_value_t = 4, value_parser = crate::values::whole(1u32, 1024))]
     pub schemas: u32,
     /// Size of each schema's table: bytes with a unit (64M, 1G) or a bare number of 8 KiB
     /// blocks (one row each).
     #[arg(long, default_value = "64M", value_parser = scale)]
     pub scale: u64,
     /// Connections loading at once (one per schema at most).
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=256))]
+    #[arg(long, default_value_t = 2, value_parser = crate::values::whole(1u32, 256))]
     pub load_parallel: u32,
     /// A server setting over iogauge's (repeatable): --pg-set shared_buffers=64MB.
     #[arg(long = "pg-set", value_name = "NAME=VALUE")]
@@ -70,7 +70,8 @@ pub struct SetupArgs {
         long,
         value_name = "DIR[,DIR...]",
         value_delimiter = ',',
-        conflicts_with = "dsn"
+        conflicts_with = "dsn",
+        value_parser = crate::values::path_item
     )]
     pub target: Vec<PathBuf>,
     /// The PostgreSQL bin directory for the private cluster (initdb, postgres, pg_ctl);
@@ -96,11 +97,16 @@ impl SetupArgs {
                 "--scale must hold at least 16 blocks (128k) per schema".into(),
             ));
         }
-        check_targets(
-            &self.target,
-            self.place.dir.as_deref().unwrap_or(Path::new(DEFAULT_DIR)),
-            self.wal_dir.as_deref(),
-        )
+        let dir = self.place.dir.as_deref().unwrap_or(Path::new(DEFAULT_DIR));
+        // Nothing of a cluster goes on /proc, /sys or cgroupfs (issue #25 rows 11 and 20).
+        let places = [("--dir", Some(dir)), ("--wal-dir", self.wal_dir.as_deref())];
+        for (flag, p) in places.into_iter().filter_map(|(f, p)| Some((f, p?))) {
+            crate::paths::check_not_kernel(flag, p)?;
+        }
+        for t in &self.target {
+            crate::paths::check_not_kernel("--target", t)?;
+        }
+        check_targets(&self.target, dir, self.wal_dir.as_deref())
     }
 
     pub fn overrides(&self) -> anyhow::Result<Vec<(String, String)>> {
@@ -198,27 +204,27 @@ pub struct DbRunArgs {
     #[command(flatten)]
     pub place: WhereArgs,
     /// Sessions that only read (SLOB runit's readers).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=4096))]
+    #[arg(long, value_parser = crate::values::whole(0u32, 4096))]
     pub readers: Option<u32>,
     /// Sessions that only update.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=4096))]
+    #[arg(long, value_parser = crate::values::whole(0u32, 4096))]
     pub writers: Option<u32>,
     /// Sessions that each update with --update-pct probability, else read (SLOB2).
     #[arg(long, conflicts_with_all = ["readers", "writers"],
-          value_parser = clap::value_parser!(u32).range(1..=4096))]
+          value_parser = crate::values::whole(1u32, 4096))]
     pub sessions: Option<u32>,
     /// With --sessions: share of operations that update, in percent.
-    #[arg(long, requires = "sessions", value_parser = clap::value_parser!(u8).range(0..=100))]
+    #[arg(long, requires = "sessions", value_parser = crate::values::whole(0u8, 100))]
     pub update_pct: Option<u8>,
     /// Rows per operation, through the index from a random key up (SLOB's WORK_UNIT).
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    #[arg(long, default_value_t = 64, value_parser = crate::values::whole(1u32, 10000))]
     pub work_unit: u32,
     /// What an update changes besides a counter: none, lite (one padding column) or heavy
     /// (all of them): more WAL per update.
     #[arg(long, default_value = "none", value_parser = redo)]
     pub redo_stress: RedoStress,
     /// Every Nth operation goes to schema 1 (SLOB's HOT_SCHEMA_FREQUENCY).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_parser = crate::values::whole(1u32, u32::MAX))]
     pub hot_schema_every: Option<u32>,
     /// An in-table hot spot (SLOB's HOTSPOT_MB, HOTSPOT_OFFSET_MB, HOTSPOT_FREQUENCY): every
     /// EVERY-th operation works on the SIZE of rows from OFFSET (keys in row order; rows were
@@ -257,7 +263,7 @@ pub struct DbRunArgs {
     #[arg(long, value_name = "DIR", conflicts_with = "dsn")]
     pub pg_bin: Option<PathBuf>,
     /// Seed for the sessions' key choices.
-    #[arg(long, default_value_t = DEFAULT_SEED)]
+    #[arg(long, default_value_t = DEFAULT_SEED, value_parser = crate::values::whole(0u64, u64::MAX))]
     pub seed: u64,
     #[command(flatten)]
     pub store: StoreArgs,
@@ -293,7 +299,8 @@ fn hotspot(s: &str) -> Result<Hotspot, String> {
     let (offset, every) = rest.split_once(':').ok_or_else(form)?;
     let offset_blocks = blocks(offset, |b, n| b / n)?;
     let size_blocks = scale(size)?;
-    let every: u32 = every.trim().parse().map_err(|_| form())?;
+    let every = parse_whole(every.trim(), 1, u64::from(u32::MAX))
+        .map_err(|e| format!("'{s}': EVERY is {e}"))? as u32;
     if size_blocks == 0 || every == 0 {
         return Err(format!("'{s}': SIZE and EVERY must be above 0"));
     }
@@ -306,7 +313,7 @@ fn hotspot(s: &str) -> Result<Hotspot, String> {
 
 /// `2ms`, or `1ms..5ms` (MAX not below MIN).
 fn think_time(s: &str) -> Result<(Duration, Option<Duration>), String> {
-    match s.split_once("..") {
+    match split_range(s, "1ms..5ms")? {
         None => Ok((parse_duration(s)?, None)),
         Some((lo, hi)) => {
             let (lo, hi) = (parse_duration(lo.trim())?, parse_duration(hi.trim())?);
@@ -359,6 +366,9 @@ mod tests {
         for bad in ["64M", "64M@1M", "64M@1M:x", "0@0:1", "1M@0:0", "x@0:1"] {
             assert!(super::hotspot(bad).is_err(), "{bad}");
         }
+        // Issue #25 row 17: a frequency past u32 says the range, not Rust's parse error.
+        let e = super::hotspot("64M@0:18446744073709551616").unwrap_err();
+        assert!(e.contains("EVERY is above 4294967295"), "{e}");
     }
 
     #[test]
@@ -370,6 +380,10 @@ mod tests {
             .unwrap_err()
             .contains("MIN..MAX"));
         assert!(super::think_time("1ms..").is_err());
+        // Issue #25 row 18: three dots were read as 1ms..0.5ms.
+        assert!(super::think_time("1ms...5ms")
+            .unwrap_err()
+            .contains("more than two dots"));
     }
 
     #[test]

@@ -109,6 +109,10 @@ impl DbRunOptions {
 fn validate(a: &DbRunArgs) -> Result<(), UsageError> {
     check_time(a.time)?;
     check_interval(a.interval)?;
+    if let Some(dir) = &a.place.dir {
+        // A missing cluster is set up there: never on /proc, /sys or cgroupfs.
+        crate::paths::check_not_kernel("--dir", dir)?;
+    }
     if matches!(
         (a.readers, a.writers),
         (Some(0), Some(0)) | (Some(0), None) | (None, Some(0))

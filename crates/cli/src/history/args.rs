@@ -17,6 +17,7 @@ pub struct HistoryArgs {
 #[derive(Args, Debug)]
 pub struct ShowArgs {
     /// Run id, as listed by `iogauge history`.
+    #[arg(value_parser = crate::values::result_id)]
     pub id: i64,
     #[command(flatten)]
     pub store: StoreArgs,

@@ -36,7 +36,7 @@ pub struct PlanArgs {
     pub percentile: Option<f64>,
     /// Disks on hand. Without --iops or --history: reverse mode, the workload they serve.
     /// With a workload: the utilization of this many instead of the number needed.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=limits::MAX_DISKS))]
+    #[arg(long, value_parser = crate::values::whole(1u64, limits::MAX_DISKS))]
     pub disks: Option<u64>,
     /// Write penalty by level: none|raid0 1; raid1|raid10|mirror|normal (ASM normal) 2;
     /// 3-way|high (ASM high) 3; raid5 4; raid6 6. Reads count once.
@@ -63,10 +63,10 @@ pub struct PlanArgs {
     pub disk_profile: Option<DiskProfile>,
     /// Per-disk figures from a stored calibration: its max_iops and max_mbps divided by its
     /// --disks (ids from `iogauge history`).
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", value_parser = crate::values::result_id)]
     pub from_run: Option<i64>,
     /// Disks per enclosure (shelf, storage cell): also count enclosures.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = crate::values::whole(1u32, u32::MAX))]
     pub per_enclosure: Option<u32>,
     /// Highest disk utilization to size for, for headroom: 70% (1% to 100%).
     #[arg(long, value_name = "PCT", default_value = "100%", value_parser = target_util)]

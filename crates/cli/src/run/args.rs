@@ -17,28 +17,28 @@ pub struct RunArgs {
     #[arg(long, default_value = "randread", value_parser = str::parse::<RwMode>)]
     pub rw: RwMode,
     /// Share of reads for --rw randrw, in percent.
-    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=100))]
+    #[arg(long, value_parser = crate::values::whole(0u8, 100))]
     pub read_pct: Option<u8>,
     /// Block size, or a split with shares: 8k:70,1m:30.
     #[arg(long, default_value = "8k", value_parser = str::parse::<BlockSplit>)]
     pub bs: BlockSplit,
     /// Outstanding I/Os per worker.
-    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, default_value_t = 32, value_parser = crate::values::whole(1u32, 4096))]
     pub qd: u32,
     /// Worker threads (each with its own ring and --qd I/Os in flight).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    #[arg(long, default_value_t = 1, value_parser = crate::values::whole(1u32, 256))]
     pub workers: u32,
     /// Measured time (30s, 5m). Default 10s unless --ios is given.
     #[arg(long, value_parser = parse_duration)]
     pub time: Option<Duration>,
     /// Measured I/Os over all workers (ends the job when reached, or at --time if sooner).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_parser = crate::values::whole(1u64, u64::MAX))]
     pub ios: Option<u64>,
     /// Time run before the measured window and left out of the results.
     #[arg(long, default_value = "0s", value_parser = parse_duration)]
     pub ramp: Duration,
     /// Cap on total I/Os per second over all workers.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_parser = crate::values::whole(1u64, u64::MAX))]
     pub rate_iops: Option<u64>,
     /// Offset distribution: uniform, zipf:THETA, hotspot:SIZE@OFFSET:EVERY.
     #[arg(long, default_value = "uniform", value_parser = str::parse::<Dist>)]

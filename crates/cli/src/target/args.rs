@@ -16,7 +16,8 @@ pub struct TargetArgs {
     /// File or block device to test; repeat (or separate with commas) for several, and I/Os
     /// spread over all of them. A missing file is created at --size and pre-filled.
     /// Default: ./iogauge-scratch/data (created, 1G).
-    #[arg(long = "target", value_name = "PATH", value_delimiter = ',')]
+    #[arg(long = "target", value_name = "PATH", value_delimiter = ',',
+          value_parser = crate::values::path_item)]
     pub targets: Vec<PathBuf>,
     /// Bytes to test on each target, and the size of files iogauge creates (8k, 1m, 2G).
     #[arg(long, value_parser = parse_size)]
@@ -44,13 +45,13 @@ pub struct TargetArgs {
     pub ring_setup: RingSetup,
     /// io_uring: I/Os per submission (fio's iodepth_batch_submit); 1 submits each I/O as it
     /// is queued, 0 submits them all with the next wait.
-    #[arg(long, default_value = "1", value_parser = clap::value_parser!(u32).range(0..=65536))]
+    #[arg(long, default_value = "1", value_parser = crate::values::whole(0u32, 65536))]
     pub submit_batch: u32,
     /// Hand existing files or block devices over for writing: their contents are destroyed.
     #[arg(long)]
     pub allow_overwrite: bool,
     /// Seed for the offset generators (same seed, same offsets).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::values::whole(0u64, u64::MAX))]
     pub seed: Option<u64>,
     /// How I/Os land on the targets: concat (default), stripe:UNIT (RAID 0, e.g. stripe:1m),
     /// mirror:2|3 (ASM normal/high, RAID 1/10), combined as mirror:2,stripe:1m.
@@ -69,6 +70,6 @@ pub struct TargetArgs {
     pub read_from: Option<ReadFrom>,
     /// Throttle every target to this many I/Os per second (a token bucket each), for
     /// deterministic layout experiments.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    #[arg(long, value_parser = crate::values::whole(1u64, 10_000_000))]
     pub member_iops: Option<u64>,
 }

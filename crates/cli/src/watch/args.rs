@@ -24,7 +24,7 @@ pub struct WatchArgs {
     #[arg(long, value_enum, value_name = "VIEW", default_value_t = CpuView::Total)]
     pub cpu: CpuView,
     /// Stop after this many intervals (default: until q or Ctrl-C).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_parser = crate::values::whole(1u64, u64::MAX))]
     pub count: Option<u64>,
     /// Results store whose runs in progress to follow.
     #[command(flatten)]

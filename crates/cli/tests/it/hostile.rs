@@ -3,6 +3,7 @@
 //! area; each test names the row of the table it keeps fixed.
 
 mod db;
+mod inputs;
 mod lifecycle;
 mod parsers;
 mod results;

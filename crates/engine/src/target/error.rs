@@ -18,6 +18,8 @@ pub enum TargetError {
     Permission { path: PathBuf, what: &'static str },
     #[error("target {path}: {fs} keeps data in memory, so O_DIRECT I/O would measure RAM, not storage; use a disk-backed path, or --buffered to measure the page cache on purpose")]
     MemoryFs { path: PathBuf, fs: String },
+    #[error("target {path}: {fs} is the kernel's interface, not storage: its files are settings and counters, and iogauge neither writes nor measures them; choose a file or device on the storage under test")]
+    KernelFs { path: PathBuf, fs: String },
     #[error("target {path}: {fs} does not support O_DIRECT; use a disk-backed path or --buffered")]
     NoDirect { path: PathBuf, fs: String },
     #[error("target {path}: no space left on the device while creating {size} bytes (the partial file was removed); free space or pass a smaller --size")]

@@ -69,6 +69,23 @@ fn regions() {
     for bad in ["25%", "50%..10%", "0%..120%", "2g..1g", "a..b"] {
         assert!(bad.parse::<Region>().is_err(), "{bad} should fail");
     }
+    // Issue #25 row 18: three dots were read as 0%..0.5%.
+    let e = "0%...50%".parse::<Region>().unwrap_err();
+    assert!(e.contains("more than two dots"), "{e}");
+}
+
+/// Issue #25 row 17: what is wrong and the accepted form, not Rust's parse error.
+#[test]
+fn whole_number_parts_say_the_accepted_form() {
+    let e = "4k:99.5,8k:0.5".parse::<BlockSplit>().unwrap_err();
+    assert!(
+        e.contains("'4k:99.5': a share is a whole percentage from 0 to 100"),
+        "{e}"
+    );
+    let e = "hotspot:64m@0:18446744073709551616"
+        .parse::<Dist>()
+        .unwrap_err();
+    assert!(e.contains("a whole number from 1 to 4294967295"), "{e}");
 }
 
 /// A start near u64::MAX is outside every target: rounding it up to the alignment used to

@@ -1,5 +1,6 @@
-//! Sizes and durations as users type them (`8k`, `1.5g`, `500ms`, `2h`), parsed once for
-//! every flag and campaign option that takes one, and sizes formatted back the same way.
+//! Sizes, durations, whole numbers and ranges as users type them (`8k`, `1.5g`, `500ms`,
+//! `2h`, `32`, `0%..25%`), parsed once for every flag and campaign option that takes one, and
+//! sizes formatted back the same way.
 //! Hand-written: the accepted forms are fio's (binary units, bare numbers as bytes or
 //! seconds), which no unit crate parses as written.
 
@@ -70,6 +71,46 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         return Err(too_long());
     }
     Ok(d)
+}
+
+/// Parses a whole number written in plain decimal digits, from `lo` to `hi`. The message
+/// says what is wrong and the accepted form without repeating the value (the caller names
+/// the flag and the value): `1e1`, `0x10`, `2.5`, `-1` and a number past `hi` each get one.
+/// The value is taken as given: a space or a newline in it is an error, as it was for Rust's
+/// own parser.
+pub fn parse_whole(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
+    let t = s;
+    let range = || format!("a whole number from {lo} to {hi}");
+    if t.is_empty() {
+        return Err(format!("empty; give {}", range()));
+    }
+    if !t.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "not written in decimal digits (no sign, point, exponent or 0x); give {}",
+            range()
+        ));
+    }
+    // Digits only: a parse failure is a number past u64::MAX.
+    match t.parse::<u64>() {
+        Ok(v) if (lo..=hi).contains(&v) => Ok(v),
+        Ok(v) if v < lo => Err(format!("below {lo}; give {}", range())),
+        _ => Err(format!("above {hi}; give {}", range())),
+    }
+}
+
+/// Splits a range `START..END` at its two dots: `None` without any, an error for three or
+/// more dots in a row or a second `..` (`0%...50%` is a typo, not 0%..0.5%). `example` is a
+/// well-formed range of the caller's kind, for the message.
+pub fn split_range<'a>(s: &'a str, example: &str) -> Result<Option<(&'a str, &'a str)>, String> {
+    let Some((a, b)) = s.split_once("..") else {
+        return Ok(None);
+    };
+    if b.starts_with('.') || b.contains("..") {
+        return Err(format!(
+            "'{s}' has more than two dots between its ends; write START..END, as in {example}"
+        ));
+    }
+    Ok(Some((a, b)))
 }
 
 /// Formats a byte count with the largest binary unit that divides it: `8k`, `1m`, `3000`.
@@ -179,6 +220,49 @@ mod tests {
         ] {
             let e = parse_duration(long).unwrap_err();
             assert!(e.contains("longer than a year"), "{long}: {e}");
+        }
+    }
+
+    #[test]
+    fn whole_numbers_table() {
+        assert_eq!(parse_whole("32", 1, 4096), Ok(32));
+        assert!(parse_whole(" 7", 0, 9).is_err());
+        assert!(parse_whole("\n1", 0, 9).is_err());
+        assert_eq!(
+            parse_whole("18446744073709551615", 0, u64::MAX),
+            Ok(u64::MAX)
+        );
+        for (bad, why) in [
+            ("", "empty"),
+            ("1e1", "decimal digits"),
+            ("0x10", "decimal digits"),
+            ("2.5", "decimal digits"),
+            ("-1", "decimal digits"),
+            ("+1", "decimal digits"),
+            ("٣", "decimal digits"),
+            ("0", "below 1"),
+            ("4097", "above 4096"),
+            ("18446744073709551616", "above 4096"),
+            ("99999999999999999999999", "above 4096"),
+        ] {
+            let e = parse_whole(bad, 1, 4096).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+            assert!(e.ends_with("a whole number from 1 to 4096"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn ranges_split_at_two_dots_only() {
+        assert_eq!(split_range("0%..25%", ""), Ok(Some(("0%", "25%"))));
+        assert_eq!(split_range("0.5..1.5", ""), Ok(Some(("0.5", "1.5"))));
+        assert_eq!(split_range(".5ms..1ms", ""), Ok(Some((".5ms", "1ms"))));
+        assert_eq!(split_range("2ms", ""), Ok(None));
+        for bad in ["0%...50%", "1ms...5ms", "1....2", "1..2..3"] {
+            let e = split_range(bad, "1..2").unwrap_err();
+            assert!(
+                e.ends_with("more than two dots between its ends; write START..END, as in 1..2"),
+                "{bad}: {e}"
+            );
         }
     }
 

@@ -16,6 +16,11 @@ pub enum StoreError {
         dir: PathBuf,
         source: std::io::Error,
     },
+    #[error("results store {path}: putting the new store in place", path = .path.display())]
+    Publish {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("results store {path}: reading its header", path = .path.display())]
     Read {
         path: PathBuf,
@@ -47,11 +52,26 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("results store {path}: run {id}'s document does not read ({source}); it was stored by another program or the store is damaged", path = .path.display())]
+    #[error("results store {path}: run {id} cannot be read, its stored document is damaged ({source}); it was changed outside iogauge or the file is corrupt. The other runs are unaffected: pick another id from `iogauge history`", path = .path.display())]
     Document {
         path: PathBuf,
         id: i64,
         source: iogauge_model::DocError,
+    },
+    #[error("results store {path} does not exist, so nothing is stored there yet (`iogauge run`, `calibrate`, `db run` and `campaign` create it); check --store or $IOGAUGE_STORE", path = .path.display())]
+    Missing { path: PathBuf },
+    #[error("results store {path}: cannot write to it: {why}; {}", if *.full { "free space there, or choose another --store" } else { "choose another --store, or run as a user who may write there" }, path = .path.display())]
+    CannotWrite {
+        path: PathBuf,
+        why: String,
+        /// The filesystem is full: freeing space is the way out, not another path.
+        full: bool,
+    },
+    #[error("results store {path}: cannot be read: {why}{}", .wal.as_ref().map_or(String::new(), |w| format!(", and its write-ahead log {} holds changes SQLite reads only through a shared-memory file it cannot make there; run any iogauge command on the store once as a user who can write there (it folds the log in), or copy the store and its -wal file to a writable directory", w.display())), path = .path.display())]
+    CannotRead {
+        path: PathBuf,
+        why: String,
+        wal: Option<PathBuf>,
     },
     #[error("results store {path}: {op}", path = .path.display())]
     Sqlite {
@@ -71,6 +91,10 @@ impl StoreError {
                 | StoreError::NotAStore { .. }
                 | StoreError::NewerSchema { .. }
                 | StoreError::NoPath
+                | StoreError::Missing { .. }
+                | StoreError::CannotWrite { full: false, .. }
+                // Nothing iogauge can do about a damaged run but another id can be shown.
+                | StoreError::Document { .. }
         )
     }
 }

@@ -156,7 +156,7 @@ impl Store {
             .query_row(
                 &format!("SELECT {ROW_COLUMNS}, document FROM runs WHERE id = ?1"),
                 [id],
-                |r| Ok((run_row(r)?, r.get::<_, String>(ROW_COLUMN_COUNT)?)),
+                |r| Ok((run_row(r)?, document_text(r.get_ref(ROW_COLUMN_COUNT)?))),
             )
             .optional()
             .map_err(err)?;
@@ -181,5 +181,16 @@ impl Store {
             document,
             histograms,
         }))
+    }
+}
+
+/// The stored document as text whatever the column holds: a document damaged by hand (a
+/// blob, NULL, bytes that are not UTF-8) then fails as a document naming its run, not as an
+/// SQLite type error.
+fn document_text(v: rusqlite::types::ValueRef<'_>) -> String {
+    use rusqlite::types::ValueRef;
+    match v {
+        ValueRef::Text(b) | ValueRef::Blob(b) => String::from_utf8_lossy(b).into_owned(),
+        _ => String::new(),
     }
 }

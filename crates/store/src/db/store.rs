@@ -2,19 +2,22 @@
 //! any file that is not an iogauge store before SQLite touches it, creating or upgrading the
 //! schema, and WAL mode. Runs and campaigns are read and written in `runs` and `campaign`.
 
+use super::create;
 use super::error::StoreError;
-use super::locate::{identity_of_header, read_header, Identity, Location};
+use super::locate::{Identity, Location};
 use super::schema::{APPLICATION_ID, CAMPAIGN_TABLES, RUN_TABLES, SCHEMA_VERSION};
-use rusqlite::{Connection, ErrorCode};
+use super::vet::{dir_of, vet, why_unwritable, Found};
+use rusqlite::{Connection, ErrorCode, OpenFlags};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// How long a writer waits for another one before giving up with "database is locked".
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// [`identity_of_header`]'s judgement from SQLite's view, which includes a WAL's newer pages.
-fn identity(conn: &Connection) -> rusqlite::Result<Identity> {
+/// [`super::locate::identity_of_header`]'s judgement from SQLite's view, which includes a
+/// WAL's newer pages.
+pub(super) fn identity(conn: &Connection) -> rusqlite::Result<Identity> {
     let app: i32 = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
     let version: i32 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     let objects: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
@@ -34,18 +37,64 @@ pub struct Store {
 
 impl Store {
     /// Opens (creating if missing) the store at `path` in WAL mode, creating the schema. A file
-    /// that is not an iogauge store is refused and never altered. The directory must exist.
+    /// that is not an iogauge store is refused and never altered ([`vet`]); a new store is
+    /// made whole under another name first ([`create`]). The directory must exist.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
+        let dir = dir_of(path);
         if !dir.is_dir() {
             return Err(StoreError::MissingDir {
                 path: path.into(),
-                dir: dir.into(),
+                dir,
             });
         }
+        let made = match vet(path)? {
+            Found::Missing => create::create(path, &dir),
+            // SQLite opens a file it may not write read-only without a word, and fails only
+            // when the result is stored, after the whole measurement.
+            Found::Present if !writable(path) => Err(StoreError::CannotWrite {
+                path: path.into(),
+                why: why_unwritable(path).map_or_else(
+                    || format!("{} is not writable by this user", path.display()),
+                    |(why, _)| why,
+                ),
+                full: false,
+            }),
+            Found::Present => Ok(()),
+        };
+        made.and_then(|()| Self::open_existing(path))
+            .map_err(|e| unwritable(path, e))
+    }
+
+    /// Opens the existing store at `path` to read it, never creating one: `None` when there
+    /// is none. Where it cannot be written (a read-only mount, another user's file, a full
+    /// filesystem) it is opened read-only.
+    pub fn open_reader(path: &Path) -> Result<Option<Store>, StoreError> {
+        if vet(path)? == Found::Missing {
+            return Ok(None);
+        }
+        // Another user's store: opened for writing, SQLite would leave a -shm and a -wal of
+        // ours beside it, which its owner could then neither write nor (in a sticky
+        // directory such as /tmp) remove.
+        if !writable(path) {
+            return super::readonly::open(path).map(Some);
+        }
+        match Self::open_existing(path) {
+            Ok(store) => Ok(Some(store)),
+            Err(StoreError::Sqlite { .. }) => super::readonly::open(path).map(Some),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The store `--store` (`flag`) or the environment points at, to read: an error naming
+    /// the path when there is none yet (nothing is created, not even its directory).
+    pub fn open_reader_resolved(flag: Option<&Path>) -> Result<Store, StoreError> {
+        let loc = Location::from_env(flag).ok_or(StoreError::NoPath)?;
+        Self::open_reader(&loc.path)?.ok_or(StoreError::Missing { path: loc.path })
+    }
+
+    /// Opens the store at `path`, which [`vet`] found, for writing: checks its identity
+    /// again under the write lock, creates or upgrades the schema, turns WAL mode on.
+    fn open_existing(path: &Path) -> Result<Store, StoreError> {
         let sqlite = |op| {
             move |source| StoreError::Sqlite {
                 path: path.into(),
@@ -72,26 +121,16 @@ impl Store {
             }
             Err(e) => Err(sqlite("checking that it is iogauge's")(e)),
         };
-        // Only a regular file (or none yet) can be a store: SQLite would open a device or a
-        // FIFO too, and create its journal beside it (in /dev for /dev/null).
-        if let Some(kind) = not_a_file(path) {
-            return Err(refuse(kind.into()));
-        }
-        let header = read_header(path).map_err(|source| StoreError::Read {
-            path: path.into(),
-            source,
-        })?;
-        if let Some(h) = header {
-            check(Ok(identity_of_header(&h)))?;
-        }
-
-        let mut conn = Connection::open(path).map_err(sqlite("opening"))?;
+        // Without SQLITE_OPEN_CREATE: a store removed since it was vetted is not made here
+        // as an empty file.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut conn = Connection::open_with_flags(path, flags).map_err(sqlite("opening"))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(sqlite("setting the busy timeout"))?;
         conn.pragma_update(None, "foreign_keys", true)
             .map_err(sqlite("enabling foreign keys"))?;
-        // Checked again under the write lock, so two processes creating the store at once
-        // cannot both write the schema, and a file replaced meanwhile is still not written.
+        // Checked again under the write lock, so two processes claiming an empty database
+        // at once cannot both write the schema, and a file replaced meanwhile is not written.
         let tx = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(sqlite("locking"))?;
@@ -177,23 +216,30 @@ impl Store {
     }
 }
 
-/// What `path` is when it exists and is not a regular file (links followed).
-fn not_a_file(path: &Path) -> Option<&'static str> {
-    use std::os::unix::fs::FileTypeExt;
-    let t = std::fs::metadata(path).ok()?.file_type();
-    if t.is_file() {
-        None
-    } else if t.is_dir() {
-        Some("a directory")
-    } else if t.is_char_device() {
-        Some("a character device")
-    } else if t.is_block_device() {
-        Some("a block device")
-    } else if t.is_fifo() {
-        Some("a FIFO")
-    } else if t.is_socket() {
-        Some("a socket")
-    } else {
-        Some("not a regular file")
+/// An SQLite failure to open or create the store, with its cause when the filesystem names
+/// one (SQLite says "unable to open database file" for all of them).
+fn unwritable(path: &Path, e: StoreError) -> StoreError {
+    let StoreError::Sqlite {
+        path: p,
+        op,
+        source,
+    } = e
+    else {
+        return e;
+    };
+    // The cause alone: SQLite's "unable to open database file" adds nothing to it.
+    match why_unwritable(path) {
+        Some((why, full)) => StoreError::CannotWrite { path: p, why, full },
+        None => StoreError::Sqlite {
+            path: p,
+            op,
+            source,
+        },
     }
+}
+
+/// Whether this process may write the file at `path` (access(2): its mode, its owner, a
+/// read-only mount).
+fn writable(path: &Path) -> bool {
+    rustix::fs::access(path, rustix::fs::Access::WRITE_OK).is_ok()
 }

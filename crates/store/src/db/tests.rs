@@ -145,11 +145,21 @@ fn a_document_that_does_not_read_is_an_error_naming_the_run() {
             "{e:?}"
         );
         let msg = e.to_string();
-        assert!(
-            msg.contains(&format!("run {id}'s document does not read")),
-            "{msg}"
-        );
+        assert!(msg.contains(&format!("run {id} cannot be read")), "{msg}");
         assert!(msg.contains(&path.display().to_string()), "{msg}");
+        assert!(e.is_usage(), "another id is the way out: exit 2");
+    }
+    // Issue #25 row 11: damaged by hand into a blob or a number, still the run's document.
+    for (id, value) in [(1, "x'00ff'"), (2, "42")] {
+        store
+            .conn
+            .execute(
+                &format!("UPDATE runs SET document = {value} WHERE id = {id}"),
+                [],
+            )
+            .unwrap();
+        let e = store.get(id).unwrap_err();
+        assert!(matches!(e, StoreError::Document { .. }), "{e:?}");
     }
 }
 
@@ -310,11 +320,35 @@ fn refuses_a_text_file_untouched() {
     assert_eq!(snapshot(dir.path()), before);
 }
 
+/// Issue #25 row 21: iogauge makes its store whole under another name, so an empty file at
+/// the path is someone else's (a link to a user's empty file turned it into a store).
 #[test]
-fn claims_an_empty_file() {
+fn refuses_an_empty_file_untouched() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("results.sqlite");
     fs::write(&path, "").unwrap();
+    let before = snapshot(dir.path());
+    for e in [
+        Store::open(&path).unwrap_err(),
+        Store::open_reader(&path).unwrap_err(),
+    ] {
+        assert!(matches!(e, StoreError::NotAStore { .. }), "{e:?}");
+        assert!(e.to_string().contains("an empty file"), "{e}");
+    }
+    assert_eq!(snapshot(dir.path()), before);
+}
+
+/// An SQLite database without tables (made by `sqlite3`, say) is still claimed where it is
+/// named.
+#[test]
+fn claims_an_empty_sqlite_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.sqlite");
+    let c = Connection::open(&path).unwrap();
+    c.execute_batch("CREATE TABLE t (x); DROP TABLE t;")
+        .unwrap();
+    drop(c);
+    assert!(fs::metadata(&path).unwrap().len() > 0);
     let mut store = Store::open(&path).unwrap();
     store.insert(&run(&calibration("t"), &[])).unwrap();
 }
@@ -354,3 +388,6 @@ fn the_default_location_gets_its_directory() {
     assert_eq!(store.path(), dir.path().join("iogauge/results.sqlite"));
     assert!(store.path().is_file());
 }
+
+#[path = "open_tests.rs"]
+mod open_tests;
