@@ -16,6 +16,12 @@ use std::process::ExitCode;
 /// The line goes through the one secret-masking function (a password that reached an error's
 /// text is still never shown) and has its control characters escaped (a newline or a
 /// terminal escape in a value must not cut the line or reach the terminal raw).
+/// [`report`]'s line alone: how a library that must say an error itself (rank 0 of a job
+/// over ranks, before every rank ends) says it.
+pub fn say(e: &anyhow::Error) {
+    let _ = report(e);
+}
+
 pub fn report(e: &anyhow::Error) -> ExitCode {
     use std::io::Write;
     if let Some(crate::mpi::Quiet(code)) = e.downcast_ref() {

@@ -8,47 +8,12 @@ pub mod calibrate;
 #[cfg(feature = "mpi")]
 pub mod db;
 #[cfg(feature = "mpi")]
-pub mod ranks;
-#[cfg(feature = "mpi")]
 pub mod world;
 
 use crate::cli::Command;
 use crate::usage::UsageError;
 
-/// The variables an MPI launcher sets for each rank, in the order checked.
-pub const LAUNCHER_VARS: [&str; 3] = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"];
-
-/// Under a launcher every rank reads the same command line: a mistake in it is said once, by
-/// rank 0, and the other ranks end with the same code saying nothing (as they do when another
-/// rank failed and said why). `main` prints no line for this error.
-#[derive(Debug, thiserror::Error)]
-#[error("said by another rank")]
-pub struct Quiet(pub u8);
-
-/// Whether this process is a rank other than 0 of a launched job (Open MPI's
-/// `OMPI_COMM_WORLD_RANK`, PMI's `PMI_RANK`, PMIx's `PMIX_RANK`).
-pub fn other_rank() -> bool {
-    ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"]
-        .into_iter()
-        .find_map(|v| std::env::var(v).ok())
-        .is_some_and(|r| r.trim() != "0")
-}
-
-/// A mistake every rank makes alike (the command line's): rank 0's to say.
-pub fn said_once(e: impl Into<anyhow::Error>) -> anyhow::Error {
-    if other_rank() {
-        Quiet(crate::exit_code::USAGE).into()
-    } else {
-        e.into()
-    }
-}
-
-/// The launcher variable this process was started with, if any.
-pub fn launched() -> Option<&'static str> {
-    LAUNCHER_VARS
-        .into_iter()
-        .find(|v| std::env::var_os(v).is_some())
-}
+pub use iogauge_session::ranks::{launched, other_rank, said_once, Quiet};
 
 /// The command under a launcher: `run` over the ranks; anything else is refused (exit 2).
 pub fn dispatch(var: &str, command: Command) -> anyhow::Result<std::process::ExitCode> {
@@ -56,7 +21,7 @@ pub fn dispatch(var: &str, command: Command) -> anyhow::Result<std::process::Exi
     {
         let _ = var;
         match command {
-            Command::Run(a) => ranks::run(
+            Command::Run(a) => crate::run::run(
                 crate::run::options::RunOptions::from_args(a).map_err(said_once)?,
             ),
             Command::Calibrate(a) => calibrate::calibrate(

@@ -1,33 +1,32 @@
-//! `iogauge run`: one synthetic job from flags to a stored, then printed (or JSON), result.
+//! `iogauge run`: one synthetic job from flags to a stored, then printed (or JSON), result —
+//! on this process, or over the ranks of an MPI launcher (the session shares the job).
 
 pub mod args;
 pub mod options;
 
-use crate::session::{check_engine, finish_run, prepare_targets, LiveLine};
-use iogauge_engine::document::run_document;
-use iogauge_model::run::IntervalReport;
-use iogauge_model::{Document, Kind};
+use crate::session::{check_engine, conclude, prepare_targets, LiveLine};
+use iogauge_model::Kind;
 use iogauge_report::job_line;
-use iogauge_session::{Ending, Session};
+use iogauge_session::{measure, Session};
 use options::RunOptions;
 use std::process::ExitCode;
 
-pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
-    let mut session = Session::begin(opts.store.as_deref())?;
-    session.set_label(opts.label.clone());
-    check_engine(opts.spec.engine)?;
-    let targets = prepare_targets(&opts.targets, session.stop())?;
-    session.go_live(Kind::Run, job_line(&opts.spec), None);
+pub fn run(mut opts: RunOptions) -> anyhow::Result<ExitCode> {
+    let mut session = Session::join(opts.store.as_deref(), opts.label.clone(), crate::exit::say)?;
+    let team = session.team();
+    let slice = measure::run::place(
+        team,
+        &mut opts.targets.specs,
+        &mut opts.spec,
+        opts.shared_offsets,
+    )?;
+    team.agreed(check_engine(opts.spec.engine))?;
+    let targets = team.in_turn(|| prepare_targets(&opts.targets, session.stop()))?;
+    let what = format!("{}{}", job_line(&opts.spec), team.suffix());
+    session.go_live(Kind::Run, what, None);
     let line = LiveLine::stderr();
-    let stop = session.stop().clone();
-    let outcome = iogauge_engine::run(&opts.spec, &targets, &stop, &mut |iv| {
-        let (rep, at) = (IntervalReport::of(iv), iv.end.as_secs_f64());
-        session.publish(&rep, at);
-        line.show(at, &rep);
-    })?;
+    let show = &mut |at, rep: &_| line.show(at, rep);
+    let finished = measure::run::run(&mut session, &opts.spec, &targets, slice, show)?;
     line.clear();
-    let (report, histograms) = run_document(opts.spec, &targets, outcome)?;
-    let doc = Document::from(report);
-    let ending = Ending::of(&doc);
-    finish_run(session, doc, &histograms, opts.json, ending)
+    conclude(session, finished, opts.json)
 }

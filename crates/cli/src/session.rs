@@ -9,7 +9,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iogauge_engine::Target;
 use iogauge_model::run::IntervalReport;
 use iogauge_model::spec::EngineKind;
-use iogauge_session::{Ending, SessionError, Stored};
+use iogauge_model::Document;
+use iogauge_session::{Ending, Finished, Session, SessionError, Stored};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -101,23 +102,41 @@ pub fn exit_of(stored: Result<Stored, SessionError>, ending: Ending) -> anyhow::
     }
 }
 
-/// A run's document stored, then printed as text or JSON, then the exit of how it ended.
-pub fn finish_run(
-    session: iogauge_session::Session,
-    doc: iogauge_model::Document,
-    histograms: &iogauge_model::Histograms,
-    json: bool,
-    ending: Ending,
-) -> anyhow::Result<ExitCode> {
+/// A run's document stored, then printed as text or JSON, then the exit of how it ended
+/// (see [`conclude_with`]).
+pub fn conclude(session: Session, finished: Finished, json: bool) -> anyhow::Result<ExitCode> {
     use iogauge_report::{Exporter, Json, Text};
     let exporter: &dyn Exporter = if json { &Json } else { &Text };
-    let stored = session.finish(
-        doc,
-        histograms,
-        |d| exporter.render(d),
-        &mut std::io::stdout(),
-    );
-    exit_of(stored, ending)
+    conclude_with(session, finished, |d| exporter.render(d))
+}
+
+/// The end of a measuring command. On the process that stores: the document stored, then
+/// printed (`render`), then the exit of how it ended. On another rank of a job over ranks,
+/// whose part went to rank 0: its own failure said as its own (rank 0 stores it with the
+/// job), else success.
+pub fn conclude_with(
+    session: Session,
+    finished: Finished,
+    render: impl FnOnce(&Document) -> String,
+) -> anyhow::Result<ExitCode> {
+    match finished {
+        Finished::Member { rank, error: None } => {
+            let _ = rank;
+            Ok(ExitCode::SUCCESS)
+        }
+        Finished::Member {
+            rank,
+            error: Some(e),
+        } => Err(anyhow::anyhow!("rank {rank}: {e}")),
+        Finished::Lead {
+            doc,
+            histograms,
+            ending,
+        } => {
+            let stored = session.finish(*doc, &histograms, render, &mut std::io::stdout());
+            exit_of(stored, ending)
+        }
+    }
 }
 
 /// Writes `text` to stdout and flushes it: the error of either is the error.

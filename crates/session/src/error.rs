@@ -5,6 +5,9 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
+    /// The command line cannot work as written over ranks (exit code 2).
+    #[error("{0}")]
+    Usage(String),
     #[error("installing the Ctrl-C handler")]
     Signal(#[source] std::io::Error),
     #[error("${var} is set by `iogauge campaign` only; unset it")]
@@ -22,6 +25,9 @@ pub enum SessionError {
         #[source]
         source: StoreError,
     },
+    /// A rank other than 0 of a job over ranks has no store: its part went to rank 0.
+    #[error("only rank 0 stores the job's result")]
+    NotLead,
     /// Stored, but stdout failed (a full disk, a reader that went away).
     #[error("writing the result to stdout: {source}; the run is stored as run {id} in {}: `iogauge show {id}`", .path.display())]
     Output {
@@ -34,6 +40,10 @@ pub enum SessionError {
 impl SessionError {
     /// Whether the user can fix this by choosing another path (exit code 2).
     pub fn is_usage(&self) -> bool {
-        matches!(self, SessionError::Store(s) if s.is_usage())
+        match self {
+            SessionError::Usage(_) => true,
+            SessionError::Store(s) => s.is_usage(),
+            _ => false,
+        }
     }
 }

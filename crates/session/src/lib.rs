@@ -21,12 +21,15 @@
 mod error;
 mod finish;
 mod live;
+pub mod measure;
+pub mod ranks;
 mod recorder;
 mod sampled;
 mod signal;
 
 pub use error::SessionError;
 pub use finish::{Ending, Stored};
+pub use measure::Finished;
 pub use recorder::{now, Session};
 pub use sampled::sampled;
 pub use signal::{campaign_tag, stop_flag, CAMPAIGN_ENV};

@@ -3,6 +3,7 @@
 use crate::error::SessionError;
 use crate::finish::{write_all, Stored};
 use crate::live::Feed;
+use crate::ranks::Team;
 use crate::signal::{campaign_tag, stop_flag};
 use iogauge_model::live::{LiveHeader, SocketAddr};
 use iogauge_model::run::IntervalReport;
@@ -16,10 +17,12 @@ use std::sync::Arc;
 
 /// One measured session, from its first step to its stored result.
 pub struct Session {
+    pub(crate) team: Team,
     stop: Arc<AtomicBool>,
     tag: Option<CampaignTag>,
-    store: Store,
-    feed: Feed,
+    /// The results store, on the process that stores (alone, or rank 0 of a job over ranks).
+    store: Option<Store>,
+    pub(crate) feed: Feed,
     started_at: String,
     label: Option<String>,
 }
@@ -32,13 +35,51 @@ impl Session {
         let tag = campaign_tag()?;
         let store = Store::open_resolved(store)?;
         Ok(Session {
+            team: Team::Solo,
             stop,
             tag,
-            store,
+            store: Some(store),
             feed: Feed::Off,
             started_at: now(),
             label: None,
         })
+    }
+
+    /// [`Session::begin`] for a command that may run over ranks: joins the [`Team`] (this
+    /// process alone unless an MPI launcher started it), and over ranks opens the store on
+    /// rank 0 only (agreed: a bad `--store` ends every rank) and lets the launcher's teardown
+    /// stop the job too. `say` prints an error as the binary does (see [`Team::join`]).
+    pub fn join(
+        store: Option<&Path>,
+        label: Option<String>,
+        say: fn(&anyhow::Error),
+    ) -> anyhow::Result<Session> {
+        let team = Team::join(say)?;
+        let opened = match team.leads() {
+            true => Session::begin(store).map(Some).map_err(Into::into),
+            false => Ok(None),
+        };
+        let mut session = match team.agreed(opened)? {
+            Some(s) => s,
+            None => Session {
+                team: Team::Solo,
+                stop: stop_flag()?,
+                tag: None,
+                store: None,
+                feed: Feed::Off,
+                started_at: now(),
+                label: None,
+            },
+        };
+        team.watch_teardown(&session.stop)?;
+        session.team = team;
+        session.label = label;
+        Ok(session)
+    }
+
+    /// The processes this session's job runs on.
+    pub fn team(&self) -> &Team {
+        &self.team
     }
 
     /// The stop flag: raised by Ctrl-C, SIGTERM or SIGHUP; producers stop at their next boundary.
@@ -55,13 +96,17 @@ impl Session {
         &self.started_at
     }
 
-    pub fn store_path(&self) -> &Path {
-        self.store.path()
+    /// Where results are stored; `None` on a rank that does not store (not rank 0).
+    pub fn store_path(&self) -> Option<&Path> {
+        self.store.as_ref().map(Store::path)
     }
 
     /// Starts the live feed: what runs (`kind`, a one-line description) and, for a database
     /// run on a private server, its socket (never a DSN).
     pub fn go_live(&mut self, kind: Kind, what: String, db: Option<SocketAddr>) {
+        let Some(store) = &self.store else {
+            return;
+        };
         let header = LiveHeader {
             pid: std::process::id(),
             kind: kind.command().into(),
@@ -69,7 +114,7 @@ impl Session {
             started_at: self.started_at.clone(),
             db,
         };
-        self.feed = Feed::start(self.store.path(), &header);
+        self.feed = Feed::start(store.path(), &header);
     }
 
     /// Publishes one finished interval, `elapsed_s` from the job's start to its end.
@@ -103,14 +148,17 @@ impl Session {
             histograms,
             campaign: self.tag.as_ref(),
         };
-        let id = match self.store.insert(&run) {
+        let Some(store) = self.store.as_mut() else {
+            return Err(SessionError::NotLead);
+        };
+        let id = match store.insert(&run) {
             Ok(id) => id,
             Err(source) => {
                 let printed = write_all(out, &text).is_ok();
                 return Err(SessionError::NotStored { printed, source });
             }
         };
-        let path = self.store.path().to_path_buf();
+        let path = store.path().to_path_buf();
         if let Err(source) = write_all(out, &text) {
             return Err(SessionError::Output { id, path, source });
         }
@@ -203,7 +251,7 @@ mod tests {
             rep: 1,
             warmup: false,
         };
-        let mut store = Store::open(s.store_path()).unwrap();
+        let mut store = Store::open(s.store_path().unwrap()).unwrap();
         let row = iogauge_store::CampaignRow {
             name: "c".into(),
             generation: 0,

@@ -1,33 +1,20 @@
-//! `mpirun -np N iogauge run …`: every rank runs the job on its own targets (`{rank}` and
-//! `{host}` in `--target` name per-rank files), all start together after a barrier, and rank
-//! 0 gathers every rank's interval series with its HDR histograms, merges them exactly (the
-//! same intervals by index, histograms added) and stores ONE run: `summary` and `intervals`
-//! of the whole job, `ranks` with each rank's own summary and devices, and the start skew.
-//! Only rank 0 opens the store and prints.
-//!
-//! Every step that can fail on one rank (the store, the engine, the targets) is agreed on by
-//! all before the next collective step, so a failing rank never leaves the others waiting at
-//! a barrier: each says its own error and the job ends with exit 1 (2 for usage).
+//! `run` over ranks: every rank's part, gathered and merged on rank 0. Every step that can
+//! fail on one rank is agreed on by all before the next collective step (see
+//! [`crate::ranks`]).
 
-use super::world::{
-    agreed, begin, hostname, prepare_in_turn, rank_end, rank_seed, rank_targets, slice_of, Talk,
-    LIVE_BYTES, LOST, PART,
-};
-use crate::run::options::RunOptions;
-use crate::session::{check_engine, finish_run};
+use crate::finish::Ending;
+use crate::measure::Finished;
+use crate::ranks::{hostname, Team, LIVE_BYTES, LOST};
+use crate::Session;
 use anyhow::{anyhow, Context};
 use iogauge_engine::document::{document_of, run_document};
-use iogauge_engine::JobOutcome;
-use iogauge_model::run::{RankReport, RunReport};
-use iogauge_model::spec::Region;
-use iogauge_model::{Document, Histograms, Kind};
-use iogauge_report::job_line;
-use iogauge_session::Ending;
+use iogauge_engine::{JobOutcome, Target};
+use iogauge_model::run::{IntervalReport, RankReport, RunReport};
+use iogauge_model::spec::{JobSpec, Region};
+use iogauge_model::{Document, Histograms};
 use iogauge_stats::{merge_series, Interval, WireInterval};
-use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -73,61 +60,53 @@ impl Part {
     }
 }
 
-pub fn run(mut opts: RunOptions) -> anyhow::Result<ExitCode> {
-    let universe = mpi::initialize().ok_or_else(|| anyhow!("MPI was initialised already"))?;
-    let world = universe.world();
-    let (rank, size) = (world.rank() as u32, world.size() as u32);
-    let host = hostname();
-    let shared = rank_targets(&mut opts.targets.specs, rank, &host);
-    // Writes to a target every rank shares: each rank its own slice of the region.
-    let split = shared && opts.spec.rw.writes() && !opts.shared_offsets && size > 1;
-    if split {
-        opts.spec.region = agreed(&world, slice_of(opts.spec.region, rank, size))?;
-    }
-    opts.spec.seed = rank_seed(opts.spec.seed, rank);
-    let (session, stop) = begin(&world, opts.store.as_deref(), opts.label.clone())?;
-    agreed(&world, check_engine(opts.spec.engine))?;
-    let targets = prepare_in_turn(&world, &opts.targets, &stop)?;
-    let mut session = session;
-    if let Some(s) = &mut session {
-        s.go_live(
-            Kind::Run,
-            format!("{} x {size} ranks", job_line(&opts.spec)),
-            None,
-        );
-    }
-    let mut talk = Talk::new(&world, stop.clone());
+/// The job over ranks, once every rank's targets are prepared: a barrier, the job with its
+/// counts live to rank 0, then every rank's part gathered and merged on rank 0.
+pub(super) fn run(
+    session: &mut Session,
+    spec: &JobSpec,
+    targets: &[Target],
+    region: Option<Region>,
+) -> anyhow::Result<Finished> {
+    let stop = session.stop().clone();
+    let Session { team, feed, .. } = session;
+    let Team::Ranks(world) = &*team else {
+        unreachable!("called over ranks only")
+    };
+    let (rank, host) = (world.rank(), hostname());
+    let mut talk = world.talk(stop.clone());
     world.barrier();
     let started_ns = now_ns();
-    let outcome = iogauge_engine::run(&opts.spec, &targets, &stop, &mut |iv| {
+    let outcome = iogauge_engine::run(spec, targets, &stop, &mut |iv| {
         let others = talk.interval(iv);
-        if let Some(s) = &mut session {
+        if rank == 0 {
             // The job's counts live; the latency shown is rank 0's own.
             let mut all = iv.clone();
             all.io.read.ios += others[0];
             all.io.write.ios += others[1];
             all.io.read.bytes.0 += others[2];
             all.io.write.bytes.0 += others[3];
-            let rep = iogauge_model::run::IntervalReport::of(&all);
-            s.publish(&rep, iv.end.as_secs_f64());
+            feed.publish(&IntervalReport::of(&all), iv.end.as_secs_f64());
         }
     });
     if outcome.is_err() {
         stop.store(true, Ordering::Relaxed);
     }
     talk.pass_stop();
-    let (mut part, own) = part_of(&opts, &targets, rank, &host, started_ns, outcome);
+    let (mut part, own) = part_of(spec, targets, rank, &host, started_ns, outcome);
     part.live_sent = talk.live_sent;
-    part.region = split.then_some(opts.spec.region);
+    part.region = region;
     if rank != 0 {
-        let bytes = serde_json::to_vec(&part)?;
-        world.process_at_rank(0).send_with_tag(&bytes[..], PART);
-        return rank_end(rank, part.error);
+        world.send_part(&serde_json::to_vec(&part)?);
+        return Ok(Finished::Member {
+            rank,
+            error: part.error,
+        });
     }
     let gather = std::time::Instant::now();
     let mut parts = vec![part];
     for (r, bytes) in talk
-        .parts(gather, opts.spec.interval)
+        .parts(gather, spec.interval)
         .into_iter()
         .enumerate()
         .skip(1)
@@ -145,12 +124,11 @@ pub fn run(mut opts: RunOptions) -> anyhow::Result<ExitCode> {
         parts.push(p);
     }
     let gather_ms = gather.elapsed().as_secs_f64() * 1e3;
-    let session = session.expect("rank 0 holds the session");
     let failed: Vec<String> = parts
         .iter()
         .filter_map(|p| Some(format!("rank {}: {}", p.rank, p.error.as_deref()?)))
         .collect();
-    let (mut doc, histograms) = merged(&opts, parts, own)?;
+    let (mut doc, histograms) = merged(spec, parts, own)?;
     if let Document::Run(r) = &mut doc {
         r.gather_ms = Some(gather_ms);
     }
@@ -158,7 +136,7 @@ pub fn run(mut opts: RunOptions) -> anyhow::Result<ExitCode> {
         true => Ending::of(&doc),
         false => Ending::Failed(failed.join("; ")),
     };
-    finish_run(session, doc, &histograms, opts.json, ending)
+    Ok(Finished::lead(doc, histograms, ending))
 }
 
 fn now_ns() -> u64 {
@@ -179,8 +157,8 @@ struct Own {
 
 /// This rank's part: its document and its series on the wire.
 fn part_of(
-    opts: &RunOptions,
-    targets: &[iogauge_engine::Target],
+    spec: &JobSpec,
+    targets: &[Target],
     rank: u32,
     host: &str,
     started_ns: u64,
@@ -219,7 +197,7 @@ fn part_of(
     let wire: Result<Vec<WireInterval>, _> =
         outcome.intervals.iter().map(Interval::to_wire).collect();
     match wire.map_err(|e| e.to_string()).and_then(|w| {
-        run_document(opts.spec.clone(), targets, outcome)
+        run_document(spec.clone(), targets, outcome)
             .map(|(r, _)| (w, r))
             .map_err(|e| e.to_string())
     }) {
@@ -234,7 +212,7 @@ fn part_of(
 }
 
 /// The job's one document: the ranks' series merged, each rank's part in `ranks`.
-fn merged(opts: &RunOptions, parts: Vec<Part>, own: Own) -> anyhow::Result<(Document, Histograms)> {
+fn merged(spec: &JobSpec, parts: Vec<Part>, own: Own) -> anyhow::Result<(Document, Histograms)> {
     let series: Vec<Vec<Interval>> = parts
         .iter()
         .map(|p| p.intervals.iter().map(Interval::from_wire).collect())
@@ -284,7 +262,7 @@ fn merged(opts: &RunOptions, parts: Vec<Part>, own: Own) -> anyhow::Result<(Docu
         })?,
     };
     let (mut report, histograms) = document_of(
-        opts.spec.clone(),
+        spec.clone(),
         infos,
         if one_host { &own.disks } else { &[] },
         outcome,

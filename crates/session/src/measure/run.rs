@@ -1,0 +1,85 @@
+//! `iogauge run`: one synthetic job. Over ranks every rank runs the job on its own targets
+//! (`{rank}` and `{host}` in `--target` name per-rank files), all start together after a
+//! barrier, and rank 0 merges every rank's interval series with its HDR histograms exactly
+//! (the same intervals by index, histograms added) into ONE run: `summary` and `intervals`
+//! of the whole job, `ranks` with each rank's own summary and devices, and the start skew.
+
+#[cfg(feature = "mpi")]
+mod ranks;
+
+use super::Finished;
+use crate::finish::Ending;
+use crate::ranks::{hostname, per_rank, rank_seed, slice_of, Team};
+use crate::Session;
+use iogauge_engine::document::run_document;
+use iogauge_engine::{Target, TargetSpec};
+use iogauge_model::run::IntervalReport;
+use iogauge_model::spec::{JobSpec, Region};
+use iogauge_model::Document;
+
+/// Where this process's part of the job runs: over ranks, `{rank}` and `{host}` replaced in
+/// every target, the rank's own seed, and — when every rank writes one target they share
+/// (named without either) and `--shared-offsets` is not given — its slice of the region,
+/// which is returned.
+pub fn place(
+    team: &Team,
+    targets: &mut [TargetSpec],
+    spec: &mut JobSpec,
+    shared_offsets: bool,
+) -> anyhow::Result<Option<Region>> {
+    if !team.ranked() {
+        return Ok(None);
+    }
+    let (rank, size, host) = (team.rank(), team.size(), hostname());
+    let shared = targets
+        .iter()
+        .any(|t| !crate::ranks::names_a_rank(&t.path.to_string_lossy()));
+    for t in targets.iter_mut() {
+        t.path = per_rank(&t.path, rank, &host);
+    }
+    spec.seed = rank_seed(spec.seed, rank);
+    // Writes to a target every rank shares: each rank its own slice of the region.
+    if shared && spec.rw.writes() && !shared_offsets && size > 1 {
+        spec.region = team.agreed(slice_of(spec.region, rank, size).map_err(Into::into))?;
+        return Ok(Some(spec.region));
+    }
+    Ok(None)
+}
+
+/// Runs the job of `spec` on `targets` (this rank's part of it over ranks; `region` its
+/// slice from [`place`]), publishing each interval live and showing it with `show` (alone
+/// only), and returns the document to store.
+pub fn run(
+    session: &mut Session,
+    spec: &JobSpec,
+    targets: &[Target],
+    region: Option<Region>,
+    show: &mut dyn FnMut(f64, &IntervalReport),
+) -> anyhow::Result<Finished> {
+    match &session.team {
+        #[cfg(feature = "mpi")]
+        Team::Ranks(_) => ranks::run(session, spec, targets, region),
+        _ => {
+            let _ = region;
+            alone(session, spec, targets, show)
+        }
+    }
+}
+
+fn alone(
+    session: &mut Session,
+    spec: &JobSpec,
+    targets: &[Target],
+    show: &mut dyn FnMut(f64, &IntervalReport),
+) -> anyhow::Result<Finished> {
+    let stop = session.stop().clone();
+    let outcome = iogauge_engine::run(spec, targets, &stop, &mut |iv| {
+        let (rep, at) = (IntervalReport::of(iv), iv.end.as_secs_f64());
+        session.publish(&rep, at);
+        show(at, &rep);
+    })?;
+    let (report, histograms) = run_document(spec.clone(), targets, outcome)?;
+    let doc = Document::from(report);
+    let ending = Ending::of(&doc);
+    Ok(Finished::lead(doc, histograms, ending))
+}

@@ -1,0 +1,162 @@
+//! One job on this process alone or on the ranks of an MPI launcher (`mpirun -np N iogauge
+//! run …`), as IOR runs one: the [`Team`] a measuring command joins first. On one process
+//! every step below is the step itself; over ranks each step that can fail on one rank is
+//! agreed on by all before the next collective one, so a failing rank never leaves the
+//! others waiting, and only rank 0 opens the store, stores and prints.
+//!
+//! The launcher is recognised by the environment it gives every rank (Open MPI's
+//! `OMPI_COMM_WORLD_SIZE`, PMI's `PMI_SIZE`, PMIx's `PMIX_RANK`). A build without the `mpi`
+//! feature is always one process; the binary refuses to run under a launcher then.
+
+mod place;
+#[cfg(feature = "mpi")]
+mod talk;
+#[cfg(feature = "mpi")]
+mod world;
+
+pub use place::{
+    hostname, names_a_rank, per_rank, per_rank_text, rank_cores, rank_seed, slice_of, LOST,
+};
+#[cfg(feature = "mpi")]
+pub use talk::{Talk, LIVE_BYTES};
+#[cfg(feature = "mpi")]
+pub use world::World;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// The variables an MPI launcher sets for each rank, in the order checked.
+pub const LAUNCHER_VARS: [&str; 3] = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"];
+
+/// The launcher variable this process was started with, if any.
+pub fn launched() -> Option<&'static str> {
+    LAUNCHER_VARS
+        .into_iter()
+        .find(|v| std::env::var_os(v).is_some())
+}
+
+/// Whether this process is a rank other than 0 of a launched job (Open MPI's
+/// `OMPI_COMM_WORLD_RANK`, PMI's `PMI_RANK`, PMIx's `PMIX_RANK`).
+pub fn other_rank() -> bool {
+    ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"]
+        .into_iter()
+        .find_map(|v| std::env::var(v).ok())
+        .is_some_and(|r| r.trim() != "0")
+}
+
+/// Under a launcher every rank reads the same command line: a mistake in it is said once, by
+/// rank 0, and the other ranks end with the same code saying nothing (as they do when another
+/// rank failed and said why). The binary prints no line for this error.
+#[derive(Debug, thiserror::Error)]
+#[error("said by another rank")]
+pub struct Quiet(pub u8);
+
+/// Exit codes [`Quiet`] carries: the command line's mistake, or a failure elsewhere.
+pub const USAGE: u8 = 2;
+pub const RUNTIME: u8 = 1;
+
+/// A mistake every rank makes alike (the command line's, found before MPI is up): rank 0's
+/// to say.
+pub fn said_once(e: impl Into<anyhow::Error>) -> anyhow::Error {
+    if other_rank() {
+        Quiet(USAGE).into()
+    } else {
+        e.into()
+    }
+}
+
+/// The processes one job runs on.
+pub enum Team {
+    /// This process alone.
+    Solo,
+    /// The ranks of an MPI launcher.
+    #[cfg(feature = "mpi")]
+    Ranks(Box<World>),
+}
+
+impl Team {
+    /// The ranks of the launcher this process was started by, or this process alone. `say`
+    /// prints an error the way the binary does: a mistake all ranks find alike once MPI is
+    /// up is said by rank 0 before every rank ends.
+    pub fn join(say: fn(&anyhow::Error)) -> anyhow::Result<Team> {
+        #[cfg(feature = "mpi")]
+        if launched().is_some() {
+            return Ok(Team::Ranks(Box::new(World::init(say)?)));
+        }
+        let _ = say;
+        Ok(Team::Solo)
+    }
+
+    pub fn rank(&self) -> u32 {
+        match self {
+            Team::Solo => 0,
+            #[cfg(feature = "mpi")]
+            Team::Ranks(w) => w.rank(),
+        }
+    }
+
+    pub fn size(&self) -> u32 {
+        match self {
+            Team::Solo => 1,
+            #[cfg(feature = "mpi")]
+            Team::Ranks(w) => w.size(),
+        }
+    }
+
+    /// Rank 0, or this process alone: the one that stores and prints.
+    pub fn leads(&self) -> bool {
+        self.rank() == 0
+    }
+
+    /// Over ranks (even one): the job's document records the ranks.
+    pub fn ranked(&self) -> bool {
+        !matches!(self, Team::Solo)
+    }
+
+    /// `r` on this process, once every rank has reached this point: an error here is this
+    /// rank's (with its number); an error elsewhere ends this rank too, quietly.
+    pub fn agreed<T>(&self, r: anyhow::Result<T>) -> anyhow::Result<T> {
+        match self {
+            Team::Solo => r,
+            #[cfg(feature = "mpi")]
+            Team::Ranks(w) => w.agreed(r),
+        }
+    }
+
+    /// A mistake every rank finds alike: said once, by rank 0 (see [`Team::join`]).
+    pub fn said_by_lead(&self, e: anyhow::Error) -> anyhow::Error {
+        match self {
+            Team::Solo => e,
+            #[cfg(feature = "mpi")]
+            Team::Ranks(w) => w.said_by_lead(e),
+        }
+    }
+
+    /// `prepare` on every rank, rank 0 first (a target all ranks share is pre-filled once,
+    /// then the others find it ready), agreed at each turn.
+    pub fn in_turn<T>(&self, prepare: impl Fn() -> anyhow::Result<T>) -> anyhow::Result<T> {
+        match self {
+            Team::Solo => prepare(),
+            #[cfg(feature = "mpi")]
+            Team::Ranks(w) => w.in_turn(prepare),
+        }
+    }
+
+    /// Raises `stop` on the launcher's teardown too (see [`World::stop_on_teardown`]).
+    pub fn watch_teardown(&self, stop: &Arc<AtomicBool>) -> anyhow::Result<()> {
+        match self {
+            Team::Solo => Ok(()),
+            #[cfg(feature = "mpi")]
+            Team::Ranks(_) => world::stop_on_teardown(stop),
+        }
+    }
+
+    /// " x N ranks" after a job's one-line description over ranks; nothing alone.
+    pub fn suffix(&self) -> String {
+        if self.ranked() {
+            format!(" x {} ranks", self.size())
+        } else {
+            String::new()
+        }
+    }
+}
