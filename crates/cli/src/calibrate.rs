@@ -3,108 +3,59 @@
 pub mod args;
 pub mod options;
 
-use crate::session::{check_engine, exit_of, prepare_targets, print_stdout};
+use crate::session::{check_engine, conclude_with, prepare_targets, print_stdout};
 use anyhow::Context;
-use iogauge_engine::calibrate::{self, calibration_document, EngineProber};
-use iogauge_model::units::fmt_size;
 use iogauge_model::Document;
 use iogauge_report::{calibration_body, calibration_head, point_line};
-use iogauge_session::{Ending, Session};
+use iogauge_session::{measure, Finished, Session};
 use options::CalibrateOptions;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
+pub fn calibrate(mut opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
     // The store opens first: a bad --store fails before minutes of measuring.
-    let mut session = Session::begin(opts.store.as_deref())?;
-    session.set_label(opts.label.clone());
-    check_engine(opts.spec.engine)?;
-    let targets = prepare_targets(&opts.targets, session.stop())?;
-    let ctx = context(&opts, &targets)?;
-    if !opts.json {
-        // The head goes out before any I/O: the user sees a degraded array before waiting;
-        // nothing is measured yet, so a stdout that cannot take it loses nothing.
-        print_stdout(&calibration_head(&calibrate::head(&ctx)))
-            .context("writing the result to stdout (nothing was measured)")?;
+    let mut session = Session::join(opts.store.as_deref(), opts.label.clone(), crate::exit::say)?;
+    let team = session.team();
+    let job = measure::calibrate::place(team, &mut opts.targets.specs, &mut opts.spec)?;
+    team.agreed(check_engine(opts.spec.engine))?;
+    let targets = team.in_turn(|| prepare_targets(&opts.targets, session.stop()))?;
+    let (ctx, note) = team.agreed(measure::calibrate::context(&opts.spec, &targets))?;
+    if let Some(n) = note {
+        eprintln!("note: {n}");
     }
     let live = std::io::stderr().is_terminal();
-    let mut on_point = |p: &iogauge_model::calib::Point| {
-        if live {
-            eprintln!("  {}", point_line(p));
-        }
-    };
-    let mut prober = EngineProber {
-        targets: &targets,
-        spec: &opts.spec,
-        stop: session.stop(),
-        on_point: &mut on_point,
-        cores: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
-        runs: 0,
-    };
-    let outcome = calibrate::calibrate(&mut prober, &opts.spec)?;
-    let (report, histograms) = calibration_document(ctx, &outcome)?;
-    let ending = Ending::of_meta(&report.meta);
-    finish(session, report, &histograms, &opts, ending)
-}
-
-/// Stores the calibration, then prints its body (the head went out before the first point)
-/// or its JSON, then writes the matrix files.
-pub fn finish(
-    session: Session,
-    report: iogauge_model::calib::CalibrationReport,
-    histograms: &iogauge_model::Histograms,
-    opts: &CalibrateOptions,
-    ending: Ending,
-) -> anyhow::Result<ExitCode> {
-    let matrix = report.matrix.clone();
-    let json = opts.json;
-    let stored = session.finish(
-        Document::from(report),
-        histograms,
-        |d| match d {
-            Document::Calibration(c) if !json => calibration_body(c),
-            d => d.to_json(),
+    let show = measure::calibrate::Show {
+        // The head goes out before any I/O: the user sees a degraded array before waiting;
+        // nothing is measured yet, so a stdout that cannot take it loses nothing.
+        head: &mut |head| match opts.json {
+            true => Ok(()),
+            false => print_stdout(&calibration_head(head))
+                .context("writing the result to stdout (nothing was measured)"),
         },
-        &mut std::io::stdout(),
-    );
-    let code = exit_of(stored, ending)?;
-    if let Some(dir) = &opts.csv {
+        point: &mut |p| {
+            if live {
+                eprintln!("  {}", point_line(p));
+            }
+        },
+    };
+    let finished = measure::calibrate::calibrate(&mut session, &targets, ctx, job, show)?;
+    // Only the process that stores writes the matrix files.
+    let matrix = match &finished {
+        Finished::Lead { doc, .. } => match &**doc {
+            Document::Calibration(c) => Some(c.matrix.clone()),
+            _ => None,
+        },
+        Finished::Member { .. } => None,
+    };
+    let code = conclude_with(session, finished, |d| match d {
+        Document::Calibration(c) if !opts.json => calibration_body(c),
+        d => d.to_json(),
+    })?;
+    if let (Some(dir), Some(matrix)) = (&opts.csv, matrix) {
         write_csv(dir, &matrix)?;
         eprintln!("matrix written to {}", dir.display());
     }
     Ok(code)
-}
-
-/// What the calibration runs on: the spec, the preflight of the tested span, the targets.
-pub fn context(
-    opts: &CalibrateOptions,
-    targets: &[iogauge_engine::Target],
-) -> anyhow::Result<calibrate::Context> {
-    let space = calibrate::tested_bytes(&opts.spec, targets)?;
-    let span: u64 = space.iter().sum();
-    if let Some(cache) = opts.spec.cache_size.filter(|c| *c > span) {
-        // The engine caps each flush to the span (reading more re-reads the same blocks).
-        eprintln!(
-            "note: --cache-size {} is larger than the tested span ({}): the flush before each point reads the span instead; a cache that holds the whole span serves the points from memory, so test a span larger than the cache",
-            fmt_size(cache),
-            fmt_size(span)
-        );
-    }
-    let facts: Vec<_> = targets
-        .iter()
-        .zip(&space)
-        .map(|(t, b)| (t.info.path.clone(), *b))
-        .collect();
-    Ok(calibrate::Context {
-        spec: opts.spec.clone(),
-        preflight: iogauge_probe::preflight(&facts),
-        targets: targets.iter().map(|t| t.info.clone()).collect(),
-        io_uring: match iogauge_engine::probe_uring() {
-            Ok(()) => "supported (READ_FIXED, WRITE_FIXED)".to_string(),
-            Err(e) => format!("unavailable: {e}"),
-        },
-        started_at: iogauge_session::now(),
-    })
 }
 
 /// Writes ORION's matrix files into `dir` (created if missing), never replacing a file.

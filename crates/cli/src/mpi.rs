@@ -4,8 +4,6 @@
 //! `mpi` feature says how to build one and exits 2 rather than run N unrelated jobs.
 
 #[cfg(feature = "mpi")]
-pub mod calibrate;
-#[cfg(feature = "mpi")]
 pub mod db;
 #[cfg(feature = "mpi")]
 pub mod world;
@@ -24,7 +22,7 @@ pub fn dispatch(var: &str, command: Command) -> anyhow::Result<std::process::Exi
             Command::Run(a) => crate::run::run(
                 crate::run::options::RunOptions::from_args(a).map_err(said_once)?,
             ),
-            Command::Calibrate(a) => calibrate::calibrate(
+            Command::Calibrate(a) => crate::calibrate::calibrate(
                 crate::calibrate::options::CalibrateOptions::from_args(a).map_err(said_once)?,
             ),
             Command::Db(crate::db::args::DbArgs {

@@ -4,6 +4,7 @@
 //! carries the live counts and stops, gathers every rank's part and merges them into the one
 //! document rank 0 stores.
 
+pub mod calibrate;
 pub mod run;
 
 use crate::finish::Ending;

@@ -1,41 +1,35 @@
-//! `mpirun -np N iogauge calibrate …`: CALIBRATE_IO across RAC instances. Rank 0 runs the
-//! search; for each point it tells every rank the point (one broadcast), each rank takes its
-//! share of the outstanding I/Os (`n / N`, the first `n mod N` ranks one more) over its own
-//! workers, all flush and start together (the all-reduce agreeing that every flush went well
-//! is the barrier between points), and rank 0 merges the ranks' interval series and
-//! histograms exactly into the point the search decides from. max_iops and max_mbps are the
-//! whole job's; max_pmbps stays one process on one host (rank 0 alone runs step 3), as
+//! `calibrate` over ranks: CALIBRATE_IO across RAC instances. Rank 0 runs the search; for
+//! each point it tells every rank the point (one broadcast), each rank takes its share of the
+//! outstanding I/Os (`n / N`, the first `n mod N` ranks one more) over its own workers, all
+//! flush and start together (the all-reduce agreeing that every flush went well is the
+//! barrier between points), and rank 0 merges the ranks' interval series and histograms
+//! exactly into the point the search decides from. max_iops and max_mbps are the whole
+//! job's; max_pmbps stays one process on one host (rank 0 alone runs step 3), as
 //! CALIBRATE_IO's is one process.
 //!
 //! A rank that fails (an I/O error, no space) or is stopped (Ctrl-C) stops every rank at the
 //! next interval boundary; the search sees an interrupted point and ends, and rank 0 stores
 //! what was measured, with the failing rank and its error.
 
-use super::world::{
-    agreed, all_ok, begin, hostname, prepare_in_turn, rank_cores, rank_end, rank_seed,
-    rank_targets, slice_of, Talk, LOST, PART,
-};
-use crate::calibrate::options::CalibrateOptions;
-use crate::calibrate::{context, finish};
-use crate::session::{check_engine, print_stdout};
+use super::Show;
+use crate::finish::Ending;
+use crate::measure::Finished;
+use crate::ranks::{hostname, rank_cores, Talk, Team, World, LOST};
+use crate::Session;
 use anyhow::{anyhow, Context};
 use iogauge_engine::calibrate::{
     self as search, calibration_document, cell_of, point_of, EngineProber, Prober,
 };
-use iogauge_engine::JobOutcome;
-use iogauge_model::calib::{CalibRank, Cell, Measured, Step};
+use iogauge_engine::{JobOutcome, Target};
+use iogauge_model::calib::{CalibRank, Cell, Measured, Point, Step};
 use iogauge_model::iopath::IoPath;
 use iogauge_model::preflight::Preflight;
+use iogauge_model::spec::Region;
 use iogauge_model::system::Snapshot;
-use iogauge_report::{calibration_head, point_line};
-use iogauge_session::{Ending, Session};
+use iogauge_model::Document;
 use iogauge_stats::{measured_totals, merge_series, Interval, LatHist, WireInterval};
-use mpi::topology::SimpleCommunicator;
-use mpi::traits::*;
 use serde::{Deserialize, Serialize};
-use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What rank 0 asks of every rank: `[what, step, bs, n, large_bs, large_n]`.
@@ -102,7 +96,7 @@ fn shares(order: &Order, rank: u32, size: u32) -> [u32; 2] {
 
 /// A rank's side of the calibration: its own prober and the job's messages.
 struct Ranks<'a> {
-    world: &'a SimpleCommunicator,
+    world: &'a World,
     talk: Talk<'a>,
     prober: EngineProber<'a>,
     stop: &'a AtomicBool,
@@ -115,7 +109,8 @@ struct Ranks<'a> {
     failures: Vec<(u32, String)>,
     sent: Vec<u64>,
     one_host: bool,
-    live: bool,
+    /// Rank 0: shows each point as it is measured.
+    on_point: &'a mut dyn FnMut(&Point),
 }
 
 impl Ranks<'_> {
@@ -127,7 +122,7 @@ impl Ranks<'_> {
         let busy = mine.iter().any(|s| *s > 0);
         let flushed = self.prober.begin_point(busy);
         // Every rank flushed (or failed to): the point starts together.
-        let ok = all_ok(self.world, flushed.is_ok());
+        let ok = self.world.all_ok(flushed.is_ok());
         let mut part = PointPart::default();
         let outcomes = match flushed {
             Err(e) => Err(e),
@@ -207,7 +202,7 @@ impl Ranks<'_> {
     fn gather(&mut self, order: Order) -> anyhow::Result<Option<Vec<PointPart>>> {
         let mut o = order;
         let since = std::time::Instant::now();
-        self.world.process_at_rank(0).broadcast_into(&mut o[..]);
+        self.world.broadcast(&mut o[..]);
         let mut parts = vec![self.point(order)];
         let beat =
             iogauge_model::spec::JobSpec::new(iogauge_model::spec::RwMode::RandRead).interval;
@@ -275,9 +270,7 @@ impl Prober for Ranks<'_> {
         let workers = parts.iter().map(|p| p.workers).sum();
         let (mut point, hist) = point_of(step, n, workers, &intervals);
         point.rank_ios = parts.iter().map(|p| p.ios).collect();
-        if self.live {
-            eprintln!("  {}", point_line(&point));
-        }
+        (self.on_point)(&point);
         // Rank 0 always has a share: its devices and I/O path go in the record.
         let (samples, io_path) = self
             .last
@@ -320,42 +313,39 @@ impl Prober for Ranks<'_> {
     }
 }
 
-pub fn calibrate(mut opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
-    let universe = mpi::initialize().ok_or_else(|| anyhow!("MPI was initialised already"))?;
-    let world = universe.world();
-    let (rank, size) = (world.rank() as u32, world.size() as u32);
-    let host = hostname();
-    let shared = rank_targets(&mut opts.targets.specs, rank, &host);
-    // Writes to a target every rank shares, or sequential streams over it: each rank its
-    // own slice of the region (the streams of two ranks would otherwise start together).
-    let streams = opts.spec.large_type == iogauge_model::calib::LargeType::Seq;
-    let job_region = opts.spec.region;
-    if shared && (opts.spec.write_pct > 0 || streams) && size > 1 {
-        opts.spec.region = agreed(&world, slice_of(opts.spec.region, rank, size))?;
-    }
-    let job_seed = opts.spec.seed;
-    opts.spec.seed = rank_seed(job_seed, rank);
-    let (session, stop) = begin(&world, opts.store.as_deref(), opts.label.clone())?;
-    agreed(&world, check_engine(opts.spec.engine))?;
-    let targets = prepare_in_turn(&world, &opts.targets, &stop)?;
-    let mut ctx = agreed(&world, context(&opts, &targets))?;
+/// The calibration over ranks, once every rank's targets are prepared and its `ctx` made
+/// (its seed and slice in `ctx.spec`; `job` the job's own seed and region, which the
+/// document records).
+pub(super) fn calibrate(
+    session: &mut Session,
+    targets: &[Target],
+    mut ctx: search::Context,
+    job: (u64, Region),
+    show: Show<'_>,
+) -> anyhow::Result<Finished> {
+    let stop = session.stop().clone();
+    let Team::Ranks(world) = &session.team else {
+        unreachable!("called over ranks only")
+    };
+    let (rank, size, host) = (world.rank(), world.size(), hostname());
     let intro = Intro {
         host: host.clone(),
         targets: targets.iter().map(|t| t.info.path.clone()).collect(),
         preflight: ctx.preflight.clone(),
     };
-    let mut no_point = |_: &iogauge_model::calib::Point| {};
+    let spec = ctx.spec.clone();
+    let mut no_point = |_: &Point| {};
     let prober = EngineProber {
-        targets: &targets,
-        spec: &opts.spec,
+        targets,
+        spec: &spec,
         stop: &stop,
         on_point: &mut no_point,
         cores: rank_cores(),
         runs: 0,
     };
     let mut ranks = Ranks {
-        world: &world,
-        talk: Talk::new(&world, stop.clone()),
+        world,
+        talk: world.talk(stop.clone()),
         prober,
         stop: &stop,
         rank,
@@ -364,26 +354,26 @@ pub fn calibrate(mut opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
         failures: Vec::new(),
         sent: vec![0; size as usize],
         one_host: true,
-        live: std::io::stderr().is_terminal(),
+        on_point: show.point,
     };
     if rank != 0 {
-        let bytes = serde_json::to_vec(&intro)?;
-        world.process_at_rank(0).send_with_tag(&bytes[..], PART);
+        world.send_part(&serde_json::to_vec(&intro)?);
         let mut failed = None;
         loop {
             let mut order: Order = [END; 6];
-            world.process_at_rank(0).broadcast_into(&mut order[..]);
+            world.broadcast(&mut order[..]);
             if order[0] == END {
                 break;
             }
             let part = ranks.point(order);
             failed = failed.or(part.error.clone());
-            let bytes = serde_json::to_vec(&part)?;
-            world.process_at_rank(0).send_with_tag(&bytes[..], PART);
+            world.send_part(&serde_json::to_vec(&part)?);
         }
-        return rank_end(rank, failed);
+        return Ok(Finished::Member {
+            rank,
+            error: failed,
+        });
     }
-    let session = session.expect("rank 0 holds the session");
     let mut rows = vec![CalibRank {
         rank: 0,
         host: host.clone(),
@@ -392,9 +382,7 @@ pub fn calibrate(mut opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
         sent_bytes: 0,
     }];
     for r in 1..size {
-        let (bytes, _) = world
-            .process_at_rank(r as i32)
-            .receive_vec_with_tag::<u8>(PART);
+        let bytes = world.receive_part(r);
         let i: Intro = serde_json::from_slice(&bytes).context("a rank's preflight")?;
         ranks.sent[r as usize] += bytes.len() as u64;
         ranks.one_host &= i.host == host;
@@ -408,29 +396,23 @@ pub fn calibrate(mut opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
         });
     }
     // The document records what the job was asked, not rank 0's seed and slice.
-    ctx.spec.seed = job_seed;
-    ctx.spec.region = job_region;
-    if !opts.json {
-        print_stdout(&calibration_head(&search::head(&ctx)))
-            .context("writing the result to stdout (nothing was measured)")?;
-    }
-    let outcome = search::calibrate(&mut ranks, &opts.spec);
-    // Stored first (a rank that died may keep the broadcast below from returning before the
+    (ctx.spec.seed, ctx.spec.region) = job;
+    (show.head)(&search::head(&ctx))?;
+    let outcome = search::calibrate(&mut ranks, &spec);
+    // Made first (a rank that died may keep the broadcast below from returning before the
     // launcher ends this rank), then every rank waiting for its next order is told to end.
-    let stored = store(session, ctx, outcome, &ranks, rows, &opts);
-    world.process_at_rank(0).broadcast_into(&mut [END; 6][..]);
-    stored
+    let finished = lead_document(ctx, outcome, &ranks, rows);
+    world.broadcast(&mut [END; 6][..]);
+    finished
 }
 
-/// Rank 0: the calibration's one document, the ranks' rows and failures in it, stored.
-fn store(
-    session: Session,
+/// Rank 0: the calibration's one document, the ranks' rows and failures in it.
+fn lead_document(
     ctx: search::Context,
     outcome: anyhow::Result<iogauge_model::calib::Outcome>,
     ranks: &Ranks<'_>,
     mut rows: Vec<CalibRank>,
-    opts: &CalibrateOptions,
-) -> anyhow::Result<ExitCode> {
+) -> anyhow::Result<Finished> {
     let mut outcome = outcome?;
     if !ranks.failures.is_empty() {
         outcome.interrupted = true;
@@ -457,7 +439,7 @@ fn store(
         Some((r, e)) => Ending::Failed(format!("rank {r}: {e}")),
         None => Ending::of_meta(&report.meta),
     };
-    finish(session, report, &histograms, opts, ending)
+    Ok(Finished::lead(Document::from(report), histograms, ending))
 }
 
 /// Another rank's preflight into rank 0's: its targets, and its warnings rank 0's does not
