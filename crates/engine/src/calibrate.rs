@@ -14,7 +14,9 @@ mod prober;
 mod search;
 mod verdicts;
 pub use document::{calibration_document, head, Context, MATRIX_SMALL};
-pub use engine::{cell_of, point_of, tested_bytes, workers_for, EngineProber};
+pub use engine::{
+    cell_of, point_of, tested_bytes, workers_for, EngineProber, Sampling, TellingJob, Unsampled,
+};
 pub use matrix::{cells, levels};
 pub use prober::Prober;
 pub use search::{knee_search, throughput_search, NOISE};

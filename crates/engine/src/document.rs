@@ -3,32 +3,45 @@
 //! its latency histograms (the whole window's per direction, and every interval's, so
 //! `show --interval` can merge them exactly later).
 
-use crate::job::{disks_of, JobOutcome};
+use crate::job::JobOutcome;
 use crate::target::Target;
 use iogauge_model::regrid::interval_histograms;
 use iogauge_model::run::{RunReport, SteadyWaitReport};
 use iogauge_model::spec::JobSpec;
+use iogauge_model::system::Snapshot;
 use iogauge_model::target::TargetInfo;
 use iogauge_model::Histograms;
 use iogauge_stats::{measured_totals, HistError};
 
-/// The document and histograms of `outcome`, a job of `spec` on `targets`.
+/// The system beside a job, as the session sampled it: /proc snapshots on the job's grid
+/// (`at_ns` from its t0), why sampling stopped early if it did, and the whole disks under the
+/// targets (what to sum for "the hardware").
+#[derive(Clone, Debug, Default)]
+pub struct Recorded {
+    pub samples: Vec<Snapshot>,
+    pub error: Option<String>,
+    pub disks: Vec<String>,
+}
+
+/// The document and histograms of `outcome`, a job of `spec` on `targets`, with the system
+/// sampled beside it.
 pub fn run_document(
     spec: JobSpec,
     targets: &[Target],
     outcome: JobOutcome,
+    recorded: Recorded,
 ) -> Result<(RunReport, Histograms), HistError> {
     let infos = targets.iter().map(|t| t.info.clone()).collect();
-    document_of(spec, infos, &disks_of(targets), outcome)
+    document_of(spec, infos, outcome, recorded)
 }
 
-/// As [`run_document`], from the targets' descriptions and the disks under them (a job over
-/// MPI ranks: the ranks' targets, the merged series).
+/// As [`run_document`], from the targets' descriptions (a job over MPI ranks: the ranks'
+/// targets, the merged series).
 pub fn document_of(
     spec: JobSpec,
     infos: Vec<TargetInfo>,
-    disks: &[String],
     outcome: JobOutcome,
+    recorded: Recorded,
 ) -> Result<(RunReport, Histograms), HistError> {
     let mut r = RunReport::from_series(
         spec,
@@ -37,10 +50,10 @@ pub fn document_of(
         &outcome.intervals,
         outcome.interrupted,
     )
-    .with_samples(&outcome.intervals, outcome.samples, disks);
+    .with_samples(&outcome.intervals, recorded.samples, &recorded.disks);
     r.warnings.extend(outcome.io_path.warnings());
     r.options.io_path = Some(outcome.io_path);
-    r.warnings.extend(outcome.sample_error);
+    r.warnings.extend(recorded.error);
     if let Some(w) = &outcome.steady_wait {
         let wait = SteadyWaitReport::of(w, r.options.interval);
         if !wait.reached && !outcome.interrupted {

@@ -13,13 +13,11 @@ use crate::worker::{Gate, Msg, Plan, RampEnd, WorkerCtx};
 use iogauge_model::iopath::IoPath;
 use iogauge_model::run::SteadyOutcome;
 use iogauge_model::spec::{EngineKind, JobSpec};
-use iogauge_model::system::Snapshot;
-use iogauge_probe::Sampler;
 use iogauge_stats::{Interval, Phase, SteadyDetector};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, RecvTimeoutError};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 mod placement;
 pub use placement::{layout, placement, Placement};
@@ -31,11 +29,6 @@ pub struct JobOutcome {
     pub intervals: Vec<Interval>,
     /// The caller's stop flag ended the job early.
     pub interrupted: bool,
-    /// /proc snapshots of the targets' devices and the CPU at every interval boundary,
-    /// `at_ns` from the job's start.
-    pub samples: Vec<Snapshot>,
-    /// Why device sampling stopped early, if it did.
-    pub sample_error: Option<String>,
     /// `--steady`: how the ramp ended (`None` without `--steady`).
     pub steady_wait: Option<SteadyOutcome>,
     /// The memory and I/O path the job ran on.
@@ -89,12 +82,25 @@ fn share(total: u64, n: u64, i: u64) -> u64 {
 }
 
 /// Runs the job on prepared targets. `stop` ends it early (Ctrl-C); `on_interval` sees each
-/// merged interval as soon as every worker has reported it.
+/// merged interval as soon as every worker has reported it. The job measures its own I/O
+/// only: the system beside it (devices, CPU) is the session's to sample ([`run_telling`]).
 pub fn run(
     spec: &JobSpec,
     targets: &[Target],
     stop: &AtomicBool,
     on_interval: &mut dyn FnMut(&Interval),
+) -> Result<JobOutcome, EngineError> {
+    run_telling(spec, targets, stop, on_interval, &|_| {})
+}
+
+/// [`run`], telling `started` the job's t0 the moment every worker is released: where a
+/// sampler beside the job starts its grid ([`grid`]).
+pub fn run_telling(
+    spec: &JobSpec,
+    targets: &[Target],
+    stop: &AtomicBool,
+    on_interval: &mut dyn FnMut(&Interval),
+    started: &(dyn Fn(Instant) + Sync),
 ) -> Result<JobOutcome, EngineError> {
     let placement = placement(spec, targets)?;
     let space = match &placement {
@@ -113,9 +119,7 @@ pub fn run(
     };
     let n = threads as u64;
     let (pool, uring, io_path) = io_path(spec, threads * qd as usize)?;
-    let gate = Gate::new(threads);
-    let devices = devices_of(targets);
-    let done = AtomicBool::new(false);
+    let gate = Gate::telling(threads, started);
     let halt = AtomicBool::new(false);
     let ramp_end = RampEnd::new();
     let steady_timeout = spec.steady.map(|w| on_grid(w.timeout, spec.interval));
@@ -167,17 +171,12 @@ pub fn run(
             }
         }
         drop(tx);
-        let sampler = scope.spawn(|| sample_devices(&devices, spec, &gate, &done));
-        let collected = collect(threads, &rx, stop, &halt, &gate, &mut watch, on_interval);
-        done.store(true, Ordering::Relaxed);
-        let (samples, sample_error) = sampler.join().expect("sampler thread");
-        let (intervals, interrupted) = collected?;
+        let (intervals, interrupted) =
+            collect(threads, &rx, stop, &halt, &gate, &mut watch, on_interval)?;
         Ok(JobOutcome {
             started: gate.started().unwrap_or_else(SystemTime::now),
             intervals,
             interrupted,
-            samples,
-            sample_error,
             steady_wait: watch.map(|w| SteadyOutcome {
                 window: w.window,
                 ramp: ramp_end.get().unwrap_or(w.timeout),
@@ -223,50 +222,23 @@ fn io_path(
     Ok((pool, uring, path))
 }
 
-/// The block devices whose counters a job records: each target's device and the disks at
-/// the bottom of its chain (partition -> disk, loop -> backing disk, md/dm -> members).
-pub fn devices_of(targets: &[Target]) -> Vec<String> {
-    each_device(targets, iogauge_probe::devices_under)
+/// The block devices under the targets, each chain resolved once (see
+/// [`iogauge_probe::Devices`]).
+pub fn devices(targets: &[Target]) -> iogauge_probe::Devices {
+    iogauge_probe::Devices::under(targets.iter().filter_map(|t| t.info.device.as_deref()))
 }
 
-/// The whole disks at the bottom of the targets' device chains, each once: what to sum for
-/// "the hardware" without counting a partition and its disk twice.
-pub fn disks_of(targets: &[Target]) -> Vec<String> {
-    each_device(targets, iogauge_probe::disks_under)
-}
-
-fn each_device(targets: &[Target], f: fn(&str) -> Vec<String>) -> Vec<String> {
-    let mut names: Vec<String> = targets
-        .iter()
-        .filter_map(|t| t.info.device.as_deref())
-        .flat_map(f)
-        .collect();
-    names.sort();
-    names.dedup();
-    names
-}
-
-/// Samples /proc (the one sampler, `iogauge_probe::sample_grid`) at the job's start, at
-/// every interval boundary of its grid (ramp, then measured window) and once at its end, so
-/// device intervals line up with workload ones. A job without block devices samples nothing.
-fn sample_devices(
-    devices: &[String],
-    spec: &JobSpec,
-    gate: &Gate,
-    done: &AtomicBool,
-) -> (Vec<Snapshot>, Option<String>) {
-    if devices.is_empty() {
-        return (Vec::new(), None);
-    }
-    let sampler = Sampler::new(Some(devices.to_vec()));
-    // A --steady ramp ends on the grid, wherever the detector decides.
+/// The boundaries of `spec`'s interval grid as offsets from its t0 (ramp, then measured
+/// window; with `--steady` the ramp ends on the grid, wherever the detector decides): where a
+/// sampler beside the job takes its snapshots, so device intervals line up with workload
+/// ones.
+pub fn grid(spec: &JobSpec) -> impl Iterator<Item = Duration> + Send {
     let ramp = if spec.steady.is_some() {
         Duration::ZERO
     } else {
         spec.ramp
     };
-    let grid = iogauge_probe::phase_grid(spec.interval, ramp);
-    iogauge_probe::sample_grid(&sampler, || gate.t0(), grid, done)
+    iogauge_probe::phase_grid(spec.interval, ramp)
 }
 
 /// Merges worker parts in (phase, index) order; an interval is complete when every worker
@@ -277,7 +249,7 @@ fn collect(
     rx: &std::sync::mpsc::Receiver<Msg>,
     stop: &AtomicBool,
     halt: &AtomicBool,
-    gate: &Gate,
+    gate: &Gate<'_>,
     watch: &mut Option<SteadyWatch<'_>>,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Result<(Vec<Interval>, bool), EngineError> {

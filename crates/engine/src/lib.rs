@@ -24,6 +24,6 @@ mod uring;
 mod worker;
 
 pub use error::EngineError;
-pub use job::{devices_of, disks_of, layout, placement, run, JobOutcome, Placement};
+pub use job::{devices, grid, layout, placement, run, run_telling, JobOutcome, Placement};
 pub use target::{prepare, Access, Target, TargetError, TargetSpec};
 pub use uring::probe as probe_uring;

@@ -24,7 +24,7 @@ pub(crate) struct WorkerCtx<'a> {
     pub pool: &'a crate::pool::BufPool,
     /// io_uring's setup, or `None` for psync.
     pub uring: Option<crate::uring::UringChoice>,
-    pub gate: &'a Gate,
+    pub gate: &'a Gate<'a>,
     pub halt: &'a AtomicBool,
     /// `--layout`: how logical I/Os become member I/Os (io_uring only).
     pub placement: Option<&'a crate::job::Placement>,
@@ -50,21 +50,32 @@ pub(crate) enum Msg {
 /// All workers start together: each sets up (ring, buffers) and waits here; the last to
 /// arrive stamps the job's time zero and lets everyone go. A job that cannot start every
 /// worker (the OS refused a thread) aborts the gate instead, so nobody waits forever.
-pub(crate) struct Gate {
+pub(crate) struct Gate<'a> {
     /// Workers arrived, and whether the gate was aborted.
     state: Mutex<(usize, bool)>,
     opened: Condvar,
     workers: usize,
     t0: OnceLock<(Instant, SystemTime)>,
+    /// Told the job's t0 the moment it is stamped (the session's sampler starts there).
+    on_open: Option<&'a (dyn Fn(Instant) + Sync)>,
 }
 
-impl Gate {
+impl<'a> Gate<'a> {
     pub fn new(workers: usize) -> Self {
         Gate {
             state: Mutex::new((0, false)),
             opened: Condvar::new(),
             workers,
             t0: OnceLock::new(),
+            on_open: None,
+        }
+    }
+
+    /// A gate that tells `on_open` the job's t0 when it opens.
+    pub fn telling(workers: usize, on_open: &'a (dyn Fn(Instant) + Sync)) -> Self {
+        Gate {
+            on_open: Some(on_open),
+            ..Gate::new(workers)
         }
     }
 
@@ -73,7 +84,11 @@ impl Gate {
         let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         s.0 += 1;
         if s.0 == self.workers && !s.1 {
-            let _ = self.t0.set((Instant::now(), SystemTime::now()));
+            let now = Instant::now();
+            let _ = self.t0.set((now, SystemTime::now()));
+            if let Some(tell) = self.on_open {
+                tell(now);
+            }
             self.opened.notify_all();
         }
         let s = self

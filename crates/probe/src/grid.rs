@@ -77,6 +77,34 @@ pub fn phase_grid(every: Duration, ramp: Duration) -> impl Iterator<Item = Durat
     in_ramp.chain(ramp_end).chain(measured)
 }
 
+/// The block devices a job's targets sit on, each chain resolved once: what to sample (each
+/// target's device and the whole disks at the bottom of its chain) and the disks alone (what
+/// to sum for "the hardware" without counting a partition and its disk twice). Kernel names,
+/// sorted, each once.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Devices {
+    pub sampled: Vec<String>,
+    pub disks: Vec<String>,
+}
+
+impl Devices {
+    /// The chains under `devices` (the targets' own block devices).
+    pub fn under<'a>(devices: impl IntoIterator<Item = &'a str>) -> Devices {
+        let mut d = Devices::default();
+        for dev in devices {
+            let disks = disks_under(dev);
+            d.sampled.push(dev.to_string());
+            d.sampled.extend(disks.iter().cloned());
+            d.disks.extend(disks);
+        }
+        for v in [&mut d.sampled, &mut d.disks] {
+            v.sort();
+            v.dedup();
+        }
+        d
+    }
+}
+
 /// The device named `device` and the whole disks under it (through partition, loop, md, dm),
 /// each once, by kernel name.
 pub fn devices_under(device: &str) -> Vec<String> {

@@ -31,5 +31,5 @@ pub use error::SessionError;
 pub use finish::{Ending, Stored};
 pub use measure::Finished;
 pub use recorder::{now, Session};
-pub use sampled::sampled;
+pub use sampled::{sampled, JobSampler};
 pub use signal::{campaign_tag, stop_flag, CAMPAIGN_ENV};

@@ -2,8 +2,12 @@
 //! start signal (its t0, e.g. the database sessions' barrier release), then samples on the
 //! producer's grid until the producer returns.
 
+use iogauge_engine::calibrate::{Sampling, TellingJob};
+use iogauge_engine::document::Recorded;
+use iogauge_engine::{EngineError, JobOutcome, Target};
+use iogauge_model::spec::JobSpec;
 use iogauge_model::system::Snapshot;
-use iogauge_probe::{sample_grid, Sampler};
+use iogauge_probe::{sample_grid, Devices, Sampler};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -13,20 +17,14 @@ use std::time::{Duration, Instant};
 /// producer's result, the snapshots, and why sampling stopped early, if it did.
 pub fn sampled<T>(
     sampler: &Sampler,
-    boundaries: &[Duration],
+    boundaries: impl IntoIterator<Item = Duration, IntoIter: Send>,
     produce: impl FnOnce(&(dyn Fn(Instant) + Sync)) -> T,
 ) -> (T, Vec<Snapshot>, Option<String>) {
+    let boundaries = boundaries.into_iter();
     let t0: OnceLock<Instant> = OnceLock::new();
     let done = AtomicBool::new(false);
     std::thread::scope(|sc| {
-        let sampling = sc.spawn(|| {
-            sample_grid(
-                sampler,
-                || t0.get().copied(),
-                boundaries.iter().copied(),
-                &done,
-            )
-        });
+        let sampling = sc.spawn(|| sample_grid(sampler, || t0.get().copied(), boundaries, &done));
         let started = |at: Instant| {
             let _ = t0.set(at);
         };
@@ -37,6 +35,54 @@ pub fn sampled<T>(
     })
 }
 
+/// The sampler beside a synthetic job: the devices under its targets (each chain resolved
+/// once) and the CPU, on the job's interval grid. Targets on no block device (a tmpfs file)
+/// have nothing sampled, not even the CPU.
+pub struct JobSampler {
+    sampler: Option<Sampler>,
+    devices: Devices,
+}
+
+impl JobSampler {
+    pub fn of(targets: &[Target]) -> JobSampler {
+        let devices = iogauge_engine::devices(targets);
+        JobSampler {
+            sampler: (!devices.sampled.is_empty())
+                .then(|| Sampler::new(Some(devices.sampled.clone()))),
+            devices,
+        }
+    }
+
+    /// Runs `job`, a job of `spec` that tells its t0, with the sampler beside it.
+    pub fn run<T>(
+        &self,
+        spec: &JobSpec,
+        job: impl FnOnce(&(dyn Fn(Instant) + Sync)) -> T,
+    ) -> (T, Recorded) {
+        let (out, samples, error) = match &self.sampler {
+            Some(s) => sampled(s, iogauge_engine::grid(spec), job),
+            None => (job(&|_| {}), Vec::new(), None),
+        };
+        let recorded = Recorded {
+            samples,
+            error,
+            disks: self.devices.disks.clone(),
+        };
+        (out, recorded)
+    }
+}
+
+impl Sampling for JobSampler {
+    fn beside(
+        &self,
+        spec: &JobSpec,
+        job: &mut TellingJob<'_>,
+    ) -> (Result<JobOutcome, EngineError>, Vec<Snapshot>) {
+        let (out, recorded) = self.run(spec, |started| job(started));
+        (out, recorded.samples)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,7 +91,7 @@ mod tests {
     fn samples_from_the_producers_start_to_its_end() {
         let s = Sampler::new(Some(vec![]));
         let ms = Duration::from_millis;
-        let (out, snaps, err) = sampled(&s, &[ms(50)], |started| {
+        let (out, snaps, err) = sampled(&s, [ms(50)], |started| {
             std::thread::sleep(ms(40)); // set-up before t0: not sampled
             started(Instant::now());
             std::thread::sleep(ms(120));
@@ -63,7 +109,7 @@ mod tests {
     #[test]
     fn a_producer_that_never_starts_is_not_sampled() {
         let s = Sampler::new(Some(vec![]));
-        let (_, snaps, err) = sampled(&s, &[Duration::from_millis(1)], |_| ());
+        let (_, snaps, err) = sampled(&s, [Duration::from_millis(1)], |_| ());
         assert!(snaps.is_empty() && err.is_none());
     }
 }

@@ -114,7 +114,7 @@ impl Prepared {
         let devices = self.devices.clone();
         let sampler = Sampler::new((!devices.is_empty()).then_some(devices));
         let ends: Vec<Duration> = o.grid.slots().iter().map(|s| s.end).collect();
-        sampled(&sampler, &ends, |started| {
+        sampled(&sampler, ends, |started| {
             driver::run_synced(
                 &self.server.cfg,
                 &self.workload,

@@ -1,5 +1,6 @@
 //! The real prober: each point is an engine job on the prepared targets, with its interval
-//! series, device samples, latency histogram and the I/O path it ran on.
+//! series, latency histogram and the I/O path it ran on, and the device samples the caller's
+//! [`Sampling`] took beside it.
 
 use super::prober::Prober;
 use crate::error::EngineError;
@@ -7,8 +8,39 @@ use crate::job::JobOutcome;
 use crate::target::Target;
 use iogauge_model::calib::{CalibrateSpec, Cell, LargeType, Measured, Point, Step};
 use iogauge_model::spec::{BlockSplit, JobSpec, RwMode};
+use iogauge_model::system::Snapshot;
 use iogauge_stats::{measured_totals, DirStats, Interval, LatHist, Nanos};
 use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+/// A job as [`Sampling::beside`] runs it: told where to report its t0.
+pub type TellingJob<'j> =
+    dyn FnMut(&(dyn Fn(Instant) + Sync)) -> Result<JobOutcome, EngineError> + 'j;
+
+/// Who samples the system (devices, CPU) beside each measured point: the session's sampler,
+/// on the point job's interval grid ([`crate::grid`]). The engine measures I/O only.
+pub trait Sampling {
+    /// Runs `job` (a job of `spec`) with a sampler beside it from the t0 the job tells;
+    /// its outcome and the snapshots.
+    fn beside(
+        &self,
+        spec: &JobSpec,
+        job: &mut TellingJob<'_>,
+    ) -> (Result<JobOutcome, EngineError>, Vec<Snapshot>);
+}
+
+/// No sampling (a calibration whose device figures are not wanted, tests).
+pub struct Unsampled;
+
+impl Sampling for Unsampled {
+    fn beside(
+        &self,
+        _: &JobSpec,
+        job: &mut TellingJob<'_>,
+    ) -> (Result<JobOutcome, EngineError>, Vec<Snapshot>) {
+        (job(&|_| {}), Vec::new())
+    }
+}
 
 /// Bytes each target's region spans, checking the region holds a large I/O on every target
 /// (so a bad --region fails before the preflight, not at the first large point).
@@ -39,6 +71,8 @@ pub struct EngineProber<'a> {
     /// Most workers a point uses (the machine's cores: a database spreads I/O over processes).
     pub cores: u32,
     pub runs: u64,
+    /// Samples the devices and CPU beside each measured point.
+    pub sampling: &'a dyn Sampling,
 }
 
 /// Workers for `n` outstanding I/Os: the most, up to `cores`, that divide `n` evenly.
@@ -184,16 +218,21 @@ impl EngineProber<'_> {
     }
 
     /// Runs one point's job: `n` outstanding I/Os of `bs` (no flush: see `begin_point`),
-    /// `on_interval` after each of its intervals.
+    /// `on_interval` after each of its intervals, sampled beside it: its outcome and the
+    /// snapshots.
     pub fn run_point(
         &self,
         step: Step,
         bs: u64,
         n: u32,
         on_interval: &mut dyn FnMut(&Interval),
-    ) -> Result<JobOutcome, EngineError> {
+    ) -> Result<(JobOutcome, Vec<Snapshot>), EngineError> {
         let j = self.point_job(step, bs, n);
-        crate::job::run(&j, self.targets, self.stop, on_interval)
+        let (targets, stop) = (self.targets, self.stop);
+        let (outcome, samples) = self.sampling.beside(&j, &mut |started| {
+            crate::job::run_telling(&j, targets, stop, on_interval, started)
+        });
+        Ok((outcome?, samples))
     }
 
     /// Small and large I/Os at once (the large ones random or sequential streams, as in the
@@ -264,7 +303,7 @@ impl Prober for EngineProber<'_> {
         outstanding: u32,
     ) -> Result<Option<Measured>, EngineError> {
         self.begin_point(true)?;
-        let outcome = self.run_point(step, bs, outstanding, &mut |_| {})?;
+        let (outcome, samples) = self.run_point(step, bs, outstanding, &mut |_| {})?;
         if outcome.interrupted {
             return Ok(None);
         }
@@ -274,7 +313,7 @@ impl Prober for EngineProber<'_> {
         Ok(Some(Measured {
             point,
             intervals: outcome.intervals,
-            samples: outcome.samples,
+            samples,
             hist,
             io_path: Some(outcome.io_path),
         }))

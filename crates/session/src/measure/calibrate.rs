@@ -7,7 +7,7 @@ mod ranks;
 use super::Finished;
 use crate::finish::Ending;
 use crate::ranks::{hostname, per_rank, rank_seed, slice_of, Team};
-use crate::Session;
+use crate::{JobSampler, Session};
 use iogauge_engine::calibrate::{self as search, calibration_document, EngineProber};
 use iogauge_engine::{Target, TargetSpec};
 use iogauge_model::calib::{CalibrateSpec, CalibrationReport, LargeType, Point};
@@ -118,6 +118,7 @@ fn alone(
         on_point: show.point,
         cores: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
         runs: 0,
+        sampling: &JobSampler::of(targets),
     };
     let outcome = search::calibrate(&mut prober, &spec)?;
     let (report, histograms) = calibration_document(ctx, &outcome)?;

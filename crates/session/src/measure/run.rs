@@ -10,12 +10,13 @@ mod ranks;
 use super::Finished;
 use crate::finish::Ending;
 use crate::ranks::{hostname, per_rank, rank_seed, slice_of, Team};
-use crate::Session;
+use crate::{JobSampler, Session};
 use iogauge_engine::document::run_document;
 use iogauge_engine::{Target, TargetSpec};
 use iogauge_model::run::IntervalReport;
 use iogauge_model::spec::{JobSpec, Region};
 use iogauge_model::Document;
+use iogauge_stats::Interval;
 
 /// Where this process's part of the job runs: over ranks, `{rank}` and `{host}` replaced in
 /// every target, the rank's own seed, and — when every rank writes one target they share
@@ -73,12 +74,15 @@ fn alone(
     show: &mut dyn FnMut(f64, &IntervalReport),
 ) -> anyhow::Result<Finished> {
     let stop = session.stop().clone();
-    let outcome = iogauge_engine::run(spec, targets, &stop, &mut |iv| {
-        let (rep, at) = (IntervalReport::of(iv), iv.end.as_secs_f64());
-        session.publish(&rep, at);
-        show(at, &rep);
-    })?;
-    let (report, histograms) = run_document(spec.clone(), targets, outcome)?;
+    let (outcome, recorded) = JobSampler::of(targets).run(spec, |started| {
+        let on_interval = &mut |iv: &Interval| {
+            let (rep, at) = (IntervalReport::of(iv), iv.end.as_secs_f64());
+            session.publish(&rep, at);
+            show(at, &rep);
+        };
+        iogauge_engine::run_telling(spec, targets, &stop, on_interval, started)
+    });
+    let (report, histograms) = run_document(spec.clone(), targets, outcome?, recorded)?;
     let doc = Document::from(report);
     let ending = Ending::of(&doc);
     Ok(Finished::lead(doc, histograms, ending))

@@ -15,7 +15,7 @@ use super::Show;
 use crate::finish::Ending;
 use crate::measure::Finished;
 use crate::ranks::{hostname, rank_cores, Talk, Team, World, LOST};
-use crate::Session;
+use crate::{JobSampler, Session};
 use anyhow::{anyhow, Context};
 use iogauge_engine::calibrate::{
     self as search, calibration_document, cell_of, point_of, EngineProber, Prober,
@@ -131,7 +131,7 @@ impl Ranks<'_> {
                 part.interrupted = true;
                 return part;
             }
-            Ok(()) if !busy => Ok(Vec::new()),
+            Ok(()) if !busy => Ok((Vec::new(), Vec::new())),
             Ok(()) => {
                 let talk = &mut self.talk;
                 let mut watch = |iv: &Interval| {
@@ -140,16 +140,17 @@ impl Ranks<'_> {
                 match what {
                     MIXED => self
                         .prober
-                        .run_mixed(bs, mine[0], large_bs, mine[1], &mut watch),
+                        .run_mixed(bs, mine[0], large_bs, mine[1], &mut watch)
+                        .map(|os| (os, Vec::new())),
                     _ => self
                         .prober
                         .run_point(step, bs, mine[0], &mut watch)
-                        .map(|o| vec![o]),
+                        .map(|(o, samples)| (vec![o], samples)),
                 }
             }
         };
         match outcomes {
-            Ok(os) => self.fill(&mut part, os, what, step, mine),
+            Ok((os, samples)) => self.fill(&mut part, (os, samples), what, step, mine),
             Err(e) => part.error = Some(e.to_string()),
         }
         if part.error.is_some() {
@@ -160,11 +161,11 @@ impl Ranks<'_> {
         part
     }
 
-    /// A part from the outcomes of this rank's jobs.
+    /// A part from the outcomes of this rank's jobs (and the samples beside its first).
     fn fill(
         &mut self,
         part: &mut PointPart,
-        os: Vec<JobOutcome>,
+        (os, samples): (Vec<JobOutcome>, Vec<Snapshot>),
         what: u64,
         step: Step,
         mine: [u32; 2],
@@ -178,6 +179,7 @@ impl Ranks<'_> {
             part.ios = t.read.ios + t.write.ios;
         }
         let mut wire = Vec::new();
+        let mut samples = Some(samples);
         let mut jobs = os.into_iter();
         let kinds = if what == MIXED { 2 } else { 1 };
         for s in mine.iter().take(kinds) {
@@ -191,7 +193,7 @@ impl Ranks<'_> {
                 Err(e) => part.error = Some(e.to_string()),
             }
             if wire.len() == 1 {
-                self.last = Some((o.samples, o.io_path));
+                self.last = Some((samples.take().unwrap_or_default(), o.io_path));
             }
         }
         part.series = wire;
@@ -335,6 +337,7 @@ pub(super) fn calibrate(
     };
     let spec = ctx.spec.clone();
     let mut no_point = |_: &Point| {};
+    let sampler = JobSampler::of(targets);
     let prober = EngineProber {
         targets,
         spec: &spec,
@@ -342,6 +345,7 @@ pub(super) fn calibrate(
         on_point: &mut no_point,
         cores: rank_cores(),
         runs: 0,
+        sampling: &sampler,
     };
     let mut ranks = Ranks {
         world,

@@ -5,9 +5,9 @@
 use crate::finish::Ending;
 use crate::measure::Finished;
 use crate::ranks::{hostname, Team, LIVE_BYTES, LOST};
-use crate::Session;
+use crate::{JobSampler, Session};
 use anyhow::{anyhow, Context};
-use iogauge_engine::document::{document_of, run_document};
+use iogauge_engine::document::{document_of, run_document, Recorded};
 use iogauge_engine::{JobOutcome, Target};
 use iogauge_model::run::{IntervalReport, RankReport, RunReport};
 use iogauge_model::spec::{JobSpec, Region};
@@ -77,23 +77,26 @@ pub(super) fn run(
     let mut talk = world.talk(stop.clone());
     world.barrier();
     let started_ns = now_ns();
-    let outcome = iogauge_engine::run(spec, targets, &stop, &mut |iv| {
-        let others = talk.interval(iv);
-        if rank == 0 {
-            // The job's counts live; the latency shown is rank 0's own.
-            let mut all = iv.clone();
-            all.io.read.ios += others[0];
-            all.io.write.ios += others[1];
-            all.io.read.bytes.0 += others[2];
-            all.io.write.bytes.0 += others[3];
-            feed.publish(&IntervalReport::of(&all), iv.end.as_secs_f64());
-        }
+    let (outcome, recorded) = JobSampler::of(targets).run(spec, |started| {
+        let on_interval = &mut |iv: &Interval| {
+            let others = talk.interval(iv);
+            if rank == 0 {
+                // The job's counts live; the latency shown is rank 0's own.
+                let mut all = iv.clone();
+                all.io.read.ios += others[0];
+                all.io.write.ios += others[1];
+                all.io.read.bytes.0 += others[2];
+                all.io.write.bytes.0 += others[3];
+                feed.publish(&IntervalReport::of(&all), iv.end.as_secs_f64());
+            }
+        };
+        iogauge_engine::run_telling(spec, targets, &stop, on_interval, started)
     });
     if outcome.is_err() {
         stop.store(true, Ordering::Relaxed);
     }
     talk.pass_stop();
-    let (mut part, own) = part_of(spec, targets, rank, &host, started_ns, outcome);
+    let (mut part, own) = part_of(spec, targets, (rank, &host, started_ns), outcome, recorded);
     part.live_sent = talk.live_sent;
     part.region = region;
     if rank != 0 {
@@ -148,8 +151,7 @@ fn now_ns() -> u64 {
 /// Rank 0's own outcome, kept whole for the merged document (its samples and I/O path).
 struct Own {
     started: SystemTime,
-    samples: Vec<iogauge_model::system::Snapshot>,
-    disks: Vec<String>,
+    recorded: Recorded,
     io_path: Option<iogauge_model::iopath::IoPath>,
     /// Whether rank 0's own job ran (its start is the job's).
     ran: bool,
@@ -159,10 +161,9 @@ struct Own {
 fn part_of(
     spec: &JobSpec,
     targets: &[Target],
-    rank: u32,
-    host: &str,
-    started_ns: u64,
+    (rank, host, started_ns): (u32, &str, u64),
     outcome: Result<JobOutcome, iogauge_engine::EngineError>,
+    recorded: Recorded,
 ) -> (Part, Own) {
     let mut part = Part {
         rank,
@@ -178,8 +179,10 @@ fn part_of(
     };
     let mut own = Own {
         started: SystemTime::now(),
-        samples: Vec::new(),
-        disks: iogauge_engine::disks_of(targets),
+        recorded: Recorded {
+            error: None,
+            ..recorded.clone()
+        },
         io_path: None,
         ran: false,
     };
@@ -192,12 +195,11 @@ fn part_of(
     };
     own.started = outcome.started;
     own.ran = true;
-    own.samples = outcome.samples.clone();
     own.io_path = Some(outcome.io_path.clone());
     let wire: Result<Vec<WireInterval>, _> =
         outcome.intervals.iter().map(Interval::to_wire).collect();
     match wire.map_err(|e| e.to_string()).and_then(|w| {
-        run_document(spec.clone(), targets, outcome)
+        run_document(spec.clone(), targets, outcome, recorded)
             .map(|(r, _)| (w, r))
             .map_err(|e| e.to_string())
     }) {
@@ -250,8 +252,6 @@ fn merged(spec: &JobSpec, parts: Vec<Part>, own: Own) -> anyhow::Result<(Documen
         started,
         intervals: merge_series(&series),
         interrupted,
-        samples: if one_host { own.samples } else { Vec::new() },
-        sample_error: None,
         steady_wait: None,
         io_path: io_path.ok_or_else(|| {
             let why: Vec<String> = parts
@@ -261,12 +261,12 @@ fn merged(spec: &JobSpec, parts: Vec<Part>, own: Own) -> anyhow::Result<(Documen
             anyhow!("no rank ran, nothing to store: {}", why.join("; "))
         })?,
     };
-    let (mut report, histograms) = document_of(
-        spec.clone(),
-        infos,
-        if one_host { &own.disks } else { &[] },
-        outcome,
-    )?;
+    // The job's devices: the host's own, when every rank ran on rank 0's host.
+    let recorded = match one_host {
+        true => own.recorded,
+        false => Recorded::default(),
+    };
+    let (mut report, histograms) = document_of(spec.clone(), infos, outcome, recorded)?;
     // A rank that sent no part has no start.
     let starts: Vec<u64> = parts
         .iter()
