@@ -2,13 +2,13 @@
 //! put in a memory cgroup, started) or an existing server by DSN; what iogauge loaded on it;
 //! and its shutdown at the end, which is part of the run.
 
-use crate::bin::PgBin;
-use crate::cgroup::drop_os_cache;
-use crate::cluster::Cluster;
 use crate::dsn::{connect, parse_dsn};
 use crate::error::{error_text, PgError};
-use crate::place::{check_dir, has_cluster, setup_finished, Place};
 use crate::schema;
+use crate::server::bin::PgBin;
+use crate::server::cgroup::drop_os_cache;
+use crate::server::cluster::Cluster;
+use crate::server::place::{check_dir, has_cluster, setup_finished, Place};
 use iogauge_model::db::report::Setting;
 use iogauge_model::live::SocketAddr;
 use iogauge_model::secret::redact_dsn;
@@ -163,7 +163,7 @@ impl RunServer {
             Some(c) => c.settings(),
             None => {
                 let mut client = connect(&self.cfg)?;
-                crate::settings::settings(&mut client).map_err(|e| PgError::Server {
+                crate::server::settings::settings(&mut client).map_err(|e| PgError::Server {
                     server: self.location.clone(),
                     why: error_text(&e),
                 })
