@@ -24,12 +24,14 @@
 //!   in batches run by a PL/pgSQL procedure inside the server ([`Driver::Server`], as pgio and
 //!   SLOB do), or one statement per operation ([`Driver::Client`]) — per-interval session
 //!   figures, the load profile ([`LoadDelta`], [`LoadRates`]) and average active sessions by
-//!   wait event ([`Aas`]), all on one [`Grid`].
+//!   wait event ([`Aas`]), all on one [`Grid`]. [`Prepared`] is a `db run` made ready around
+//!   it: the server opened, the [`WorkloadSpec`] put on its data set, the storage's
+//!   [`preflight`], and the document ([`db_document`]) when it is over.
 //!
 //! The modules follow the concepts: `server` (the private cluster: its files, its processes,
 //! who may touch them), `workload` (the sessions and the driver that runs them), `sample`
 //! (the database's own figures: load profile, wait events, what `watch` reads), `run` (a
-//! `db run`'s server and its document), beside [`schema`] (the data set) and the connection
+//! `db run` made ready and recorded), beside [`schema`] (the data set) and the connection
 //! strings.
 //!
 //! Nothing here prints: progress goes to a callback, results to the caller. Errors are
@@ -61,7 +63,8 @@ mod workload;
 pub use dsn::{connect, describe, parse_dsn};
 pub use error::{chain_text, error_text, PgError};
 pub use run::document::{data_set, db_document, shared_buffers};
-pub use run::prepare::{RunPlace, RunServer};
+pub use run::preflight;
+pub use run::prepare::{Prepared, RunPlace, RunServer};
 pub use sample::aas::{AasAcc, ActivityRow, SAMPLE_EVERY, SESSION_APP};
 pub use sample::watch;
 pub use schema::SchemaSpec;
@@ -73,3 +76,4 @@ pub use server::settings::{self, parse_override};
 pub use server::setup::{check_places, load_dsn, setup_private, PrivateSetup, Progress};
 pub use server::trust::resolve as real_path;
 pub use workload::driver;
+pub use workload::spec::WorkloadSpec;

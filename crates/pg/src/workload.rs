@@ -1,7 +1,8 @@
 //! The SLOB sessions of a `db run`: what each one does ([`role`], [`ops`], [`sql`]), the
 //! threads that do it — one [`worker`] per session (client driver; [`batch`]: the server
 //! driver) and the database [`sampler`] — what they share ([`shared`]), and the [`driver`]
-//! that starts them on a barrier and collects their parts on the grid.
+//! that starts them on a barrier and collects their parts on the grid. [`spec`]: the
+//! workload `db run` asked for, before the data set is known.
 
 pub(crate) mod batch;
 pub mod driver;
@@ -9,5 +10,6 @@ pub(crate) mod ops;
 pub(crate) mod role;
 pub(crate) mod sampler;
 pub(crate) mod shared;
+pub(crate) mod spec;
 pub(crate) mod sql;
 pub(crate) mod worker;
