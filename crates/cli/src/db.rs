@@ -2,7 +2,6 @@
 
 pub mod args;
 pub mod options;
-mod preflight;
 pub mod run;
 mod setup;
 

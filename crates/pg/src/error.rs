@@ -53,6 +53,9 @@ pub enum PgError {
     Usage(String),
     #[error("cannot start thread: {0}")]
     Thread(io::Error),
+    /// The machine's memory could not be read (the data set is weighed against it).
+    #[error(transparent)]
+    Memory(#[from] iogauge_probe::SampleError),
     /// What a failed or stopped step removed again, before the reason (its source).
     #[error("{note}")]
     Noted {

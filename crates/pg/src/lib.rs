@@ -22,58 +22,58 @@
 //!   one table with one row per 8 KiB block, keys in shuffled order, an index on the key.
 //! - [`driver::run`]: sessions on a barrier, reads and updates through the index — by default
 //!   in batches run by a PL/pgSQL procedure inside the server ([`Driver::Server`], as pgio and
-//!   SLOB do), or one statement per operation ([`Driver::Client`]) — per-interval session figures, the load profile ([`LoadDelta`], [`LoadRates`]) and average active
-//!   sessions by wait event ([`Aas`]), all on one [`Grid`].
+//!   SLOB do), or one statement per operation ([`Driver::Client`]) — per-interval session
+//!   figures, the load profile ([`LoadDelta`], [`LoadRates`]) and average active sessions by
+//!   wait event ([`Aas`]), all on one [`Grid`]. [`Prepared`] is a `db run` made ready around
+//!   it: the server opened, the [`WorkloadSpec`] put on its data set, the storage's
+//!   [`preflight`], and the document ([`db_document`]) when it is over.
+//!
+//! The modules follow the concepts: `server` (the private cluster: its files, its processes,
+//! who may touch them), `workload` (the sessions and the driver that runs them), `sample`
+//! (the database's own figures: load profile, wait events, what `watch` reads), `run` (a
+//! `db run` made ready and recorded), beside [`schema`] (the data set) and the connection
+//! strings.
 //!
 //! Nothing here prints: progress goes to a callback, results to the caller. Errors are
 //! [`PgError`]; [`PgError::is_usage`] tells the user's mistakes from run-time failures,
 //! [`PgError::is_interrupted`] Ctrl-C. No message carries a password: [`redact_secrets`] is
 //! the one masking function for any text ([`redact_dsn`] for one DSN), [`describe`] names a
 //! server without it.
+//!
+//! [`Driver::Server`]: iogauge_model::db::workload::Driver::Server
+//! [`Driver::Client`]: iogauge_model::db::workload::Driver::Client
+//! [`LoadDelta`]: iogauge_model::db::profile::LoadDelta
+//! [`LoadRates`]: iogauge_model::db::profile::LoadRates
+//! [`Aas`]: iogauge_model::db::aas::Aas
+//! [`Grid`]: iogauge_model::db::workload::Grid
+//! [`redact_secrets`]: iogauge_model::secret::redact_secrets
+//! [`redact_dsn`]: iogauge_model::secret::redact_dsn
 
 // A library never writes to the terminal: results go to its caller, who decides where.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-mod aas;
-mod access;
-mod batch;
-mod bin;
-mod cgroup;
-mod child;
-mod cluster;
-mod conf;
-mod document;
-pub mod driver;
 mod dsn;
 mod error;
-mod files;
-mod marker;
-mod ops;
-mod place;
-mod prepare;
-mod profile;
-mod sampler;
+mod run;
+mod sample;
 pub mod schema;
 mod server;
-mod session;
-pub mod settings;
-mod setup;
-mod shared;
-mod sql;
-mod trust;
-pub mod watch;
 mod workload;
 
-pub use aas::{AasAcc, ActivityRow, SAMPLE_EVERY, SESSION_APP};
-pub use bin::PgBin;
-pub use cgroup::drop_os_cache;
-pub use cluster::{Cluster, ClusterConfig, DATABASE};
-pub use document::{data_set, db_document, shared_buffers};
 pub use dsn::{connect, describe, parse_dsn};
 pub use error::{chain_text, error_text, PgError};
-pub use place::{check_dir, has_cluster, no_cluster, setup_finished, Place, DEFAULT_DIR};
-pub use prepare::{RunPlace, RunServer};
+pub use run::document::{data_set, db_document, shared_buffers};
+pub use run::preflight;
+pub use run::prepare::{Prepared, RunPlace, RunServer};
+pub use sample::aas::{AasAcc, ActivityRow, SAMPLE_EVERY, SESSION_APP};
+pub use sample::watch;
 pub use schema::SchemaSpec;
-pub use settings::parse_override;
-pub use setup::{check_places, load_dsn, setup_private, PrivateSetup, Progress};
-pub use trust::resolve as real_path;
+pub use server::bin::PgBin;
+pub use server::cgroup::drop_os_cache;
+pub use server::cluster::{Cluster, ClusterConfig, DATABASE};
+pub use server::place::{check_dir, has_cluster, no_cluster, setup_finished, Place, DEFAULT_DIR};
+pub use server::settings::{self, parse_override};
+pub use server::setup::{check_places, load_dsn, setup_private, PrivateSetup, Progress};
+pub use server::trust::resolve as real_path;
+pub use workload::driver;
+pub use workload::spec::WorkloadSpec;

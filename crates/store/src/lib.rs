@@ -5,9 +5,9 @@
 // A library never writes to the terminal: results go to its caller, who decides where.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-mod db;
 pub mod live;
 mod lock;
+mod sqlite;
 
-pub use db::{CampaignRow, CampaignRunRow, CampaignTag, NewRun, Store, StoreError, StoredRun};
 pub use lock::{lock_path, CampaignLock};
+pub use sqlite::{CampaignRow, CampaignRunRow, CampaignTag, NewRun, Store, StoreError, StoredRun};

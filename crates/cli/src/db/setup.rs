@@ -2,13 +2,12 @@
 //! the storage under test) or on an existing server, loaded, restored and removed.
 
 use super::args::{pg_bin, SetupArgs, WhereArgs, DEFAULT_SEED};
-use super::preflight;
 use crate::exit_code::INTERRUPTED;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iogauge_model::db::setup::LoadReport;
 use iogauge_model::secret::redact_dsn;
 use iogauge_pg::{
-    check_places, has_cluster, load_dsn, no_cluster, parse_dsn, schema, setup_finished,
+    check_places, has_cluster, load_dsn, no_cluster, parse_dsn, preflight, schema, setup_finished,
     setup_private, Cluster, PgBin, PgError, Place, PrivateSetup, SchemaSpec,
 };
 use iogauge_session::stop_flag;

@@ -17,7 +17,7 @@ use super::world::{
     said_by_rank_zero, Talk, LOST, PART,
 };
 use crate::db::options::DbRunOptions;
-use crate::db::run::{ending, finish, Prepared};
+use crate::db::run::{ending, finish, measure, prepare};
 use crate::usage::UsageError;
 use anyhow::{anyhow, Context};
 use iogauge_model::db::aas::Aas;
@@ -25,7 +25,7 @@ use iogauge_model::db::outcome::{DbInterval, DbOutcome, SessionTotals};
 use iogauge_model::db::profile::LoadDelta;
 use iogauge_model::db::report::{DbRank, DbSummary};
 use iogauge_model::Kind;
-use iogauge_pg::{db_document, driver, Place};
+use iogauge_pg::{db_document, driver, Place, Prepared};
 use iogauge_session::Ending;
 use iogauge_stats::{HistError, LatHist};
 use mpi::traits::*;
@@ -190,7 +190,7 @@ pub fn db_run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
         }
     };
     let (session, stop) = begin(&world, o.store.as_deref(), o.label.clone())?;
-    let mut p = agreed(&world, Prepared::new(&o))?;
+    let mut p = agreed(&world, prepare(&o))?;
     let job_workload = p.workload.clone();
     if own_servers {
         p.workload.seed = rank_seed(p.workload.seed, rank);
@@ -228,7 +228,7 @@ pub fn db_run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
             },
             tick: &mut || talk.tick(beat, &mut last),
         };
-        p.measure(&o, stop.clone(), sync)
+        measure(&p, stop.clone(), sync)
     };
     if !ready_called {
         // This rank failed before its sessions were ready: the others, waiting in theirs,
@@ -244,7 +244,7 @@ pub fn db_run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
     // The rank's own document, for its summary.
     let own = match &outcome {
         Ok(out) => p
-            .document(&o, out, samples.clone(), sample_error.clone())
+            .document(out, samples.clone(), sample_error.clone())
             .map_err(|e| e.to_string()),
         Err(e) => Err(e.clone()),
     };
@@ -287,7 +287,7 @@ pub fn db_run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
         .iter()
         .filter(|(_, q, _)| !q.host.is_empty())
         .all(|(_, q, _)| q.host == host);
-    let mut ctx = p.context(&o, if one_host { samples } else { Vec::new() });
+    let mut ctx = p.context(if one_host { samples } else { Vec::new() });
     if !own_servers {
         ctx.workload = job_workload;
     }

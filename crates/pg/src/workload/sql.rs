@@ -1,5 +1,5 @@
 //! The statements a session runs, the same text in either driver: the client driver
-//! prepares them (`session`), the server driver's procedure runs them as static SQL
+//! prepares them (`worker`), the server driver's procedure runs them as static SQL
 //! (`batch`).
 
 use crate::schema::{table_name, PAD_COLS};

@@ -2,31 +2,16 @@
 //! any file that is not an iogauge store before SQLite touches it, creating or upgrading the
 //! schema, and WAL mode. Runs and campaigns are read and written in `runs` and `campaign`.
 
+use super::connection::{identity, BUSY_TIMEOUT};
 use super::create;
 use super::error::StoreError;
 use super::locate::{Identity, Location};
+use super::readonly;
 use super::schema::{APPLICATION_ID, CAMPAIGN_TABLES, RUN_TABLES, SCHEMA_VERSION};
 use super::vet::{dir_of, vet, why_unwritable, Found};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
-
-/// How long a writer waits for another one before giving up with "database is locked".
-pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// [`super::locate::identity_of_header`]'s judgement from SQLite's view, which includes a
-/// WAL's newer pages.
-pub(super) fn identity(conn: &Connection) -> rusqlite::Result<Identity> {
-    let app: i32 = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
-    let version: i32 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-    let objects: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
-    Ok(match app {
-        APPLICATION_ID => Identity::Ours { version },
-        0 if objects == 0 => Identity::Empty,
-        other => Identity::foreign_app(other),
-    })
-}
 
 /// The results store: one SQLite connection.
 #[derive(Debug)]
@@ -76,13 +61,21 @@ impl Store {
         // ours beside it, which its owner could then neither write nor (in a sticky
         // directory such as /tmp) remove.
         if !writable(path) {
-            return super::readonly::open(path).map(Some);
+            return Self::open_read_only(path).map(Some);
         }
         match Self::open_existing(path) {
             Ok(store) => Ok(Some(store)),
-            Err(StoreError::Sqlite { .. }) => super::readonly::open(path).map(Some),
+            Err(StoreError::Sqlite { .. }) => Self::open_read_only(path).map(Some),
             Err(e) => Err(e),
         }
+    }
+
+    /// The store at `path` read through a read-only connection ([`readonly::open`]).
+    fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        Ok(Store {
+            conn: readonly::open(path)?,
+            path: path.into(),
+        })
     }
 
     /// The store `--store` (`flag`) or the environment points at, to read: an error naming

@@ -3,11 +3,11 @@
 //! reads the whole configuration as a start would and refuses what a start would refuse,
 //! so a bad `name=value` is reported as the user's mistake and never left in place.
 
-use crate::bin::PgBin;
 use crate::error::PgError;
-use crate::server::Owner;
-use crate::settings::render_conf;
-use crate::trust::{read_nofollow, replace_file};
+use crate::server::bin::PgBin;
+use crate::server::postmaster::Owner;
+use crate::server::settings::render_conf;
+use crate::server::trust::{read_nofollow, replace_file};
 use std::path::Path;
 
 /// The file's name in the data directory.

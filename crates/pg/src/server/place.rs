@@ -2,7 +2,7 @@
 //! server by DSN — and the checks of a cluster directory, with errors that name the flag.
 
 use crate::error::PgError;
-use crate::trust::{resolve, Kind, Trust};
+use crate::server::trust::{resolve, Kind, Trust};
 use std::path::{Path, PathBuf};
 
 /// Where the cluster lives when no --dir or --dsn is given.
@@ -33,7 +33,7 @@ pub fn has_cluster(dir: &Path) -> bool {
 /// Whether the setup of the cluster in `dir` finished: its pristine copy, taken last, is
 /// whole. One killed before (SIGKILL, a power cut) left a cluster `db setup` replaces.
 pub fn setup_finished(dir: &Path) -> bool {
-    crate::files::has_pristine(dir)
+    crate::server::files::has_pristine(dir)
 }
 
 /// `flag`'s path must be a directory or not exist yet, under a directory (a regular file

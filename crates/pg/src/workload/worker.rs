@@ -4,12 +4,12 @@
 //! the server driver, batches run by a procedure in the database, in `batch`; what both
 //! share with the sampler and the collector in `shared`, the statements in `sql`.
 
-use crate::batch;
 use crate::dsn::{connect, describe};
 use crate::error::{error_text, PgError};
-use crate::ops::OpGen;
 use crate::schema::PAD_LEN;
-use crate::shared::{Run, Tally};
+use crate::workload::batch;
+use crate::workload::ops::OpGen;
+use crate::workload::shared::{Run, Tally};
 use iogauge_model::db::workload::{Driver, RedoStress};
 use postgres::error::SqlState;
 use postgres::{Client, Config, Statement};
@@ -17,8 +17,8 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
-use crate::shared::{Msg, Shared};
-use crate::sql::{read_sql, update_sql, SESSION_SETUP};
+use crate::workload::shared::{Msg, Shared};
+use crate::workload::sql::{read_sql, update_sql, SESSION_SETUP};
 
 /// A session's prepared statements for the client driver.
 struct Stmts {

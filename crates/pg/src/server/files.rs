@@ -1,9 +1,9 @@
 //! The cluster's files: the pristine copy, restoring it, and removing exactly what iogauge
 //! (or PostgreSQL) made, as the marker (`marker`) lists it.
 
-use crate::child::{die_with_parent, own_group, wait_or_stop};
 use crate::error::PgError;
-use crate::marker::{remove_made, Marker, Outside, MARKER};
+use crate::server::child::{die_with_parent, own_group, wait_or_stop};
+use crate::server::marker::{remove_made, Marker, Outside, MARKER};
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -330,7 +330,7 @@ mod tests {
         let m = Marker {
             created_dir: None,
             wal_dir: None,
-            tablespaces: vec![crate::marker::Claimed {
+            tablespaces: vec![crate::server::marker::Claimed {
                 path: ts.clone(),
                 made_from: None,
             }],

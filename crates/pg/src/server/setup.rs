@@ -2,10 +2,10 @@
 //! (`db setup`, and `db run` on an empty directory), or the schemas loaded on a server given
 //! by DSN. Failed or stopped by Ctrl-C, each removes what it created, so a retry starts clean.
 
-use crate::cluster::{Cluster, ClusterConfig};
 use crate::error::PgError;
-use crate::place::check_dir;
 use crate::schema::{self, SchemaSpec};
+use crate::server::cluster::{Cluster, ClusterConfig};
+use crate::server::place::check_dir;
 use iogauge_model::db::setup::LoadReport;
 use postgres::Config;
 use std::path::Path;

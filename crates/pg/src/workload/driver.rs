@@ -8,15 +8,15 @@
 //! A session or sampler error (the server died, …) halts the run the same way; the partial
 //! result comes back with `interrupted` and `error` set, never a hang or a panic.
 
-use crate::aas::SESSION_APP;
-use crate::batch;
 use crate::dsn::{connect, describe, server_err};
 use crate::error::PgError;
-use crate::sampler::sampler;
+use crate::sample::aas::SESSION_APP;
 use crate::schema::table_name;
-use crate::session::session;
-use crate::shared::{Gate, Msg, Shared};
-use crate::sql::{read_sql, update_sql, SESSION_SETUP};
+use crate::workload::batch;
+use crate::workload::sampler::sampler;
+use crate::workload::shared::{Gate, Msg, Shared};
+use crate::workload::sql::{read_sql, update_sql, SESSION_SETUP};
+use crate::workload::worker::session;
 use iogauge_model::db::outcome::{DbInterval, DbOutcome, SessionTotals};
 use iogauge_model::db::workload::{Driver, Grid, Workload};
 use postgres::{Client, Config, NoTls};
@@ -397,7 +397,7 @@ impl Collector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shared::Part;
+    use crate::workload::shared::Part;
     use iogauge_model::db::workload::{Mode, RedoStress};
 
     fn part(slot: usize, reads: &[u64]) -> Msg {

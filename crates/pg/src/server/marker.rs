@@ -11,8 +11,8 @@
 //! `files` then removes there only what PostgreSQL names.
 
 use crate::error::PgError;
-use crate::server::Owner;
-use crate::trust::{read_nofollow, resolve, Kind, Trust};
+use crate::server::postmaster::Owner;
+use crate::server::trust::{read_nofollow, resolve, Kind, Trust};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::fd::AsRawFd;

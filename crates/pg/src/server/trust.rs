@@ -16,7 +16,7 @@
 //! account could swap for links in `data/`).
 
 use crate::error::PgError;
-use crate::server::user_name;
+use crate::server::postmaster::user_name;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};

@@ -14,6 +14,7 @@
 //! read-write one rolls back a hot journal or checkpoints a WAL on close).
 
 mod campaign;
+mod connection;
 mod create;
 mod error;
 mod locate;

@@ -18,8 +18,8 @@
 //! the next batch, so the sequence of operations is the client driver's.
 
 use crate::schema::{schema_name, PAD_LEN};
-use crate::shared::Run;
-use crate::sql::{pad_cols, read_sql, update_sql};
+use crate::workload::shared::Run;
+use crate::workload::sql::{pad_cols, read_sql, update_sql};
 use iogauge_model::db::workload::RedoStress;
 use postgres::{Client, Statement};
 use std::time::{Duration, Instant, SystemTime};

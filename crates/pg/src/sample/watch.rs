@@ -2,10 +2,10 @@
 //! the previous look, and how many test sessions are active right now, by wait event. Its own
 //! connection, read once per watch interval (the run's own samplers are separate).
 
-use crate::aas::SESSION_APP;
 use crate::dsn::{connect, server_err};
 use crate::error::PgError;
-use crate::profile::{snapshot, snapshot_sql};
+use crate::sample::aas::SESSION_APP;
+use crate::sample::profile::{snapshot, snapshot_sql};
 use iogauge_model::db::profile::LoadDelta;
 use iogauge_model::live::{DbNow, SocketAddr};
 use postgres::{Client, Config, Statement};

@@ -214,7 +214,7 @@ mod tests {
         tag: Option<&CampaignTag>,
         status: RunStatus,
     ) -> Result<i64, StoreError> {
-        let mut doc = crate::db::tests::calibration("t");
+        let mut doc = crate::sqlite::tests::calibration("t");
         doc.meta_mut().interrupted = status == RunStatus::Interrupted;
         store.insert(&NewRun {
             document: &doc,

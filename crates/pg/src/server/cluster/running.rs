@@ -3,13 +3,13 @@
 //! and stopped — cleanly, or at once when a run is lost already.
 
 use super::{Cluster, DATABASE, START_TIMEOUT, STOP_GRACE};
-use crate::access;
-use crate::cgroup::MemCgroup;
-use crate::child::{log_since, wait_until};
-use crate::conf;
 use crate::dsn::{connect, server_err};
 use crate::error::PgError;
-use crate::server::{leftover_pid, stop_leftover, Server};
+use crate::server::access;
+use crate::server::cgroup::MemCgroup;
+use crate::server::child::{log_since, wait_until};
+use crate::server::conf;
+use crate::server::postmaster::{leftover_pid, stop_leftover, Server};
 use postgres::Config;
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -37,7 +37,7 @@ impl Cluster {
             stop_leftover(&data, pid, STOP_GRACE)?;
         }
         access::secure(&self.owner, &data, &self.run_dir())?;
-        crate::cgroup::remove_stale();
+        crate::server::cgroup::remove_stale();
         if let Some(limit) = self.cache_limit {
             conf::check_cache_limit(&self.owner, &self.bin, &self.data_dir(), limit)?;
         }

@@ -7,8 +7,8 @@
 //! one. The cost: a writer that starts while such a read runs is not waited for (its changes
 //! go to the log first; only a checkpoint rewrites the file under the reader).
 
+use super::connection::{identity, BUSY_TIMEOUT};
 use super::error::StoreError;
-use super::store::{identity, Store, BUSY_TIMEOUT};
 use super::vet::{dir_of, why_unwritable};
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 /// Opens the existing store at `path` read-only: as immutable when no write-ahead log is
 /// pending (nothing is created beside it), else through its `-shm` (a writer that is
 /// running has made it); else an error naming the cause.
-pub(super) fn open(path: &Path) -> Result<Store, StoreError> {
+pub(super) fn open(path: &Path) -> Result<Connection, StoreError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -31,13 +31,8 @@ pub(super) fn open(path: &Path) -> Result<Store, StoreError> {
     } else {
         Connection::open_with_flags(immutable_uri(path), flags)
     };
-    let conn = conn
-        .and_then(checked)
-        .map_err(|source| cannot_read(path, source))?;
-    Ok(Store {
-        conn,
-        path: path.into(),
-    })
+    conn.and_then(checked)
+        .map_err(|source| cannot_read(path, source))
 }
 
 /// The cause the filesystem names, else SQLite's own words.

@@ -3,7 +3,7 @@
 //! the client sends them one by one or hands them to the server in batches.
 
 use crate::schema::PAD_LEN;
-use crate::workload::{role, Role};
+use crate::workload::role::{role, Role};
 use iogauge_model::db::workload::{RedoStress, Workload};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;

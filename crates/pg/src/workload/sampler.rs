@@ -3,13 +3,13 @@
 //! snapshot waits for the sessions to finish (they flush their statistics first), so the
 //! totals include everything they did.
 
-use crate::aas::{sample, AasAcc, SAMPLE_EVERY, SAMPLE_SQL};
-use crate::child::wait_until;
 use crate::dsn::connect;
 use crate::error::PgError;
-use crate::profile::{snapshot, snapshot_sql};
-use crate::session::{connect_failed, run_error};
-use crate::shared::{Msg, Shared};
+use crate::sample::aas::{sample, AasAcc, SAMPLE_EVERY, SAMPLE_SQL};
+use crate::sample::profile::{snapshot, snapshot_sql};
+use crate::server::child::wait_until;
+use crate::workload::shared::{Msg, Shared};
+use crate::workload::worker::{connect_failed, run_error};
 use postgres::Config;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;

@@ -1,9 +1,9 @@
 //! What the sessions, the sampler and the collector share: the start gate, the run's common
 //! state, the messages to the collector, and a session's loop state ([`Run`], [`Tally`])
-//! that both drivers (client in `session`, server in `batch`) work with.
+//! that both drivers (client in `worker`, server in `batch`) work with.
 
 use crate::error::PgError;
-use crate::ops::OpGen;
+use crate::workload::ops::OpGen;
 use iogauge_model::db::aas::Aas;
 use iogauge_model::db::profile::LoadDelta;
 use iogauge_model::db::workload::{Slot, Workload};

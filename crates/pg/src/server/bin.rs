@@ -2,9 +2,9 @@
 //! and Ubuntu keep one directory per major version there and put none of it on PATH), newest
 //! major version first.
 
-use crate::child::{bounded_output, Bounded};
 use crate::error::PgError;
-use crate::trust::{resolve, Kind, Trust};
+use crate::server::child::{bounded_output, Bounded};
+use crate::server::trust::{resolve, Kind, Trust};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -36,7 +36,7 @@ impl PgBin {
     }
 
     /// The newest PostgreSQL in the directories `path` or in `root/*/bin`. A directory that
-    /// fails the trust rule ([`trusted`]) is passed over unrun; if no other is found, the
+    /// fails the trust rule (`trusted`) is passed over unrun; if no other is found, the
     /// error says why it was refused.
     pub fn find_in(path: &[PathBuf], root: Option<&Path>) -> Result<PgBin, PgError> {
         let mut dirs: Vec<PathBuf> = path.to_vec();

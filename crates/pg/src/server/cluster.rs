@@ -23,17 +23,17 @@
 //! waiting for a start, and the copies of `snapshot_pristine` and `reset` with
 //! [`PgError::Interrupted`]; stopping the server and `destroy` always run to the end.
 
-use crate::access;
-use crate::bin::PgBin;
-use crate::child::run_logged;
-use crate::conf;
 use crate::dsn::{connect, server_err, CONNECT_TIMEOUT};
 use crate::error::PgError;
-use crate::files;
-use crate::marker::{self, Marker, Outside};
-use crate::server::{user_name, Owner, Server};
-use crate::settings::{merged, settings};
-use crate::trust::{chown_dir, resolve};
+use crate::server::access;
+use crate::server::bin::PgBin;
+use crate::server::child::run_logged;
+use crate::server::conf;
+use crate::server::files;
+use crate::server::marker::{self, Marker, Outside};
+use crate::server::postmaster::{user_name, Owner, Server};
+use crate::server::settings::{merged, settings};
+use crate::server::trust::{chown_dir, resolve};
 use iogauge_model::db::report::Setting;
 use postgres::Config;
 use std::fs::File;
@@ -61,7 +61,7 @@ pub struct ClusterConfig {
     /// Directories for tablespaces `iogauge_ts1`, `iogauge_ts2`, … (`db setup --target`),
     /// created once the server is up ([`Cluster::create_tablespaces`]).
     pub tablespaces: Vec<PathBuf>,
-    /// `name=value` settings over [`crate::settings::DEFAULTS`].
+    /// `name=value` settings over [`crate::server::settings::DEFAULTS`].
     pub overrides: Vec<(String, String)>,
     /// The account the server runs as when iogauge runs as root; default "postgres".
     pub run_as: Option<String>,
@@ -212,7 +212,7 @@ impl Cluster {
     }
 
     /// Writes iogauge's settings (defaults with `overrides` applied, then the managed ones of
-    /// [`access`]) to `data/iogauge.conf`, included at the end of postgresql.conf, and checks
+    /// `access`) to `data/iogauge.conf`, included at the end of postgresql.conf, and checks
     /// them with the server: a value it refuses is a usage error and the previous file stays.
     /// Takes effect at the next start.
     pub fn configure(&mut self, overrides: &[(String, String)]) -> Result<(), PgError> {

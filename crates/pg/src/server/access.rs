@@ -15,8 +15,8 @@
 //! everyone, a world-reachable socket) is closed in place at its next start, data kept.
 
 use crate::error::PgError;
-use crate::server::{user_name, Owner};
-use crate::trust::{chown_dir, replace_file};
+use crate::server::postmaster::{user_name, Owner};
+use crate::server::trust::{chown_dir, replace_file};
 use std::path::Path;
 
 /// The ident map's name in pg_hba.conf and pg_ident.conf.
@@ -107,7 +107,10 @@ mod tests {
         assert!(s.contains(&("listen_addresses".into(), String::new())));
         assert!(s.contains(&("unix_socket_permissions".into(), "0700".into())));
         for (n, _) in &s {
-            assert!(crate::settings::MANAGED.contains(&n.as_str()), "{n}");
+            assert!(
+                crate::server::settings::MANAGED.contains(&n.as_str()),
+                "{n}"
+            );
         }
     }
 }
