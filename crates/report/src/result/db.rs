@@ -2,20 +2,16 @@
 //! their latency, the database's load profile (physical reads, blocks written, WAL), average
 //! active sessions stacked by wait event, then the devices and CPU and the latency curves.
 
-use super::chart::{line_chart, Axis, Series};
-use super::{esc, system_charts, Group, Item, Timeline};
-use crate::campaign::svg::Fmt;
+use super::curves::curves;
+use super::item::Group;
+use super::system::{system_charts, Timeline};
+use crate::svg::aas::aas;
+use crate::svg::line::{line_chart, Axis, Series};
+use crate::svg::page::esc;
+use crate::svg::scale::Fmt;
 use iogauge_campaign::digest::DigestError;
 use iogauge_model::db::profile::LoadRates;
 use iogauge_model::db::report::{DbIntervalReport, DbReport};
-use iogauge_model::Document;
-
-fn report<'a>(it: &'a Item) -> &'a DbReport {
-    match it.s.document {
-        Document::DbRun(d) => d,
-        _ => unreachable!("a db run group holds db runs"),
-    }
-}
 
 fn mid(iv: &DbIntervalReport) -> f64 {
     iv.t_s + iv.dur_s.max(0.0) / 2.0
@@ -29,17 +25,14 @@ fn blocks_written(db: &LoadRates) -> f64 {
     b.checkpointer + b.bgwriter + b.backend
 }
 
-pub(super) fn section(out: &mut String, g: &Group) -> Result<(), DigestError> {
+pub(super) fn section(out: &mut String, g: &Group<DbReport>) -> Result<(), DigestError> {
     out.push_str("<h2 id=\"db\">Database runs</h2>\n<p class=\"note\">Per interval: what the sessions did, what PostgreSQL's statistics say it read and wrote (its \"physical\" reads include those the page cache served), and what the sessions waited on.</p>\n<div class=\"charts\">");
     let lines = |parts: &[(&str, Figure)]| -> Vec<Series> {
         let mut v = Vec::new();
-        for it in &g.items {
+        for (it, r) in &g.items {
             for (k, (name, f)) in parts.iter().enumerate() {
-                let pts: Vec<(f64, Option<f64>)> = report(it)
-                    .intervals
-                    .iter()
-                    .map(|iv| (mid(iv), f(iv)))
-                    .collect();
+                let pts: Vec<(f64, Option<f64>)> =
+                    r.intervals.iter().map(|iv| (mid(iv), f(iv))).collect();
                 if pts.iter().any(|(_, y)| y.is_some_and(|y| y > 0.0)) {
                     v.push(g.series(it, k, name, pts));
                 }
@@ -100,14 +93,13 @@ pub(super) fn section(out: &mut String, g: &Group) -> Result<(), DigestError> {
         &g.time_chart("wal", "WAL volume", Axis::linear("MiB/s", Fmt::Si), wal),
     );
     out.push_str("</div>\n<h3>Average active sessions</h3>\n<p class=\"note\">The test sessions by wait event (CPU when on CPU), sampled from pg_stat_activity; one chart per run.</p>\n");
-    for it in &g.items {
+    for (it, _) in &g.items {
         out.push_str("<h4>");
         esc(out, &it.name());
         out.push_str("</h4>\n");
-        crate::campaign::svg_series::aas(out, &it.digest);
+        aas(out, &it.digest);
     }
-    system_charts(out, g, &|it| {
-        let r = report(it);
+    system_charts(out, g, |r| {
         let ivs = r
             .intervals
             .iter()
@@ -118,5 +110,5 @@ pub(super) fn section(out: &mut String, g: &Group) -> Result<(), DigestError> {
             &r.samples,
         )
     });
-    super::run::curves(out, g)
+    curves(out, g)
 }

@@ -2,6 +2,7 @@
 //! then the curves, the CALIBRATE_IO block and the verdicts. The head is printed before any
 //! I/O, the body at the end; `show` prints both, so a stored run reads as it did live.
 
+use super::label::label_line;
 use iogauge_model::calib::CalibrationReport;
 use iogauge_model::calib::{iops_per_disk, Cell, Criterion, LargeType, MatrixMode, Step};
 use iogauge_model::preflight::{BlockDev, DevKind, Preflight};
@@ -139,7 +140,7 @@ pub fn calibration_body(r: &CalibrationReport) -> String {
     let cap = r.options.max_latency_us;
     let mut s = String::new();
     // The head went out before the label was stored with the result: the body says it.
-    crate::label_line(&mut s, &r.meta);
+    label_line(&mut s, &r.meta);
     if let Some(p) = &r.options.io_path {
         let _ = writeln!(s, "  I/O path: {}", p.line());
     }
