@@ -1,7 +1,8 @@
 //! Renderers: every output of a result is made from its document. The terminal summaries
 //! (`text/`), the exporters (JSON and the human summary, one trait), the HTML reports of a
-//! campaign (`campaign/`) and of stored results (`result/`) on one chart toolkit (`svg/`).
-//! The caller decides where the text goes.
+//! campaign (`campaign/`) and of stored results (`result/`) on one chart toolkit (`svg/`),
+//! and the commands that read the results store back (`stored/`: report, export,
+//! compare). The caller decides where the text goes.
 
 // A library never writes to the terminal: results go to its caller, who decides where.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -12,16 +13,19 @@ mod num;
 mod result;
 #[cfg(test)]
 mod snap;
+mod stored;
 mod svg;
 mod text;
 
-pub use campaign::{campaign_csv, campaign_html, campaign_json, campaign_markdown};
+pub use campaign::{campaign_csv, campaign_html, campaign_json, campaign_markdown, verdicts_text};
 pub use export::{Exporter, Json, Text};
 pub use num::fmt_num;
 pub use result::{result_html, Stored};
-pub use text::calib::{
-    calibration_body, calibration_head, matrix_csv, point_line, preflight_text,
+pub use stored::{
+    compare, export, gather, report, run_line, CompareOptions, Format, GatherError, ReadError,
+    Report, Subject,
 };
+pub use text::calib::{calibration_body, calibration_head, matrix_csv, point_line, preflight_text};
 pub use text::db::{db_run_text, db_setup_text};
 pub use text::history::history_table;
 pub use text::run::{job_line, progress_line, run_text};
