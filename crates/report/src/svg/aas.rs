@@ -54,6 +54,65 @@ fn layer_colour(names: &[&str], i: usize) -> &'static str {
     }
 }
 
+/// Interval length: the sampling step, or with a single sample the series' interval (1 s
+/// when that is unknown too), so even one interval draws as an area.
+fn step_of(run: &RunDigest) -> f64 {
+    let pts = &run.aas;
+    let step = if pts.len() >= 2 {
+        (pts[pts.len() - 1].t_s - pts[0].t_s) / (pts.len() - 1) as f64
+    } else {
+        run.series.first().map_or(1.0, |p| p.dur_s)
+    };
+    if step.is_finite() && step > 0.0 {
+        step
+    } else {
+        1.0
+    }
+}
+
+/// The samples in at most [`MAX_POINTS`] buckets, stacked: each bucket's time, and
+/// `cum[l * m + j]` the top of layer `l` at bucket `j`.
+struct Stack {
+    x: Vec<f64>,
+    cum: Vec<f64>,
+    m: usize,
+}
+
+impl Stack {
+    /// Bucket the intervals, then stack the layers `names` (the last takes unnamed events).
+    fn of(run: &RunDigest, names: &[&str], step: f64) -> Stack {
+        let (pts, n_layers) = (&run.aas, names.len());
+        let k = pts.len().div_ceil(MAX_POINTS).max(1);
+        let m = pts.len().div_ceil(k);
+        let mut x = Vec::with_capacity(m);
+        let mut cum = vec![0.0; n_layers * m];
+        for (j, c) in pts.chunks(k).enumerate() {
+            x.push(c.iter().map(|p| p.t_s).sum::<f64>() / c.len() as f64 + step / 2.0);
+            for p in c {
+                for (e, v) in p.events.iter().filter(|(_, v)| v.is_finite() && **v > 0.0) {
+                    let l = names
+                        .iter()
+                        .position(|n| *n == e.as_str())
+                        .unwrap_or(n_layers - 1);
+                    cum[l * m + j] += v / c.len() as f64;
+                }
+            }
+        }
+        for l in 1..n_layers {
+            for j in 0..m {
+                cum[l * m + j] += cum[(l - 1) * m + j];
+            }
+        }
+        Stack { x, cum, m }
+    }
+
+    /// The top of the stack at its highest.
+    fn total(&self) -> f64 {
+        let top = self.cum.len() - self.m;
+        self.cum[top..].iter().copied().fold(0.0, f64::max)
+    }
+}
+
 /// Average active sessions by wait event, stacked, one `aas` chart.
 pub(crate) fn aas(out: &mut String, run: &RunDigest) {
     let names = layers(run);
@@ -68,20 +127,8 @@ pub(crate) fn aas(out: &mut String, run: &RunDigest) {
         .map(|i| (Swatch::Area(layer_colour(&names, i)), names[i]))
         .collect();
     legend(out, f.x0, 14.0, W - 8.0, &items);
-    let pts = &run.aas;
-    // Interval length: the sampling step, or with a single sample the series' interval
-    // (1 s when that is unknown too), so even one interval draws as an area.
-    let step = if pts.len() >= 2 {
-        (pts[pts.len() - 1].t_s - pts[0].t_s) / (pts.len() - 1) as f64
-    } else {
-        run.series.first().map_or(1.0, |p| p.dur_s)
-    };
-    let step = if step.is_finite() && step > 0.0 {
-        step
-    } else {
-        1.0
-    };
-    let end = run_end(run).max(pts.last().map_or(0.0, |p| p.t_s + step));
+    let step = step_of(run);
+    let end = run_end(run).max(run.aas.last().map_or(0.0, |p| p.t_s + step));
     let xs = Scale::linear(0.0, if end > 0.0 { end } else { 1.0 }, f.x0, f.x1);
     x_axis(out, &f, &xs, Fmt::Secs, "time since start", None);
     if n_layers == 0 {
@@ -89,33 +136,8 @@ pub(crate) fn aas(out: &mut String, run: &RunDigest) {
         out.push_str("</svg>");
         return;
     }
-    // Bucket the intervals, then stack: cum[l * m + j] is the top of layer l at bucket j.
-    let k = pts.len().div_ceil(MAX_POINTS).max(1);
-    let m = pts.len().div_ceil(k);
-    let mut x = Vec::with_capacity(m);
-    let mut cum = vec![0.0; n_layers * m];
-    for (j, c) in pts.chunks(k).enumerate() {
-        x.push(c.iter().map(|p| p.t_s).sum::<f64>() / c.len() as f64 + step / 2.0);
-        for p in c {
-            for (e, v) in p.events.iter().filter(|(_, v)| v.is_finite() && **v > 0.0) {
-                let l = names
-                    .iter()
-                    .position(|n| *n == e.as_str())
-                    .unwrap_or(n_layers - 1);
-                cum[l * m + j] += v / c.len() as f64;
-            }
-        }
-    }
-    for l in 1..n_layers {
-        for j in 0..m {
-            cum[l * m + j] += cum[(l - 1) * m + j];
-        }
-    }
-    let total = cum[(n_layers - 1) * m..]
-        .iter()
-        .copied()
-        .fold(0.0, f64::max);
-    let ys = Scale::linear(0.0, headroom(total), f.y1, f.y0);
+    let stack = Stack::of(run, &names, step);
+    let ys = Scale::linear(0.0, headroom(stack.total()), f.y1, f.y0);
     y_axis(
         out,
         &f,
@@ -124,13 +146,19 @@ pub(crate) fn aas(out: &mut String, run: &RunDigest) {
         Fmt::Si,
         "avg active sessions",
     );
-    // Tallest first, each layer an area from zero to its cumulative top: the next one paints
-    // over the lower part, so every boundary is written once.
+    areas(out, &stack, &names, (&xs, &ys), step);
+    out.push_str("</svg>");
+}
+
+/// Tallest first, each layer an area from zero to its cumulative top: the next one paints
+/// over the lower part, so every boundary is written once.
+fn areas(out: &mut String, s: &Stack, names: &[&str], (xs, ys): (&Scale, &Scale), step: f64) {
+    let (x, cum, m) = (&s.x, &s.cum, s.m);
     let base = ys.at(0.0);
     let mut attrs = String::new();
-    for l in (0..n_layers).rev() {
+    for l in (0..names.len()).rev() {
         attrs.clear();
-        let _ = write!(attrs, "fill=\"{}\"", layer_colour(&names, l));
+        let _ = write!(attrs, "fill=\"{}\"", layer_colour(names, l));
         let mut a = Line::start(out, &attrs);
         let (x0, x1) = if m == 1 {
             (xs.at(x[0] - step / 2.0), xs.at(x[0] + step / 2.0))
@@ -148,5 +176,4 @@ pub(crate) fn aas(out: &mut String, run: &RunDigest) {
         a.point(x1, base);
         a.finish(true);
     }
-    out.push_str("</svg>");
 }

@@ -114,7 +114,8 @@ pub(crate) fn line_chart(out: &mut String, c: &Chart) {
     draw(out, c, &thinned);
 }
 
-fn draw(out: &mut String, c: &Chart, series: &[Series]) {
+/// The legend of `c`: each series, then each kind of span shaded.
+fn legend_items(c: &Chart) -> Vec<(Swatch<'_>, &str)> {
     let mut items: Vec<(Swatch, &str)> = c
         .series
         .iter()
@@ -136,6 +137,11 @@ fn draw(out: &mut String, c: &Chart, series: &[Series]) {
             items.push((Swatch::Area(colour), label));
         }
     }
+    items
+}
+
+fn draw(out: &mut String, c: &Chart, series: &[Series]) {
+    let items = legend_items(c);
     let rows = legend_rows(LEFT, W - 8.0, items.iter().map(|(_, l)| *l));
     let top = 24.0 + 16.0 * rows as f64;
     let h = 250.0 + top;
@@ -182,35 +188,39 @@ fn draw(out: &mut String, c: &Chart, series: &[Series]) {
         hline(out, &f, y);
         text(out, f.x1 - 4.0, y - 4.0, "", "end", label);
     }
-    let mut attrs = String::new();
     for s in series {
-        attrs.clear();
-        let _ = write!(attrs, "class=\"ln\" stroke=\"{}\"", s.colour);
-        let dash = DASHES[s.dash % DASHES.len()];
-        if !dash.is_empty() {
-            let _ = write!(attrs, " stroke-dasharray=\"{dash}\"");
-        }
-        let mut l = Line::start(out, &attrs);
-        for &(x, y) in &s.pts {
-            match y.filter(|v| positive(*v)) {
-                Some(y) => l.point(xs.at(x), ysc.at(y)),
-                None => l.gap(),
-            }
-        }
-        l.finish(false);
-        if s.dots {
-            for (x, y) in finite(s).filter(|(_, y)| positive(*y)) {
-                let _ = write!(
-                    out,
-                    "<circle cx=\"{}\" cy=\"{}\" r=\"2.6\" fill=\"{}\"/>",
-                    N(xs.at(x)),
-                    N(ysc.at(y)),
-                    s.colour
-                );
-            }
-        }
+        line(out, s, (&xs, &ysc), &positive);
     }
     out.push_str("</svg>");
+}
+
+/// One series: its path, lifted where a value is missing (or not positive on a log axis),
+/// and its dots.
+fn line(out: &mut String, s: &Series, (xs, ys): (&Scale, &Scale), positive: &dyn Fn(f64) -> bool) {
+    let mut attrs = format!("class=\"ln\" stroke=\"{}\"", s.colour);
+    let dash = DASHES[s.dash % DASHES.len()];
+    if !dash.is_empty() {
+        let _ = write!(attrs, " stroke-dasharray=\"{dash}\"");
+    }
+    let mut l = Line::start(out, &attrs);
+    for &(x, y) in &s.pts {
+        match y.filter(|v| positive(*v)) {
+            Some(y) => l.point(xs.at(x), ys.at(y)),
+            None => l.gap(),
+        }
+    }
+    l.finish(false);
+    if s.dots {
+        for (x, y) in finite(s).filter(|(_, y)| positive(*y)) {
+            let _ = write!(
+                out,
+                "<circle cx=\"{}\" cy=\"{}\" r=\"2.6\" fill=\"{}\"/>",
+                N(xs.at(x)),
+                N(ys.at(y)),
+                s.colour
+            );
+        }
+    }
 }
 
 #[cfg(test)]
