@@ -190,10 +190,43 @@ fn calibrate(id: i64, rep: u32, c: &CalibrationReport) -> RunDigest {
 fn db(id: i64, rep: u32, r: &DbReport, hists: &Hists) -> Result<RunDigest, DigestError> {
     let s = &r.summary;
     let ss = &s.sessions;
-    let mut m = Metrics::default();
     let disks: &[String] = r.cache.as_ref().map_or(&[], |c| &c.disks);
-    let series: Vec<SeriesPoint> = r
-        .intervals
+    let first = first_measured(r.intervals.iter().map(|i| (i.phase, i.t_s)));
+    let mut warnings = r.warnings.clone();
+    if let Some(e) = &r.error {
+        warnings.push(format!("the run ended early: {e}"));
+    }
+    warnings.extend(r.cache.as_ref().and_then(|c| c.note.clone()));
+    Ok(RunDigest {
+        id,
+        rep,
+        kind: r.meta.kind.command().into(),
+        started_at: r.meta.started_at.clone(),
+        interrupted: r.meta.interrupted,
+        metrics: db_metrics(r, hists, disks)?.0,
+        series: db_series(r, disks),
+        steady_from_s: steady_at(first, r.steady.as_ref().and_then(|s| s.reached_at_s)),
+        steady_left_s: steady_at(first, r.steady.as_ref().and_then(|s| s.left_at_s)),
+        // In physical I/Os, as the devices see the mix: an update reads its row first, so
+        // counting operations would call a writers-only run 0% reads.
+        read_share: share(s.db.physical_reads_s, physical_writes_s(&s.db))
+            .or_else(|| share(ss.reads_s, ss.updates_s)),
+        aas: r
+            .intervals
+            .iter()
+            .map(|iv| AasPoint {
+                t_s: iv.t_s,
+                events: iv.aas.sessions.clone(),
+            })
+            .collect(),
+        warnings,
+    })
+}
+
+/// A database run's intervals: the sessions' reads and updates per second, the slower
+/// operation's latency, and what the disks did.
+fn db_series(r: &DbReport, disks: &[String]) -> Vec<SeriesPoint> {
+    r.intervals
         .iter()
         .map(|iv| {
             let ss = &iv.sessions;
@@ -213,7 +246,15 @@ fn db(id: i64, rep: u32, r: &DbReport, hists: &Hists) -> Result<RunDigest, Diges
                 device(iv.system.as_ref(), disks),
             )
         })
-        .collect();
+        .collect()
+}
+
+/// A database run's metrics: the sessions' and the database's rates, the operations'
+/// latencies, and the devices' rates over the measured window.
+fn db_metrics(r: &DbReport, hists: &Hists, disks: &[String]) -> Result<Metrics, DigestError> {
+    let s = &r.summary;
+    let ss = &s.sessions;
+    let mut m = Metrics::default();
     if s.elapsed_s > 0.0 {
         m.put("ops_s", ss.ops_s);
         m.put("db_logical_reads_s", s.db.logical_reads_s);
@@ -257,36 +298,7 @@ fn db(id: i64, rep: u32, r: &DbReport, hists: &Hists) -> Result<RunDigest, Diges
         m.put("device_read_iops", avg(|d| d.r_iops));
         m.put("device_write_iops", avg(|d| d.w_iops));
     }
-    let first = first_measured(r.intervals.iter().map(|i| (i.phase, i.t_s)));
-    let mut warnings = r.warnings.clone();
-    if let Some(e) = &r.error {
-        warnings.push(format!("the run ended early: {e}"));
-    }
-    warnings.extend(r.cache.as_ref().and_then(|c| c.note.clone()));
-    Ok(RunDigest {
-        id,
-        rep,
-        kind: r.meta.kind.command().into(),
-        started_at: r.meta.started_at.clone(),
-        interrupted: r.meta.interrupted,
-        metrics: m.0,
-        series,
-        steady_from_s: steady_at(first, r.steady.as_ref().and_then(|s| s.reached_at_s)),
-        steady_left_s: steady_at(first, r.steady.as_ref().and_then(|s| s.left_at_s)),
-        // In physical I/Os, as the devices see the mix: an update reads its row first, so
-        // counting operations would call a writers-only run 0% reads.
-        read_share: share(s.db.physical_reads_s, physical_writes_s(&s.db))
-            .or_else(|| share(ss.reads_s, ss.updates_s)),
-        aas: r
-            .intervals
-            .iter()
-            .map(|iv| AasPoint {
-                t_s: iv.t_s,
-                events: iv.aas.sessions.clone(),
-            })
-            .collect(),
-        warnings,
-    })
+    Ok(m)
 }
 
 /// One interval of `run` or `calibrate`.

@@ -7,9 +7,9 @@
 
 pub mod args;
 mod child;
-pub mod gather;
 mod hooks;
 mod load;
+mod machine;
 pub mod results;
 
 use crate::exit_code::INTERRUPTED;
@@ -57,7 +57,7 @@ pub fn campaign(a: CampaignArgs, check: CheckLine) -> anyhow::Result<ExitCode> {
     }
     let definition = Definition {
         campaign: c.clone(),
-        environment: gather::this_machine(),
+        environment: machine::this_machine(),
     };
     let generation = store.save_campaign(
         &CampaignRow {
@@ -107,8 +107,8 @@ pub fn campaign(a: CampaignArgs, check: CheckLine) -> anyhow::Result<ExitCode> {
         hooks.end()?;
     }
     let store = Store::open(&store_path)?;
-    let view = gather::gather(&store, &c.name)?;
-    print_stdout(&results::verdicts_text(&view)).with_context(|| {
+    let view = iogauge_report::gather(&store, &c.name)?;
+    print_stdout(&iogauge_report::verdicts_text(&view)).with_context(|| {
         format!(
             "writing the verdicts to stdout (every run is stored in {}: `iogauge report --campaign {}`)",
             store_path.display(),
@@ -193,7 +193,7 @@ impl Runner<'_> {
             }
             if !run.warmup {
                 let store = Store::open(self.store)?;
-                eprintln!("{label}: {}", results::run_line(&store, &tag)?);
+                eprintln!("{label}: {}", iogauge_report::run_line(&store, &tag)?);
             }
         }
         if stopped() {

@@ -2,10 +2,10 @@
 //! (2 when the command line cannot work as written, 1 when the system failed while doing it,
 //! 130 when stopped by Ctrl-C). It looks into every crate's error type, so only `main` uses it.
 
-use crate::campaign::gather::GatherError;
 use crate::exit_code::{INTERRUPTED, RUNTIME, USAGE};
 use crate::usage::{clap_line, escape_controls, UsageError};
 use iogauge_engine::{EngineError, TargetError};
+use iogauge_report::{GatherError, ReadError};
 use iogauge_session::SessionError;
 use iogauge_store::StoreError;
 use std::process::ExitCode;
@@ -74,6 +74,10 @@ fn code_of(e: &anyhow::Error) -> u8 {
     }
     if let Some(g) = e.downcast_ref::<GatherError>() {
         return if g.is_usage() { USAGE } else { RUNTIME };
+    }
+    // report, export, compare and a campaign's run lines.
+    if let Some(r) = e.downcast_ref::<ReadError>() {
+        return if r.is_usage() { USAGE } else { RUNTIME };
     }
     if let Some(s) = e.downcast_ref::<StoreError>() {
         return if s.is_usage() { USAGE } else { RUNTIME };

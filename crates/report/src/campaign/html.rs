@@ -1,11 +1,12 @@
 //! The self-contained HTML report of a campaign: one file with inline CSS and hand-written
 //! inline SVG, no script and nothing fetched from the network, so it can be mailed, archived
-//! or opened offline. Reads only the [`CampaignView`]; the charts are in `svg_*.rs`.
+//! or opened offline. Reads only the [`CampaignView`]; the campaign's own charts are in
+//! `bars.rs`, `cases.rs` and `run_chart.rs`, drawn with the toolkit of `crate::svg`.
 
 use super::html_table::{results, swatch, val};
-use super::svg::esc;
-use super::svg_style::{close_page, open_page};
-use super::{svg_bars, svg_series, svg_stats};
+use super::{bars, cases, run_chart};
+use crate::svg::aas::aas;
+use crate::svg::page::{close_page, esc, open_page};
 use iogauge_campaign::{CampaignView, CaseView, RunDigest};
 use iogauge_stats::compare::Statistic;
 use std::fmt::Write as _;
@@ -20,7 +21,7 @@ pub fn campaign_html(view: &CampaignView) -> String {
     metric_charts(&mut out, view);
     latency(&mut out, view);
     out.push_str("<h2 id=\"rw\">Read : write mix</h2>\n<p class=\"note\">Mean share of reads among the workload's I/Os over each case's runs; a tick marks each run.</p>\n");
-    svg_stats::rw(&mut out, view);
+    cases::rw(&mut out, view);
     run_details(&mut out, view);
     out.push_str("<h2 id=\"file\">Campaign file</h2>\n<pre class=\"file\">");
     esc(&mut out, &view.file);
@@ -102,9 +103,9 @@ fn metric_charts(out: &mut String, view: &CampaignView) {
             out.push_str("</span>");
         }
         out.push_str("</h3>\n<div class=\"charts\">");
-        svg_bars::bars(out, view, m);
-        if svg_bars::has_ratios(m) {
-            svg_bars::normalised(out, view, m);
+        bars::bars(out, view, m);
+        if bars::has_ratios(m) {
+            bars::normalised(out, view, m);
         } else {
             out.push_str("<p class=\"note\">No normalised chart: the baseline ");
             esc(out, &view.baseline);
@@ -116,14 +117,14 @@ fn metric_charts(out: &mut String, view: &CampaignView) {
 
 fn latency(out: &mut String, view: &CampaignView) {
     out.push_str("<h2 id=\"latency\">Latency percentiles</h2>\n");
-    let labels = svg_stats::lat_labels(view);
+    let labels = cases::lat_labels(view);
     if labels.is_empty() {
         out.push_str("<p class=\"note\">No latency histograms in these runs.</p>\n");
         return;
     }
     out.push_str("<p class=\"note\">From the histograms of all runs of a case merged. The x axis is spaced by nines (p90, p99, p99.9 …), the latency axis is logarithmic.</p>\n<div class=\"charts\">");
     for l in labels {
-        svg_stats::latcurve(out, view, l);
+        cases::latcurve(out, view, l);
     }
     out.push_str("</div>\n");
 }
@@ -214,9 +215,9 @@ fn run(out: &mut String, view: &CampaignView, r: &RunDigest) {
         }
         out.push_str("</ul>\n");
     }
-    svg_series::series(out, r);
+    run_chart::series(out, r);
     if !r.aas.is_empty() {
-        svg_series::aas(out, r);
+        aas(out, r);
     }
     out.push_str("</div>\n");
 }

@@ -3,8 +3,8 @@
 //! trimmed means, as the campaign's statistic says, and named so) and the verdict sentence; and
 //! the colour swatch that names a case there and in the run details.
 
-use super::svg::{colour, esc};
-use super::svg_stats;
+use super::cases::case_index;
+use crate::svg::page::{colour, esc};
 use iogauge_campaign::{CampaignView, MetricCase, MetricView};
 use iogauge_stats::compare::{Statistic, Verdict};
 use std::fmt::Write as _;
@@ -14,7 +14,7 @@ pub(super) fn swatch(out: &mut String, view: &CampaignView, name: &str) {
     let _ = write!(
         out,
         "<span class=\"sw\" style=\"background:{}\"></span>",
-        colour(svg_stats::case_index(view, name))
+        colour(case_index(view, name))
     );
 }
 

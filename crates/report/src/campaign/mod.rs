@@ -1,15 +1,15 @@
-//! Renderers of a campaign: the self-contained HTML report and the Markdown / CSV / JSON
-//! exports, all made from one [`iogauge_campaign::CampaignView`].
+//! Renderers of a campaign: the self-contained HTML report, the Markdown / CSV / JSON
+//! exports and the lines printed while it runs, all made from one
+//! [`iogauge_campaign::CampaignView`].
 
+mod bars;
+mod cases;
 mod html;
 mod html_table;
-pub(crate) mod svg;
-mod svg_bars;
-pub(crate) mod svg_draw;
-pub(crate) mod svg_series;
-pub(crate) mod svg_stats;
-pub(crate) mod svg_style;
+mod run_chart;
 mod tables;
+pub(crate) mod verdicts;
 
 pub use html::campaign_html;
 pub use tables::{campaign_csv, campaign_json, campaign_markdown};
+pub use verdicts::verdicts_text;

@@ -2,19 +2,14 @@
 //! against outstanding I/Os, latency against IOPS (the knee, with the cap), each step's
 //! latency percentile curve, and the mixed matrix as heat maps.
 
-use super::chart::{heat_map, line_chart, Axis, Chart, Series};
-use super::{esc, Group, Item};
-use crate::campaign::svg::Fmt;
+use super::curves::curves;
+use super::item::Group;
+use crate::svg::heat_map::heat_map;
+use crate::svg::line::{line_chart, Axis, Chart, Series};
+use crate::svg::page::esc;
+use crate::svg::scale::Fmt;
 use iogauge_campaign::digest::DigestError;
 use iogauge_model::calib::{CalibrationReport, PointReport, Step};
-use iogauge_model::Document;
-
-fn report<'a>(it: &'a Item) -> &'a CalibrationReport {
-    match it.s.document {
-        Document::Calibration(c) => c,
-        _ => unreachable!("a calibration group holds calibrations"),
-    }
-}
 
 /// The points of `step` that count (a superseded point was measured again), by depth.
 fn points(c: &CalibrationReport, step: Step) -> Vec<&PointReport> {
@@ -32,14 +27,14 @@ fn dotted(mut s: Series) -> Series {
     s
 }
 
-pub(super) fn section(out: &mut String, g: &Group) -> Result<(), DigestError> {
+pub(super) fn section(out: &mut String, g: &Group<CalibrationReport>) -> Result<(), DigestError> {
     out.push_str("<h2 id=\"calibrations\">Calibrations</h2>\n<p class=\"note\">Each point is one depth of outstanding I/Os measured on its own (superseded points, measured again, are left out). The knee is where latency turns up while IOPS stops growing; the dashed line is the latency cap the search kept under.</p>\n<div class=\"charts\">");
     let curve_of = |step: Step, k: usize, what: &str, y: fn(&PointReport) -> f64| {
         g.items
             .iter()
-            .filter(|it| !points(report(it), step).is_empty())
-            .map(|it| {
-                let pts = points(report(it), step)
+            .filter(|(_, c)| !points(c, step).is_empty())
+            .map(|(it, c)| {
+                let pts = points(c, step)
                     .iter()
                     .map(|p| (f64::from(p.point.outstanding), Some(y(p))))
                     .collect();
@@ -78,16 +73,15 @@ pub(super) fn section(out: &mut String, g: &Group) -> Result<(), DigestError> {
     knee(out, g);
     out.push_str("</div>\n");
     // Each step's merged histogram (`small`, `large`, `single`, `matrix small`).
-    super::run::curves(out, g)?;
+    curves(out, g)?;
     matrix(out, g);
     Ok(())
 }
 
 /// Latency (the search's criterion, and p99) against IOPS over the small-I/O points.
-fn knee(out: &mut String, g: &Group) {
+fn knee(out: &mut String, g: &Group<CalibrationReport>) {
     let mut series = Vec::new();
-    for it in &g.items {
-        let c = report(it);
+    for (it, c) in &g.items {
         let pts = points(c, Step::Small);
         if pts.is_empty() {
             continue;
@@ -113,8 +107,8 @@ fn knee(out: &mut String, g: &Group) {
         )));
     }
     // One cap line: the first calibration's (a second with another cap is in its summary).
-    let cap = g.items.first().map(|it| {
-        let o = &report(it).options;
+    let cap = g.items.first().map(|(_, c)| {
+        let o = &c.options;
         (
             o.max_latency_us,
             format!("cap {} ms", o.max_latency_us / 1e3),
@@ -137,18 +131,18 @@ fn knee(out: &mut String, g: &Group) {
 
 /// ORION's matrix: small IOPS and large MB/s at each (small, large) depth, one pair of heat
 /// maps per calibration that ran it.
-fn matrix(out: &mut String, g: &Group) {
-    let with: Vec<&&Item> = g
+fn matrix(out: &mut String, g: &Group<CalibrationReport>) {
+    let with: Vec<_> = g
         .items
         .iter()
-        .filter(|it| !report(it).matrix.is_empty())
+        .filter(|(_, c)| !c.matrix.is_empty())
         .collect();
     if with.is_empty() {
         return;
     }
     out.push_str("<h3>Mixed matrix</h3>\n<p class=\"note\">Small random I/Os while large ones stream: each cell is one measurement at that many outstanding small (across) and large (up) I/Os.</p>\n");
-    for it in with {
-        let m = &report(it).matrix;
+    for (it, c) in with {
+        let m = &c.matrix;
         out.push_str("<h4>");
         esc(out, &it.name());
         out.push_str("</h4>\n<div class=\"charts\">");

@@ -2,20 +2,16 @@
 //! their latency, the database's load profile (physical reads, blocks written, WAL), average
 //! active sessions stacked by wait event, then the devices and CPU and the latency curves.
 
-use super::chart::{line_chart, Axis, Series};
-use super::{esc, system_charts, Group, Item, Timeline};
-use crate::campaign::svg::Fmt;
+use super::curves::curves;
+use super::item::Group;
+use super::system::{system_charts, Timeline};
+use crate::svg::aas::aas;
+use crate::svg::line::{line_chart, Axis, Series};
+use crate::svg::page::esc;
+use crate::svg::scale::Fmt;
 use iogauge_campaign::digest::DigestError;
 use iogauge_model::db::profile::LoadRates;
 use iogauge_model::db::report::{DbIntervalReport, DbReport};
-use iogauge_model::Document;
-
-fn report<'a>(it: &'a Item) -> &'a DbReport {
-    match it.s.document {
-        Document::DbRun(d) => d,
-        _ => unreachable!("a db run group holds db runs"),
-    }
-}
 
 fn mid(iv: &DbIntervalReport) -> f64 {
     iv.t_s + iv.dur_s.max(0.0) / 2.0
@@ -29,85 +25,18 @@ fn blocks_written(db: &LoadRates) -> f64 {
     b.checkpointer + b.bgwriter + b.backend
 }
 
-pub(super) fn section(out: &mut String, g: &Group) -> Result<(), DigestError> {
+pub(super) fn section(out: &mut String, g: &Group<DbReport>) -> Result<(), DigestError> {
     out.push_str("<h2 id=\"db\">Database runs</h2>\n<p class=\"note\">Per interval: what the sessions did, what PostgreSQL's statistics say it read and wrote (its \"physical\" reads include those the page cache served), and what the sessions waited on.</p>\n<div class=\"charts\">");
-    let lines = |parts: &[(&str, Figure)]| -> Vec<Series> {
-        let mut v = Vec::new();
-        for it in &g.items {
-            for (k, (name, f)) in parts.iter().enumerate() {
-                let pts: Vec<(f64, Option<f64>)> = report(it)
-                    .intervals
-                    .iter()
-                    .map(|iv| (mid(iv), f(iv)))
-                    .collect();
-                if pts.iter().any(|(_, y)| y.is_some_and(|y| y > 0.0)) {
-                    v.push(g.series(it, k, name, pts));
-                }
-            }
-        }
-        v
-    };
-    let ops = lines(&[
-        ("reads/s", |iv| Some(iv.sessions.reads_s)),
-        ("updates/s", |iv| Some(iv.sessions.updates_s)),
-    ]);
-    line_chart(
-        out,
-        &g.time_chart(
-            "ops",
-            "session operations",
-            Axis::linear("operations/s", Fmt::Si),
-            ops,
-        ),
-    );
-    let lat = lines(&[
-        ("read p99", |iv| {
-            (iv.sessions.reads_s > 0.0).then_some(iv.sessions.read_lat_us.p99)
-        }),
-        ("update p99", |iv| {
-            (iv.sessions.updates_s > 0.0).then_some(iv.sessions.update_lat_us.p99)
-        }),
-    ]);
-    line_chart(
-        out,
-        &g.time_chart(
-            "latency",
-            "operation latency p99",
-            Axis::log("latency per operation", Fmt::Micros),
-            lat,
-        ),
-    );
-    let load = lines(&[
-        ("physical reads/s", |iv| Some(iv.db.physical_reads_s)),
-        ("blocks written/s", |iv| Some(blocks_written(&iv.db))),
-        ("WAL writes/s", |iv| Some(iv.db.wal_writes_s)),
-        ("commits/s", |iv| Some(iv.db.commits_s)),
-    ]);
-    line_chart(
-        out,
-        &g.time_chart(
-            "load",
-            "load profile",
-            Axis::linear("per second", Fmt::Si),
-            load,
-        ),
-    );
-    let wal = lines(&[("WAL MiB/s", |iv| {
-        Some(iv.db.wal_bytes_s / iogauge_stats::MIB)
-    })]);
-    line_chart(
-        out,
-        &g.time_chart("wal", "WAL volume", Axis::linear("MiB/s", Fmt::Si), wal),
-    );
+    session_charts(out, g);
+    load_charts(out, g);
     out.push_str("</div>\n<h3>Average active sessions</h3>\n<p class=\"note\">The test sessions by wait event (CPU when on CPU), sampled from pg_stat_activity; one chart per run.</p>\n");
-    for it in &g.items {
+    for (it, _) in &g.items {
         out.push_str("<h4>");
         esc(out, &it.name());
         out.push_str("</h4>\n");
-        crate::campaign::svg_series::aas(out, &it.digest);
+        aas(out, &it.digest);
     }
-    system_charts(out, g, &|it| {
-        let r = report(it);
+    system_charts(out, g, |r| {
         let ivs = r
             .intervals
             .iter()
@@ -118,5 +47,93 @@ pub(super) fn section(out: &mut String, g: &Group) -> Result<(), DigestError> {
             &r.samples,
         )
     });
-    super::run::curves(out, g)
+    curves(out, g)
+}
+
+/// One series per result and figure of `parts` that is above zero somewhere.
+fn lines(g: &Group<DbReport>, parts: &[(&str, Figure)]) -> Vec<Series> {
+    let mut v = Vec::new();
+    for (it, r) in &g.items {
+        for (k, (name, f)) in parts.iter().enumerate() {
+            let pts: Vec<(f64, Option<f64>)> =
+                r.intervals.iter().map(|iv| (mid(iv), f(iv))).collect();
+            if pts.iter().any(|(_, y)| y.is_some_and(|y| y > 0.0)) {
+                v.push(g.series(it, k, name, pts));
+            }
+        }
+    }
+    v
+}
+
+/// What the sessions did: reads and updates per second, and their p99 latencies.
+fn session_charts(out: &mut String, g: &Group<DbReport>) {
+    let ops = lines(
+        g,
+        &[
+            ("reads/s", |iv| Some(iv.sessions.reads_s)),
+            ("updates/s", |iv| Some(iv.sessions.updates_s)),
+        ],
+    );
+    line_chart(
+        out,
+        &g.time_chart(
+            "ops",
+            "session operations",
+            Axis::linear("operations/s", Fmt::Si),
+            ops,
+        ),
+    );
+    let lat = lines(
+        g,
+        &[
+            ("read p99", |iv| {
+                (iv.sessions.reads_s > 0.0).then_some(iv.sessions.read_lat_us.p99)
+            }),
+            ("update p99", |iv| {
+                (iv.sessions.updates_s > 0.0).then_some(iv.sessions.update_lat_us.p99)
+            }),
+        ],
+    );
+    line_chart(
+        out,
+        &g.time_chart(
+            "latency",
+            "operation latency p99",
+            Axis::log("latency per operation", Fmt::Micros),
+            lat,
+        ),
+    );
+}
+
+/// The database's load profile (physical reads, blocks written, WAL writes, commits) and
+/// its WAL volume.
+fn load_charts(out: &mut String, g: &Group<DbReport>) {
+    let load = lines(
+        g,
+        &[
+            ("physical reads/s", |iv| Some(iv.db.physical_reads_s)),
+            ("blocks written/s", |iv| Some(blocks_written(&iv.db))),
+            ("WAL writes/s", |iv| Some(iv.db.wal_writes_s)),
+            ("commits/s", |iv| Some(iv.db.commits_s)),
+        ],
+    );
+    line_chart(
+        out,
+        &g.time_chart(
+            "load",
+            "load profile",
+            Axis::linear("per second", Fmt::Si),
+            load,
+        ),
+    );
+    let wal = lines(
+        g,
+        &[("WAL MiB/s", |iv| {
+            Some(iv.db.wal_bytes_s / iogauge_stats::MIB)
+        })],
+    );
+    line_chart(
+        out,
+        &g.time_chart("wal", "WAL volume", Axis::linear("MiB/s", Fmt::Si), wal),
+    );
 }

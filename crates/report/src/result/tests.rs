@@ -1,7 +1,9 @@
 //! The result report on the captured fixture documents: enough charts per kind, overlays,
 //! escaping, and nothing an SVG attribute cannot hold.
 
-use super::*;
+use super::{result_html, Stored};
+use crate::svg::page::colour;
+use iogauge_model::Document;
 use iogauge_stats::LatHist;
 
 const RUN: &str = include_str!("../../../campaign/tests/fixtures/run_randread.json");
@@ -174,26 +176,6 @@ fn kinds_mix_and_labels_are_escaped() {
         3,
         "each result's text summary"
     );
-}
-
-#[test]
-fn long_series_are_bucketed_keeping_latency_spikes() {
-    let pts: Vec<(f64, Option<f64>)> = (0..6000)
-        .map(|i| (i as f64, Some(if i == 4321 { 1e6 } else { 100.0 })))
-        .collect();
-    let mean = chart::thin(&pts, false);
-    let max = chart::thin(&pts, true);
-    assert_eq!(mean.len(), chart::MAX_POINTS);
-    assert!(
-        mean.iter().all(|p| p.1.unwrap() < 1e6),
-        "a spike averaged in"
-    );
-    assert_eq!(
-        max.iter().filter(|p| p.1 == Some(1e6)).count(),
-        1,
-        "kept on a latency axis"
-    );
-    assert_eq!(chart::thin(&pts[..10], false), pts[..10].to_vec());
 }
 
 #[test]

@@ -1,9 +1,19 @@
-//! SVG drawing primitives for the campaign report: the chart element, text, axes, legends
-//! and a compact polyline that lifts its pen over missing values. Every number goes through
-//! [`N`] or the scales of `svg.rs`, so no attribute can hold NaN or infinity.
+//! SVG drawing primitives every chart uses: the chart element, text, axes, legends and a
+//! compact polyline that lifts its pen over missing values. Every number goes through [`N`]
+//! or the scales of `scale.rs`, so no attribute can hold NaN or infinity.
 
-use super::svg::{esc, tick_label, Fmt, Scale, N};
+use super::page::esc;
+use super::scale::{tick_label, Fmt, Scale, N};
 use std::fmt::Write as _;
+
+/// Width of a chart two of which fit side by side in the page.
+pub(crate) const W: f64 = 560.0;
+
+/// Width of a chart across the page: a run over time.
+pub(crate) const WIDE: f64 = 1100.0;
+
+/// Left margin of a chart with a y axis: tick labels and the axis title.
+pub(crate) const LEFT: f64 = 68.0;
 
 /// The plot area inside a chart of `w` × `h` pixels.
 #[derive(Clone, Copy, Debug)]
@@ -193,6 +203,17 @@ pub(crate) enum Swatch<'a> {
 /// Estimated width of `s` at the charts' 11 px font.
 pub(crate) fn text_width(s: &str) -> f64 {
     s.chars().count() as f64 * 6.3
+}
+
+/// `s` cut to `max` characters with an ellipsis.
+pub(crate) fn short(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(max - 1).collect();
+        t.push('…');
+        t
+    }
 }
 
 /// Width of a legend entry: swatch, label, gap.

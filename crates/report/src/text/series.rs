@@ -2,6 +2,7 @@
 //! each device did and the CPU, on one time axis (`iogauge show ID --interval 5s`), for a
 //! run, each point of a calibration, and a database run.
 
+use super::calib::point_line;
 use iogauge_model::calib::CalibrationReport;
 use iogauge_model::db::report::{DbIntervalReport, DbReport};
 use iogauge_model::derive::Derived;
@@ -24,7 +25,7 @@ pub fn calibration_intervals(c: &CalibrationReport) -> String {
         } else {
             ""
         };
-        let _ = writeln!(s, "\n{}{superseded}", crate::point_line(&p.point));
+        let _ = writeln!(s, "\n{}{superseded}", point_line(&p.point));
         s.push_str(&io_table(&p.intervals));
     }
     s

@@ -2,6 +2,9 @@
 //! (as an AWR load profile reads), average active sessions by wait event, and what reached
 //! the disks.
 
+use super::calib::preflight_text;
+use super::label::label_line;
+use super::run::steady_text;
 use iogauge_model::db::aas::Aas;
 use iogauge_model::db::profile::LoadRates;
 use iogauge_model::db::report::{CacheCompare, DbReport, SessionSummary, Setting};
@@ -150,7 +153,7 @@ pub fn db_run_text(r: &DbReport) -> String {
     run_head(&mut s, r);
     if let Some(p) = &r.preflight {
         let _ = writeln!(s, "  preflight:");
-        for l in crate::preflight_text(p).lines() {
+        for l in preflight_text(p).lines() {
             let _ = writeln!(s, "  {l}");
         }
     }
@@ -161,7 +164,7 @@ pub fn db_run_text(r: &DbReport) -> String {
         cache_text(&mut s, c);
     }
     if let Some(st) = &r.steady {
-        s.push_str(&crate::run::steady_text(st, "operations/s"));
+        s.push_str(&steady_text(st, "operations/s"));
     }
     ranks_text(&mut s, &r.ranks);
     let _ = writeln!(
@@ -262,7 +265,7 @@ fn run_head(s: &mut String, r: &DbReport) {
             format!(" after {:.0} s ramp", r.grid.ramp.as_secs_f64())
         }
     );
-    crate::label_line(s, &r.meta);
+    label_line(s, &r.meta);
     let d = &r.data_set;
     let _ = writeln!(
         s,

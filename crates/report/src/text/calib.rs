@@ -2,6 +2,7 @@
 //! then the curves, the CALIBRATE_IO block and the verdicts. The head is printed before any
 //! I/O, the body at the end; `show` prints both, so a stored run reads as it did live.
 
+use super::label::label_line;
 use iogauge_model::calib::CalibrationReport;
 use iogauge_model::calib::{iops_per_disk, Cell, Criterion, LargeType, MatrixMode, Step};
 use iogauge_model::preflight::{BlockDev, DevKind, Preflight};
@@ -135,11 +136,23 @@ fn chain(d: &BlockDev) -> String {
 
 /// The curves, the CALIBRATE_IO block and the verdicts.
 pub fn calibration_body(r: &CalibrationReport) -> String {
-    let crit = r.options.criterion;
-    let cap = r.options.max_latency_us;
     let mut s = String::new();
     // The head went out before the label was stored with the result: the body says it.
-    crate::label_line(&mut s, &r.meta);
+    label_line(&mut s, &r.meta);
+    setup_lines(&mut s, r);
+    let _ = writeln!(s);
+    points_table(&mut s, r);
+    if !r.matrix.is_empty() {
+        matrix_section(&mut s, r);
+    }
+    let _ = writeln!(s);
+    calibrate_io(&mut s, r);
+    verdicts_and_warnings(&mut s, r);
+    s
+}
+
+/// The I/O path and, across ranks, how many on which hosts.
+fn setup_lines(s: &mut String, r: &CalibrationReport) {
     if let Some(p) = &r.options.io_path {
         let _ = writeln!(s, "  I/O path: {}", p.line());
     }
@@ -154,7 +167,13 @@ pub fn calibration_body(r: &CalibrationReport) -> String {
             hosts.join(", ")
         );
     }
-    let _ = writeln!(s);
+}
+
+/// One row per point: its depth, figures and latencies, marked when over the cap or
+/// measured again.
+fn points_table(s: &mut String, r: &CalibrationReport) {
+    let crit = r.options.criterion;
+    let cap = r.options.max_latency_us;
     let _ = writeln!(
         s,
         "{:<8}{:>12}{:>8}{:>11}{:>10} | latency us {:>9}{:>9}{:>9}{:>9}",
@@ -183,20 +202,25 @@ pub fn calibration_body(r: &CalibrationReport) -> String {
             p.outstanding, p.workers, p.iops, p.mbps, l.mean, l.p50, l.p95, l.p99
         );
     }
-    if !r.matrix.is_empty() {
-        let o = &r.options;
-        let mode = match (o.matrix, o.num_small, o.num_large) {
-            (MatrixMode::Row, _, Some(l)) => format!("row at {l} outstanding large"),
-            (MatrixMode::Col, Some(n), _) => format!("col at {n} outstanding small"),
-            (MatrixMode::Point, Some(n), Some(l)) => {
-                format!("point at {n} outstanding small, {l} large")
-            }
-            (m, ..) => m.name().to_string(),
-        };
-        let _ = writeln!(s, "\nmatrix ({mode}): small-I/O IOPS / large-I/O MiB/s, rows = outstanding large, columns = outstanding small");
-        s.push_str(&matrix_table(&r.matrix));
-    }
-    let _ = writeln!(s);
+}
+
+/// The mixed matrix, under a line naming its mode.
+fn matrix_section(s: &mut String, r: &CalibrationReport) {
+    let o = &r.options;
+    let mode = match (o.matrix, o.num_small, o.num_large) {
+        (MatrixMode::Row, _, Some(l)) => format!("row at {l} outstanding large"),
+        (MatrixMode::Col, Some(n), _) => format!("col at {n} outstanding small"),
+        (MatrixMode::Point, Some(n), Some(l)) => {
+            format!("point at {n} outstanding small, {l} large")
+        }
+        (m, ..) => m.name().to_string(),
+    };
+    let _ = writeln!(s, "\nmatrix ({mode}): small-I/O IOPS / large-I/O MiB/s, rows = outstanding large, columns = outstanding small");
+    s.push_str(&matrix_table(&r.matrix));
+}
+
+/// The figures as DBA_RSRC_IO_CALIBRATE lists them, with ORION's IOPS per disk.
+fn calibrate_io(s: &mut String, r: &CalibrationReport) {
     let opt = |v: Option<f64>, prec: usize| v.map_or("-".to_string(), |x| format!("{x:.prec$}"));
     let _ = writeln!(s, "max_iops   = {}", opt(r.max_iops, 0));
     let _ = writeln!(
@@ -222,6 +246,10 @@ pub fn calibration_body(r: &CalibrationReport) -> String {
         "end_time   = {}",
         r.meta.ended_at.as_deref().unwrap_or("-")
     );
+}
+
+/// The verdicts, then the warnings.
+fn verdicts_and_warnings(s: &mut String, r: &CalibrationReport) {
     if !r.verdicts.is_empty() {
         let _ = writeln!(s, "verdicts:");
         for v in &r.verdicts {
@@ -236,7 +264,6 @@ pub fn calibration_body(r: &CalibrationReport) -> String {
     {
         let _ = writeln!(s, "warning: {w}");
     }
-    s
 }
 
 /// One live line per finished point.

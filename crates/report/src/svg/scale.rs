@@ -1,34 +1,8 @@
-//! The numbers behind the campaign report's hand-written SVG: escaping, coordinates that
-//! never let NaN or infinity into an attribute, linear and log scales with "nice" ticks and
-//! their labels. Drawing primitives are in `svg_draw.rs`, the charts in `svg_stats.rs` and
-//! `svg_series.rs`; nothing here knows about a campaign.
+//! The numbers behind the hand-written SVG: coordinates that never let NaN or infinity into
+//! an attribute, linear and log scales with "nice" ticks and their labels. Drawing primitives
+//! are in `draw.rs`, the page and its escaping in `page.rs`; nothing here knows what is drawn.
 
 use std::fmt::{self, Write as _};
-
-/// Case colours, in case order (Tableau 10: distinct, colour-blind tolerant, prints well).
-pub(crate) const PALETTE: [&str; 10] = [
-    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
-    "#9c755f", "#bab0ac",
-];
-
-/// Colour of the `i`-th case (cycles past ten).
-pub(crate) fn colour(i: usize) -> &'static str {
-    PALETTE[i % PALETTE.len()]
-}
-
-/// Appends `s` escaped for HTML text and for attribute values in double or single quotes.
-pub(crate) fn esc(out: &mut String, s: &str) {
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-}
 
 /// A coordinate: one decimal, trailing ".0" dropped, `0` when not finite, clamped to ±10⁶ px
 /// so a wild value can never produce an exponent or a huge attribute.
@@ -308,13 +282,6 @@ mod tests {
         for (x, want) in cases {
             assert_eq!(N(x).to_string(), want, "{x}");
         }
-    }
-
-    #[test]
-    fn escaping_covers_markup_and_quotes() {
-        let mut s = String::new();
-        esc(&mut s, r#"<a href="x">'&'</a>"#);
-        assert_eq!(s, "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
     }
 
     #[test]

@@ -1,18 +1,13 @@
-//! The charts of a result report: one line chart (time series, curves against outstanding
-//! I/Os, latency against IOPS) drawn from named series, and ORION's matrix as a heat map.
-//! Built on the campaign report's primitives, so both reports look and escape alike.
+//! The line chart of named series (time series, curves against outstanding I/Os, latency
+//! against IOPS), with its axes, shaded spans and a reference line; long series are bucketed
+//! to [`MAX_POINTS`].
 
-use crate::campaign::svg::{esc, headroom, tick_label, Fmt, Scale, N};
-use crate::campaign::svg_draw::{
+use super::draw::{
     hline, legend, legend_rows, no_data, open, text, x_axis, y_axis, Frame, Line, Side, Swatch,
+    LEFT, W,
 };
+use super::scale::{headroom, Fmt, Scale, N};
 use std::fmt::Write as _;
-
-/// Width of every chart: two fit side by side.
-pub(crate) const W: f64 = 560.0;
-
-/// Left margin: tick labels and the axis title.
-const LEFT: f64 = 68.0;
 
 /// Dash patterns of a result's series when colour marks the result (several results).
 const DASHES: [&str; 4] = ["", "6 3", "2 3", "9 3 2 3"];
@@ -65,8 +60,8 @@ pub(crate) struct Chart {
     pub cap: Option<(f64, String)>,
 }
 
-/// Most points drawn per line; a longer series is bucketed (as the campaign report's).
-pub(crate) const MAX_POINTS: usize = crate::campaign::svg_series::MAX_POINTS;
+/// Most points drawn per line; a longer series is bucketed.
+pub(crate) const MAX_POINTS: usize = 600;
 
 /// `pts` in at most [`MAX_POINTS`] buckets: each at its members' mean x, with their mean y —
 /// or their largest on a logarithmic (latency) axis, where averaging would hide a spike.
@@ -119,7 +114,8 @@ pub(crate) fn line_chart(out: &mut String, c: &Chart) {
     draw(out, c, &thinned);
 }
 
-fn draw(out: &mut String, c: &Chart, series: &[Series]) {
+/// The legend of `c`: each series, then each kind of span shaded.
+fn legend_items(c: &Chart) -> Vec<(Swatch<'_>, &str)> {
     let mut items: Vec<(Swatch, &str)> = c
         .series
         .iter()
@@ -141,6 +137,11 @@ fn draw(out: &mut String, c: &Chart, series: &[Series]) {
             items.push((Swatch::Area(colour), label));
         }
     }
+    items
+}
+
+fn draw(out: &mut String, c: &Chart, series: &[Series]) {
+    let items = legend_items(c);
     let rows = legend_rows(LEFT, W - 8.0, items.iter().map(|(_, l)| *l));
     let top = 24.0 + 16.0 * rows as f64;
     let h = 250.0 + top;
@@ -187,132 +188,62 @@ fn draw(out: &mut String, c: &Chart, series: &[Series]) {
         hline(out, &f, y);
         text(out, f.x1 - 4.0, y - 4.0, "", "end", label);
     }
-    let mut attrs = String::new();
     for s in series {
-        attrs.clear();
-        let _ = write!(attrs, "class=\"ln\" stroke=\"{}\"", s.colour);
-        let dash = DASHES[s.dash % DASHES.len()];
-        if !dash.is_empty() {
-            let _ = write!(attrs, " stroke-dasharray=\"{dash}\"");
-        }
-        let mut l = Line::start(out, &attrs);
-        for &(x, y) in &s.pts {
-            match y.filter(|v| positive(*v)) {
-                Some(y) => l.point(xs.at(x), ysc.at(y)),
-                None => l.gap(),
-            }
-        }
-        l.finish(false);
-        if s.dots {
-            for (x, y) in finite(s).filter(|(_, y)| positive(*y)) {
-                let _ = write!(
-                    out,
-                    "<circle cx=\"{}\" cy=\"{}\" r=\"2.6\" fill=\"{}\"/>",
-                    N(xs.at(x)),
-                    N(ysc.at(y)),
-                    s.colour
-                );
-            }
-        }
+        line(out, s, (&xs, &ysc), &positive);
     }
     out.push_str("</svg>");
 }
 
-/// A heat map of `cells` (column value, row value, figure): columns and rows in increasing
-/// order, each cell shaded from white to blue by its figure and labelled with it.
-pub(crate) fn heat_map(
-    out: &mut String,
-    key: &str,
-    aria: &str,
-    (x_title, y_title): (&str, &str),
-    fmt: Fmt,
-    cells: &[(u32, u32, f64)],
-) {
-    let mut cols: Vec<u32> = cells.iter().map(|c| c.0).collect();
-    let mut rows: Vec<u32> = cells.iter().map(|c| c.1).collect();
-    cols.sort_unstable();
-    cols.dedup();
-    rows.sort_unstable();
-    rows.dedup();
-    let cell_h = 26.0;
-    let h = 40.0 + cell_h * rows.len().max(1) as f64 + 46.0;
-    let f = Frame::new(W, h, LEFT, 24.0, 40.0, 46.0);
-    open(out, "heatmap", key, W, h, aria);
-    text(out, f.x0, 16.0, "at", "start", aria);
-    if cells.is_empty() {
-        no_data(out, &f, "no matrix cells");
-        out.push_str("</svg>");
-        return;
+/// One series: its path, lifted where a value is missing (or not positive on a log axis),
+/// and its dots.
+fn line(out: &mut String, s: &Series, (xs, ys): (&Scale, &Scale), positive: &dyn Fn(f64) -> bool) {
+    let mut attrs = format!("class=\"ln\" stroke=\"{}\"", s.colour);
+    let dash = DASHES[s.dash % DASHES.len()];
+    if !dash.is_empty() {
+        let _ = write!(attrs, " stroke-dasharray=\"{dash}\"");
     }
-    let max = cells
-        .iter()
-        .map(|c| c.2)
-        .filter(|v| v.is_finite())
-        .fold(0.0, f64::max);
-    let cw = (f.x1 - f.x0) / cols.len() as f64;
-    let mut label = String::new();
-    for c in cells {
-        let (Some(i), Some(j)) = (
-            cols.iter().position(|v| *v == c.0),
-            rows.iter().position(|v| *v == c.1),
-        ) else {
-            continue;
-        };
-        let t = if max > 0.0 && c.2.is_finite() {
-            (c.2 / max).clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        // White to #4e79a7 (78, 121, 167).
-        let mix = |to: f64| (255.0 + (to - 255.0) * t).round() as u8;
-        let (x, y) = (f.x0 + cw * i as f64, f.y1 - cell_h * (j + 1) as f64);
-        let _ = write!(
-            out,
-            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"rgb({},{},{})\" stroke=\"#fff\"/>",
-            N(x),
-            N(y),
-            N(cw),
-            N(cell_h),
-            mix(78.0),
-            mix(121.0),
-            mix(167.0)
+    let mut l = Line::start(out, &attrs);
+    for &(x, y) in &s.pts {
+        match y.filter(|v| positive(*v)) {
+            Some(y) => l.point(xs.at(x), ys.at(y)),
+            None => l.gap(),
+        }
+    }
+    l.finish(false);
+    if s.dots {
+        for (x, y) in finite(s).filter(|(_, y)| positive(*y)) {
+            let _ = write!(
+                out,
+                "<circle cx=\"{}\" cy=\"{}\" r=\"2.6\" fill=\"{}\"/>",
+                N(xs.at(x)),
+                N(ys.at(y)),
+                s.colour
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_series_are_bucketed_keeping_latency_spikes() {
+        let pts: Vec<(f64, Option<f64>)> = (0..6000)
+            .map(|i| (i as f64, Some(if i == 4321 { 1e6 } else { 100.0 })))
+            .collect();
+        let mean = thin(&pts, false);
+        let max = thin(&pts, true);
+        assert_eq!(mean.len(), MAX_POINTS);
+        assert!(
+            mean.iter().all(|p| p.1.unwrap() < 1e6),
+            "a spike averaged in"
         );
-        label.clear();
-        tick_label(&mut label, c.2, 0.0, fmt);
-        let class = if t > 0.55 { "in" } else { "" };
-        text(
-            out,
-            x + cw / 2.0,
-            y + cell_h / 2.0 + 4.0,
-            class,
-            "middle",
-            &label,
+        assert_eq!(
+            max.iter().filter(|p| p.1 == Some(1e6)).count(),
+            1,
+            "kept on a latency axis"
         );
+        assert_eq!(thin(&pts[..10], false), pts[..10].to_vec());
     }
-    out.push_str("<g class=\"ax\">");
-    for (i, v) in cols.iter().enumerate() {
-        let x = f.x0 + cw * (i as f64 + 0.5);
-        text(out, x, f.y1 + 15.0, "", "middle", &v.to_string());
-    }
-    for (j, v) in rows.iter().enumerate() {
-        let y = f.y1 - cell_h * (j as f64 + 0.5) + 4.0;
-        text(out, f.x0 - 6.0, y, "", "end", &v.to_string());
-    }
-    text(
-        out,
-        (f.x0 + f.x1) / 2.0,
-        f.y1 + 32.0,
-        "at",
-        "middle",
-        x_title,
-    );
-    let ym = (f.y0 + f.y1) / 2.0;
-    let _ = write!(
-        out,
-        "<text class=\"at\" x=\"12\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(-90 12 {})\">",
-        N(ym),
-        N(ym)
-    );
-    esc(out, y_title);
-    out.push_str("</text></g></svg>");
 }

@@ -2,11 +2,12 @@
 //! and the headline ratios to the baseline (of means or of trimmed means). Each function
 //! appends one `<svg class="chart">`.
 
-use super::svg::{colour, compact, esc, headroom, Fmt, Scale, N};
-use super::svg_draw::{
-    cross, hline, legend, no_data, open, text, text_width, y_axis, Frame, Side, Swatch,
+use super::cases::case_index;
+use crate::svg::draw::{
+    cross, hline, legend, no_data, open, short, text, text_width, y_axis, Frame, Side, Swatch, W,
 };
-use super::svg_stats::{case_index, short, W};
+use crate::svg::page::{colour, esc};
+use crate::svg::scale::{compact, headroom, Fmt, Scale, N};
 use iogauge_campaign::{CampaignView, MetricView};
 use iogauge_stats::compare::{Ci, Statistic};
 use std::fmt::Write as _;

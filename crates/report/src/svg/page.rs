@@ -1,12 +1,38 @@
-//! The report's one stylesheet: page layout and typography, tables, and the classes the
-//! hand-written SVG charts use (so each mark carries a short class, not its full style).
+//! The page every HTML report is: its one stylesheet (layout and typography, tables, and the
+//! classes the hand-written SVG charts use, so each mark carries a short class, not its full
+//! style), the escaping of every text put in it, and the colours that tell results apart.
+
+/// Case colours, in case order (Tableau 10: distinct, colour-blind tolerant, prints well).
+pub(crate) const PALETTE: [&str; 10] = [
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+    "#9c755f", "#bab0ac",
+];
+
+/// Colour of the `i`-th case (cycles past ten).
+pub(crate) fn colour(i: usize) -> &'static str {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// Appends `s` escaped for HTML text and for attribute values in double or single quotes.
+pub(crate) fn esc(out: &mut String, s: &str) {
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+}
 
 /// Starts an HTML report: the head with `title` and [`CSS`], then `<body><main>`.
 pub(crate) fn open_page(out: &mut String, title: &str) {
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
     out.push_str("<title>");
-    super::svg::esc(out, title);
+    esc(out, title);
     out.push_str("</title><style>");
     out.push_str(CSS);
     out.push_str("</style></head><body><main>\n");
@@ -78,3 +104,15 @@ table.env th{text-align:left;color:var(--mu);font-weight:500;background:none;pad
 table.env td{text-align:left;white-space:normal}
 @media print{details{break-inside:avoid}nav{display:none}}
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_covers_markup_and_quotes() {
+        let mut s = String::new();
+        esc(&mut s, r#"<a href="x">'&'</a>"#);
+        assert_eq!(s, "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+    }
+}

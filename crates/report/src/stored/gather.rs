@@ -1,9 +1,10 @@
 //! From the store to a [`CampaignView`]: the campaign's stored definition, its measured runs
 //! per case (warm-ups and interrupted runs left out), each digested, and the statistics.
+//! (`campaign` stays pure: reading the store is done here, beside the renderers.)
 
 use iogauge_campaign::analysis;
 use iogauge_campaign::digest::{self, DigestError};
-use iogauge_campaign::view::{CampaignView, CaseView, Definition, Environment};
+use iogauge_campaign::view::{CampaignView, CaseView, Definition};
 use iogauge_model::history::RunStatus;
 use iogauge_model::Document;
 use iogauge_store::{Store, StoreError};
@@ -37,7 +38,7 @@ impl GatherError {
 }
 
 /// The stored definition of campaign `name` and its generation.
-pub fn definition(store: &Store, name: &str) -> Result<(Definition, i64), GatherError> {
+fn definition(store: &Store, name: &str) -> Result<(Definition, i64), GatherError> {
     let Some(row) = store.campaign(name)? else {
         return Err(GatherError::NotFound {
             name: name.into(),
@@ -168,26 +169,4 @@ fn note_environment(
         ));
     }
     devices.extend(disks.iter().cloned());
-}
-
-/// Where this machine is, for the stored definition.
-pub fn this_machine() -> Environment {
-    let read = |p: &str| {
-        std::fs::read_to_string(p)
-            .map(|s| s.trim().to_string())
-            .unwrap_or_default()
-    };
-    Environment {
-        host: read("/proc/sys/kernel/hostname"),
-        kernel: format!(
-            "{} {}",
-            read("/proc/sys/kernel/ostype"),
-            read("/proc/sys/kernel/osrelease")
-        ),
-        iogauge_version: env!("CARGO_PKG_VERSION").to_string(),
-        cpus: std::thread::available_parallelism().map_or(0, |n| n.get() as u32),
-        // Unknown memory shows as 0 in the report's environment (it is not a figure).
-        ram_bytes: iogauge_probe::ram_bytes().unwrap_or(0),
-        ..Environment::default()
-    }
 }

@@ -1,6 +1,7 @@
 //! The run's text: the human summary printed at the end of `iogauge run` ([`run_text`]), and
 //! the one-line progress and job descriptions the live display and other renderers use.
 
+use super::label::label_line;
 use iogauge_model::run::{DirSummary, RankReport, RunReport};
 use iogauge_model::target::TargetInfo;
 use iogauge_model::units::fmt_size;
@@ -31,7 +32,7 @@ pub fn run_text(r: &RunReport) -> String {
             _ => format!(" after {:.0} s ramp", o.ramp.as_secs_f64()),
         }
     );
-    crate::label_line(&mut s, &r.meta);
+    label_line(&mut s, &r.meta);
     for t in &r.targets {
         let _ = writeln!(s, "  target {}", target_line(t));
     }

@@ -1,0 +1,234 @@
+//! `iogauge compare A B` as a function: two stored runs of one kind, figure by figure, or two
+//! cases of a campaign with the confidence interval of their ratio and its verdict; as text
+//! (one table) or JSON.
+
+use super::error::{usage, ReadError};
+use super::open::{open_view, stored_run};
+use crate::num::fmt_num;
+use iogauge_campaign::digest::{catalogue, digest};
+use iogauge_campaign::{CampaignView, RunDigest};
+use iogauge_model::history::RunStatus;
+use iogauge_stats::compare::{Describe, Ratio, Statistic, Verdict};
+use iogauge_store::Store;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// What to compare: runs `a` and `b` (ids), or with `campaign` two of its cases (names).
+pub struct CompareOptions<'a> {
+    pub a: &'a str,
+    pub b: &'a str,
+    pub campaign: Option<&'a str>,
+    /// JSON instead of the table.
+    pub json: bool,
+}
+
+/// The comparison asked for, from the store at `store` (`--store`, else the default).
+/// `warn` hears what the caller should know before the answer (a run that was interrupted).
+pub fn compare(
+    store: Option<&Path>,
+    o: &CompareOptions,
+    warn: &mut dyn FnMut(&str),
+) -> Result<String, ReadError> {
+    match o.campaign {
+        Some(name) => compare_cases(&open_view(store, name)?, o.a, o.b, o.json),
+        None => {
+            let store = Store::open_reader_resolved(store)?;
+            compare_runs(&store, o, warn)
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct MetricCompare {
+    metric: String,
+    unit: String,
+    /// A campaign's cases: the figure `a`, `b` and the ratio are of (the campaign's
+    /// `statistic`); runs are single figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    statistic: Option<Statistic>,
+    a: f64,
+    b: f64,
+    /// b / a.
+    ratio: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    a_stats: Option<Describe>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    b_stats: Option<Describe>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ci95: Option<(f64, f64)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verdict: Option<String>,
+}
+
+/// Run `s` (an id as given) digested, with its label.
+fn load_run(
+    store: &Store,
+    s: &str,
+    warn: &mut dyn FnMut(&str),
+) -> Result<(RunDigest, Option<String>), ReadError> {
+    let Ok(id) = s.parse::<i64>() else {
+        return usage(format!(
+            "{s:?} is not a run id; give two ids from `iogauge history`, or two case names with --campaign NAME"
+        ));
+    };
+    let run = stored_run(store, id)?;
+    if run.row.status == RunStatus::Interrupted {
+        // Compared all the same (it is what the user asked for), but never silently.
+        warn(&format!(
+            "run {id} was interrupted: its figures cover only the part that ran"
+        ));
+    }
+    let label = run.document.meta().label.clone();
+    Ok((digest(id, 1, &run.document, &run.histograms)?, label))
+}
+
+fn compare_runs(
+    store: &Store,
+    o: &CompareOptions,
+    warn: &mut dyn FnMut(&str),
+) -> Result<String, ReadError> {
+    let (a, b) = (o.a, o.b);
+    let (ra, la) = load_run(store, a, warn)?;
+    let (rb, lb) = load_run(store, b, warn)?;
+    if ra.kind != rb.kind {
+        return usage(format!(
+            "run {a} is a {} and run {b} a {}: compare runs of one kind",
+            ra.kind, rb.kind
+        ));
+    }
+    let rows: Vec<MetricCompare> = catalogue()
+        .iter()
+        .filter_map(|m| {
+            let (x, y) = (*ra.metrics.get(m.key)?, *rb.metrics.get(m.key)?);
+            Some(MetricCompare {
+                metric: m.key.to_string(),
+                unit: m.unit.to_string(),
+                statistic: None,
+                a: x,
+                b: y,
+                ratio: (x > 0.0).then(|| y / x),
+                a_stats: None,
+                b_stats: None,
+                ci95: None,
+                verdict: None,
+            })
+        })
+        .collect();
+    if o.json {
+        return Ok(serde_json::to_string_pretty(&serde_json::json!({
+            "a": {"id": ra.id, "kind": ra.kind, "label": la, "started_at": ra.started_at, "interrupted": ra.interrupted},
+            "b": {"id": rb.id, "kind": rb.kind, "label": lb, "started_at": rb.started_at, "interrupted": rb.interrupted},
+            "metrics": rows,
+        }))? + "\n");
+    }
+    let named = |id: &str, label: &Option<String>, at: &str| match label {
+        Some(l) => format!("run {id} [{l}] ({at})"),
+        None => format!("run {id} ({at})"),
+    };
+    let mut s = format!(
+        "{} against {}: single runs, so no confidence interval; a campaign's repetitions give one\n",
+        named(a, &la, &ra.started_at),
+        named(b, &lb, &rb.started_at)
+    );
+    let (run_a, run_b) = (format!("run {a}"), format!("run {b}"));
+    line(
+        &mut s,
+        14,
+        ["metric", &run_a, &run_b],
+        &format!(" {:>8}", "b/a"),
+    );
+    table(&mut s, &rows, 14, |r| {
+        format!(" {:>8}", r.ratio.map_or("-".into(), |x| format!("{x:.3}")))
+    });
+    Ok(s)
+}
+
+fn compare_cases(view: &CampaignView, a: &str, b: &str, json: bool) -> Result<String, ReadError> {
+    for name in [a, b] {
+        if !view.cases.iter().any(|c| c.name == name) {
+            let names: Vec<&str> = view.cases.iter().map(|c| c.name.as_str()).collect();
+            return usage(format!(
+                "campaign {}: no case {name:?}; its cases are: {}",
+                view.name,
+                names.join(", ")
+            ));
+        }
+    }
+    let rows = case_rows(view, a, b);
+    if json {
+        return Ok(serde_json::to_string_pretty(&serde_json::json!({
+            "campaign": view.name, "a": a, "b": b, "metrics": rows,
+        }))? + "\n");
+    }
+    let mut s = format!(
+        "campaign {}: {b} against {a} ({} of the repetitions)\n",
+        view.name,
+        view.statistic.plural()
+    );
+    table(&mut s, &rows, 12, |r| {
+        format!("  {}", r.verdict.as_deref().unwrap_or("-"))
+    });
+    Ok(s)
+}
+
+/// Per metric both cases have: their figures (of the campaign's statistic), the ratio b / a
+/// with its interval, and the verdict.
+fn case_rows(view: &CampaignView, a: &str, b: &str) -> Vec<MetricCompare> {
+    let mut rows = Vec::new();
+    for m in &view.metrics {
+        let samples = |n: &str| m.cases.iter().find(|c| c.case == n).map(|c| &c.samples);
+        let (Some(xa), Some(xb)) = (samples(a), samples(b)) else {
+            continue;
+        };
+        let (Ok(da), Ok(db)) = (Describe::of(xa), Describe::of(xb)) else {
+            continue;
+        };
+        let ratio = Ratio::of(xb, xa, view.statistic, seed_of(&m.key)).ok();
+        let figure = |d: &Describe| match view.statistic {
+            Statistic::Mean => d.mean,
+            Statistic::Trimmed => d.trimmed_mean,
+        };
+        rows.push(MetricCompare {
+            metric: m.key.clone(),
+            unit: m.unit.clone(),
+            statistic: Some(view.statistic),
+            a: figure(&da),
+            b: figure(&db),
+            ratio: ratio.as_ref().map(Ratio::headline),
+            ci95: ratio
+                .as_ref()
+                .and_then(Ratio::headline_ci)
+                .map(|c| (c.lo, c.hi)),
+            verdict: ratio
+                .as_ref()
+                .map(|r| Verdict::of(r).sentence(b, a, m.higher_is_better)),
+            a_stats: Some(da),
+            b_stats: Some(db),
+        });
+    }
+    rows
+}
+
+fn seed_of(key: &str) -> u64 {
+    iogauge_stats::fnv1a(key.bytes())
+}
+
+/// The comparison's table: one [`line`] per metric, figures `width` wide, then `last` (the
+/// ratio of two runs, the verdict of two cases).
+fn table(
+    s: &mut String,
+    rows: &[MetricCompare],
+    width: usize,
+    last: impl Fn(&MetricCompare) -> String,
+) {
+    for r in rows {
+        let metric = format!("{} ({})", r.metric, r.unit);
+        line(s, width, [&metric, &fmt_num(r.a), &fmt_num(r.b)], &last(r));
+    }
+}
+
+/// `metric` in 24 columns, `a` and `b` right-aligned in `width`, then `last` as it is.
+fn line(s: &mut String, width: usize, [metric, a, b]: [&str; 3], last: &str) {
+    let _ = writeln!(s, "{metric:<24} {a:>width$} {b:>width$}{last}");
+}
