@@ -14,7 +14,9 @@ use std::process::ExitCode;
 pub fn db(a: DbArgs) -> anyhow::Result<ExitCode> {
     let result = match a.cmd {
         DbCommand::Setup(s) => setup::setup(s),
-        DbCommand::Run(r) => DbRunOptions::from_args(r).and_then(run::run),
+        DbCommand::Run(r) => DbRunOptions::from_args(r)
+            .map_err(crate::launcher::said_once)
+            .and_then(run::run),
         DbCommand::Reset(w) => setup::reset(w),
         DbCommand::Drop(w) => setup::drop_all(w),
     };

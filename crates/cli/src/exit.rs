@@ -24,7 +24,7 @@ pub fn say(e: &anyhow::Error) {
 
 pub fn report(e: &anyhow::Error) -> ExitCode {
     use std::io::Write;
-    if let Some(crate::mpi::Quiet(code)) = e.downcast_ref() {
+    if let Some(crate::launcher::Quiet(code)) = e.downcast_ref() {
         return ExitCode::from(*code);
     }
     let line = escape_controls(&iogauge_model::secret::redact_secrets(&chain_line(e)));
@@ -93,7 +93,7 @@ fn code_of(e: &anyhow::Error) -> u8 {
 /// Under a launcher only rank 0 prints (every rank parsed the same line).
 pub fn clap_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
-    if crate::mpi::launched().is_some() && crate::mpi::other_rank() {
+    if crate::launcher::launched().is_some() && crate::launcher::other_rank() {
         let help = matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion);
         return ExitCode::from(if help { 0 } else { USAGE });
     }

@@ -11,7 +11,7 @@ mod db;
 mod exit;
 mod exit_code;
 mod history;
-mod mpi;
+mod launcher;
 mod paths;
 mod plan;
 mod run;
@@ -25,6 +25,7 @@ mod watch;
 use calibrate::options::CalibrateOptions;
 use clap::{CommandFactory, Parser};
 use cli::{Cli, Command};
+use launcher::said_once;
 use plan::options::PlanOptions;
 use run::options::RunOptions;
 use std::process::ExitCode;
@@ -35,22 +36,21 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => return exit::clap_error(e),
     };
-    let result = match mpi::launched() {
-        Some(var) => mpi::dispatch(var, cli.command),
-        None => dispatch(cli.command),
-    };
+    let result = launcher::check(&cli.command).and_then(|()| dispatch(cli.command));
     match result {
         Ok(code) => code,
         Err(e) => exit::report(&e),
     }
 }
 
-/// One subcommand: its options checked (a usage error, exit 2, before anything is touched),
-/// then its pipeline.
+/// One subcommand: its options checked (a usage error, exit 2, before anything is touched;
+/// under a launcher said once, by rank 0), then its pipeline.
 fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
-        Command::Run(a) => run::run(RunOptions::from_args(a)?),
-        Command::Calibrate(a) => calibrate::calibrate(CalibrateOptions::from_args(a)?),
+        Command::Run(a) => run::run(RunOptions::from_args(a).map_err(said_once)?),
+        Command::Calibrate(a) => {
+            calibrate::calibrate(CalibrateOptions::from_args(a).map_err(said_once)?)
+        }
         Command::History(a) => history::history(a),
         Command::Show(a) => history::show(a),
         Command::Watch(a) => watch::watch(WatchOptions::from_args(a)?),

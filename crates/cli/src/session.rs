@@ -120,14 +120,19 @@ pub fn conclude_with(
     render: impl FnOnce(&Document) -> String,
 ) -> anyhow::Result<ExitCode> {
     match finished {
-        Finished::Member { rank, error: None } => {
-            let _ = rank;
-            Ok(ExitCode::SUCCESS)
-        }
         Finished::Member {
             rank,
-            error: Some(e),
-        } => Err(anyhow::anyhow!("rank {rank}: {e}")),
+            error,
+            warnings,
+        } => {
+            for w in warnings {
+                eprintln!("warning: rank {rank}: {w}");
+            }
+            match error {
+                Some(e) => Err(anyhow::anyhow!("rank {rank}: {e}")),
+                None => Ok(ExitCode::SUCCESS),
+            }
+        }
         Finished::Lead {
             doc,
             histograms,

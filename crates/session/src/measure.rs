@@ -5,6 +5,7 @@
 //! document rank 0 stores.
 
 pub mod calibrate;
+pub mod db;
 pub mod run;
 
 use crate::finish::Ending;
@@ -18,8 +19,13 @@ pub enum Finished {
         histograms: Histograms,
         ending: Ending,
     },
-    /// On a rank other than 0, once its part went to rank 0: its own failure, if any.
-    Member { rank: u32, error: Option<String> },
+    /// On a rank other than 0, once its part went to rank 0: its own failure, if any, and
+    /// what it has to say after its part went (its own server's shutdown).
+    Member {
+        rank: u32,
+        error: Option<String>,
+        warnings: Vec<String>,
+    },
 }
 
 impl Finished {

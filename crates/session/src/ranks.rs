@@ -145,7 +145,10 @@ impl Team {
     /// Raises `stop` on the launcher's teardown too (see [`World::stop_on_teardown`]).
     pub fn watch_teardown(&self, stop: &Arc<AtomicBool>) -> anyhow::Result<()> {
         match self {
-            Team::Solo => Ok(()),
+            Team::Solo => {
+                let _ = stop;
+                Ok(())
+            }
             #[cfg(feature = "mpi")]
             Team::Ranks(_) => world::stop_on_teardown(stop),
         }

@@ -88,7 +88,7 @@ impl RunOptions {
                 ));
             }
         }
-        if a.shared_offsets && crate::mpi::launched().is_none() {
+        if a.shared_offsets && crate::launcher::launched().is_none() {
             return usage(
                 "--shared-offsets applies to a job over MPI ranks (mpirun -np N iogauge run ...); drop it",
             );

@@ -471,7 +471,7 @@ fn sequential_large_ios_are_one_stream_per_outstanding_io() {
         on_point: &mut nothing,
         cores: 2,
         runs: 0,
-        sampling: &super::Unsampled,
+        sampling: &Unsampled,
     };
     let small = p.point_job(Step::Small, 8192, 8);
     assert_eq!(
@@ -503,7 +503,7 @@ fn sequential_large_ios_are_one_stream_per_outstanding_io() {
         on_point: &mut nothing,
         cores: 2,
         runs: 0,
-        sampling: &super::Unsampled,
+        sampling: &Unsampled,
     };
     assert_eq!(p.point_job(Step::Large, 1 << 20, 2).rw, RwMode::Write);
     s.write_pct = 0;
@@ -515,7 +515,7 @@ fn sequential_large_ios_are_one_stream_per_outstanding_io() {
         on_point: &mut nothing,
         cores: 2,
         runs: 0,
-        sampling: &super::Unsampled,
+        sampling: &Unsampled,
     };
     let rand = p.point_job(Step::Large, 1 << 20, 4);
     assert_eq!((rand.rw, rand.workers, rand.qd), (RwMode::RandRead, 2, 2));

@@ -376,6 +376,7 @@ pub(super) fn calibrate(
         return Ok(Finished::Member {
             rank,
             error: failed,
+            warnings: Vec::new(),
         });
     }
     let mut rows = vec![CalibRank {

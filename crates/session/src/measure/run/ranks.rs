@@ -104,6 +104,7 @@ pub(super) fn run(
         return Ok(Finished::Member {
             rank,
             error: part.error,
+            warnings: Vec::new(),
         });
     }
     let gather = std::time::Instant::now();

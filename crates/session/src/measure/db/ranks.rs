@@ -1,4 +1,4 @@
-//! `mpirun -np N iogauge db run …`: SLOB across RAC instances, two ways.
+//! `db run` over ranks: SLOB across RAC instances, two ways.
 //!
 //! - `--dsn` (one server): the job's sessions are shared between the ranks, each a block of
 //!   them numbered as one process numbers them (readers first), so every session keeps its
@@ -12,25 +12,20 @@
 //! one all-reduce), the sessions' histograms are merged exactly on rank 0, each rank's own
 //! summary and load profile is kept in `ranks`, and only rank 0 stores and prints.
 
-use super::world::{
-    agreed, all_ok, begin, hostname, names_a_rank, per_rank, per_rank_text, rank_end, rank_seed,
-    said_by_rank_zero, Talk, LOST, PART,
-};
-use crate::db::options::DbRunOptions;
-use crate::db::run::{ending, finish, measure, prepare};
-use crate::usage::UsageError;
-use anyhow::{anyhow, Context};
+use super::{ending, measure, Shared};
+use crate::finish::Ending;
+use crate::measure::Finished;
+use crate::ranks::{hostname, Team, LIVE_BYTES, LOST};
+use crate::Session;
+use anyhow::Context;
 use iogauge_model::db::aas::Aas;
 use iogauge_model::db::outcome::{DbInterval, DbOutcome, SessionTotals};
 use iogauge_model::db::profile::LoadDelta;
 use iogauge_model::db::report::{DbRank, DbSummary};
-use iogauge_model::Kind;
-use iogauge_pg::{db_document, driver, Place, Prepared};
-use iogauge_session::Ending;
+use iogauge_model::Document;
+use iogauge_pg::{db_document, driver, Prepared};
 use iogauge_stats::{HistError, LatHist};
-use mpi::traits::*;
 use serde::{Deserialize, Serialize};
-use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -165,66 +160,32 @@ fn part_of(
     part
 }
 
-pub fn db_run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
-    let universe = mpi::initialize().ok_or_else(|| anyhow!("MPI was initialised already"))?;
-    let world = universe.world();
-    let (rank, size) = (world.rank() as u32, world.size() as u32);
-    let host = hostname();
-    // A private cluster per rank (--dir with {rank}), or one server all ranks share (--dsn).
-    let own_servers = match &mut o.place {
-        Place::Private(d) => {
-            if !names_a_rank(&d.to_string_lossy()) && size > 1 {
-                return Err(said_by_rank_zero(&world, UsageError(format!(
-                    "--dir {}: under mpirun every rank needs its own cluster: put {{rank}} (or {{host}}, one rank per host) in --dir, as --dir {}.{{rank}}, or give every rank one server with --dsn",
-                    d.display(),
-                    d.display()
-                ))));
-            }
-            *d = per_rank(d, rank, &host);
-            true
-        }
-        Place::Dsn(s) => {
-            let own = names_a_rank(s);
-            *s = per_rank_text(s, rank, &host);
-            own
-        }
+/// The database run over ranks, once every rank's server is prepared and its share made:
+/// the sessions started together, their histograms merged exactly on rank 0, each rank's own
+/// summary and load profile kept in `ranks`.
+pub(super) fn run(
+    session: &mut Session,
+    mut p: Prepared,
+    shared: Shared,
+) -> anyhow::Result<Finished> {
+    let stop = session.stop().clone();
+    let Team::Ranks(world) = &session.team else {
+        unreachable!("called over ranks only")
     };
-    let (session, stop) = begin(&world, o.store.as_deref(), o.label.clone())?;
-    let mut p = agreed(&world, prepare(&o))?;
-    let job_workload = p.workload.clone();
-    if own_servers {
-        p.workload.seed = rank_seed(p.workload.seed, rank);
-    } else {
-        // Every rank sees the same count: a mistake said once, by rank 0.
-        let n = job_workload.sessions();
-        let share = job_workload.share(rank, size).filter(|_| n >= size);
-        p.workload = share.ok_or_else(|| {
-            said_by_rank_zero(&world, UsageError(format!(
-                "{n} sessions cannot be shared between {size} ranks: give at least one session per rank (--readers/--writers or --sessions)"
-            )))
-        })?;
-    }
-    let mut session = session;
-    if let Some(s) = &mut session {
-        s.go_live(
-            Kind::DbRun,
-            format!("{} x {size} ranks", p.what()),
-            p.server.socket(),
-        );
-    }
-    let mut talk = Talk::new(&world, stop.clone());
+    let (rank, size, host) = (world.rank(), world.size(), hostname());
+    let own_servers = shared.own_servers;
+    let mut talk = world.talk(stop.clone());
     let started_at = Instant::now();
     let mut ready_called = false;
     let (outcome, samples, sample_error) = {
         let mut last = Instant::now();
-        let beat = o.grid.interval;
+        let beat = p.grid.interval;
         let talk = &mut talk;
-        let world = &world;
         let ready_called = &mut ready_called;
         let sync = driver::Sync {
             ready: &mut || {
                 *ready_called = true;
-                all_ok(world, true)
+                world.all_ok(true)
             },
             tick: &mut || talk.tick(beat, &mut last),
         };
@@ -233,7 +194,7 @@ pub fn db_run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
     if !ready_called {
         // This rank failed before its sessions were ready: the others, waiting in theirs,
         // learn it here and do not start.
-        all_ok(&world, false);
+        world.all_ok(false);
     }
     let outcome = outcome.map_err(|e| e.to_string());
     let lost = outcome.as_ref().map_or(true, |o| o.error.is_some());
@@ -255,20 +216,20 @@ pub fn db_run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
     }
     if rank != 0 {
         // The part goes first, then the server stops: a clean shutdown can take longer than
-        // rank 0 waits for a silent rank once a job has stopped.
-        let bytes = serde_json::to_vec(&part)?;
-        world.process_at_rank(0).send_with_tag(&bytes[..], PART);
-        for w in p.stop_server(lost) {
-            eprintln!("warning: rank {rank}: {w}");
-        }
-        return rank_end(rank, part.error);
+        // rank 0 waits for a silent rank once a job has stopped. Its shutdown's warnings are
+        // this rank's to say.
+        world.send_part(&serde_json::to_vec(&part)?);
+        return Ok(Finished::Member {
+            rank,
+            error: part.error,
+            warnings: p.stop_server(lost),
+        });
     }
     let shutdown = p.stop_server(lost);
     let own = own.ok();
-    let session = session.expect("rank 0 holds the session");
     let mut parts = vec![(std::mem::take(&mut part.intervals), part, 0u64)];
     for (r, bytes) in talk
-        .parts(started_at, o.grid.interval)
+        .parts(started_at, p.grid.interval)
         .into_iter()
         .enumerate()
         .skip(1)
@@ -288,8 +249,8 @@ pub fn db_run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
         .filter(|(_, q, _)| !q.host.is_empty())
         .all(|(_, q, _)| q.host == host);
     let mut ctx = p.context(if one_host { samples } else { Vec::new() });
-    if !own_servers {
-        ctx.workload = job_workload;
+    if let (false, Some(job)) = (own_servers, shared.workload) {
+        ctx.workload = job;
     }
     let mut warnings = Vec::new();
     if own_servers && size > 1 {
@@ -322,14 +283,14 @@ pub fn db_run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
             sessions: q.sessions,
             summary: q.summary.unwrap_or_default(),
             error: q.error,
-            sent_bytes: bytes + q.live_sent * super::world::LIVE_BYTES,
+            sent_bytes: bytes + q.live_sent * LIVE_BYTES,
         });
     }
     let ending = match failed.is_empty() {
         true => ending(&merged),
         false => Ending::Failed(failed.join("; ")),
     };
-    finish(session, report, &histograms, o.json, ending)
+    Ok(Finished::lead(Document::from(report), histograms, ending))
 }
 
 /// The ranks' outcomes as one: intervals by index, sessions added (their numbers laid end

@@ -1,0 +1,146 @@
+//! `iogauge db run`: sessions on a real PostgreSQL, with the devices under the data set and
+//! the CPU sampled on the same grid from the moment the sessions start — on this process, or
+//! over ranks (see `ranks`): SLOB across RAC instances, the sessions of one server shared
+//! between the ranks, or a private cluster per rank.
+
+#[cfg(feature = "mpi")]
+mod ranks;
+
+use super::Finished;
+use crate::finish::Ending;
+use crate::ranks::{hostname, names_a_rank, per_rank, per_rank_text, rank_seed, Team};
+use crate::{sampled, Session, SessionError};
+use iogauge_model::db::outcome::DbOutcome;
+use iogauge_model::db::workload::Workload;
+use iogauge_model::system::Snapshot;
+use iogauge_model::Document;
+use iogauge_pg::{driver, PgError, Place, Prepared};
+use iogauge_probe::Sampler;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How the ranks share a database run.
+pub struct Shared {
+    /// Each rank runs the whole workload on a server of its own (`--dir PATH.{rank}`, or a
+    /// `--dsn` naming one per rank); else the ranks share one server's sessions.
+    pub own_servers: bool,
+    /// The job's workload as asked (each rank may run a share of it): what the document
+    /// records.
+    pub workload: Option<Workload>,
+}
+
+/// Where this process's part runs: over ranks, `{rank}` and `{host}` in `--dir` (every rank
+/// needs a cluster of its own) or `--dsn`. Whether each rank has a server of its own.
+pub fn place(team: &Team, place: &mut Place) -> anyhow::Result<bool> {
+    if !team.ranked() {
+        return Ok(false);
+    }
+    let (rank, size, host) = (team.rank(), team.size(), hostname());
+    Ok(match place {
+        Place::Private(d) => {
+            if !names_a_rank(&d.to_string_lossy()) && size > 1 {
+                return Err(team.said_by_lead(SessionError::Usage(format!(
+                    "--dir {}: under mpirun every rank needs its own cluster: put {{rank}} (or {{host}}, one rank per host) in --dir, as --dir {}.{{rank}}, or give every rank one server with --dsn",
+                    d.display(),
+                    d.display()
+                )).into()));
+            }
+            *d = per_rank(d, rank, &host);
+            true
+        }
+        Place::Dsn(s) => {
+            let own = names_a_rank(s);
+            *s = per_rank_text(s, rank, &host);
+            own
+        }
+    })
+}
+
+/// Over ranks, once the server is prepared: each rank's own seed on a server of its own, or
+/// its share of one server's sessions (each a block numbered as one process numbers them, so
+/// every session keeps its schema and its random stream).
+pub fn share(team: &Team, p: &mut Prepared, own_servers: bool) -> anyhow::Result<Shared> {
+    if !team.ranked() {
+        return Ok(Shared {
+            own_servers,
+            workload: None,
+        });
+    }
+    let (rank, size) = (team.rank(), team.size());
+    let job = p.workload.clone();
+    if own_servers {
+        p.workload.seed = rank_seed(p.workload.seed, rank);
+    } else {
+        // Every rank sees the same count: a mistake said once, by rank 0.
+        let n = job.sessions();
+        let share = job.share(rank, size).filter(|_| n >= size);
+        p.workload = share.ok_or_else(|| {
+            team.said_by_lead(SessionError::Usage(format!(
+                "{n} sessions cannot be shared between {size} ranks: give at least one session per rank (--readers/--writers or --sessions)"
+            )).into())
+        })?;
+    }
+    Ok(Shared {
+        own_servers,
+        workload: Some(job),
+    })
+}
+
+/// The run of prepared `p` (this rank's part over ranks, as [`share`] made it), the server
+/// stopped after it; the document to store.
+pub fn run(session: &mut Session, p: Prepared, shared: Shared) -> anyhow::Result<Finished> {
+    match &session.team {
+        #[cfg(feature = "mpi")]
+        Team::Ranks(_) => ranks::run(session, p, shared),
+        _ => {
+            let _ = shared;
+            alone(session, p)
+        }
+    }
+}
+
+fn alone(session: &Session, mut p: Prepared) -> anyhow::Result<Finished> {
+    let nothing = driver::Sync {
+        ready: &mut || true,
+        tick: &mut || {},
+    };
+    let (outcome, samples, sample_error) = measure(&p, session.stop().clone(), nothing);
+    // The run ends with its sessions: the server's shutdown after them is not measured.
+    let ended_at = crate::now();
+    let mut outcome = outcome.map_err(|e| p.not_started(e))?;
+    p.explain(&mut outcome);
+    let (mut report, histograms) = p.document(&outcome, samples, sample_error)?;
+    report.meta.ended_at = Some(ended_at);
+    // Stopped before printing: its shutdown's warnings belong to the run.
+    report
+        .warnings
+        .extend(p.stop_server(outcome.error.is_some()));
+    Ok(Finished::lead(
+        Document::from(report),
+        histograms,
+        ending(&outcome),
+    ))
+}
+
+/// The sessions' run with the devices under the data set (`Prepared::devices`, from its
+/// preflight) and the CPU sampled on its grid.
+fn measure(
+    p: &Prepared,
+    stop: Arc<AtomicBool>,
+    sync: driver::Sync<'_>,
+) -> (Result<DbOutcome, PgError>, Vec<Snapshot>, Option<String>) {
+    let devices = p.devices.clone();
+    let sampler = Sampler::new((!devices.is_empty()).then_some(devices));
+    let ends: Vec<Duration> = p.grid.slots().iter().map(|s| s.end).collect();
+    sampled(&sampler, ends, |started| p.run(stop, started, sync))
+}
+
+/// How a run ended, from its outcome.
+fn ending(outcome: &DbOutcome) -> Ending {
+    match &outcome.error {
+        Some(e) => Ending::Failed(e.to_string()),
+        None if outcome.interrupted => Ending::Interrupted,
+        None => Ending::Complete,
+    }
+}
