@@ -66,6 +66,9 @@ fn code_of(e: &anyhow::Error) -> u8 {
             _ => RUNTIME,
         };
     }
+    if let Some(r) = e.downcast_ref::<iogauge_runner::RunnerError>() {
+        return if r.is_usage() { USAGE } else { RUNTIME };
+    }
     if let Some(g) = e.downcast_ref::<GatherError>() {
         return if g.is_usage() { USAGE } else { RUNTIME };
     }

@@ -16,7 +16,10 @@ mod snap;
 mod watch;
 
 pub use calib::{calibration_body, calibration_head, matrix_csv, point_line, preflight_text};
-pub use campaign::{campaign_csv, campaign_html, campaign_json, campaign_markdown};
+pub use campaign::{
+    campaign_command, campaign_csv, campaign_dry_run, campaign_html, campaign_json,
+    campaign_markdown, campaign_plan_line, campaign_run_label,
+};
 pub use db::{db_run_text, db_setup_text};
 pub use history::history_table;
 pub use result::{fmt_num, result_html, Stored};

@@ -6,22 +6,13 @@
 use super::args::CampaignArgs;
 use crate::usage::UsageError;
 use iogauge_campaign::{Campaign, Case};
+use iogauge_runner::Loaded;
 use std::path::Path;
 
 /// Checks one command line (`iogauge` first) as `iogauge` parses it, with the checks between
 /// flags made before anything is touched; why it cannot work, in one line. Given by `main`,
 /// which knows the whole command tree.
 pub type CheckLine = fn(&[&str]) -> Result<(), String>;
-
-/// A campaign file, read and checked.
-pub struct Loaded {
-    /// What the runs are started with (real DSNs); case names as in `shown`.
-    pub real: Campaign,
-    /// Secrets masked: printed, stored, hashed for resumes, named in tags.
-    pub shown: Campaign,
-    /// The file's text, secrets masked, for the store.
-    pub file: String,
-}
 
 /// The one masking function for everything a campaign shows or stores.
 pub fn mask(text: &str) -> String {

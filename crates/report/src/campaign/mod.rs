@@ -3,6 +3,7 @@
 
 mod html;
 mod html_table;
+mod progress;
 pub(crate) mod svg;
 mod svg_bars;
 pub(crate) mod svg_draw;
@@ -12,4 +13,5 @@ pub(crate) mod svg_style;
 mod tables;
 
 pub use html::campaign_html;
+pub use progress::{campaign_command, campaign_dry_run, campaign_plan_line, campaign_run_label};
 pub use tables::{campaign_csv, campaign_json, campaign_markdown};
