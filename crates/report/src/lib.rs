@@ -25,7 +25,9 @@ pub use history::history_table;
 pub use result::{fmt_num, result_html, Stored};
 pub use run::{job_line, progress_line, run_text};
 pub use series::{calibration_intervals, db_interval_table, interval_table};
-pub use watch::{db_rates_line, load_text, watch_cpu_lines, watch_line};
+pub use watch::{
+    db_rates_line, load_text, watch_cpu_lines, watch_line, watch_screen, LiveRun, WatchScreen,
+};
 
 use iogauge_model::Document;
 
