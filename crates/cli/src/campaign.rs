@@ -5,21 +5,18 @@
 //! everything printed or stored, and only the runs it starts see it.
 
 pub mod args;
-mod load;
 pub mod results;
-
-pub use iogauge_runner::gather;
 
 use crate::exit_code::INTERRUPTED;
 use crate::session::print_stdout;
+use crate::usage::UsageError;
 use anyhow::Context;
 use args::CampaignArgs;
-use iogauge_campaign::{Campaign, PlannedRun};
+use iogauge_campaign::{Campaign, CheckLine, LoadError, PlannedRun};
 use iogauge_report::{campaign_command, campaign_plan_line, campaign_run_label};
 use iogauge_runner::{pending, End, Progress, Runner};
 use iogauge_session::stop_flag;
 use iogauge_store::{CampaignTag, Store};
-use load::CheckLine;
 use std::process::ExitCode;
 
 // A run stopped by Ctrl-C exits as every iogauge command does; the runner counts on it.
@@ -28,7 +25,8 @@ const _: () = assert!(iogauge_runner::INTERRUPTED_EXIT == INTERRUPTED as i32);
 /// Runs the campaign of `a`; `check` parses a case's command line as `iogauge` would, so a
 /// bad case fails before anything runs.
 pub fn campaign(a: CampaignArgs, check: CheckLine) -> anyhow::Result<ExitCode> {
-    let loaded = load::load(&a, check)?;
+    let loaded =
+        iogauge_campaign::load(&a.file, a.smoke, a.name.as_deref(), check).map_err(file_error)?;
     let c = &loaded.shown;
     if a.dry_run {
         let p = pending(c, a.store.store.as_deref(), a.fresh)?;
@@ -64,6 +62,15 @@ pub fn campaign(a: CampaignArgs, check: CheckLine) -> anyhow::Result<ExitCode> {
         c.name
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// A file at fault is a usage error (exit 2); one the system failed to read is not (exit 1).
+fn file_error(e: LoadError) -> anyhow::Error {
+    if e.is_usage() {
+        UsageError(e.to_string()).into()
+    } else {
+        e.into()
+    }
 }
 
 /// The runner's progress on stderr: the plan, then each run's label with its command line

@@ -2,10 +2,10 @@
 //! (2 when the command line cannot work as written, 1 when the system failed while doing it,
 //! 130 when stopped by Ctrl-C). It looks into every crate's error type, so only `main` uses it.
 
-use crate::campaign::gather::GatherError;
 use crate::exit_code::{INTERRUPTED, RUNTIME, USAGE};
 use crate::usage::{clap_line, escape_controls, UsageError};
 use iogauge_engine::{EngineError, TargetError};
+use iogauge_runner::GatherError;
 use iogauge_session::SessionError;
 use iogauge_store::StoreError;
 use std::process::ExitCode;

@@ -26,4 +26,4 @@ pub use child::INTERRUPTED_EXIT;
 pub use error::RunnerError;
 pub use gather::{gather, GatherError};
 pub use pending::{pending, Pending};
-pub use run::{End, Loaded, Outcome, Progress, Runner};
+pub use run::{End, Outcome, Progress, Runner};

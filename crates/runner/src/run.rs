@@ -9,21 +9,11 @@ use crate::gather::{gather, this_machine};
 use crate::hooks::Hooks;
 use crate::pending::done_runs;
 use iogauge_campaign::view::Definition;
-use iogauge_campaign::{Campaign, CampaignView, PlannedRun};
+use iogauge_campaign::{Campaign, CampaignView, Loaded, PlannedRun};
 use iogauge_session::now;
 use iogauge_store::{CampaignLock, CampaignRow, CampaignTag, Store};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// A campaign file, read and checked by the binary.
-pub struct Loaded {
-    /// What the runs are started with (real DSNs); case names as in `shown`.
-    pub real: Campaign,
-    /// Secrets masked: printed, stored, hashed for resumes, named in tags.
-    pub shown: Campaign,
-    /// The file's text, secrets masked, for the store.
-    pub file: String,
-}
 
 /// What a runner tells its caller as it goes; the caller decides what to print. Every
 /// campaign passed is the masked one.

@@ -3,7 +3,6 @@
 //! prints as it goes.
 
 use super::args::{CampaignOutput, CompareArgs, ExportArgs, Output, ReportArgs};
-use super::gather::gather;
 use crate::store_args::StoreArgs;
 use crate::usage::UsageError;
 use anyhow::Context;
@@ -11,6 +10,7 @@ use iogauge_campaign::digest::{catalogue, digest};
 use iogauge_campaign::CampaignView;
 use iogauge_model::history::RunStatus;
 use iogauge_report::fmt_num;
+use iogauge_runner::gather;
 use iogauge_stats::compare::{Describe, Ratio, Statistic, Verdict};
 use iogauge_store::{CampaignTag, Store, StoreError};
 use serde::Serialize;
@@ -40,7 +40,7 @@ fn open_view(store: &StoreArgs, name: &str) -> anyhow::Result<CampaignView> {
     })?;
     // Campaigns are stored masked; one stored by an older iogauge may not be, and every
     // rendering (report, export, compare) goes through here.
-    let mask = super::load::mask;
+    let mask = iogauge_campaign::load::mask;
     view.file = mask(&view.file);
     for c in &mut view.cases {
         c.args.iter_mut().for_each(|a| *a = mask(a));
