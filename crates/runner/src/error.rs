@@ -71,3 +71,57 @@ impl RunnerError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::RunnerError;
+
+    /// The file or flags at fault are usage errors (exit 2); a failing hook or run is not.
+    #[test]
+    fn usage_or_not() {
+        let other = RunnerError::OtherPlan {
+            name: "qd".into(),
+            store: "/s.sqlite".into(),
+        };
+        assert!(other.is_usage());
+        assert!(other.to_string().starts_with(
+            "campaign qd: /s.sqlite holds runs of it made with other cases or options; pass --fresh"
+        ));
+        let template = RunnerError::Template {
+            name: "qd".into(),
+            why: "commands.pre: unknown variable".into(),
+        };
+        assert!(template.is_usage());
+        let failed = RunnerError::RunFailed {
+            name: "qd".into(),
+            case: "qd=4".into(),
+            rep: 2,
+            code: 1,
+        };
+        assert!(!failed.is_usage());
+        assert!(failed.to_string().starts_with(
+            "campaign qd: case \"qd=4\" repetition 2 failed (exit code 1, its error is above)"
+        ));
+    }
+
+    #[test]
+    fn a_failed_hook_names_its_case_when_it_has_one() {
+        use std::os::unix::process::ExitStatusExt;
+        let hook = |case: Option<&str>| RunnerError::HookFailed {
+            name: "qd".into(),
+            which: "pre".into(),
+            status: std::process::ExitStatus::from_raw(3 << 8),
+            case: case.map(Into::into),
+            script: "false".into(),
+        };
+        assert_eq!(
+            hook(Some("qd=1")).to_string(),
+            "campaign qd: commands.pre failed (exit status: 3) for case \"qd=1\": false"
+        );
+        assert_eq!(
+            hook(None).to_string(),
+            "campaign qd: commands.pre failed (exit status: 3): false"
+        );
+        assert!(!hook(None).is_usage());
+    }
+}

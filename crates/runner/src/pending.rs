@@ -57,3 +57,61 @@ pub(crate) fn done_runs(
         .map(|r| (r.case, r.rep))
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::pending;
+    use iogauge_campaign::Campaign;
+    use iogauge_store::{CampaignRow, Store};
+
+    const QD: &str = r#"
+command = "run"
+repeat = 2
+
+[vars]
+qd = [1, 4]
+
+[options]
+target = "./data"
+qd = "${qd}"
+time = "1s"
+"#;
+
+    #[test]
+    fn a_missing_store_leaves_every_run_to_make_and_is_not_created() {
+        let c = Campaign::parse(QD, "qd", false).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("s.sqlite");
+        let p = pending(&c, Some(&store), false).unwrap();
+        assert!(p.done.is_empty() && !p.fresh_needed);
+        assert_eq!(p.plan.iter().filter(|r| !r.warmup).count(), 4);
+        assert!(!store.exists(), "a dry run creates nothing");
+    }
+
+    #[test]
+    fn a_store_holding_another_plan_needs_fresh() {
+        let c = Campaign::parse(QD, "qd", false).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite");
+        let row = |plan_hash: String| CampaignRow {
+            name: c.name.clone(),
+            generation: 0,
+            file: String::new(),
+            definition: "{}".into(),
+            plan_hash,
+            created_at: "2025-06-01T10:00:00Z".into(),
+        };
+        let mut store = Store::open(&path).unwrap();
+        store.save_campaign(&row("another".into()), false).unwrap();
+        drop(store);
+        assert!(pending(&c, Some(&path), false).unwrap().fresh_needed);
+        let fresh = pending(&c, Some(&path), true).unwrap();
+        assert!(!fresh.fresh_needed && fresh.done.is_empty());
+        let mut store = Store::open(&path).unwrap();
+        store.save_campaign(&row(c.plan_hash()), true).unwrap();
+        drop(store);
+        let same = pending(&c, Some(&path), false).unwrap();
+        assert!(!same.fresh_needed && same.done.is_empty());
+        assert_eq!(same.plan.len(), c.plan(&same.done).len());
+    }
+}

@@ -29,3 +29,35 @@ impl Shown {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Shown;
+    use iogauge_model::derive::{Derived, DiskRates};
+
+    fn sample(busy: &[(&str, f64)]) -> Derived {
+        let mut d = Derived::default();
+        for (name, r_s) in busy {
+            let rates = DiskRates {
+                r_s: *r_s,
+                ..DiskRates::default()
+            };
+            d.disks.insert(name.to_string(), rates);
+        }
+        d
+    }
+
+    /// By default a device shows from its first I/O on and keeps its place when idle or gone;
+    /// `--devices all` shows every device of the sample; a list shows as given.
+    #[test]
+    fn seen_devices_stay_in_place() {
+        let mut s = Shown::default();
+        let first = sample(&[("vda", 0.0), ("vdb", 5.0)]);
+        assert_eq!(s.names(None, false, &first), ["vdb"]);
+        let later = sample(&[("vda", 3.0)]);
+        assert_eq!(s.names(None, false, &later), ["vda", "vdb"]);
+        assert_eq!(s.names(None, true, &first), ["vda", "vdb"]);
+        let asked = ["sdz".to_string()];
+        assert_eq!(s.names(Some(&asked), false, &later), ["sdz"]);
+    }
+}
