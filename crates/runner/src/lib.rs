@@ -3,7 +3,8 @@
 //! checked as usual), each stored by the child together with its case and repetition in one
 //! transaction; the file's hooks around them; a rerun resuming where the last one stopped;
 //! one runner per campaign and store at a time (the store's [`CampaignLock`]); and, at the
-//! end or for `report` / `export` / `compare`, the campaign [`gather`]ed back from the store.
+//! end or for `report` / `export` / `compare`, the campaign gathered back from the store
+//! ([`gather()`]).
 //!
 //! Beneath the binary and beside the session pipeline: the pure campaign crate (the file, the
 //! plan, digests and statistics) stays free of processes and the store; this crate is where
