@@ -3,15 +3,16 @@
 //! baseline; its expansion into an ordered plan of runs; and, once the runs are stored, the
 //! statistics per case and metric that reports render.
 //!
-//! Pure: no process is spawned and no store is opened here. `iogauge campaign` (the binary)
-//! runs the plan, `iogauge report` / `export` / `compare` read the store and render a
-//! [`view::CampaignView`].
+//! Pure: no process is spawned and no store is opened here (a campaign file is read, and its
+//! cases checked, by [`load()`]). `iogauge_runner` runs the plan and gathers the store back
+//! into a [`view::CampaignView`], which `iogauge report` / `export` / `compare` render.
 
 // A library never writes to the terminal: results go to its caller, who decides where.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod analysis;
 pub mod digest;
+pub mod load;
 pub mod metric;
 pub mod plan;
 mod secrets;
@@ -22,6 +23,7 @@ pub mod view;
 
 pub use analysis::{metrics, warnings};
 pub use digest::{catalogue, digest, lat_curves, DigestError, Metric};
+pub use load::{load, CheckLine, LoadError, Loaded};
 pub use plan::PlannedRun;
 pub use spec::{Campaign, Case, Command, Order, SpecError, Warmup};
 pub use view::{

@@ -6,6 +6,7 @@ use crate::exit_code::{INTERRUPTED, RUNTIME, USAGE};
 use crate::usage::{clap_line, escape_controls, UsageError};
 use iogauge_engine::{EngineError, TargetError};
 use iogauge_report::{GatherError, ReadError};
+use iogauge_runner::RunnerError;
 use iogauge_session::SessionError;
 use iogauge_store::StoreError;
 use std::process::ExitCode;
@@ -71,6 +72,9 @@ fn code_of(e: &anyhow::Error) -> u8 {
             p if p.is_usage() => USAGE,
             _ => RUNTIME,
         };
+    }
+    if let Some(r) = e.downcast_ref::<RunnerError>() {
+        return if r.is_usage() { USAGE } else { RUNTIME };
     }
     if let Some(g) = e.downcast_ref::<GatherError>() {
         return if g.is_usage() { USAGE } else { RUNTIME };

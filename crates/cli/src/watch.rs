@@ -1,10 +1,10 @@
 //! `iogauge watch`: every layer on one screen, refreshed every interval — the devices in
 //! iostat -x terms and the CPU from our own /proc samples, and the workload of a run in
-//! progress from its live file next to the results store. `--plain` (or a stdout that is not
-//! a terminal) prints one timestamped line per interval instead.
+//! progress from its live file next to the results store (`iogauge_watch` sees them,
+//! `iogauge_report` draws them). `--plain` (or a stdout that is not a terminal) prints one
+//! timestamped line per interval instead.
 
 pub mod args;
-mod follow;
 pub mod options;
 mod plain;
 mod tui;
@@ -14,22 +14,25 @@ use anyhow::Context;
 use iogauge_model::system::Snapshot;
 use iogauge_probe::Sampler;
 use iogauge_session::stop_flag;
+use iogauge_watch::Watcher;
 use options::WatchOptions;
 use std::process::ExitCode;
-use std::time::Instant;
 
 pub fn watch(w: WatchOptions) -> anyhow::Result<ExitCode> {
-    let sampler = Sampler::new(w.devices.clone());
-    let t0 = Instant::now();
-    let first = sampler.sample(0).context("sampling /proc")?;
-    if let Some(want) = &w.devices {
-        check_devices(want, &first)?;
+    let WatchOptions {
+        scope,
+        plain,
+        count,
+    } = w;
+    let mut watcher = Watcher::start(scope).context("sampling /proc")?;
+    if let Some(want) = &watcher.scope().devices {
+        check_devices(want, watcher.latest())?;
     }
     let stop = stop_flag()?;
-    if w.plain {
-        plain::run(&w, &sampler, t0, first, &stop)
+    if plain {
+        plain::run(&mut watcher, count, &stop)
     } else {
-        tui::run(&w, &sampler, t0, first, &stop)
+        tui::run(&mut watcher, count, &stop)
     }
 }
 

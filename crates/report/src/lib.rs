@@ -17,7 +17,10 @@ mod stored;
 mod svg;
 mod text;
 
-pub use campaign::{campaign_csv, campaign_html, campaign_json, campaign_markdown, verdicts_text};
+pub use campaign::{
+    campaign_command, campaign_csv, campaign_dry_run, campaign_html, campaign_json,
+    campaign_markdown, campaign_plan_line, campaign_run_label, verdicts_text,
+};
 pub use export::{Exporter, Json, Text};
 pub use num::fmt_num;
 pub use result::{result_html, Stored};
@@ -30,4 +33,6 @@ pub use text::db::{db_run_text, db_setup_text};
 pub use text::history::history_table;
 pub use text::run::{job_line, progress_line, run_text};
 pub use text::series::{calibration_intervals, db_interval_table, interval_table};
-pub use text::watch::{db_rates_line, load_text, watch_cpu_lines, watch_line};
+pub use text::watch::{
+    db_rates_line, load_text, watch_cpu_lines, watch_line, watch_screen, LiveRun, WatchScreen,
+};

@@ -143,3 +143,89 @@ fn db_rates_of_the_fixture_and_without_reads() {
         )
     );
 }
+
+/// The full-screen view drawn into a test terminal: the title, the device table (a device
+/// gone shows as such), the CPU gauge and the followed run's line; then a database run whose
+/// server cannot be reached, and `--cpu each` with nothing running.
+#[test]
+fn full_screen_view() {
+    use crate::{watch_screen, LiveRun, WatchScreen};
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+    let draw = |screen: &WatchScreen| {
+        let mut t = Terminal::new(TestBackend::new(160, 30)).unwrap();
+        t.draw(|f| watch_screen(f, screen)).unwrap();
+        let b = t.backend().buffer();
+        let width = b.area.width as usize;
+        b.content
+            .chunks(width)
+            .map(|row| row.iter().map(|c| c.symbol()).collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let r = run_randrw();
+    let d = system(&r.intervals[10]);
+    let history = [live(&r.intervals[9]), live(&r.intervals[10])];
+    let h = header("run", 4242);
+    let devices = ["vda".to_string(), "sdz".to_string()];
+    let mut screen = WatchScreen {
+        timestamp: AT,
+        every: std::time::Duration::from_secs(1),
+        system: &d,
+        cpus: None,
+        devices: &devices,
+        live: Some(LiveRun {
+            header: &h,
+            history: &history,
+            db_now: None,
+            db_error: None,
+        }),
+    };
+    let text = draw(&screen);
+    for want in [
+        "iogauge watch  2025-06-01T10:00:01Z  every 1s  (q quits)",
+        "│vda ",
+        "│sdz          gone",
+        "busy ",
+        "run 4242: randrw (70% reads)",
+        "p99 latency (us)",
+    ] {
+        assert!(text.contains(want), "{want:?} in\n{text}");
+    }
+    assert!(!text.contains("database"), "{text}");
+    let db = header("db run", 5151);
+    screen.live = Some(LiveRun {
+        header: &db,
+        history: &[],
+        db_now: None,
+        db_error: Some("connection refused"),
+    });
+    let text = draw(&screen);
+    for want in [
+        "db run 5151",
+        "waiting for its first interval",
+        "database not reachable: connection refused",
+    ] {
+        assert!(text.contains(want), "{want:?} in\n{text}");
+    }
+    let cpus = [PerCpuRates {
+        cpu: 3,
+        rates: CpuRates {
+            user: 0.0,
+            system: 100.0,
+            iowait: 0.0,
+            steal: 0.0,
+            idle: 0.0,
+        },
+    }];
+    screen.cpus = Some(&cpus);
+    screen.live = None;
+    let text = draw(&screen);
+    for want in [
+        "CPU each (busy ",
+        "cpu3  ██████████ us   0 sy 100 wa   0 id   0",
+        "no run in progress: start `iogauge run` and it appears here",
+    ] {
+        assert!(text.contains(want), "{want:?} in\n{text}");
+    }
+}

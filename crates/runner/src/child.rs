@@ -2,8 +2,7 @@
 //! only place a campaign's unmasked DSN goes), tagged with its case and repetition so the
 //! child stores run and tag in one transaction.
 
-use crate::exit_code::INTERRUPTED;
-use anyhow::Context;
+use crate::error::RunnerError;
 use iogauge_campaign::{Campaign, Case};
 use iogauge_session::CAMPAIGN_ENV;
 use iogauge_store::CampaignTag;
@@ -12,7 +11,9 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-pub const INTERRUPTED_CODE: i32 = INTERRUPTED as i32;
+/// The exit code of an `iogauge` run stopped by Ctrl-C (128 + SIGINT, as a shell reports a
+/// command the signal ended): a run that ends so was interrupted, not failed.
+pub const INTERRUPTED_EXIT: i32 = 130;
 
 /// Runs one child `iogauge` and returns its exit code. Its stdout (the JSON document, which
 /// the child stores before printing) goes to /dev/null: nothing here reads it, and a pipe
@@ -20,14 +21,14 @@ pub const INTERRUPTED_CODE: i32 = INTERRUPTED as i32;
 /// warnings, errors) passes through. Ctrl-C reaches the child too (same process group on a
 /// terminal, and forwarded here otherwise); if this process dies, the kernel interrupts the
 /// child, which stores what ran, marked interrupted.
-pub fn run_child(
+pub(crate) fn run_child(
     c: &Campaign,
     case: &Case,
     tag: &CampaignTag,
     store: &Path,
     stop: &AtomicBool,
-) -> anyhow::Result<i32> {
-    let exe = std::env::current_exe().context("finding the iogauge binary")?;
+) -> Result<i32, RunnerError> {
+    let exe = std::env::current_exe().map_err(RunnerError::Exe)?;
     // Under a launcher (`mpirun -np 4 …`) the run is one job over its ranks.
     let mut cmd = match c.launcher.as_deref() {
         Some([first, rest @ ..]) => {
@@ -56,15 +57,15 @@ pub fn run_child(
                 return Err(std::io::Error::last_os_error());
             }
             if libc::getppid() != parent {
-                libc::_exit(INTERRUPTED_CODE);
+                libc::_exit(INTERRUPTED_EXIT);
             }
             Ok(())
         });
     }
-    let mut child = cmd.spawn().context("starting an iogauge run")?;
+    let mut child = cmd.spawn().map_err(RunnerError::StartRun)?;
     let mut forwarded = false;
     let status = loop {
-        if let Some(s) = child.try_wait().context("waiting for an iogauge run")? {
+        if let Some(s) = child.try_wait().map_err(RunnerError::WaitRun)? {
             break s;
         }
         if stop.load(Ordering::Relaxed) && !forwarded {

@@ -1,16 +1,14 @@
 //! Reading a campaign file into the two campaigns a runner needs: the real one, whose command
 //! lines the runs are started with, and the one with its secrets masked, which is the only one
 //! ever printed, stored or compared with the store. Every problem with the file is a usage
-//! error (exit 2) in one line that names it.
+//! error in one line that names it (`LoadError::is_usage`), but one the system made reading it.
 
-use super::args::CampaignArgs;
-use crate::usage::UsageError;
-use iogauge_campaign::{Campaign, Case};
-use std::path::Path;
+use crate::{Campaign, Case};
+use std::path::{Path, PathBuf};
 
 /// Checks one command line (`iogauge` first) as `iogauge` parses it, with the checks between
-/// flags made before anything is touched; why it cannot work, in one line. Given by `main`,
-/// which knows the whole command tree.
+/// flags made before anything is touched; why it cannot work, in one line. Given by the
+/// binary, which knows the whole command tree.
 pub type CheckLine = fn(&[&str]) -> Result<(), String>;
 
 /// A campaign file, read and checked.
@@ -28,13 +26,46 @@ pub fn mask(text: &str) -> String {
     iogauge_model::secret::redact_secrets(text)
 }
 
-fn usage(path: &Path, what: impl std::fmt::Display) -> anyhow::Error {
-    UsageError(format!("campaign file {}: {what}", path.display())).into()
+/// Why a campaign file cannot be run.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file (or one of its cases) cannot work as written.
+    #[error("campaign file {}: {why}", path.display())]
+    File { path: PathBuf, why: String },
+    /// `--name` breaks the rule of campaign names.
+    #[error("--name {name:?}: {why}")]
+    Name { name: String, why: String },
+    /// The system failed reading it.
+    #[error("campaign file {name}: reading")]
+    Read {
+        name: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
-/// Reads and expands the campaign file; errors name the file.
-pub fn load(a: &CampaignArgs, check: CheckLine) -> anyhow::Result<Loaded> {
-    let path = &a.file;
+impl LoadError {
+    /// Whether the file or the flags are at fault (exit code 2), not the system.
+    pub fn is_usage(&self) -> bool {
+        !matches!(self, LoadError::Read { .. })
+    }
+}
+
+fn usage(path: &Path, what: impl std::fmt::Display) -> LoadError {
+    LoadError::File {
+        path: path.to_path_buf(),
+        why: what.to_string(),
+    }
+}
+
+/// Reads and expands the campaign file at `path` (`--smoke` scale when `smoke`, stored under
+/// `rename` when given), every case's command line checked with `check`; errors name the file.
+pub fn load(
+    path: &Path,
+    smoke: bool,
+    rename: Option<&str>,
+    check: CheckLine,
+) -> Result<Loaded, LoadError> {
     // The file's name names the campaign and is shown in every message: it must be text.
     let Some(name) = path.to_str() else {
         return Err(usage(
@@ -62,20 +93,26 @@ pub fn load(a: &CampaignArgs, check: CheckLine) -> anyhow::Result<Loaded> {
                 "not UTF-8 text; a campaign file is TOML, which is UTF-8",
             ))
         }
-        Err(e) => {
-            return Err(anyhow::Error::new(e).context(format!("campaign file {name}: reading")))
+        Err(source) => {
+            return Err(LoadError::Read {
+                name: name.to_string(),
+                source,
+            })
         }
     };
     let stem = path
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or("campaign");
-    let mut c = Campaign::parse(&text, stem, a.smoke).map_err(|e| usage(path, mask(&e.0)))?;
-    if let Some(n) = &a.name {
-        if let Err(why) = iogauge_campaign::spec::name_rule(n) {
-            return Err(UsageError(format!("--name {n:?}: {why}")).into());
+    let mut c = Campaign::parse(&text, stem, smoke).map_err(|e| usage(path, mask(&e.0)))?;
+    if let Some(n) = rename {
+        if let Err(why) = crate::spec::name_rule(n) {
+            return Err(LoadError::Name {
+                name: n.to_string(),
+                why,
+            });
         }
-        c.name = n.clone();
+        c.name = n.to_string();
     }
     let shown = c.masked(mask).map_err(|e| usage(path, e))?;
     check_cases(&c, &shown, path, check)?;
@@ -100,7 +137,7 @@ fn check_cases(
     shown: &Campaign,
     path: &Path,
     check: CheckLine,
-) -> Result<(), UsageError> {
+) -> Result<(), LoadError> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let chunk = c.cases.len().div_ceil(threads).max(1);
     let first_bad = std::thread::scope(|s| {
@@ -119,12 +156,14 @@ fn check_cases(
     });
     match first_bad {
         None => Ok(()),
-        Some((i, msg)) => Err(UsageError(format!(
-            "campaign file {}: case {:?}: {} (from its [options])",
-            path.display(),
-            shown.cases[i].name,
-            mask(msg.trim_start_matches("error: "))
-        ))),
+        Some((i, msg)) => Err(usage(
+            path,
+            format!(
+                "case {:?}: {} (from its [options])",
+                shown.cases[i].name,
+                mask(msg.trim_start_matches("error: "))
+            ),
+        )),
     }
 }
 

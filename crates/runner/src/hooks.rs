@@ -2,13 +2,14 @@
 //! `reset = "db"`, run with the case's variables substituted and in the environment, as
 //! SLOB's EXTERNAL_SCRIPT receives its run's parameters.
 
-use anyhow::Context;
+use crate::error::RunnerError;
 use iogauge_campaign::spec::substitute;
 use iogauge_campaign::{Campaign, Case, PlannedRun};
+use iogauge_model::secret::redact_secrets;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub struct Hooks<'a> {
+pub(crate) struct Hooks<'a> {
     c: &'a Campaign,
     exe: PathBuf,
     dir: PathBuf,
@@ -16,36 +17,36 @@ pub struct Hooks<'a> {
 }
 
 impl<'a> Hooks<'a> {
-    pub fn new(c: &'a Campaign, file: &Path, store: &Path) -> anyhow::Result<Hooks<'a>> {
+    pub fn new(c: &'a Campaign, file: &Path, store: &Path) -> Result<Hooks<'a>, RunnerError> {
         let dir = match file.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
         };
         Ok(Hooks {
             c,
-            exe: std::env::current_exe().context("finding the iogauge binary")?,
+            exe: std::env::current_exe().map_err(RunnerError::Exe)?,
             dir: std::fs::canonicalize(&dir).unwrap_or(dir),
             store: store.to_path_buf(),
         })
     }
 
-    pub fn start(&self) -> anyhow::Result<()> {
+    pub fn start(&self) -> Result<(), RunnerError> {
         self.shell("start", self.c.commands.start.as_deref(), None, None)
     }
 
-    pub fn end(&self) -> anyhow::Result<()> {
+    pub fn end(&self) -> Result<(), RunnerError> {
         self.shell("end", self.c.commands.end.as_deref(), None, None)
     }
 
     /// The database reset (when asked for), then `pre`.
-    pub fn before_run(&self, case: &Case, run: &PlannedRun) -> anyhow::Result<()> {
+    pub fn before_run(&self, case: &Case, run: &PlannedRun) -> Result<(), RunnerError> {
         if self.c.commands.reset_db {
             self.reset_db(case)?;
         }
         self.shell("pre", self.c.commands.pre.as_deref(), Some(case), Some(run))
     }
 
-    pub fn after_run(&self, case: &Case, run: &PlannedRun) -> anyhow::Result<()> {
+    pub fn after_run(&self, case: &Case, run: &PlannedRun) -> Result<(), RunnerError> {
         self.shell(
             "post",
             self.c.commands.post.as_deref(),
@@ -54,7 +55,7 @@ impl<'a> Hooks<'a> {
         )
     }
 
-    fn reset_db(&self, case: &Case) -> anyhow::Result<()> {
+    fn reset_db(&self, case: &Case) -> Result<(), RunnerError> {
         let mut cmd = Command::new(&self.exe);
         cmd.args(["db", "reset"]);
         for flag in ["dir", "dsn"] {
@@ -62,15 +63,13 @@ impl<'a> Hooks<'a> {
                 cmd.arg(format!("--{flag}")).arg(v);
             }
         }
-        let status = cmd
-            .status()
-            .context("starting `iogauge db reset` for commands.reset")?;
+        let status = cmd.status().map_err(RunnerError::StartReset)?;
         if !status.success() {
-            anyhow::bail!(
-                "campaign {}: commands.reset: `iogauge db reset` failed for case {:?} ({status}); its error is above",
-                self.c.name,
-                case.name
-            );
+            return Err(RunnerError::ResetFailed {
+                name: self.c.name.clone(),
+                case: case.name.clone(),
+                status,
+            });
         }
         Ok(())
     }
@@ -81,7 +80,7 @@ impl<'a> Hooks<'a> {
         template: Option<&str>,
         case: Option<&Case>,
         run: Option<&PlannedRun>,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), RunnerError> {
         let Some(template) = template else {
             return Ok(());
         };
@@ -94,8 +93,12 @@ impl<'a> Hooks<'a> {
         } else {
             vars
         };
-        let script = substitute(template, vars, &format!("commands.{which}"))
-            .map_err(|e| crate::usage::UsageError(format!("campaign {}: {e}", self.c.name)))?;
+        let script = substitute(template, vars, &format!("commands.{which}")).map_err(|e| {
+            RunnerError::Template {
+                name: self.c.name.clone(),
+                why: e.to_string(),
+            }
+        })?;
         let mut cmd = Command::new("sh");
         cmd.arg("-c")
             .arg(&script)
@@ -114,18 +117,19 @@ impl<'a> Hooks<'a> {
         for (k, v) in vars {
             cmd.env(format!("IOGAUGE_VAR_{}", k.to_ascii_uppercase()), v);
         }
-        let status = cmd
-            .status()
-            .with_context(|| format!("starting sh for commands.{which}"))?;
+        let status = cmd.status().map_err(|source| RunnerError::StartHook {
+            which: which.to_string(),
+            source,
+        })?;
         if !status.success() {
-            anyhow::bail!(
-                "campaign {}: commands.{which} failed ({status}){}: {}",
-                self.c.name,
-                case.map(|c| format!(" for case {:?}", c.name))
-                    .unwrap_or_default(),
+            return Err(RunnerError::HookFailed {
+                name: self.c.name.clone(),
+                which: which.to_string(),
+                status,
+                case: case.map(|c| c.name.clone()),
                 // The script holds the case's real values; the message shows them masked.
-                super::load::mask(&script)
-            );
+                script: redact_secrets(&script),
+            });
         }
         Ok(())
     }

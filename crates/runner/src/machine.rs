@@ -1,4 +1,4 @@
-//! Where this machine is, for a campaign's stored definition.
+//! Where this machine is, recorded with a campaign's stored definition.
 
 use iogauge_campaign::view::Environment;
 
