@@ -25,7 +25,7 @@ pub fn tested_bytes(spec: &CalibrateSpec, targets: &[Target]) -> Result<Vec<u64>
         },
     ]);
     j.region = spec.region;
-    let space = crate::job::layout(&j, targets)?;
+    let space = crate::placement::layout(&j, targets)?;
     Ok(space.extents().iter().map(|e| e.len).collect())
 }
 
