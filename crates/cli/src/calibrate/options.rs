@@ -80,9 +80,9 @@ impl CalibrateOptions {
         Ok(CalibrateOptions {
             targets: Targets::from_args(a.io, spec.direct, spec.write_pct > 0)?,
             spec,
-            json: a.json,
-            store: a.store.store,
-            label: a.label.checked()?,
+            json: a.result.json,
+            store: a.result.store.store,
+            label: a.result.label.checked()?,
             csv: a.csv,
         })
     }

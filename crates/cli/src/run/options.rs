@@ -96,9 +96,9 @@ impl RunOptions {
         Ok(RunOptions {
             targets: Targets::from_args(a.io, spec.direct, spec.rw.writes())?,
             spec,
-            json: a.json,
-            store: a.store.store,
-            label: a.label.checked()?,
+            json: a.result.json,
+            store: a.result.store.store,
+            label: a.result.label.checked()?,
             shared_offsets: a.shared_offsets,
         })
     }
