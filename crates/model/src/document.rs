@@ -20,8 +20,8 @@ use serde_json::Value;
 /// whole window's per direction (`read`, `write`, `update`) and, for runs, every interval's.
 pub type Histograms = Vec<(String, Vec<u8>)>;
 
-/// `$e` on the report inside `$doc`, whichever its kind: the kinds share their head (`meta`)
-/// and `warnings` by field name, not by type (each is flattened into its own JSON order).
+/// `$e` on the report inside `$doc`, whichever its kind: the kinds share `meta` and `warnings`
+/// by field name, not by type (`warnings` sits at a different place in each kind's JSON).
 macro_rules! each_kind {
     ($doc:expr, $r:ident => $e:expr) => {
         match $doc {
