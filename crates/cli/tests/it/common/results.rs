@@ -23,7 +23,7 @@ pub fn json_of(args: &[&str]) -> Value {
 
 /// [`succeeds`]'s stdout as text.
 pub fn text_of(args: &[&str]) -> String {
-    String::from_utf8_lossy(&succeeds(args).stdout).into_owned()
+    String::from_utf8(succeeds(args).stdout).expect("stdout is UTF-8")
 }
 
 /// A stored result's document as `show ID --json EXTRA` prints it.
