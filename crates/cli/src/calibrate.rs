@@ -18,7 +18,7 @@ pub fn calibrate(opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
     // The store opens first: a bad --store fails before minutes of measuring.
     let mut session = Session::begin(opts.store.as_deref())?;
     session.set_label(opts.label.clone());
-    check_engine(opts.spec.engine)?;
+    check_engine(opts.spec.setup.engine)?;
     let targets = prepare_targets(&opts.targets, session.stop())?;
     let ctx = context(&opts, &targets)?;
     if !opts.json {

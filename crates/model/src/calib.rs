@@ -3,11 +3,11 @@
 //! from it, and the stored document (`CalibrationReport`) with every point's interval
 //! series. The search itself is the engine's (`iogauge_engine::calibrate`).
 
-use crate::iopath::{EngineKind, IoPath, IoPathOpts};
+use crate::iopath::IoPath;
 use crate::meta::{Kind, Meta};
 use crate::preflight::Preflight;
 use crate::run::IntervalReport;
-use crate::spec::{LayoutOpts, Region};
+use crate::spec::IoSetup;
 use crate::system::Snapshot;
 use crate::target::TargetInfo;
 use iogauge_stats::units::secs;
@@ -258,16 +258,9 @@ pub struct CalibrateSpec {
     /// Random or sequential large I/Os (ORION `-type`).
     #[serde(default)]
     pub large_type: LargeType,
-    pub engine: EngineKind,
-    pub direct: bool,
-    pub region: Region,
-    pub seed: u64,
-    /// `--layout` over the targets, as in `run`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub layout: Option<LayoutOpts>,
-    /// `--mem`, `--fixed-bufs`, `--ring-setup`, `--submit-batch`, as in `run`.
+    /// Engine, O_DIRECT, region, seed, layout and I/O path options, as in `run`.
     #[serde(flatten)]
-    pub io: IoPathOpts,
+    pub setup: IoSetup,
     /// What the points ran on (the first point's path; a point that differs is warned of).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_path: Option<IoPath>,
@@ -507,6 +500,54 @@ mod tests {
         assert!("rows".parse::<MatrixMode>().unwrap_err().contains("basic"));
         assert_eq!("seq".parse::<LargeType>(), Ok(LargeType::Seq));
         assert!("sequential".parse::<LargeType>().is_err());
+    }
+
+    /// The I/O setup is flattened where its fields always stood: a calibration's options
+    /// serialise in the order documents have had since schema 1.
+    #[test]
+    fn options_keep_their_key_order() {
+        let mut s = spec_of(CALIBRATE_V1);
+        s.setup.layout = Some(crate::spec::LayoutOpts {
+            spec: "stripe:64k".parse().unwrap(),
+            failgroups: None,
+            degraded: Vec::new(),
+            read_from: crate::layout::ReadFrom::Primary,
+            member_iops: None,
+        });
+        let text = serde_json::to_string(&s).unwrap();
+        let keys = [
+            "small_bs",
+            "large_bs",
+            "point_time",
+            "point_ramp",
+            "max_latency_us",
+            "criterion",
+            "disks",
+            "max_outstanding",
+            "write_pct",
+            "cache_size",
+            "matrix",
+            "large_type",
+            "engine",
+            "direct",
+            "region",
+            "seed",
+            "layout",
+            "mem",
+            "fixed_bufs",
+            "ring_setup",
+            "submit_batch",
+        ];
+        let at: Vec<usize> = keys
+            .iter()
+            .map(|k| {
+                text.find(&format!("\"{k}\":"))
+                    .unwrap_or_else(|| panic!("{k}: {text}"))
+            })
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{text}");
+        let back: CalibrateSpec = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, s);
     }
 
     #[test]

@@ -329,14 +329,14 @@ pub fn calibrate(mut opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
     // Writes to a target every rank shares, or sequential streams over it: each rank its
     // own slice of the region (the streams of two ranks would otherwise start together).
     let streams = opts.spec.large_type == iogauge_model::calib::LargeType::Seq;
-    let job_region = opts.spec.region;
+    let job_region = opts.spec.setup.region;
     if shared && (opts.spec.write_pct > 0 || streams) && size > 1 {
-        opts.spec.region = agreed(&world, slice_of(opts.spec.region, rank, size))?;
+        opts.spec.setup.region = agreed(&world, slice_of(opts.spec.setup.region, rank, size))?;
     }
-    let job_seed = opts.spec.seed;
-    opts.spec.seed = rank_seed(job_seed, rank);
+    let job_seed = opts.spec.setup.seed;
+    opts.spec.setup.seed = rank_seed(job_seed, rank);
     let (session, stop) = begin(&world, opts.store.as_deref(), opts.label.clone())?;
-    agreed(&world, check_engine(opts.spec.engine))?;
+    agreed(&world, check_engine(opts.spec.setup.engine))?;
     let targets = prepare_in_turn(&world, &opts.targets, &stop)?;
     let mut ctx = agreed(&world, context(&opts, &targets))?;
     let intro = Intro {
@@ -408,8 +408,8 @@ pub fn calibrate(mut opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
         });
     }
     // The document records what the job was asked, not rank 0's seed and slice.
-    ctx.spec.seed = job_seed;
-    ctx.spec.region = job_region;
+    ctx.spec.setup.seed = job_seed;
+    ctx.spec.setup.region = job_region;
     if !opts.json {
         print_stdout(&calibration_head(&search::head(&ctx)))
             .context("writing the result to stdout (nothing was measured)")?;

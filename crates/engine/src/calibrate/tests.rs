@@ -5,7 +5,7 @@
 use super::*;
 use iogauge_model::calib::{figures, Cell, Criterion, LargeType, MatrixMode, Measured, Point};
 use iogauge_model::iopath::EngineKind;
-use iogauge_model::spec::Region;
+use iogauge_model::spec::{IoSetup, Region};
 use iogauge_stats::MIB;
 use iogauge_stats::{LatHist, LatSummary};
 use std::time::Duration;
@@ -135,12 +135,14 @@ fn spec(cap_us: f64, max: u32) -> CalibrateSpec {
         num_small: None,
         num_large: None,
         large_type: LargeType::Rand,
-        engine: EngineKind::IoUring,
-        direct: true,
-        region: Region::default(),
-        seed: 1,
-        layout: None,
-        io: Default::default(),
+        setup: IoSetup {
+            engine: EngineKind::IoUring,
+            direct: true,
+            region: Region::default(),
+            seed: 1,
+            layout: None,
+            io: Default::default(),
+        },
         io_path: None,
     }
 }
