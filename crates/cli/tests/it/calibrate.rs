@@ -27,6 +27,11 @@ fn quick(target: &str, extra: &[&str]) -> Vec<String> {
     a
 }
 
+/// A command line of owned arguments (a [`quick`] one) run to success: its JSON.
+fn json_of_args(args: &[String]) -> Value {
+    json_of(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
 #[test]
 fn calibration_figures_store_and_show() {
     let _g = heavy();

@@ -17,13 +17,7 @@ fn matrix_writes_orion_csv_files_and_never_overwrites() {
     // A tight cap keeps the matrix small: its small levels end at the max_iops depth.
     let cap = args.iter().position(|a| a == "50ms").unwrap();
     args[cap] = "2ms".into();
-    let out = bin().args(&args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_of_args(&args);
     assert_eq!(
         v["options"]["matrix"], "detailed",
         "a bare --matrix is detailed"
@@ -112,12 +106,7 @@ fn sequential_large_ios_point_matrix_and_step_histograms() {
     // A tight cap keeps the small step short.
     let cap = args.iter().position(|a| a == "50ms").unwrap();
     args[cap] = "2ms".into();
-    let out = bin().args(&args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = succeeds(&args.iter().map(String::as_str).collect::<Vec<_>>());
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let o = &v["options"];
     assert_eq!(o["large_type"], "seq");
@@ -189,13 +178,7 @@ fn matrix_row_keeps_the_large_level() {
     );
     let cap = args.iter().position(|a| a == "50ms").unwrap();
     args[cap] = "2ms".into();
-    let out = bin().args(&args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_of_args(&args);
     let cells = v["matrix"].as_array().unwrap();
     assert!(cells.len() >= 2, "{cells:?}");
     assert!(cells.iter().all(|c| u(&c["large"]) == 1), "{cells:?}");
