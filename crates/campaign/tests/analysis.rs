@@ -102,28 +102,25 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-9
 }
 
-#[test]
-fn describe_and_ratio_by_hand() {
-    let ms = metrics(&two_cases(), "A", Statistic::Mean);
-    // Catalogue order; mbps and the rest no run has are left out.
-    let keys: Vec<&str> = ms.iter().map(|m| m.key.as_str()).collect();
-    assert_eq!(keys, ["iops", "write_iops", "read_lat_p99_ms"]);
+/// A described metric worked out by hand: metric, case, n, mean, median, stddev, cv, min,
+/// max, trimmed mean, and (ratio, trimmed ratio) against the baseline.
+type Row = (
+    &'static str,
+    &'static str,
+    usize,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    Option<(f64, f64)>,
+);
 
-    // (metric, case, n, mean, median, stddev, cv, min, max, trimmed mean, ratio, trimmed ratio)
-    #[allow(clippy::type_complexity)]
-    let table: &[(
-        &str,
-        &str,
-        usize,
-        f64,
-        f64,
-        f64,
-        f64,
-        f64,
-        f64,
-        f64,
-        Option<(f64, f64)>,
-    )] = &[
+/// The rows of [`describe_and_ratio_by_hand`], each with its arithmetic.
+fn by_hand() -> Vec<Row> {
+    vec![
         // A: 100 110 120. Mean 330/3 = 110 = median; deviations −10 0 10, Σ² = 200,
         // s = √(200/2) = 10, CV = 10/110; trimmed (drop 100 and 120) = 110.
         (
@@ -183,13 +180,13 @@ fn describe_and_ratio_by_hand() {
             10.0,
             None,
         ),
-    ];
+    ]
+}
+
+/// Each row's description and ratio as [`metrics`] made them.
+fn assert_rows(ms: &[MetricView], table: &[Row]) {
     for &(key, name, n, mean, median, sd, cv, min, max, trimmed, ratio) in table {
-        let mc = find(&ms, key)
-            .cases
-            .iter()
-            .find(|c| c.case == name)
-            .unwrap();
+        let mc = find(ms, key).cases.iter().find(|c| c.case == name).unwrap();
         let d = &mc.describe;
         let what = format!("{key} {name}: {d:?}");
         assert_eq!(d.n, n, "{what}");
@@ -216,6 +213,16 @@ fn describe_and_ratio_by_hand() {
             (want, got) => panic!("{what}: ratio {got:?}, want {want:?}"),
         }
     }
+}
+
+#[test]
+fn describe_and_ratio_by_hand() {
+    let ms = metrics(&two_cases(), "A", Statistic::Mean);
+    // Catalogue order; mbps and the rest no run has are left out.
+    let keys: Vec<&str> = ms.iter().map(|m| m.key.as_str()).collect();
+    assert_eq!(keys, ["iops", "write_iops", "read_lat_p99_ms"]);
+
+    assert_rows(&ms, &by_hand());
 
     let iops = find(&ms, "iops");
     let names: Vec<&str> = iops.cases.iter().map(|c| c.case.as_str()).collect();

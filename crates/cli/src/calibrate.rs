@@ -17,7 +17,7 @@ pub fn calibrate(mut opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
     let mut session = Session::join(opts.store.as_deref(), opts.label.clone(), crate::exit::say)?;
     let team = session.team();
     let job = measure::calibrate::place(team, &mut opts.targets.specs, &mut opts.spec)?;
-    team.agreed(check_engine(opts.spec.engine))?;
+    team.agreed(check_engine(opts.spec.setup.engine))?;
     let targets = team.in_turn(|| prepare_targets(&opts.targets, session.stop()))?;
     let (ctx, note) = team.agreed(measure::calibrate::context(&opts.spec, &targets))?;
     if let Some(n) = note {

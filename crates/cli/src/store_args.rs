@@ -1,4 +1,5 @@
-//! `--store`, flattened into every subcommand that reads or writes results.
+//! `--store`, flattened into every subcommand that reads or writes results, and with
+//! `--label` and `--json` into every one that measures.
 
 use clap::Args;
 use std::path::PathBuf;
@@ -10,6 +11,19 @@ pub struct StoreArgs {
     /// $XDG_DATA_HOME/iogauge/results.sqlite, else ~/.local/share/iogauge/results.sqlite.
     #[arg(long, value_name = "PATH")]
     pub store: Option<PathBuf>,
+}
+
+/// Where a measurement's result goes: `--store`, `--label`, `--json`, flattened into `run`,
+/// `calibrate` and `db run`.
+#[derive(Args, Debug)]
+pub struct ResultArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub label: LabelArgs,
+    /// Print the result as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `--label`, flattened into the commands that store a measurement.

@@ -92,7 +92,7 @@ fn empty_value(arg: &str, source: Option<String>, valid: Option<String>) -> Stri
 }
 
 /// clap's message on one line: the first line, and when it ends in a colon, the indented
-/// lines that complete it ("…not provided: --steady [<CRITERION>]").
+/// lines that complete it ("…not provided: `--steady [<CRITERION>]`").
 pub fn one_line(text: &str) -> String {
     let mut lines = text.lines();
     let mut out = lines

@@ -15,8 +15,8 @@
 
 use crate::backend::{Backend, Piece};
 use crate::error::EngineError;
-use crate::job::Placement;
 use crate::layout::MemberIo;
+use crate::placement::Placement;
 use crate::pool::Slots;
 use crate::psync::Psync;
 use crate::uring::Uring;

@@ -6,6 +6,7 @@ use crate::driver;
 use crate::error::EngineError;
 use crate::iopath;
 use crate::offsets::{Extent, OpGen, Space};
+use crate::placement::{layout, placement};
 use crate::pool::BufPool;
 use crate::target::Target;
 use crate::uring::UringChoice;
@@ -18,9 +19,6 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, RecvTimeoutError};
 use std::time::{Duration, Instant, SystemTime};
-
-mod placement;
-pub use placement::{layout, placement, Placement};
 
 /// A finished (or interrupted) job.
 #[derive(Debug)]

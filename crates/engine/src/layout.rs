@@ -33,13 +33,14 @@
 //! Not modelled: parity RAID (5/6: read-modify-write, parity rotation), ASM's extent-size
 //! growth for large files and its variable partner lists, rebalancing and resync traffic.
 
+use grid::{partners_of, Grid};
+use iogauge_model::layout::{LayoutSpec, ReadFrom};
 use iogauge_model::spec::{fmt_size, MIN_ALIGN};
 use iogauge_stats::Direction;
 
+mod grid;
 #[cfg(test)]
 mod tests;
-
-use iogauge_model::layout::{LayoutSpec, ReadFrom};
 
 /// Why a layout cannot be built. Members are numbered from 1 in `--target` order; the
 /// caller may match on the variant to name the path instead.
@@ -116,27 +117,72 @@ enum Place {
     Grid(Grid),
 }
 
-/// Stripe and mirror placement (see the module doc); stripe is one copy, one disk per group.
-#[derive(Clone, Debug)]
-struct Grid {
-    unit: u64,
-    copies: usize,
-    groups: Vec<Vec<u32>>,
-    /// `slot[p·copies + k]`: AUs the group of copy k received earlier in the cycle than AU p.
-    slot: Vec<u64>,
+/// Failure group of every member, checking that `fgroups` lists each of the `n` members
+/// exactly once and has no empty group.
+fn group_of(fgroups: &[Vec<usize>], n: usize) -> Result<Vec<u32>, LayoutError> {
+    let mut group_of = vec![u32::MAX; n];
+    for (g, members) in fgroups.iter().enumerate() {
+        if members.is_empty() {
+            return Err(LayoutError::EmptyGroup);
+        }
+        for &m in members {
+            match group_of.get_mut(m) {
+                None => {
+                    return Err(LayoutError::UnknownMember {
+                        member: m,
+                        members: n,
+                    })
+                }
+                Some(x) if *x != u32::MAX => {
+                    return Err(LayoutError::DuplicateMember { member: m })
+                }
+                Some(x) => *x = g as u32,
+            }
+        }
+    }
+    match group_of.iter().position(|&g| g == u32::MAX) {
+        Some(m) => Err(LayoutError::MissingMember { member: m }),
+        None => Ok(group_of),
+    }
 }
 
-impl Grid {
-    /// Member and member AU of copy `k` of logical AU `c`.
-    #[inline]
-    fn locate(&self, c: u64, k: usize) -> (u32, u64) {
-        let g = self.groups.len();
-        let (q, p) = (c / g as u64, (c % g as u64) as usize);
-        let members = &self.groups[(p + k) % g];
-        let a = q * self.copies as u64 + self.slot[p * self.copies + k];
-        let n = members.len() as u64;
-        (members[(a % n) as usize], a / n)
+/// Which of the `n` members `--degraded` fails; a layout of one copy has none to lose.
+fn failed_members(
+    spec: LayoutSpec,
+    degraded: &[usize],
+    n: usize,
+) -> Result<Vec<bool>, LayoutError> {
+    let mut failed = vec![false; n];
+    for &m in degraded {
+        *failed.get_mut(m).ok_or(LayoutError::UnknownDegraded {
+            member: m,
+            members: n,
+        })? = true;
+        if spec.copies == 1 {
+            return Err(LayoutError::Unprotected {
+                layout: spec,
+                member: m,
+            });
+        }
     }
+    Ok(failed)
+}
+
+/// Concat's logical `[starts[i], ends[i])` of each member's `align`-rounded size; the index
+/// of the first member too small to hold one aligned block.
+fn concat(member_sizes: &[u64], align: u64) -> Result<(Vec<u64>, Vec<u64>), usize> {
+    let n = member_sizes.len();
+    let (mut starts, mut ends, mut acc) = (Vec::with_capacity(n), Vec::with_capacity(n), 0);
+    for (i, &size) in member_sizes.iter().enumerate() {
+        let usable = size / align * align;
+        if usable == 0 {
+            return Err(i);
+        }
+        starts.push(acc);
+        acc += usable;
+        ends.push(acc);
+    }
+    Ok((starts, ends))
 }
 
 impl Layout {
@@ -158,29 +204,7 @@ impl Layout {
             return Err(LayoutError::Align(align));
         }
         let fgroups = failgroups.unwrap_or_else(|| (0..n).map(|i| vec![i]).collect());
-        let mut group_of = vec![u32::MAX; n];
-        for (g, members) in fgroups.iter().enumerate() {
-            if members.is_empty() {
-                return Err(LayoutError::EmptyGroup);
-            }
-            for &m in members {
-                match group_of.get_mut(m) {
-                    None => {
-                        return Err(LayoutError::UnknownMember {
-                            member: m,
-                            members: n,
-                        })
-                    }
-                    Some(x) if *x != u32::MAX => {
-                        return Err(LayoutError::DuplicateMember { member: m })
-                    }
-                    Some(x) => *x = g as u32,
-                }
-            }
-        }
-        if let Some(m) = group_of.iter().position(|&g| g == u32::MAX) {
-            return Err(LayoutError::MissingMember { member: m });
-        }
+        let group_of = group_of(&fgroups, n)?;
         let copies = usize::from(spec.copies);
         if fgroups.len() < copies {
             return Err(LayoutError::TooFewGroups {
@@ -188,19 +212,7 @@ impl Layout {
                 groups: fgroups.len(),
             });
         }
-        let mut failed = vec![false; n];
-        for &m in degraded {
-            *failed.get_mut(m).ok_or(LayoutError::UnknownDegraded {
-                member: m,
-                members: n,
-            })? = true;
-            if copies == 1 {
-                return Err(LayoutError::Unprotected {
-                    layout: spec,
-                    member: m,
-                });
-            }
-        }
+        let failed = failed_members(spec, degraded, n)?;
         let too_small = |member: usize, unit: u64| LayoutError::TooSmall {
             layout: spec,
             member,
@@ -208,20 +220,11 @@ impl Layout {
             unit,
         };
         let Some(unit) = spec.unit() else {
-            let (mut starts, mut ends, mut acc) = (Vec::with_capacity(n), Vec::with_capacity(n), 0);
-            for (i, &size) in member_sizes.iter().enumerate() {
-                let usable = size / align * align;
-                if usable == 0 {
-                    return Err(too_small(i, align));
-                }
-                starts.push(acc);
-                acc += usable;
-                ends.push(acc);
-            }
+            let (starts, ends) = concat(member_sizes, align).map_err(|m| too_small(m, align))?;
             return Ok(Layout {
                 spec,
                 read_from: ReadFrom::Primary,
-                logical: acc,
+                logical: ends[n - 1],
                 group_of,
                 failed,
                 any_failed: false,
@@ -247,34 +250,12 @@ impl Layout {
                 .map(|g| g.iter().map(|&m| m as u32).collect())
                 .collect()
         };
-        let g = groups.len();
-        let slot: Vec<u64> = (0..g * copies)
-            .map(|i| {
-                let (p, h) = (i / copies, (i / copies + i % copies) % g);
-                (0..p).filter(|&e| (h + g - e) % g < copies).count() as u64
-            })
-            .collect();
-        let cap = |h: usize| groups[h].len() as u64 * aus;
-        let cycles = (0..g).map(cap).min().unwrap_or(0) / copies as u64;
-        let mut chunks = cycles * g as u64;
-        for p in 0..g {
-            let fits = |k: usize| cycles * copies as u64 + slot[p * copies + k] < cap((p + k) % g);
-            if !(0..copies).all(fits) {
-                break;
-            }
-            chunks += 1;
-        }
-        let logical = chunks * unit / align * align;
+        let grid = Grid::new(unit, copies, groups);
+        let logical = grid.chunks(aus) * unit / align * align;
         if logical == 0 {
             return Err(too_small(small, unit));
         }
         // Partners and data loss count only the AUs the logical space reaches.
-        let grid = Grid {
-            unit,
-            copies,
-            groups,
-            slot,
-        };
         let partners =
             partners_of(&grid, logical.div_ceil(unit), n, &failed).map_err(|members| {
                 LayoutError::DataLost {
@@ -444,48 +425,4 @@ impl Layout {
     pub fn partners(&self, member: usize) -> &[u32] {
         &self.partners[member]
     }
-}
-
-/// Partner lists of every member, from the copy sets of the first `chunks` AUs. Copy sets
-/// repeat every lcm(group sizes) cycles, so one such period suffices. `Err` holds the members
-/// of a copy set that is wholly degraded.
-fn partners_of(
-    g: &Grid,
-    chunks: u64,
-    n: usize,
-    failed: &[bool],
-) -> Result<Vec<Vec<u32>>, Vec<usize>> {
-    let gcd = |mut a: u64, mut b: u64| {
-        while b != 0 {
-            (a, b) = (b, a % b);
-        }
-        a
-    };
-    let period = g
-        .groups
-        .iter()
-        .map(|m| m.len() as u64)
-        .fold(1u64, |l, s| (l / gcd(l, s)).saturating_mul(s).min(chunks));
-    let mut seen = vec![false; n * n];
-    let mut set = Vec::with_capacity(g.copies);
-    for c in 0..(period.saturating_mul(g.groups.len() as u64)).min(chunks) {
-        set.clear();
-        set.extend((0..g.copies).map(|k| g.locate(c, k).0 as usize));
-        if g.copies > 1 && set.iter().all(|&m| failed[m]) {
-            set.sort_unstable();
-            return Err(set.clone());
-        }
-        for &a in &set {
-            for &b in &set {
-                seen[a * n + b] |= a != b;
-            }
-        }
-    }
-    Ok((0..n)
-        .map(|a| {
-            (0..n as u32)
-                .filter(|&b| seen[a * n + b as usize])
-                .collect()
-        })
-        .collect())
 }

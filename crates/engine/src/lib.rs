@@ -17,6 +17,7 @@ mod job;
 pub mod layout;
 pub mod marker;
 pub mod offsets;
+mod placement;
 pub mod pool;
 mod psync;
 pub mod target;
@@ -24,6 +25,7 @@ mod uring;
 mod worker;
 
 pub use error::EngineError;
-pub use job::{devices, grid, layout, placement, run, run_telling, JobOutcome, Placement};
+pub use job::{devices, grid, run, run_telling, JobOutcome};
+pub use placement::{layout, placement, Placement};
 pub use target::{prepare, Access, Target, TargetError, TargetSpec};
 pub use uring::probe as probe_uring;

@@ -27,7 +27,7 @@ pub(crate) struct WorkerCtx<'a> {
     pub gate: &'a Gate<'a>,
     pub halt: &'a AtomicBool,
     /// `--layout`: how logical I/Os become member I/Os (io_uring only).
-    pub placement: Option<&'a crate::job::Placement>,
+    pub placement: Option<&'a crate::placement::Placement>,
     /// `--steady`: where the job announces the ramp's end.
     pub ramp_end: Option<&'a RampEnd>,
     pub tx: Sender<Msg>,

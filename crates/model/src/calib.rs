@@ -3,11 +3,11 @@
 //! from it, and the stored document (`CalibrationReport`) with every point's interval
 //! series. The search itself is the engine's (`iogauge_engine::calibrate`).
 
-use crate::iopath::{EngineKind, IoPath, IoPathOpts};
+use crate::iopath::IoPath;
 use crate::meta::{Kind, Meta};
 use crate::preflight::Preflight;
 use crate::run::IntervalReport;
-use crate::spec::{LayoutOpts, Region};
+use crate::spec::IoSetup;
 use crate::system::Snapshot;
 use crate::target::TargetInfo;
 use iogauge_stats::units::secs;
@@ -258,16 +258,9 @@ pub struct CalibrateSpec {
     /// Random or sequential large I/Os (ORION `-type`).
     #[serde(default)]
     pub large_type: LargeType,
-    pub engine: EngineKind,
-    pub direct: bool,
-    pub region: Region,
-    pub seed: u64,
-    /// `--layout` over the targets, as in `run`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub layout: Option<LayoutOpts>,
-    /// `--mem`, `--fixed-bufs`, `--ring-setup`, `--submit-batch`, as in `run`.
+    /// Engine, O_DIRECT, region, seed, layout and I/O path options, as in `run`.
     #[serde(flatten)]
-    pub io: IoPathOpts,
+    pub setup: IoSetup,
     /// What the points ran on (the first point's path; a point that differs is warned of).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_path: Option<IoPath>,
@@ -460,63 +453,4 @@ impl CalibrationReport {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::Document;
-
-    const CALIBRATE_V1: &str = include_str!("../../campaign/tests/fixtures/calibrate.json");
-
-    fn spec_of(json: &str) -> CalibrateSpec {
-        match Document::from_json(json).unwrap() {
-            Document::Calibration(c) => c.options,
-            other => panic!("a calibration, not a {}", other.meta().kind),
-        }
-    }
-
-    /// Documents stored before ORION's modes said `"matrix": false|true` and had no large
-    /// type: they read as basic or detailed, with random large I/Os.
-    #[test]
-    fn old_matrix_bools_read_as_basic_and_detailed() {
-        assert!(CALIBRATE_V1.contains("\"matrix\": false"));
-        let old = spec_of(CALIBRATE_V1);
-        assert_eq!(old.matrix, MatrixMode::Basic);
-        assert_eq!(old.large_type, LargeType::Rand);
-        assert_eq!((old.num_small, old.num_large), (None, None));
-        let detailed = spec_of(&CALIBRATE_V1.replace("\"matrix\": false", "\"matrix\": true"));
-        assert_eq!(detailed.matrix, MatrixMode::Detailed);
-        let none = spec_of(&CALIBRATE_V1.replace("\"matrix\": false,", ""));
-        assert_eq!(none.matrix, MatrixMode::Basic);
-    }
-
-    #[test]
-    fn modes_and_large_type_round_trip() {
-        let mut s = spec_of(CALIBRATE_V1);
-        s.matrix = MatrixMode::Row;
-        s.num_large = Some(4);
-        s.large_type = LargeType::Seq;
-        let v = serde_json::to_value(&s).unwrap();
-        assert_eq!(v["matrix"], "row");
-        assert_eq!(v["num_large"], 4);
-        assert!(v.get("num_small").is_none());
-        assert_eq!(v["large_type"], "seq");
-        let back: CalibrateSpec = serde_json::from_value(v).unwrap();
-        assert_eq!(back, s);
-        for m in ["basic", "detailed", "row", "col", "point"] {
-            assert_eq!(m.parse::<MatrixMode>().unwrap().name(), m);
-        }
-        assert!("rows".parse::<MatrixMode>().unwrap_err().contains("basic"));
-        assert_eq!("seq".parse::<LargeType>(), Ok(LargeType::Seq));
-        assert!("sequential".parse::<LargeType>().is_err());
-    }
-
-    #[test]
-    fn iops_per_disk_divides_max_iops() {
-        assert_eq!(iops_per_disk(Some(1200.0), 4), Some(300.0));
-        assert_eq!(iops_per_disk(None, 4), None);
-        let Document::Calibration(c) = Document::from_json(CALIBRATE_V1).unwrap() else {
-            panic!("a calibration");
-        };
-        // Read from a document stored before the field: absent, not invented.
-        assert_eq!(c.iops_per_disk, None);
-    }
-}
+mod tests;

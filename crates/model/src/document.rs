@@ -20,6 +20,18 @@ use serde_json::Value;
 /// whole window's per direction (`read`, `write`, `update`) and, for runs, every interval's.
 pub type Histograms = Vec<(String, Vec<u8>)>;
 
+/// `$e` on the report inside `$doc`, whichever its kind: the kinds share `meta` and `warnings`
+/// by field name, not by type (`warnings` sits at a different place in each kind's JSON).
+macro_rules! each_kind {
+    ($doc:expr, $r:ident => $e:expr) => {
+        match $doc {
+            Document::Run($r) => $e,
+            Document::Calibration($r) => $e,
+            Document::DbRun($r) => $e,
+        }
+    };
+}
+
 /// A stored result of any kind.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Document {
@@ -68,19 +80,11 @@ impl Document {
     }
 
     pub fn meta(&self) -> &Meta {
-        match self {
-            Document::Run(r) => &r.meta,
-            Document::Calibration(c) => &c.meta,
-            Document::DbRun(d) => &d.meta,
-        }
+        each_kind!(self, r => &r.meta)
     }
 
     pub fn meta_mut(&mut self) -> &mut Meta {
-        match self {
-            Document::Run(r) => &mut r.meta,
-            Document::Calibration(c) => &mut c.meta,
-            Document::DbRun(d) => &mut d.meta,
-        }
+        each_kind!(self, r => &mut r.meta)
     }
 
     pub fn kind(&self) -> Kind {
@@ -88,29 +92,17 @@ impl Document {
     }
 
     pub fn warnings(&self) -> &[String] {
-        match self {
-            Document::Run(r) => &r.warnings,
-            Document::Calibration(c) => &c.warnings,
-            Document::DbRun(d) => &d.warnings,
-        }
+        each_kind!(self, r => &r.warnings)
     }
 
     pub fn warnings_mut(&mut self) -> &mut Vec<String> {
-        match self {
-            Document::Run(r) => &mut r.warnings,
-            Document::Calibration(c) => &mut c.warnings,
-            Document::DbRun(d) => &mut d.warnings,
-        }
+        each_kind!(self, r => &mut r.warnings)
     }
 
     /// The document as stored and exported: pretty JSON with a final newline.
     pub fn to_json(&self) -> String {
-        let mut s = match self {
-            Document::Run(r) => serde_json::to_string_pretty(r),
-            Document::Calibration(c) => serde_json::to_string_pretty(c),
-            Document::DbRun(d) => serde_json::to_string_pretty(d),
-        }
-        .expect("documents always serialise");
+        let mut s = each_kind!(self, r => serde_json::to_string_pretty(r))
+            .expect("documents always serialise");
         s.push('\n');
         s
     }

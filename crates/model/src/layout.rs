@@ -164,8 +164,8 @@ impl FromStr for FailGroups {
 
 impl FailGroups {
     /// Member indices per group, resolving each name with [`target_index`]. Whether every
-    /// target appears once is checked by [`Layout::new`]. Errors name the flag: they surface
-    /// only once the targets are open, far from the command line.
+    /// target appears once is checked by the engine's `Layout::new`. Errors name the flag:
+    /// they surface only once the targets are open, far from the command line.
     pub fn resolve<S: AsRef<str>>(&self, targets: &[S]) -> Result<Vec<Vec<usize>>, String> {
         self.0
             .iter()

@@ -349,6 +349,29 @@ pub struct JobSpec {
     pub io_path: Option<IoPath>,
 }
 
+/// The offset generators' seed when `--seed` is not given.
+pub const DEFAULT_SEED: u64 = 0x0106_a06e;
+
+/// How the I/O meets the targets, as `run` and `calibrate` both take it (`--engine`,
+/// `--buffered`, `--region`, `--seed`, `--layout` and its companions, `--mem`,
+/// `--fixed-bufs`, `--ring-setup`, `--submit-batch`). A calibration keeps it whole (flattened:
+/// its JSON lists these fields in this order); a job's JSON lists them among its workload's,
+/// so [`JobSpec`] keeps them as its own fields and takes them from here.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IoSetup {
+    pub engine: EngineKind,
+    /// O_DIRECT (true) or through the page cache.
+    pub direct: bool,
+    pub region: Region,
+    pub seed: u64,
+    /// `--layout` and its companions: how logical I/Os land on the targets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<LayoutOpts>,
+    /// `--mem`, `--fixed-bufs`, `--ring-setup`, `--submit-batch`: how to run the I/O.
+    #[serde(flatten)]
+    pub io: IoPathOpts,
+}
+
 /// A layout over the targets (`--layout`, `--failgroups`, `--degraded`, `--read-from`,
 /// `--member-iops`); see [`crate::layout`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -429,12 +452,22 @@ impl JobSpec {
             engine: EngineKind::IoUring,
             direct: true,
             interval: Duration::from_secs(1),
-            seed: 0x0106_a06e,
+            seed: DEFAULT_SEED,
             steady: None,
             layout: None,
             io: IoPathOpts::default(),
             io_path: None,
         }
+    }
+
+    /// The I/O setup `s` in place of this job's.
+    pub fn set_setup(&mut self, s: IoSetup) {
+        self.engine = s.engine;
+        self.direct = s.direct;
+        self.region = s.region;
+        self.seed = s.seed;
+        self.layout = s.layout;
+        self.io = s.io;
     }
 
     /// Alignment of every offset: the smallest block size (fio's `blockalign` default).

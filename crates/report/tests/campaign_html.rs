@@ -153,67 +153,68 @@ const METRICS: [MetricDef; 3] = [
     ),
 ];
 
+/// Case `c` of the shape: its runs (db runs where the shape says), metrics and curves.
+fn case_view(s: &Shape, c: usize, names: &[String]) -> CaseView {
+    let db = s.all_db || (s.db && c == s.cases - 1);
+    let runs = (1..=s.runs as u32)
+        .map(|rep| RunDigest {
+            id: (c * s.runs) as i64 + rep as i64,
+            rep,
+            kind: if db { "db run".into() } else { "run".into() },
+            started_at: format!("2025-03-0{}T10:{:02}:00Z", 1 + c % 9, rep % 60),
+            interrupted: c == 0 && rep == 2,
+            metrics: METRICS
+                .iter()
+                .map(|(k, _, _, _, f)| (k.to_string(), f(c, rep)))
+                .collect(),
+            series: series(c, rep, s.intervals),
+            steady_from_s: (rep != 3).then_some(10.0),
+            steady_left_s: (rep == 2).then_some(s.intervals as f64 * 0.8),
+            read_share: if c == 2 && rep == 1 {
+                None
+            } else {
+                Some(0.7 - 0.1 * c as f64)
+            },
+            aas: if db {
+                aas(rep, s.intervals)
+            } else {
+                Vec::new()
+            },
+            warnings: if rep == 2 && c == 0 {
+                vec!["interrupted at 80% <SIGINT>".into()]
+            } else {
+                Vec::new()
+            },
+        })
+        .collect();
+    let lat = if db {
+        vec![lat_curve("db read", 2.0), lat_curve("db update", 3.0)]
+    } else {
+        vec![
+            lat_curve("read", 1.0 + 0.2 * c as f64),
+            lat_curve("write", 1.5),
+        ]
+    };
+    CaseView {
+        name: names[c].clone(),
+        vars: BTreeMap::from([("fs".into(), names[c].clone()), ("qd".into(), "32".into())]),
+        args: vec![
+            "iogauge".into(),
+            "run".into(),
+            "--qd".into(),
+            "32".into(),
+            format!("--target=/mnt/{c}"),
+        ],
+        runs,
+        lat_curves: lat,
+        baseline: None,
+    }
+}
+
 fn build(s: &Shape) -> CampaignView {
     let names: Vec<String> = (0..s.cases).map(case_name).collect();
     let baseline = names[0].clone();
-    let cases: Vec<CaseView> = (0..s.cases)
-        .map(|c| {
-            let db = s.all_db || (s.db && c == s.cases - 1);
-            let runs = (1..=s.runs as u32)
-                .map(|rep| RunDigest {
-                    id: (c * s.runs) as i64 + rep as i64,
-                    rep,
-                    kind: if db { "db run".into() } else { "run".into() },
-                    started_at: format!("2025-03-0{}T10:{:02}:00Z", 1 + c % 9, rep % 60),
-                    interrupted: c == 0 && rep == 2,
-                    metrics: METRICS
-                        .iter()
-                        .map(|(k, _, _, _, f)| (k.to_string(), f(c, rep)))
-                        .collect(),
-                    series: series(c, rep, s.intervals),
-                    steady_from_s: (rep != 3).then_some(10.0),
-                    steady_left_s: (rep == 2).then_some(s.intervals as f64 * 0.8),
-                    read_share: if c == 2 && rep == 1 {
-                        None
-                    } else {
-                        Some(0.7 - 0.1 * c as f64)
-                    },
-                    aas: if db {
-                        aas(rep, s.intervals)
-                    } else {
-                        Vec::new()
-                    },
-                    warnings: if rep == 2 && c == 0 {
-                        vec!["interrupted at 80% <SIGINT>".into()]
-                    } else {
-                        Vec::new()
-                    },
-                })
-                .collect();
-            let lat = if db {
-                vec![lat_curve("db read", 2.0), lat_curve("db update", 3.0)]
-            } else {
-                vec![
-                    lat_curve("read", 1.0 + 0.2 * c as f64),
-                    lat_curve("write", 1.5),
-                ]
-            };
-            CaseView {
-                name: names[c].clone(),
-                vars: BTreeMap::from([("fs".into(), names[c].clone()), ("qd".into(), "32".into())]),
-                args: vec![
-                    "iogauge".into(),
-                    "run".into(),
-                    "--qd".into(),
-                    "32".into(),
-                    format!("--target=/mnt/{c}"),
-                ],
-                runs,
-                lat_curves: lat,
-                baseline: None,
-            }
-        })
-        .collect();
+    let cases: Vec<CaseView> = (0..s.cases).map(|c| case_view(s, c, &names)).collect();
     let metrics = METRICS
         .iter()
         .map(|&(key, label, unit, hib, f)| {

@@ -142,7 +142,7 @@ impl Team {
         }
     }
 
-    /// Raises `stop` on the launcher's teardown too (see [`World::stop_on_teardown`]).
+    /// Raises `stop` on the launcher's teardown too (see `world::stop_on_teardown`, under the `mpi` feature).
     pub fn watch_teardown(&self, stop: &Arc<AtomicBool>) -> anyhow::Result<()> {
         match self {
             Team::Solo => {

@@ -1,7 +1,7 @@
 //! `iogauge calibrate`'s flags as clap sees them (the target flags are shared with `run`);
 //! `options` checks them as a whole.
 
-use crate::store_args::StoreArgs;
+use crate::store_args::ResultArgs;
 use crate::target::args::TargetArgs;
 use clap::Args;
 use iogauge_model::calib::{Criterion, LargeType, MatrixMode};
@@ -60,12 +60,7 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "DIR")]
     pub csv: Option<PathBuf>,
     #[command(flatten)]
-    pub store: StoreArgs,
-    #[command(flatten)]
-    pub label: crate::store_args::LabelArgs,
-    /// Print the result as JSON on stdout.
-    #[arg(long)]
-    pub json: bool,
+    pub result: ResultArgs,
 }
 
 fn block(s: &str) -> Result<u64, String> {

@@ -2,7 +2,7 @@
 //! `CalibrateSpec`, the targets, and where the matrix CSV goes.
 
 use super::args::CalibrateArgs;
-use crate::target::options::{io_path_opts, layout_opts, Targets};
+use crate::target::options::{io_setup, Targets};
 use crate::usage::{usage, UsageError};
 use iogauge_model::calib::{CalibrateSpec, LargeType, MatrixMode};
 use iogauge_model::units::fmt_size;
@@ -69,20 +69,15 @@ impl CalibrateOptions {
             num_small,
             num_large,
             large_type: a.large_type,
-            engine: a.io.engine,
-            direct: !a.io.buffered,
-            region: a.io.region,
-            seed: a.io.seed.unwrap_or(0x0106_a06e),
-            layout: layout_opts(&a.io)?,
-            io: io_path_opts(&a.io)?,
+            setup: io_setup(&a.io)?,
             io_path: None,
         };
         Ok(CalibrateOptions {
-            targets: Targets::from_args(a.io, spec.direct, spec.write_pct > 0)?,
+            targets: Targets::from_args(a.io, spec.setup.direct, spec.write_pct > 0)?,
             spec,
-            json: a.json,
-            store: a.store.store,
-            label: a.label.checked()?,
+            json: a.result.json,
+            store: a.result.store.store,
+            label: a.result.label.checked()?,
             csv: a.csv,
         })
     }

@@ -1,6 +1,6 @@
 //! The `db` command line, and its checks.
 
-use crate::store_args::StoreArgs;
+use crate::store_args::ResultArgs;
 use crate::usage::UsageError;
 use clap::{Args, Subcommand};
 use iogauge_model::db::workload::{Driver, Hotspot, RedoStress};
@@ -266,12 +266,7 @@ pub struct DbRunArgs {
     #[arg(long, default_value_t = DEFAULT_SEED, value_parser = crate::values::whole(0u64, u64::MAX))]
     pub seed: u64,
     #[command(flatten)]
-    pub store: StoreArgs,
-    #[command(flatten)]
-    pub label: crate::store_args::LabelArgs,
-    /// Print the result as JSON on stdout.
-    #[arg(long)]
-    pub json: bool,
+    pub result: ResultArgs,
 }
 
 /// A bare number is blocks; with a unit, bytes rounded up to whole 8 KiB blocks.

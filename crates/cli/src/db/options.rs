@@ -52,9 +52,9 @@ impl DbRunOptions {
                 ramp: a.ramp,
                 time: a.time,
             },
-            store: a.store.store,
-            label: a.label.checked()?,
-            json: a.json,
+            store: a.result.store.store,
+            label: a.result.label.checked()?,
+            json: a.result.json,
         })
     }
 }

@@ -1,7 +1,7 @@
 //! `iogauge run`'s flags as clap sees them: raw values, each parsed by the model's own parser
 //! so a bad value fails with the flag's name; `options` checks them as a whole.
 
-use crate::store_args::StoreArgs;
+use crate::store_args::ResultArgs;
 use crate::target::args::TargetArgs;
 use clap::Args;
 use iogauge_model::spec::{parse_steady_criterion, BlockSplit, Dist, RwMode};
@@ -65,10 +65,5 @@ pub struct RunArgs {
     #[arg(long)]
     pub shared_offsets: bool,
     #[command(flatten)]
-    pub store: StoreArgs,
-    #[command(flatten)]
-    pub label: crate::store_args::LabelArgs,
-    /// Print the result as JSON on stdout.
-    #[arg(long)]
-    pub json: bool,
+    pub result: ResultArgs,
 }

@@ -2,7 +2,7 @@
 //! targets. Every error names the flag and the way out.
 
 use super::args::RunArgs;
-use crate::target::options::{io_path_opts, layout_opts, Targets};
+use crate::target::options::{io_setup, Targets};
 use crate::usage::{check_interval, check_time, usage, UsageError};
 use iogauge_model::spec::{JobSpec, RwMode};
 use iogauge_model::units::fmt_size;
@@ -45,10 +45,7 @@ impl RunOptions {
         spec.ios = a.ios;
         spec.ramp = a.ramp;
         spec.rate_iops = a.rate_iops;
-        spec.region = a.io.region;
         spec.dist = a.dist;
-        spec.engine = a.io.engine;
-        spec.direct = !a.io.buffered;
         spec.interval = check_interval(a.interval)?;
         if let Some(criterion) = a.steady {
             if a.steady_window < a.interval * 2 {
@@ -68,11 +65,7 @@ impl RunOptions {
                 timeout: a.steady_timeout,
             });
         }
-        if let Some(s) = a.io.seed {
-            spec.seed = s;
-        }
-        spec.layout = layout_opts(&a.io)?;
-        spec.io = io_path_opts(&a.io)?;
+        spec.set_setup(io_setup(&a.io)?);
         if !spec.rw.is_random() && spec.dist != iogauge_model::spec::Dist::Uniform {
             return usage(format!(
                 "--dist applies to random modes only (got --rw {})",
@@ -96,9 +89,9 @@ impl RunOptions {
         Ok(RunOptions {
             targets: Targets::from_args(a.io, spec.direct, spec.rw.writes())?,
             spec,
-            json: a.json,
-            store: a.store.store,
-            label: a.label.checked()?,
+            json: a.result.json,
+            store: a.result.store.store,
+            label: a.result.label.checked()?,
             shared_offsets: a.shared_offsets,
         })
     }

@@ -5,7 +5,7 @@
 use super::args::TargetArgs;
 use crate::usage::{usage, UsageError};
 use iogauge_engine::{Access, TargetSpec};
-use iogauge_model::spec::LayoutOpts;
+use iogauge_model::spec::{IoSetup, LayoutOpts, DEFAULT_SEED};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
@@ -137,9 +137,22 @@ fn check_distinct(targets: &[PathBuf]) -> Result<(), UsageError> {
     Ok(())
 }
 
+/// The I/O setup `run` and `calibrate` share: engine, O_DIRECT unless `--buffered`, region,
+/// seed, then the layout and the I/O path, checked in that order.
+pub fn io_setup(io: &TargetArgs) -> Result<IoSetup, UsageError> {
+    Ok(IoSetup {
+        engine: io.engine,
+        direct: !io.buffered,
+        region: io.region,
+        seed: io.seed.unwrap_or(DEFAULT_SEED),
+        layout: layout_opts(io)?,
+        io: io_path_opts(io)?,
+    })
+}
+
 /// `--mem`, `--fixed-bufs`, `--ring-setup` and `--submit-batch`; all but the first are
 /// io_uring's.
-pub fn io_path_opts(io: &TargetArgs) -> Result<iogauge_model::iopath::IoPathOpts, UsageError> {
+fn io_path_opts(io: &TargetArgs) -> Result<iogauge_model::iopath::IoPathOpts, UsageError> {
     if io.engine == iogauge_model::spec::EngineKind::Psync {
         if io.fixed_bufs == iogauge_model::iopath::FixedBufs::On {
             return usage(
@@ -165,7 +178,7 @@ pub fn io_path_opts(io: &TargetArgs) -> Result<iogauge_model::iopath::IoPathOpts
 }
 
 /// `--layout` and its companions; any of them alone implies `--layout concat`.
-pub fn layout_opts(io: &TargetArgs) -> Result<Option<LayoutOpts>, UsageError> {
+fn layout_opts(io: &TargetArgs) -> Result<Option<LayoutOpts>, UsageError> {
     let any = io.layout.is_some()
         || io.failgroups.is_some()
         || !io.degraded.is_empty()

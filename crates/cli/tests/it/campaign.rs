@@ -2,15 +2,15 @@
 //! interrupted (Ctrl-C, then a kill of the runner), resumed, and every repetition ends up
 //! stored exactly once; the report and exports read it back; the shipped examples run at
 //! smoke scale (and the redundancy one shows the mirrors' write penalty); bad input gets
-//! one-line errors.
+//! one-line errors. The reading back is in `campaign/read_back.rs`, the examples in
+//! `campaign/examples.rs` and `campaign/redundancy.rs`.
 
 use crate::common::*;
+use read_back::report_export_compare;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::time::{Duration, Instant};
-
-mod redundancy;
 
 /// Two cases × 3 repetitions of sub-second runs, with a warm-up per case and a `pre` hook
 /// that logs what it was told.
@@ -180,129 +180,6 @@ fn interrupted_twice_resumed_every_run_stored_once() {
     report_export_compare(dir, &store, &v);
 }
 
-/// The finished campaign read back every way.
-fn report_export_compare(dir: &Path, store: &Path, v: &Value) {
-    let html_path = dir.join("tiny.html");
-    let out = bin()
-        .args(["report", "--campaign", "tiny", "-o"])
-        .arg(&html_path)
-        .arg("--store")
-        .arg(store)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let html = std::fs::read_to_string(&html_path).unwrap();
-    assert!(html.starts_with("<!DOCTYPE html>"), "{}", &html[..100]);
-    for chart in [
-        "bars:iops",
-        "normalised:iops",
-        "latcurve:",
-        "series:",
-        "rw:",
-    ] {
-        assert!(html.contains(&format!("data-chart=\"{chart}")), "{chart}");
-    }
-    assert!(!html.contains("NaN"), "NaN in the report");
-    // Never over an existing file without --force.
-    let e = fails(
-        &[
-            "report",
-            "--campaign",
-            "tiny",
-            "-o",
-            html_path.to_str().unwrap(),
-            "--store",
-            store.to_str().unwrap(),
-        ],
-        2,
-    );
-    assert!(
-        e.contains("exists; choose another name or pass --force"),
-        "{e}"
-    );
-
-    let out = bin()
-        .args(["export", "--campaign", "tiny", "--format", "csv", "--store"])
-        .arg(store)
-        .output()
-        .unwrap();
-    let csv = String::from_utf8(out.stdout).unwrap();
-    let header = csv.lines().next().unwrap();
-    assert!(
-        header.starts_with("campaign,case,metric,unit,n,mean"),
-        "{header}"
-    );
-    let iops_rows: Vec<&str> = csv.lines().filter(|l| l.contains(",iops,")).collect();
-    assert_eq!(iops_rows.len(), 2, "{csv}");
-    // CSV means equal the JSON's.
-    let iops = v["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["key"] == "iops")
-        .unwrap();
-    let mean0 = f(&iops["cases"][0]["describe"]["mean"]);
-    let csv_mean: f64 = iops_rows[0].split(',').nth(5).unwrap().parse().unwrap();
-    assert!(
-        (csv_mean - mean0).abs() <= 1e-6 * mean0,
-        "{csv_mean} vs {mean0}"
-    );
-
-    let out = bin()
-        .args(["export", "--campaign", "tiny", "--format", "md", "--store"])
-        .arg(store)
-        .output()
-        .unwrap();
-    let md = String::from_utf8(out.stdout).unwrap();
-    assert!(md.contains("| qd=8 |"), "{md}");
-
-    // Two cases: a verdict from three repetitions each.
-    let out = bin()
-        .args([
-            "compare",
-            "qd=1",
-            "qd=8",
-            "--campaign",
-            "tiny",
-            "--json",
-            "--store",
-        ])
-        .arg(store)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let m = c["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["metric"] == "iops")
-        .unwrap();
-    assert!(m["verdict"].as_str().unwrap().contains("qd=8"), "{m}");
-    assert!(f(&m["ratio"]) > 0.0);
-
-    // Two runs by id.
-    let a = u(&v["cases"][0]["runs"][0]["id"]).to_string();
-    let b = u(&v["cases"][1]["runs"][0]["id"]).to_string();
-    let out = bin()
-        .args(["compare", &a, &b, "--store"])
-        .arg(store)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && text.contains("iops"), "{text}");
-    let e = fails(&["compare", "x", &b, "--store", store.to_str().unwrap()], 2);
-    assert!(e.contains("is not a run id"), "{e}");
-}
-
 #[test]
 fn dry_run_lists_and_creates_nothing() {
     let _g = shared();
@@ -423,129 +300,6 @@ fn a_changed_campaign_needs_fresh() {
     );
 }
 
-/// Every shipped example runs at smoke scale (the filesystem one builds loop filesystems
-/// and PostgreSQL clusters: root, mkfs.xfs and mkfs.btrfs, which the test command installs).
-#[test]
-fn examples_run_at_smoke_scale() {
-    require_root();
-    let _g = heavy();
-    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
-    let mut names: Vec<String> = std::fs::read_dir(&examples)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".toml"))
-        .collect();
-    names.sort();
-    assert!(names.len() >= 4, "{names:?}");
-    for name in names {
-        let w = workdir();
-        let dir = w.path();
-        let store = dir.join("s.sqlite");
-        let file = examples.join(&name);
-        let out = campaign_in(dir, &store, &[file.to_str().unwrap(), "--smoke"]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{name} --smoke failed: {err}");
-        let stem = name.trim_end_matches(".toml");
-        let v = export_json(&store, &format!("{stem}-smoke"));
-        assert_eq!(v["smoke"], true);
-        for c in v["cases"].as_array().unwrap() {
-            assert_eq!(
-                c["runs"].as_array().unwrap().len(),
-                2,
-                "{name}: {}",
-                c["name"]
-            );
-        }
-        assert!(!v["metrics"].as_array().unwrap().is_empty(), "{name}");
-
-        // Its report, from real runs, in a real browser.
-        let page = dir.join(format!("{stem}.html"));
-        let out = bin()
-            .args(["report", "--campaign", &format!("{stem}-smoke"), "-o"])
-            .arg(&page)
-            .arg("--store")
-            .arg(&store)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let html = std::fs::read_to_string(&page).unwrap();
-        for chart in ["bars:", "normalised:", "series:"] {
-            assert!(
-                html.contains(&format!("data-chart=\"{chart}")),
-                "{name}: {chart}"
-            );
-        }
-        if v["command"] == "db run" {
-            assert!(html.contains("data-chart=\"aas:"), "{name}: no AAS chart");
-        }
-        let console = chromium_console(&page);
-        assert!(console.is_empty(), "{name}: console messages {console:?}");
-    }
-}
-
-/// A database campaign on a real private PostgreSQL: the cluster set up by `start`, reset to
-/// the data as loaded before every run (`reset = "db"`), a warm-up before every run, dropped
-/// by `end`; updates and reads both measured.
-#[test]
-fn db_campaign_resets_before_every_run() {
-    require_root();
-    let _g = heavy();
-    let w = workdir();
-    let dir = w.path();
-    let store = dir.join("s.sqlite");
-    std::fs::write(
-        dir.join("db.toml"),
-        r#"
-name = "dbc"
-command = "db run"
-repeat = 2
-warmup = "run"
-[vars]
-update_pct = [0, 50]
-[options]
-dir = "./pg"
-sessions = 2
-update_pct = "${update_pct}"
-time = "1s"
-interval = "500ms"
-[commands]
-reset = "db"
-start = "$IOGAUGE db setup --dir ./pg --schemas 1 --scale 2000 >/dev/null"
-end = "$IOGAUGE db drop --dir ./pg >/dev/null"
-"#,
-    )
-    .unwrap();
-    let out = campaign_in(dir, &store, &["db.toml"]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    // 2 cases × 2 repetitions, each after a warm-up, each warm-up after a reset.
-    assert_eq!(
-        err.matches("back to the data as loaded").count(),
-        8,
-        "{err}"
-    );
-    assert_eq!(err.matches("(warm-up)").count(), 4, "{err}");
-    assert!(!dir.join("pg").exists(), "end dropped the cluster");
-    let v = export_json(&store, "dbc");
-    assert_eq!(v["command"], "db run");
-    let keys: Vec<&str> = v["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["key"].as_str().unwrap())
-        .collect();
-    for k in ["ops_s", "db_logical_reads_s", "commits_s"] {
-        assert!(keys.contains(&k), "{k} missing from {keys:?}");
-    }
-    let runs = v["cases"][1]["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 2);
-    assert!(
-        !runs[0]["aas"].as_array().unwrap().is_empty(),
-        "AAS sampled"
-    );
-}
+mod examples;
+mod read_back;
+mod redundancy;

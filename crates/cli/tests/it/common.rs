@@ -36,6 +36,9 @@ use std::process::{Child, Stdio};
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
+mod results;
+pub use results::*;
+
 /// Readers: the tests that run side by side; the writer: an exclusive test.
 static GATE: RwLock<()> = RwLock::new(());
 
@@ -236,22 +239,6 @@ pub fn workdir() -> tempfile::TempDir {
     tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir under target/")
 }
 
-/// Runs `iogauge run ARGS --json`, asserts success, returns the parsed JSON.
-pub fn run_json(args: &[&str]) -> serde_json::Value {
-    let out = bin()
-        .arg("run")
-        .args(args)
-        .arg("--json")
-        .output()
-        .expect("spawn iogauge");
-    assert!(
-        out.status.success(),
-        "iogauge run {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
-}
-
 /// Runs `iogauge run ARGS`, expects failure with `code`, and returns stderr, checking it is
 /// exactly one line and not a panic.
 pub fn run_fails(args: &[&str], code: i32) -> String {
@@ -381,29 +368,6 @@ impl Drop for Sysctl {
     fn drop(&mut self) {
         let _ = std::fs::write(self.path, self.old.trim_end());
     }
-}
-
-pub fn f(v: &serde_json::Value) -> f64 {
-    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
-}
-
-pub fn u(v: &serde_json::Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
-}
-
-/// The id in iogauge's "stored as run N in …" line.
-pub fn stored_id(stderr: &[u8]) -> i64 {
-    let err = String::from_utf8_lossy(stderr);
-    let line = err
-        .lines()
-        .find(|l| l.starts_with("stored as run "))
-        .unwrap_or_else(|| panic!("no id: {err}"));
-    line["stored as run ".len()..]
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
 }
 
 /// Renders `page` in real headless Chromium to a PNG beside it and returns the page's console

@@ -6,14 +6,6 @@ use crate::common::*;
 use serde_json::Value;
 use std::time::Duration;
 
-fn measured(v: &Value) -> impl Iterator<Item = &Value> {
-    v["intervals"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|i| i["phase"] == "measure")
-}
-
 #[test]
 fn json_shape_and_arithmetic_add_up() {
     let _g = heavy();

@@ -42,7 +42,7 @@ pub fn calibration_document(
     let says = verdicts(outcome, &ctx.spec, rotational);
     let mut r = report(&ctx, outcome, says);
     record_io_path(&mut r, outcome);
-    if let Some(l) = &ctx.spec.layout {
+    if let Some(l) = &ctx.spec.setup.layout {
         for d in &l.degraded {
             // CALIBRATE_IO once "measured" one disk of a silently degraded mirror: say it.
             r.warnings.push(format!(

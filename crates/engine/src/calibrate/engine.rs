@@ -56,8 +56,8 @@ pub fn tested_bytes(spec: &CalibrateSpec, targets: &[Target]) -> Result<Vec<u64>
             pct: 50,
         },
     ]);
-    j.region = spec.region;
-    let space = crate::job::layout(&j, targets)?;
+    j.region = spec.setup.region;
+    let space = crate::placement::layout(&j, targets)?;
     Ok(space.extents().iter().map(|e| e.len).collect())
 }
 
@@ -90,12 +90,8 @@ impl EngineProber<'_> {
         j.bs = BlockSplit::single(bs);
         j.qd = qd;
         j.workers = workers;
-        j.engine = self.spec.engine;
-        j.direct = self.spec.direct;
-        j.region = self.spec.region;
-        j.seed = self.spec.seed.wrapping_add(self.runs);
-        j.layout = self.spec.layout.clone();
-        j.io = self.spec.io;
+        j.set_setup(self.spec.setup.clone());
+        j.seed = self.spec.setup.seed.wrapping_add(self.runs);
         j
     }
 

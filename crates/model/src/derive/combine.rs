@@ -3,7 +3,7 @@
 //! a duration or over a number of I/Os, so weighting each part by its duration, or by its
 //! I/Os, gives the whole's figure exactly when the parts tile it.
 
-use super::{CpuRates, Derived, DiskRates};
+use super::rates::{CpuRates, Derived, DiskRates};
 use std::collections::BTreeMap;
 
 /// Σ wᵢ·xᵢ / Σ wᵢ of (weight, value) pairs; `None` without weight.

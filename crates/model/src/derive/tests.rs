@@ -2,7 +2,7 @@
 //! counter wrap-around and devices appearing or vanishing.
 
 use super::*;
-use crate::system::{CpuLine, IoPressure};
+use crate::system::{CpuLine, IoPressure, LoadAvg, MemInfo};
 
 /// A 5.5+ device with round counters.
 fn dev(name: &str) -> DiskCounters {

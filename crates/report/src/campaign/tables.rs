@@ -362,7 +362,7 @@ const CSV_HEADER: [&str; 22] = [
     "verdict",
 ];
 
-/// CSV: one row per case and metric (metric order, then case order), with [`CSV_HEADER`].
+/// CSV: one row per case and metric (metric order, then case order), with `CSV_HEADER`'s columns.
 /// Figures at full precision (`cv` a fraction); empty where there is none (the baseline's
 /// ratio, a CI with one repetition, a verdict below 3 repetitions). Both ratios are given,
 /// each with its interval: `ratio` of means, `trimmed_ratio` of trimmed means; `statistic`

@@ -140,7 +140,7 @@ fn matrix_calibration() -> CalibrationReport {
     c.options.matrix = iogauge_model::calib::MatrixMode::Detailed;
     c.options.write_pct = 30;
     c.options.criterion = Criterion::P99;
-    c.options.direct = false;
+    c.options.setup.direct = false;
     for t in &mut c.targets {
         t.direct = false;
     }

@@ -42,8 +42,12 @@ pub fn calibration_head(r: &CalibrationReport) -> String {
         },
         o.max_latency_us / 1e3,
         o.point_time.as_secs_f64(),
-        o.engine,
-        if o.direct { "O_DIRECT" } else { "buffered" },
+        o.setup.engine,
+        if o.setup.direct {
+            "O_DIRECT"
+        } else {
+            "buffered"
+        },
     );
     let _ = writeln!(s, "preflight:");
     s.push_str(&preflight_text(&r.preflight));

@@ -31,7 +31,7 @@ pub fn place(
     targets: &mut [TargetSpec],
     spec: &mut CalibrateSpec,
 ) -> anyhow::Result<(u64, Region)> {
-    let job = (spec.seed, spec.region);
+    let job = (spec.setup.seed, spec.setup.region);
     if !team.ranked() {
         return Ok(job);
     }
@@ -44,9 +44,10 @@ pub fn place(
     }
     let streams = spec.large_type == LargeType::Seq;
     if shared && (spec.write_pct > 0 || streams) && size > 1 {
-        spec.region = team.agreed(slice_of(spec.region, rank, size).map_err(Into::into))?;
+        spec.setup.region =
+            team.agreed(slice_of(spec.setup.region, rank, size).map_err(Into::into))?;
     }
-    spec.seed = rank_seed(spec.seed, rank);
+    spec.setup.seed = rank_seed(spec.setup.seed, rank);
     Ok(job)
 }
 

@@ -2,14 +2,17 @@
 //! two-sample bootstrap interval, which of them is the headline ([`Statistic`]), and the
 //! verdict in words.
 
-use super::{
+use super::samples::{
     check, mean, percentile_ci, positive, sorted, trimmed_mean_of_sorted, Ci, CompareError, Group,
-    MIN_REPETITIONS, RESAMPLES,
+    RESAMPLES,
 };
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+
+/// Fewest repetitions per side for which [`Verdict::of`] gives a verdict.
+pub const MIN_REPETITIONS: usize = 3;
 
 /// The figure of each side a [`Ratio`] divides: its headline, the interval the verdict
 /// reads, and the unit of its normalised samples. A campaign file's `statistic = …`.

@@ -22,8 +22,8 @@ pub struct Store {
 
 impl Store {
     /// Opens (creating if missing) the store at `path` in WAL mode, creating the schema. A file
-    /// that is not an iogauge store is refused and never altered ([`vet`]); a new store is
-    /// made whole under another name first ([`create`]). The directory must exist.
+    /// that is not an iogauge store is refused and never altered (`vet`); a new store is
+    /// made whole under another name first (`create`). The directory must exist.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let dir = dir_of(path);
         if !dir.is_dir() {

@@ -401,7 +401,7 @@ pub(super) fn calibrate(
         });
     }
     // The document records what the job was asked, not rank 0's seed and slice.
-    (ctx.spec.seed, ctx.spec.region) = job;
+    (ctx.spec.setup.seed, ctx.spec.setup.region) = job;
     (show.head)(&search::head(&ctx))?;
     let outcome = search::calibrate(&mut ranks, &spec);
     // Made first (a rank that died may keep the broadcast below from returning before the

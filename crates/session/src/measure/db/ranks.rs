@@ -15,19 +15,19 @@
 use super::{ending, measure, Shared};
 use crate::finish::Ending;
 use crate::measure::Finished;
-use crate::ranks::{hostname, Team, LIVE_BYTES, LOST};
+use crate::ranks::{hostname, Talk, Team, LIVE_BYTES, LOST};
 use crate::Session;
 use anyhow::Context;
 use iogauge_model::db::aas::Aas;
 use iogauge_model::db::outcome::{DbInterval, DbOutcome, SessionTotals};
 use iogauge_model::db::profile::LoadDelta;
-use iogauge_model::db::report::{DbRank, DbSummary};
+use iogauge_model::db::report::{DbRank, DbReport, DbSummary};
 use iogauge_model::Document;
 use iogauge_pg::{db_document, driver, Prepared};
 use iogauge_stats::{HistError, LatHist};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// One interval of a rank's run as sent to rank 0 (histograms encoded).
 #[derive(Serialize, Deserialize)]
@@ -227,22 +227,7 @@ pub(super) fn run(
     }
     let shutdown = p.stop_server(lost);
     let own = own.ok();
-    let mut parts = vec![(std::mem::take(&mut part.intervals), part, 0u64)];
-    for (r, bytes) in talk
-        .parts(started_at, p.grid.interval)
-        .into_iter()
-        .enumerate()
-        .skip(1)
-    {
-        match bytes {
-            Some(b) => {
-                let mut q: Part = serde_json::from_slice(&b).context("a rank's part")?;
-                talk.finish_live(r as u32, q.live_sent);
-                parts.push((std::mem::take(&mut q.intervals), q, b.len() as u64));
-            }
-            None => parts.push((Vec::new(), Part::lost(), 0)),
-        }
-    }
+    let mut parts = gathered(&mut talk, part, started_at, p.grid.interval)?;
     let merged = merge(&mut parts, own_servers, outcome.as_ref().ok())?;
     let one_host = parts
         .iter()
@@ -269,6 +254,44 @@ pub(super) fn run(
             report.warnings.push(w.clone());
         }
     }
+    let failed = ranks_into(&mut report, parts);
+    let ending = match failed.is_empty() {
+        true => ending(&merged),
+        false => Ending::Failed(failed.join("; ")),
+    };
+    Ok(Finished::lead(Document::from(report), histograms, ending))
+}
+
+/// Rank 0's own part first, then every other rank's as it arrives (a silent rank's as lost),
+/// each with its intervals taken out and the bytes it sent.
+fn gathered(
+    talk: &mut Talk<'_>,
+    mut own: Part,
+    started_at: Instant,
+    interval: Duration,
+) -> anyhow::Result<Vec<(Vec<WireDb>, Part, u64)>> {
+    let mut parts = vec![(std::mem::take(&mut own.intervals), own, 0u64)];
+    for (r, bytes) in talk
+        .parts(started_at, interval)
+        .into_iter()
+        .enumerate()
+        .skip(1)
+    {
+        match bytes {
+            Some(b) => {
+                let mut q: Part = serde_json::from_slice(&b).context("a rank's part")?;
+                talk.finish_live(r as u32, q.live_sent);
+                parts.push((std::mem::take(&mut q.intervals), q, b.len() as u64));
+            }
+            None => parts.push((Vec::new(), Part::lost(), 0)),
+        }
+    }
+    Ok(parts)
+}
+
+/// Each rank's row in the report, a failed rank's error among its warnings; returns the
+/// failures, one "rank N: error" each.
+fn ranks_into(report: &mut DbReport, parts: Vec<(Vec<WireDb>, Part, u64)>) -> Vec<String> {
     let mut failed = Vec::new();
     for (r, (_, q, bytes)) in parts.into_iter().enumerate() {
         if let Some(e) = &q.error {
@@ -286,11 +309,7 @@ pub(super) fn run(
             sent_bytes: bytes + q.live_sent * LIVE_BYTES,
         });
     }
-    let ending = match failed.is_empty() {
-        true => ending(&merged),
-        false => Ending::Failed(failed.join("; ")),
-    };
-    Ok(Finished::lead(Document::from(report), histograms, ending))
+    failed
 }
 
 /// The ranks' outcomes as one: intervals by index, sessions added (their numbers laid end

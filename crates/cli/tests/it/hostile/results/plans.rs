@@ -53,16 +53,44 @@ fn plan_refuses_figures_that_would_overflow() {
             "50",
             "--disk-iops",
             "9",
-        ]
-        .into_iter()
-        .chain(["--write-penalty", "1e308"])
-        .collect::<Vec<_>>(),
+            "--write-penalty",
+            "1e308",
+        ],
         2,
     );
     assert!(
         e.contains("--write-penalty") && e.contains("from 1 to 100"),
         "{e}"
     );
+    a_history_figure_that_overflows_names_its_line();
+    // In range, the result is finite: the largest case is still a count of disks.
+    let v = json_of(
+        &[
+            &base[..],
+            &[
+                "--iops",
+                "1e9",
+                "--disk-iops",
+                "1",
+                "--target-util",
+                "1%",
+                "--json",
+            ],
+        ]
+        .concat(),
+    );
+    assert!(
+        v["disks"].as_u64().is_some_and(|d| d < u64::MAX / 1000),
+        "{v}"
+    );
+    assert!(
+        v["utilization"].is_number() && v["hardware_iops"].is_number(),
+        "{v}"
+    );
+}
+
+/// A figure of `--history` that overflows is refused naming the file, line and column.
+fn a_history_figure_that_overflows_names_its_line() {
     let w = workdir();
     let csv = w.path().join("h.csv");
     std::fs::write(
@@ -77,39 +105,14 @@ fn plan_refuses_figures_that_would_overflow() {
             csv.to_str().unwrap(),
             "--disk-iops",
             "180",
-        ]
-        .into_iter()
-        .chain(["--redundancy", "none"])
-        .collect::<Vec<_>>(),
+            "--redundancy",
+            "none",
+        ],
         2,
     );
     assert!(
         e.contains("--history") && e.contains("h.csv") && e.contains("line 3, column 2"),
         "{e}"
-    );
-    // In range, the result is finite: the largest case is still a count of disks.
-    let out = bin()
-        .args(base)
-        .args([
-            "--iops",
-            "1e9",
-            "--disk-iops",
-            "1",
-            "--target-util",
-            "1%",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(
-        v["disks"].as_u64().is_some_and(|d| d < u64::MAX / 1000),
-        "{v}"
-    );
-    assert!(
-        v["utilization"].is_number() && v["hardware_iops"].is_number(),
-        "{v}"
     );
 }
 

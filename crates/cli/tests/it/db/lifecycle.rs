@@ -1,0 +1,261 @@
+//! A private cluster's life: setup, read and write runs with every layer in the JSON, show,
+//! history and report, reset and drop; the page cache capped by a memory cgroup; Ctrl-C; `watch`
+//! following a run.
+
+use super::*;
+
+#[test]
+fn db_setup_run_show_reset_drop() {
+    require_root();
+    let _g = heavy();
+    let w = workdir();
+    let dir = w.path().join("pg");
+    let d = dir.to_str().unwrap();
+    let out = ok(&["setup", "--dir", d, "--schemas", "2", "--scale", "2000"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("loaded 2 schemas x 2000 rows"), "{text}");
+    assert!(text.contains("one row per 8 KiB block"), "{text}");
+    assert!(text.contains("enable_bitmapscan=off") && text.contains("track_io_timing=on"));
+    assert!(server_gone(&dir), "setup left its server running");
+
+    // Readers: every interval carries the database layer and wait events.
+    let (v, id) = run_json(d, &["--readers", "2", "--time", "2s", "--work-unit", "8"]);
+    readers_have_every_layer(&v);
+    assert!(server_gone(&dir), "run left its server running");
+
+    // Writers make WAL and dirty buffers.
+    let (v, writers) = run_json(
+        d,
+        &["--writers", "2", "--time", "2s", "--redo-stress", "heavy"],
+    );
+    let db = &v["summary"]["db"];
+    assert!(f(&db["wal_bytes_s"]) > 0.0, "{db}");
+    assert!(f(&db["rows_updated_s"]) > 0.0, "{db}");
+    assert!(f(&v["summary"]["sessions"]["updates_s"]) > 0.0);
+    assert_eq!(v["workload"]["driver"], "server", "the default driver");
+
+    // The client driver: one statement per operation, the same figures.
+    let (v, _) = run_json(
+        d,
+        &[
+            "--sessions",
+            "2",
+            "--update-pct",
+            "50",
+            "--time",
+            "1s",
+            "--driver",
+            "client",
+        ],
+    );
+    assert_eq!(v["workload"]["driver"], "client");
+    assert!(f(&v["summary"]["sessions"]["reads_s"]) > 0.0);
+    assert!(f(&v["summary"]["sessions"]["updates_s"]) > 0.0);
+
+    // Stored and shown; listed as a db run.
+    let text = text_of(&["show", &id.to_string()]);
+    assert!(text.contains("iogauge db run: 2 readers"), "{text}");
+    assert!(text.contains("server driver"), "{text}");
+    assert!(text.contains("average active sessions"), "{text}");
+    assert!(text_of(&["history"]).contains(" db "));
+
+    shown_at_a_coarser_interval(writers);
+    both_runs_in_one_report(&w.path().join("db.html"), id, writers);
+
+    ok(&["reset", "--dir", d]);
+    assert!(server_gone(&dir));
+    ok(&["drop", "--dir", d]);
+    assert!(!dir.exists(), "drop removes the directory iogauge created");
+    let e = fails(&["db", "reset", "--dir", d], 2);
+    assert!(e.contains("no iogauge cluster"), "{e}");
+}
+
+/// A readers' run: every interval carries the database layer, the wait events and the
+/// devices; the sessions' operations add up over the intervals.
+fn readers_have_every_layer(v: &Value) {
+    assert_eq!(v["kind"], "db");
+    assert_eq!(v["interrupted"], false);
+    let ivs = v["intervals"].as_array().unwrap();
+    assert_eq!(ivs.len(), 4);
+    for iv in ivs {
+        for k in [
+            "logical_reads_s",
+            "physical_reads_s",
+            "commits_s",
+            "rows_updated_s",
+            "wal_bytes_s",
+            "wal_syncs_s",
+        ] {
+            assert!(iv["db"][k].is_number(), "db.{k} in {iv}");
+        }
+        for k in ["checkpointer", "bgwriter", "backend"] {
+            assert!(iv["db"]["buffers_written_s"][k].is_number());
+        }
+        assert!(iv["aas"]["sessions"].is_object());
+        assert!(iv["disks"].is_object(), "device figures on the same grid");
+    }
+    let s = &v["summary"];
+    assert!(f(&s["sessions"]["reads_s"]) > 0.0);
+    assert!(f(&s["db"]["logical_reads_s"]) >= 8.0 * f(&s["sessions"]["reads_s"]) * 0.99);
+    let ops: u64 = v["per_session"].as_array().unwrap().iter().map(u).sum();
+    let by_interval: f64 = ivs
+        .iter()
+        .map(|i| f(&i["sessions"]["ops_s"]) * f(&i["dur_s"]))
+        .sum();
+    assert!(
+        (by_interval - ops as f64).abs() < 1.0,
+        "{by_interval} vs {ops}"
+    );
+    assert!(v["cache"]["page_cache_pct"].is_number(), "{}", v["cache"]);
+}
+
+/// At a coarser interval: 2 s measured on a 500 ms grid is 2 intervals of 1 s, whose
+/// operations add up to the recorded ones'.
+fn shown_at_a_coarser_interval(id: i64) {
+    let coarse = show_json(id, &["--interval", "1s"]);
+    let fine = show_json(id, &["--interval", "500ms"]);
+    let ops = |v: &Value| -> Vec<u64> { measured(v).map(|i| u(&i["sessions"]["ops"])).collect() };
+    assert_eq!(ops(&coarse).len(), 2, "{coarse}");
+    assert_eq!(
+        ops(&coarse).iter().sum::<u64>(),
+        ops(&fine).iter().sum::<u64>()
+    );
+    let p99 = f(&coarse["intervals"][1]["sessions"]["update_lat_us"]["p99"]);
+    assert!(p99 > 0.0, "percentiles from the stored histograms");
+}
+
+/// Both runs in one report, in a real browser.
+fn both_runs_in_one_report(page: &Path, id: i64, writers: i64) {
+    let (id, writers) = (id.to_string(), writers.to_string());
+    succeeds(&["report", &id, &writers, "-o", page.to_str().unwrap()]);
+    let html = std::fs::read_to_string(page).unwrap();
+    assert_eq!(
+        html.matches("data-chart=\"aas:").count(),
+        2,
+        "one AAS chart per run"
+    );
+    for chart in [
+        "series:ops",
+        "series:load",
+        "series:latency",
+        "series:device_iops",
+    ] {
+        assert!(html.contains(chart), "{chart}");
+    }
+    let console = chromium_console(page);
+    assert!(console.is_empty(), "console: {console:?}");
+}
+
+/// With the server's memory (page cache included) capped, reads reach the disk: most of
+/// PostgreSQL's physical reads show up as device reads.
+#[test]
+fn cache_limit_sends_reads_to_the_disk() {
+    require_root();
+    let _g = heavy();
+    let w = workdir();
+    let dir = w.path().join("pg");
+    let d = dir.to_str().unwrap();
+    ok(&["setup", "--dir", d, "--schemas", "2", "--scale", "8000"]);
+    let (v, _) = run_json(
+        d,
+        &["--readers", "2", "--time", "2s", "--cache-limit", "80M"],
+    );
+    let c = &v["cache"];
+    assert!(f(&c["db_physical_reads_s"]) > 100.0, "{c}");
+    let pct = f(&c["page_cache_pct"]);
+    assert!(
+        pct < 50.0,
+        "page cache still served {pct}% under the limit: {c}"
+    );
+    assert!(f(&v["summary"]["db"]["avg_read_ms"]) > 0.0);
+    let aas = &v["summary"]["aas"]["sessions"];
+    assert!(f(&aas["DataFileRead"]) > 0.2, "{aas}");
+    ok(&["drop", "--dir", d]);
+}
+
+#[test]
+fn ctrl_c_stops_sessions_and_server() {
+    require_root();
+    let _g = heavy();
+    let w = workdir();
+    let dir = w.path().join("pg");
+    let d = dir.to_str().unwrap();
+    ok(&["setup", "--dir", d, "--schemas", "1", "--scale", "2000"]);
+    let child = spawn(&[
+        "db",
+        "run",
+        "--dir",
+        d,
+        "--readers",
+        "2",
+        "--time",
+        "60s",
+        "--json",
+    ]);
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    sigint(&child);
+    let t = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(t.elapsed().as_secs() < 15, "took {:?} to stop", t.elapsed());
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("partial result printed");
+    assert_eq!(v["interrupted"], true);
+    assert!(f(&v["summary"]["sessions"]["ops"]) > 0.0);
+    stored_id(&out.stderr);
+    assert!(server_gone(&dir), "a postgres process outlived Ctrl-C");
+    ok(&["drop", "--dir", d]);
+}
+
+/// `iogauge watch` follows a database run: its plain lines carry the load profile and the
+/// sessions active by wait event, read from the private server while the run goes on.
+#[test]
+fn watch_shows_the_database_of_a_run_in_progress() {
+    require_root();
+    let _g = heavy();
+    let w = workdir();
+    let dir = w.path().join("pg");
+    let d = dir.to_str().unwrap();
+    ok(&["setup", "--dir", d, "--schemas", "2", "--scale", "2000"]);
+    // A store of the test's own: watch follows the newest run of its store, and on the
+    // shared one that could be another test's.
+    let store = w.path().join("s.sqlite");
+    let run = spawn_on(
+        &store,
+        &["db", "run", "--dir", d, "--readers", "2", "--time", "6s"],
+    );
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let out = bin()
+        .env("IOGAUGE_STORE", &store)
+        .args(["watch", "--plain", "--count", "3", "--interval", "500ms"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let tag = format!("| db run {}", run.id());
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains(&tag)).collect();
+    assert!(!lines.is_empty(), "run not followed: {text}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("| db logical/s ") && l.contains("| active ")),
+        "{text}"
+    );
+    let busy = lines.iter().any(|l| {
+        l.split("| active")
+            .nth(1)
+            .is_some_and(|a| !a.trim().starts_with("none"))
+    });
+    assert!(busy, "no active session seen: {text}");
+    let out = run.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    ok(&["drop", "--dir", d]);
+}
