@@ -5,9 +5,10 @@ pub mod options;
 
 use crate::session::{check_engine, conclude_with, prepare_targets, print_stdout};
 use anyhow::Context;
+use iogauge_model::calib::{CalibrationReport, Point};
 use iogauge_model::Document;
 use iogauge_report::{calibration_body, calibration_head, point_line};
-use iogauge_session::{measure, Finished, Session};
+use iogauge_session::{measure, Session};
 use options::CalibrateOptions;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -23,29 +24,16 @@ pub fn calibrate(mut opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
     if let Some(n) = note {
         eprintln!("note: {n}");
     }
-    let live = std::io::stderr().is_terminal();
+    let (mut head, mut point) = shown(opts.json);
     let show = measure::calibrate::Show {
-        // The head goes out before any I/O: the user sees a degraded array before waiting;
-        // nothing is measured yet, so a stdout that cannot take it loses nothing.
-        head: &mut |head| match opts.json {
-            true => Ok(()),
-            false => print_stdout(&calibration_head(head))
-                .context("writing the result to stdout (nothing was measured)"),
-        },
-        point: &mut |p| {
-            if live {
-                eprintln!("  {}", point_line(p));
-            }
-        },
+        head: &mut head,
+        point: &mut point,
     };
     let finished = measure::calibrate::calibrate(&mut session, &targets, ctx, job, show)?;
     // Only the process that stores writes the matrix files.
-    let matrix = match &finished {
-        Finished::Lead { doc, .. } => match &**doc {
-            Document::Calibration(c) => Some(c.matrix.clone()),
-            _ => None,
-        },
-        Finished::Member { .. } => None,
+    let matrix = match finished.document() {
+        Some(Document::Calibration(c)) => Some(c.matrix.clone()),
+        _ => None,
     };
     let code = conclude_with(session, finished, |d| match d {
         Document::Calibration(c) if !opts.json => calibration_body(c),
@@ -56,6 +44,29 @@ pub fn calibrate(mut opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
         eprintln!("matrix written to {}", dir.display());
     }
     Ok(code)
+}
+
+/// What the calibration shows as it goes: its head on stdout before any I/O (the user sees a
+/// degraded array before waiting; nothing is measured yet, so a stdout that cannot take it
+/// loses nothing), unless `json`; each point on stderr when it is a terminal.
+fn shown(
+    json: bool,
+) -> (
+    impl FnMut(&CalibrationReport) -> anyhow::Result<()>,
+    impl FnMut(&Point),
+) {
+    let live = std::io::stderr().is_terminal();
+    let head = move |head: &CalibrationReport| match json {
+        true => Ok(()),
+        false => print_stdout(&calibration_head(head))
+            .context("writing the result to stdout (nothing was measured)"),
+    };
+    let point = move |p: &Point| {
+        if live {
+            eprintln!("  {}", point_line(p));
+        }
+    };
+    (head, point)
 }
 
 /// Writes ORION's matrix files into `dir` (created if missing), never replacing a file.

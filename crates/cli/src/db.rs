@@ -15,7 +15,7 @@ pub fn db(a: DbArgs) -> anyhow::Result<ExitCode> {
     let result = match a.cmd {
         DbCommand::Setup(s) => setup::setup(s),
         DbCommand::Run(r) => DbRunOptions::from_args(r)
-            .map_err(crate::launcher::said_once)
+            .map_err(iogauge_session::ranks::said_once)
             .and_then(run::run),
         DbCommand::Reset(w) => setup::reset(w),
         DbCommand::Drop(w) => setup::drop_all(w),

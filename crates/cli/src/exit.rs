@@ -25,7 +25,7 @@ pub fn say(e: &anyhow::Error) {
 
 pub fn report(e: &anyhow::Error) -> ExitCode {
     use std::io::Write;
-    if let Some(crate::launcher::Quiet(code)) = e.downcast_ref() {
+    if let Some(iogauge_session::ranks::Quiet(code)) = e.downcast_ref() {
         return ExitCode::from(*code);
     }
     let line = escape_controls(&iogauge_model::secret::redact_secrets(&chain_line(e)));
@@ -97,7 +97,7 @@ fn code_of(e: &anyhow::Error) -> u8 {
 /// Under a launcher only rank 0 prints (every rank parsed the same line).
 pub fn clap_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
-    if crate::launcher::launched().is_some() && crate::launcher::other_rank() {
+    if iogauge_session::ranks::launched().is_some() && iogauge_session::ranks::other_rank() {
         let help = matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion);
         return ExitCode::from(if help { 0 } else { USAGE });
     }

@@ -5,7 +5,6 @@ pub mod args;
 use crate::usage::UsageError;
 use anyhow::Context;
 use args::{HistoryArgs, ShowArgs};
-use iogauge_model::Document;
 use iogauge_report::{Exporter, Json, Text};
 use iogauge_store::{Store, StoreError};
 use std::io::Write;
@@ -42,27 +41,12 @@ pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
         ))
     })?;
     if let Some(every) = a.interval {
-        let bad = |e: iogauge_model::regrid::RegridError| UsageError(format!("run {}: {e}", a.id));
-        let (doc, table) = match &run.document {
-            Document::Run(r) => {
-                let r = r.regrid(every, &run.histograms).map_err(bad)?;
-                let t = iogauge_report::run_text(&r) + "\n" + &iogauge_report::interval_table(&r);
-                (Document::from(r), t)
-            }
-            Document::Calibration(c) => {
-                let c = c.regrid(every, &run.histograms).map_err(bad)?;
-                let t = iogauge_report::calibration_head(&c)
-                    + &iogauge_report::calibration_intervals(&c);
-                (Document::from(c), t)
-            }
-            Document::DbRun(d) => {
-                let d = d.regrid(every, &run.histograms).map_err(bad)?;
-                let t =
-                    iogauge_report::db_run_text(&d) + "\n" + &iogauge_report::db_interval_table(&d);
-                (Document::from(d), t)
-            }
-        };
-        return print(&if a.json { Json.render(&doc) } else { table });
+        let doc = (run.document.regrid(every, &run.histograms))
+            .map_err(|e| UsageError(format!("run {}: {e}", a.id)))?;
+        return print(&match a.json {
+            true => Json.render(&doc),
+            false => iogauge_report::with_intervals(&doc),
+        });
     }
     if a.json {
         return print(&run.document.to_json());

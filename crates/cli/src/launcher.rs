@@ -7,7 +7,7 @@ use crate::cli::Command;
 use crate::db::args::{DbArgs, DbCommand};
 use crate::usage::UsageError;
 
-pub use iogauge_session::ranks::{launched, other_rank, said_once, Quiet};
+use iogauge_session::ranks::{launched, said_once};
 
 /// Whether `command` may run under the launcher this process was started by, if any.
 pub fn check(command: &Command) -> anyhow::Result<()> {

@@ -25,7 +25,7 @@ mod watch;
 use calibrate::options::CalibrateOptions;
 use clap::{CommandFactory, Parser};
 use cli::{Cli, Command};
-use launcher::said_once;
+use iogauge_session::ranks::said_once;
 use plan::options::PlanOptions;
 use run::options::RunOptions;
 use std::process::ExitCode;

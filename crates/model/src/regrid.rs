@@ -9,6 +9,7 @@ use crate::calib::{point_label, CalibrationReport, POINT_INTERVAL};
 use crate::derive::Derived;
 use crate::hardware::system_between;
 use crate::run::{IntervalReport, RunReport};
+use crate::Document;
 use iogauge_stats::{DirStats, Direction, HistError, Interval, LatHist, Nanos, PerDir, Phase};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -59,8 +60,19 @@ fn nanos(s: f64) -> Nanos {
     Nanos((s * 1e9).round() as u64)
 }
 
+/// How many `recorded` intervals make one of `every`, and the stored histograms to merge
+/// them by; `None` when `every` is the recorded interval (nothing to merge).
+pub(crate) fn merging<'a>(
+    every: Duration,
+    recorded: Duration,
+    hists: &'a [(String, Vec<u8>)],
+) -> Result<Option<(u32, Hists<'a>)>, RegridError> {
+    let ratio = ratio_of(every, recorded)?;
+    Ok((ratio > 1).then(|| (ratio, Hists::new(hists, recorded))))
+}
+
 /// `every` ÷ `recorded`, when `every` is a whole multiple of it.
-pub(crate) fn ratio_of(every: Duration, recorded: Duration) -> Result<u32, RegridError> {
+fn ratio_of(every: Duration, recorded: Duration) -> Result<u32, RegridError> {
     let ratio = every.as_nanos() / recorded.as_nanos().max(1);
     if ratio == 0 || !every.as_nanos().is_multiple_of(recorded.as_nanos().max(1)) {
         return Err(RegridError::NotMultiple {
@@ -135,13 +147,10 @@ impl RunReport {
         every: Duration,
         hists: &[(String, Vec<u8>)],
     ) -> Result<RunReport, RegridError> {
-        let recorded = self.options.interval;
-        let ratio = ratio_of(every, recorded)?;
         let mut out = self.clone();
-        if ratio == 1 {
+        let Some((ratio, hists)) = merging(every, self.options.interval, hists)? else {
             return Ok(out);
-        }
-        let hists = Hists::new(hists, recorded);
+        };
         out.intervals = regrid_intervals(&self.intervals, ratio, &hists, "", &|iv, _| {
             if self.samples.is_empty() {
                 None
@@ -212,12 +221,10 @@ impl CalibrationReport {
         every: Duration,
         hists: &[(String, Vec<u8>)],
     ) -> Result<CalibrationReport, RegridError> {
-        let ratio = ratio_of(every, POINT_INTERVAL)?;
         let mut out = self.clone();
-        if ratio == 1 {
+        let Some((ratio, hists)) = merging(every, POINT_INTERVAL, hists)? else {
             return Ok(out);
-        }
-        let hists = Hists::new(hists, POINT_INTERVAL);
+        };
         for (i, p) in out.points.iter_mut().enumerate() {
             let prefix = format!("{}/", point_label(i, &p.point));
             let ivs = &p.intervals;
@@ -232,6 +239,21 @@ impl CalibrationReport {
             })?;
         }
         Ok(out)
+    }
+}
+
+impl Document {
+    /// The document's intervals at `every`, whichever its kind (`iogauge show ID --interval`).
+    pub fn regrid(
+        &self,
+        every: Duration,
+        hists: &[(String, Vec<u8>)],
+    ) -> Result<Document, RegridError> {
+        Ok(match self {
+            Document::Run(r) => Document::from(r.regrid(every, hists)?),
+            Document::Calibration(c) => Document::from(c.regrid(every, hists)?),
+            Document::DbRun(d) => Document::from(d.regrid(every, hists)?),
+        })
     }
 }
 
@@ -350,7 +372,7 @@ mod tests {
     #[test]
     fn calibration_points_regrid_with_combined_device_figures() {
         let fixture = include_str!("../../campaign/tests/fixtures/calibrate.json");
-        let Ok(crate::Document::Calibration(mut c)) = crate::Document::from_json(fixture) else {
+        let Ok(Document::Calibration(mut c)) = Document::from_json(fixture) else {
             panic!("calibrate.json is a calibration")
         };
         let s = series();

@@ -71,9 +71,10 @@ pub use schema::SchemaSpec;
 pub use server::bin::PgBin;
 pub use server::cgroup::drop_os_cache;
 pub use server::cluster::{Cluster, ClusterConfig, DATABASE};
-pub use server::place::{check_dir, has_cluster, no_cluster, setup_finished, Place, DEFAULT_DIR};
+pub use server::place::{
+    check_dir, check_overlaps, has_cluster, no_cluster, setup_finished, Place, DEFAULT_DIR,
+};
 pub use server::settings::{self, parse_override};
 pub use server::setup::{check_places, load_dsn, setup_private, PrivateSetup, Progress};
-pub use server::trust::resolve as real_path;
 pub use workload::driver;
 pub use workload::spec::WorkloadSpec;

@@ -352,6 +352,20 @@ pub fn discover(cfg: &Config) -> Result<Option<(u32, u64)>, PgError> {
     Ok(Some((n as u32, max.unwrap_or(0) as u64)))
 }
 
+/// What loads iogauge's schemas on this server again with the same rows: their shape as
+/// found, with `seed`; `None` when there are none.
+pub fn reload_spec(cfg: &Config, seed: u64) -> Result<Option<SchemaSpec>, PgError> {
+    Ok(
+        discover(cfg)?.map(|(schemas, blocks_per_schema)| SchemaSpec {
+            schemas,
+            blocks_per_schema,
+            load_parallel: schemas.min(4),
+            seed,
+            tablespaces: Vec::new(),
+        }),
+    )
+}
+
 /// Where the loaded data set lives: per tablespace directory (`None`: the database's default,
 /// with the cluster's data) the bytes of iogauge's tables and indexes there, in schema order.
 pub fn placement(cfg: &Config) -> Result<Vec<(Option<std::path::PathBuf>, u64)>, PgError> {

@@ -32,7 +32,7 @@ pub use text::calib::{calibration_body, calibration_head, matrix_csv, point_line
 pub use text::db::{db_run_text, db_setup_text};
 pub use text::history::history_table;
 pub use text::run::{job_line, progress_line, run_text};
-pub use text::series::{calibration_intervals, db_interval_table, interval_table};
+pub use text::series::{calibration_intervals, db_interval_table, interval_table, with_intervals};
 pub use text::watch::{
     db_rates_line, load_text, watch_cpu_lines, watch_line, watch_screen, LiveRun, WatchScreen,
 };

@@ -36,4 +36,12 @@ impl Finished {
             ending,
         }
     }
+
+    /// The document to store, on the process that stores it.
+    pub fn document(&self) -> Option<&Document> {
+        match self {
+            Finished::Lead { doc, .. } => Some(doc),
+            Finished::Member { .. } => None,
+        }
+    }
 }

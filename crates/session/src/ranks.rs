@@ -9,6 +9,7 @@
 //! feature is always one process; the binary refuses to run under a launcher then.
 
 mod place;
+mod quiet;
 #[cfg(feature = "mpi")]
 mod talk;
 #[cfg(feature = "mpi")]
@@ -17,6 +18,7 @@ mod world;
 pub use place::{
     hostname, names_a_rank, per_rank, per_rank_text, rank_cores, rank_seed, slice_of, LOST,
 };
+pub use quiet::{Quiet, RUNTIME, USAGE};
 #[cfg(feature = "mpi")]
 pub use talk::{Talk, LIVE_BYTES};
 #[cfg(feature = "mpi")]
@@ -43,17 +45,6 @@ pub fn other_rank() -> bool {
         .find_map(|v| std::env::var(v).ok())
         .is_some_and(|r| r.trim() != "0")
 }
-
-/// Under a launcher every rank reads the same command line: a mistake in it is said once, by
-/// rank 0, and the other ranks end with the same code saying nothing (as they do when another
-/// rank failed and said why). The binary prints no line for this error.
-#[derive(Debug, thiserror::Error)]
-#[error("said by another rank")]
-pub struct Quiet(pub u8);
-
-/// Exit codes [`Quiet`] carries: the command line's mistake, or a failure elsewhere.
-pub const USAGE: u8 = 2;
-pub const RUNTIME: u8 = 1;
 
 /// A mistake every rank makes alike (the command line's, found before MPI is up): rank 0's
 /// to say.

@@ -5,7 +5,7 @@ use crate::usage::UsageError;
 use clap::{Args, Subcommand};
 use iogauge_model::db::workload::{Driver, Hotspot, RedoStress};
 use iogauge_model::units::{parse_duration, parse_size, parse_whole, split_range};
-use iogauge_pg::{parse_override, real_path, PgBin, PgError, SchemaSpec, DEFAULT_DIR};
+use iogauge_pg::{check_overlaps, parse_override, PgBin, PgError, SchemaSpec, DEFAULT_DIR};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -106,7 +106,8 @@ impl SetupArgs {
         for t in &self.target {
             crate::paths::check_not_kernel("--target", t)?;
         }
-        check_targets(&self.target, dir, self.wal_dir.as_deref())
+        check_overlaps(&self.target, dir, self.wal_dir.as_deref())
+            .map_err(|e| UsageError(e.to_string()))
     }
 
     pub fn overrides(&self) -> anyhow::Result<Vec<(String, String)>> {
@@ -127,56 +128,6 @@ impl SetupArgs {
             pg_bin: None,
         }
     }
-}
-
-/// The places of a private cluster (`--dir`, `--wal-dir`, each `--target`): each given once
-/// and none inside another, compared where they really are (symlinks above them resolved:
-/// `A/link` and `A/real` are one directory). A tablespace inside the data directory is one
-/// PostgreSQL warns about, a WAL directory inside the cluster's goes with it, and `db drop`
-/// would remove a nested one twice, or the outer one with what the user keeps there.
-fn check_targets(targets: &[PathBuf], dir: &Path, wal: Option<&Path>) -> Result<(), UsageError> {
-    let real = |p: &Path| {
-        real_path(p)
-            .or_else(|_| std::path::absolute(p))
-            .unwrap_or_else(|_| p.to_path_buf())
-    };
-    let mut places: Vec<(&str, &Path, PathBuf)> = vec![("--dir", dir, real(dir))];
-    places.extend(wal.map(|w| ("--wal-dir", w, real(w))));
-    for t in targets {
-        if t.as_os_str().is_empty() {
-            return Err(UsageError(
-                "--target: an empty directory name; give DIR[,DIR...]".into(),
-            ));
-        }
-        places.push(("--target", t, real(t)));
-    }
-    for (i, (flag, p, r)) in places.iter().enumerate() {
-        let Some((other, q, s)) = places[..i]
-            .iter()
-            .find(|(_, _, s)| r.starts_with(s) || s.starts_with(r))
-        else {
-            continue;
-        };
-        let at = |p: &Path| p.display().to_string();
-        return Err(UsageError(if r == s && flag == other {
-            let same = if p == q {
-                String::new()
-            } else {
-                format!(" ({} is the same directory)", at(q))
-            };
-            format!(
-                "{flag} {}: given twice{same}; give each directory once",
-                at(p)
-            )
-        } else {
-            format!(
-                "{flag} {}: overlaps {other} {}; give a directory of its own (on another device to spread the data)",
-                at(p),
-                at(q)
-            )
-        }));
-    }
-    Ok(())
 }
 
 /// `--pg-bin DIR` checked: a PostgreSQL is there.

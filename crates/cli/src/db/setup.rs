@@ -7,8 +7,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iogauge_model::db::setup::LoadReport;
 use iogauge_model::secret::redact_dsn;
 use iogauge_pg::{
-    check_places, has_cluster, load_dsn, no_cluster, parse_dsn, preflight, schema, setup_finished,
-    setup_private, Cluster, PgBin, PgError, Place, PrivateSetup, SchemaSpec,
+    check_places, has_cluster, load_dsn, no_cluster, parse_dsn, preflight, schema, setup_private,
+    Cluster, PgBin, PgError, Place, PrivateSetup, SchemaSpec,
 };
 use iogauge_session::stop_flag;
 use std::io::IsTerminal;
@@ -154,16 +154,12 @@ pub fn setup(s: SetupArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A cluster whose setup was killed before it finished (its pristine copy, taken last, is
-/// missing or partial) is removed, so setting up again is the way out that `reset` and `run`
-/// name. Its lock keeps a setup still running elsewhere safe: that one is refused.
+/// A cluster whose setup was killed before it finished is removed, so setting up again is the
+/// way out that `reset` and `run` name.
 fn replace_unfinished(dir: &Path) -> anyhow::Result<()> {
-    if has_cluster(dir) && !setup_finished(dir) {
-        let unfinished = Cluster::open(dir)?;
-        eprintln!(
-            "{}: removing the cluster of a setup that did not finish (interrupted)",
-            dir.display()
-        );
+    if let Some(unfinished) = Cluster::unfinished(dir)? {
+        let shown = dir.display();
+        eprintln!("{shown}: removing the cluster of a setup that did not finish (interrupted)");
         unfinished.destroy()?;
     }
     Ok(())
@@ -193,20 +189,13 @@ pub fn reset(w: WhereArgs) -> anyhow::Result<ExitCode> {
         }
         Place::Dsn(dsn) => {
             let cfg = parse_dsn(&dsn)?;
-            let Some((schemas, blocks)) = schema::discover(&cfg)? else {
+            // No file-level copy of someone else's server: reload (same seed, same rows).
+            let Some(spec) = schema::reload_spec(&cfg, DEFAULT_SEED)? else {
                 return Err(crate::usage::UsageError(format!(
                     "{}: no iogauge schemas to reset; run `iogauge db setup --dsn ...` first",
                     redact_dsn(&dsn)
                 ))
                 .into());
-            };
-            // No file-level copy of someone else's server: reload (same seed, same rows).
-            let spec = SchemaSpec {
-                schemas,
-                blocks_per_schema: blocks,
-                load_parallel: schemas.min(4),
-                seed: DEFAULT_SEED,
-                tablespaces: Vec::new(),
             };
             on_dsn(&dsn, &spec, &stop, "reset")?;
             eprintln!("{}: schemas reloaded", redact_dsn(&dsn));
@@ -230,8 +219,7 @@ pub fn drop_all(w: WhereArgs) -> anyhow::Result<ExitCode> {
         }
         Place::Dsn(dsn) => {
             let cfg = parse_dsn(&dsn)?;
-            let mut client = iogauge_pg::connect(&cfg)?;
-            schema::drop_all(&cfg, &mut client)?;
+            schema::drop_all(&cfg, &mut iogauge_pg::connect(&cfg)?)?;
             format!("{}: iogauge schemas dropped", redact_dsn(&dsn))
         }
     };

@@ -81,7 +81,7 @@ impl RunOptions {
                 ));
             }
         }
-        if a.shared_offsets && crate::launcher::launched().is_none() {
+        if a.shared_offsets && iogauge_session::ranks::launched().is_none() {
             return usage(
                 "--shared-offsets applies to a job over MPI ranks (mpirun -np N iogauge run ...); drop it",
             );

@@ -9,7 +9,7 @@ use crate::db::profile::{BuffersWritten, ByProcess, IoRates, LoadRates};
 use crate::db::report::{DbIntervalReport, DbReport, SessionSummary};
 use crate::derive::weighted_mean;
 use crate::hardware::system_between;
-use crate::regrid::{groups, named_interval_label, ratio_of, Hists, RegridError};
+use crate::regrid::{groups, merging, named_interval_label, Hists, RegridError};
 use iogauge_stats::{Nanos, Phase};
 use std::time::Duration;
 
@@ -68,13 +68,10 @@ impl DbReport {
         every: Duration,
         hists: &[(String, Vec<u8>)],
     ) -> Result<DbReport, RegridError> {
-        let recorded = self.grid.interval;
-        let ratio = ratio_of(every, recorded)?;
         let mut out = self.clone();
-        if ratio == 1 {
+        let Some((ratio, hists)) = merging(every, self.grid.interval, hists)? else {
             return Ok(out);
-        }
-        let hists = Hists::new(hists, recorded);
+        };
         out.intervals = Vec::new();
         for (phase, members) in groups(self.intervals.iter().map(|i| i.phase), ratio) {
             out.intervals.push(self.merged(phase, &members, &hists)?);

@@ -31,6 +31,7 @@ use crate::server::child::run_logged;
 use crate::server::conf;
 use crate::server::files;
 use crate::server::marker::{self, Marker, Outside};
+use crate::server::place::{has_cluster, setup_finished};
 use crate::server::postmaster::{user_name, Owner, Server};
 use crate::server::settings::{merged, settings};
 use crate::server::trust::{chown_dir, resolve};
@@ -160,6 +161,16 @@ impl Cluster {
         }
         self.initdb()?;
         self.configure(overrides)
+    }
+
+    /// The cluster at `dir` when its setup was killed before it finished (its pristine copy,
+    /// taken last, missing or partial), opened to be destroyed; its lock keeps a setup still
+    /// running elsewhere safe: that one is refused.
+    pub fn unfinished(dir: &Path) -> Result<Option<Cluster>, PgError> {
+        match has_cluster(dir) && !setup_finished(dir) {
+            true => Cluster::open(dir).map(Some),
+            false => Ok(None),
+        }
     }
 
     /// An existing cluster iogauge created at `dir`, once nobody but root, this user and the

@@ -36,6 +36,56 @@ pub fn setup_finished(dir: &Path) -> bool {
     crate::server::files::has_pristine(dir)
 }
 
+/// The places of a private cluster (`--dir`, `--wal-dir`, each `--target`): each given once
+/// and none inside another, compared where they really are (symlinks above them resolved:
+/// `A/link` and `A/real` are one directory). A tablespace inside the data directory is one
+/// PostgreSQL warns about, a WAL directory inside the cluster's goes with it, and `db drop`
+/// would remove a nested one twice, or the outer one with what the user keeps there.
+pub fn check_overlaps(targets: &[PathBuf], dir: &Path, wal: Option<&Path>) -> Result<(), PgError> {
+    let real = |p: &Path| {
+        resolve(p)
+            .or_else(|_| std::path::absolute(p))
+            .unwrap_or_else(|_| p.to_path_buf())
+    };
+    let mut places: Vec<(&str, &Path, PathBuf)> = vec![("--dir", dir, real(dir))];
+    places.extend(wal.map(|w| ("--wal-dir", w, real(w))));
+    for t in targets {
+        if t.as_os_str().is_empty() {
+            return Err(PgError::Usage(
+                "--target: an empty directory name; give DIR[,DIR...]".into(),
+            ));
+        }
+        places.push(("--target", t, real(t)));
+    }
+    for (i, (flag, p, r)) in places.iter().enumerate() {
+        let Some((other, q, s)) = places[..i]
+            .iter()
+            .find(|(_, _, s)| r.starts_with(s) || s.starts_with(r))
+        else {
+            continue;
+        };
+        let at = |p: &Path| p.display().to_string();
+        return Err(PgError::Usage(if r == s && flag == other {
+            let same = if p == q {
+                String::new()
+            } else {
+                format!(" ({} is the same directory)", at(q))
+            };
+            format!(
+                "{flag} {}: given twice{same}; give each directory once",
+                at(p)
+            )
+        } else {
+            format!(
+                "{flag} {}: overlaps {other} {}; give a directory of its own (on another device to spread the data)",
+                at(p),
+                at(q)
+            )
+        }));
+    }
+    Ok(())
+}
+
 /// `flag`'s path must be a directory or not exist yet, under a directory (a regular file
 /// there is the user's mistake, not an I/O failure), and where it is, nobody but root and
 /// this user may change it or the directories above it (the rule in `trust`).

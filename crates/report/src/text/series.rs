@@ -2,13 +2,26 @@
 //! each device did and the CPU, on one time axis (`iogauge show ID --interval 5s`), for a
 //! run, each point of a calibration, and a database run.
 
-use super::calib::point_line;
+use super::calib::{calibration_head, point_line};
+use super::db::db_run_text;
+use super::run::run_text;
 use iogauge_model::calib::CalibrationReport;
 use iogauge_model::db::report::{DbIntervalReport, DbReport};
 use iogauge_model::derive::Derived;
 use iogauge_model::run::{IntervalReport, RunReport};
+use iogauge_model::Document;
 use iogauge_stats::Phase;
 use std::fmt::Write as _;
+
+/// A document's text with its intervals as a table (`iogauge show ID --interval`): a run's or
+/// a db run's text, a calibration's head, then one table per run or point.
+pub fn with_intervals(doc: &Document) -> String {
+    match doc {
+        Document::Run(r) => run_text(r) + "\n" + &interval_table(r),
+        Document::Calibration(c) => calibration_head(c) + &calibration_intervals(c),
+        Document::DbRun(d) => db_run_text(d) + "\n" + &db_interval_table(d),
+    }
+}
 
 /// One row per interval: time, phase, workload IOPS/MiB/s/latency, then r/s, w/s and %util of
 /// each sampled device and the CPU split.

@@ -3,6 +3,9 @@
 
 #[cfg(feature = "mpi")]
 mod ranks;
+mod show;
+
+pub use show::Show;
 
 use super::Finished;
 use crate::finish::Ending;
@@ -10,17 +13,10 @@ use crate::ranks::{hostname, per_rank, rank_seed, slice_of, Team};
 use crate::{JobSampler, Session};
 use iogauge_engine::calibrate::{self as search, calibration_document, EngineProber};
 use iogauge_engine::{Target, TargetSpec};
-use iogauge_model::calib::{CalibrateSpec, CalibrationReport, LargeType, Point};
+use iogauge_model::calib::{CalibrateSpec, LargeType};
 use iogauge_model::spec::Region;
 use iogauge_model::units::fmt_size;
 use iogauge_model::Document;
-
-/// What the calibration shows while it measures, on the process that prints: its head (the
-/// preflight, before the first point) and each point.
-pub struct Show<'a> {
-    pub head: &'a mut dyn FnMut(&CalibrationReport) -> anyhow::Result<()>,
-    pub point: &'a mut dyn FnMut(&Point),
-}
 
 /// Where this process's part runs: over ranks, `{rank}` and `{host}` in every target, the
 /// rank's own seed, and its slice of a target every rank shares when they write it or stream

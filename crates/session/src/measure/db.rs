@@ -5,30 +5,16 @@
 
 #[cfg(feature = "mpi")]
 mod ranks;
+mod sessions;
+
+pub use sessions::Shared;
+use sessions::{ending, measure};
 
 use super::Finished;
-use crate::finish::Ending;
 use crate::ranks::{hostname, names_a_rank, per_rank, per_rank_text, rank_seed, Team};
-use crate::{sampled, Session, SessionError};
-use iogauge_model::db::outcome::DbOutcome;
-use iogauge_model::db::workload::Workload;
-use iogauge_model::system::Snapshot;
+use crate::{Session, SessionError};
 use iogauge_model::Document;
-use iogauge_pg::{driver, PgError, Place, Prepared};
-use iogauge_probe::Sampler;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
-use std::time::Duration;
-
-/// How the ranks share a database run.
-pub struct Shared {
-    /// Each rank runs the whole workload on a server of its own (`--dir PATH.{rank}`, or a
-    /// `--dsn` naming one per rank); else the ranks share one server's sessions.
-    pub own_servers: bool,
-    /// The job's workload as asked (each rank may run a share of it): what the document
-    /// records.
-    pub workload: Option<Workload>,
-}
+use iogauge_pg::{driver, Place, Prepared};
 
 /// Where this process's part runs: over ranks, `{rank}` and `{host}` in `--dir` (every rank
 /// needs a cluster of its own) or `--dsn`. Whether each rank has a server of its own.
@@ -121,26 +107,4 @@ fn alone(session: &Session, mut p: Prepared) -> anyhow::Result<Finished> {
         histograms,
         ending(&outcome),
     ))
-}
-
-/// The sessions' run with the devices under the data set (`Prepared::devices`, from its
-/// preflight) and the CPU sampled on its grid.
-fn measure(
-    p: &Prepared,
-    stop: Arc<AtomicBool>,
-    sync: driver::Sync<'_>,
-) -> (Result<DbOutcome, PgError>, Vec<Snapshot>, Option<String>) {
-    let devices = p.devices.clone();
-    let sampler = Sampler::new((!devices.is_empty()).then_some(devices));
-    let ends: Vec<Duration> = p.grid.slots().iter().map(|s| s.end).collect();
-    sampled(&sampler, ends, |started| p.run(stop, started, sync))
-}
-
-/// How a run ended, from its outcome.
-fn ending(outcome: &DbOutcome) -> Ending {
-    match &outcome.error {
-        Some(e) => Ending::Failed(e.to_string()),
-        None if outcome.interrupted => Ending::Interrupted,
-        None => Ending::Complete,
-    }
 }

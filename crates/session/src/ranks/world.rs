@@ -2,8 +2,8 @@
 //! and the collective steps every command over ranks takes (agreement, a mistake said once,
 //! turns, a part sent to rank 0).
 
+use super::quiet::{Quiet, RUNTIME, USAGE};
 use super::talk::{Talk, PART};
-use super::{Quiet, RUNTIME, USAGE};
 use anyhow::anyhow;
 use mpi::collective::SystemOperation;
 use mpi::environment::Universe;

@@ -11,7 +11,7 @@
 //! next interval boundary; the search sees an interrupted point and ends, and rank 0 stores
 //! what was measured, with the failing rank and its error.
 
-use super::Show;
+use super::show::Show;
 use crate::finish::Ending;
 use crate::measure::Finished;
 use crate::ranks::{hostname, rank_cores, Talk, Team, World, LOST};

@@ -12,7 +12,7 @@
 //! one all-reduce), the sessions' histograms are merged exactly on rank 0, each rank's own
 //! summary and load profile is kept in `ranks`, and only rank 0 stores and prints.
 
-use super::{ending, measure, Shared};
+use super::sessions::{ending, measure, Shared};
 use crate::finish::Ending;
 use crate::measure::Finished;
 use crate::ranks::{hostname, Talk, Team, LIVE_BYTES, LOST};

@@ -214,6 +214,25 @@ fn part_of(
     (part, own)
 }
 
+/// Each rank's failure, and its warnings that are not the job's own already, named by rank.
+fn rank_warnings(warnings: &mut Vec<String>, parts: &[Part]) {
+    for p in parts {
+        if let Some(e) = &p.error {
+            warnings.push(match p.host.as_str() {
+                "" => format!("rank {} failed: {e}", p.rank),
+                h => format!("rank {} on {h} failed: {e}", p.rank),
+            });
+        }
+        for w in p.report.iter().flat_map(|r| &r.warnings) {
+            // Said once for the job when it is the job's too (an interruption).
+            let ranked = format!("rank {}: {w}", p.rank);
+            if !warnings.contains(w) && !warnings.contains(&ranked) {
+                warnings.push(ranked);
+            }
+        }
+    }
+}
+
 /// The job's one document: the ranks' series merged, each rank's part in `ranks`.
 fn merged(spec: &JobSpec, parts: Vec<Part>, own: Own) -> anyhow::Result<(Document, Histograms)> {
     let series: Vec<Vec<Interval>> = parts
@@ -228,7 +247,6 @@ fn merged(spec: &JobSpec, parts: Vec<Part>, own: Own) -> anyhow::Result<(Documen
         .filter_map(|p| p.report.as_ref())
         .flat_map(|r| r.targets.iter().cloned())
         .collect();
-    // The job's devices: the host's own, when every rank ran on rank 0's host.
     let one_host = parts
         .iter()
         .filter(|p| !p.host.is_empty())
@@ -282,21 +300,7 @@ fn merged(spec: &JobSpec, parts: Vec<Part>, own: Own) -> anyhow::Result<(Documen
                 .into(),
         );
     }
-    for p in &parts {
-        if let Some(e) = &p.error {
-            report.warnings.push(match p.host.as_str() {
-                "" => format!("rank {} failed: {e}", p.rank),
-                h => format!("rank {} on {h} failed: {e}", p.rank),
-            });
-        }
-        for w in p.report.iter().flat_map(|r| &r.warnings) {
-            // Said once for the job when it is the job's too (an interruption).
-            let ranked = format!("rank {}: {w}", p.rank);
-            if !report.warnings.contains(w) && !report.warnings.contains(&ranked) {
-                report.warnings.push(ranked);
-            }
-        }
-    }
+    rank_warnings(&mut report.warnings, &parts);
     report.ranks = parts
         .into_iter()
         .map(|p| RankReport {
