@@ -4,6 +4,7 @@
 
 mod common;
 
+mod benches;
 mod blockdev;
 mod calibrate;
 mod campaign;

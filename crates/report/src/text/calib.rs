@@ -244,10 +244,10 @@ fn calibrate_io(s: &mut String, r: &CalibrationReport) {
         "iops/disk  = {}",
         opt(iops_per_disk(r.max_iops, r.num_disks), 0)
     );
-    let _ = writeln!(s, "start_time = {}", r.meta.started_at);
+    let _ = writeln!(s, "started_at = {}", r.meta.started_at);
     let _ = writeln!(
         s,
-        "end_time   = {}",
+        "ended_at   = {}",
         r.meta.ended_at.as_deref().unwrap_or("-")
     );
 }
