@@ -156,6 +156,10 @@ fn chromium_renders_the_report_without_console_errors() {
     assert!(dom.contains("&lt;script&gt;alert('x')&lt;/script&gt;"));
     assert!(dom.contains("xfs &lt;tuned&gt; &amp; \"fast\""));
     assert!(!dom.contains("NaN") && !dom.contains("inf\""));
+    // Each case's limit, escaped, and where the limits differ.
+    assert_eq!(count(&dom, "<h2 id=\"limits\">"), 1);
+    assert!(dom.contains("limited by the &lt;queue&gt; &amp; nr_requests (60% of the I/O time; vda %util &lt;busy&gt; 97%)"));
+    assert!(dom.contains("is limited by the device where"), "{dom}");
     // The headline is named wherever a ratio is shown.
     for says in [
         "ratios of trimmed means</p>",

@@ -44,11 +44,6 @@ pub(crate) fn ranked(findings: &[Finding]) -> Vec<Finding> {
     v
 }
 
-/// The finding a result is summed up by: the highest-ranked one.
-pub(crate) fn top(findings: &[Finding]) -> Option<Finding> {
-    ranked(findings).into_iter().next()
-}
-
 /// A figure with its unit: `98%`, `3.2 ms`, `0.41×`.
 pub(crate) fn evidence_text(e: &Evidence) -> String {
     let v = e.value;
