@@ -267,3 +267,32 @@ fn table(
 fn line(s: &mut String, width: usize, [metric, a, b]: [&str; 3], last: &str) {
     let _ = writeln!(s, "{metric:<24} {a:>width$} {b:>width$}{last}");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::findings::tests::finding;
+    use iogauge_model::finding::Layer;
+
+    #[test]
+    fn each_side_s_limit_then_where_they_differ() {
+        let (d, q) = (
+            finding(Layer::Device, 0.6, "vda is saturated"),
+            finding(Layer::OsQueue, 0.3, "I/Os wait in the queue"),
+        );
+        let mut s = String::new();
+        limits(&mut s, ("run 1", Some(&d)), ("run 2", Some(&q)), "I/O time");
+        assert_eq!(
+            s,
+            "limit of run 1: vda is saturated (60% of the I/O time; vda %util 98%)\n\
+             limit of run 2: I/Os wait in the queue (30% of the I/O time; vda %util 98%)\n\
+             run 2 is limited by the OS queue where run 1 was limited by the device\n"
+        );
+        let mut same = String::new();
+        limits(&mut same, ("a", Some(&d)), ("b", Some(&d)), "I/O time");
+        assert_eq!(same.lines().count(), 2, "{same}");
+        let mut old = String::new();
+        limits(&mut old, ("a", None), ("b", None), "I/O time");
+        assert_eq!(old, "");
+    }
+}
