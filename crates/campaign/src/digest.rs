@@ -13,6 +13,7 @@ use iogauge_model::calib::CalibrationReport;
 use iogauge_model::db::profile::LoadRates;
 use iogauge_model::db::report::DbReport;
 use iogauge_model::derive::{Derived, DiskRates};
+use iogauge_model::finding::{rank, Finding, Layer};
 use iogauge_model::run::{DirSummary, IntervalReport, RunReport};
 use iogauge_model::Document;
 use iogauge_stats::{LatHist, LatSummary, Phase, MIB};
@@ -43,6 +44,15 @@ pub fn digest(
         Document::Calibration(c) => Ok(calibrate(id, rep, c)),
         Document::DbRun(d) => db(id, rep, d, &hists),
     }
+}
+
+/// The finding a result is summed up by: the highest-ranked one (`finding::rank`), the
+/// healthy "no limit found" only when no layer limits; `None` without findings.
+pub fn top_finding(findings: &[Finding]) -> Option<Finding> {
+    let mut v = findings.to_vec();
+    rank(&mut v);
+    let limit = v.iter().position(|f| f.layer != Layer::None);
+    v.into_iter().nth(limit.unwrap_or(0))
 }
 
 /// A run's stored histograms, decoded on demand.
@@ -123,7 +133,10 @@ fn run(id: i64, rep: u32, r: &RunReport, hists: &Hists) -> Result<RunDigest, Dig
             .and_then(|w| w.window_s.map(|(a, _)| a));
     }
     let mut warnings = r.warnings.clone();
-    warnings.extend(r.hardware.iter().flat_map(|h| h.notes.iter().cloned()));
+    // The findings say what the notes said, ranked: never both.
+    if r.findings.is_empty() {
+        warnings.extend(r.hardware.iter().flat_map(|h| h.notes.iter().cloned()));
+    }
     Ok(RunDigest {
         id,
         rep,
@@ -137,6 +150,7 @@ fn run(id: i64, rep: u32, r: &RunReport, hists: &Hists) -> Result<RunDigest, Dig
         read_share: share(s.read.ios as f64, s.write.ios as f64),
         aas: Vec::new(),
         warnings,
+        finding: top_finding(&r.findings),
     })
 }
 
@@ -168,7 +182,9 @@ fn calibrate(id: i64, rep: u32, c: &CalibrationReport) -> RunDigest {
             (r + i.read.ios as f64, w + i.write.ios as f64)
         });
     let mut warnings = c.warnings.clone();
-    warnings.extend(c.verdicts.iter().cloned());
+    if c.findings.is_empty() {
+        warnings.extend(c.verdicts.iter().cloned());
+    }
     RunDigest {
         id,
         rep,
@@ -184,6 +200,7 @@ fn calibrate(id: i64, rep: u32, c: &CalibrationReport) -> RunDigest {
         read_share: share(reads, writes),
         aas: Vec::new(),
         warnings,
+        finding: top_finding(&c.findings),
     }
 }
 
@@ -196,7 +213,9 @@ fn db(id: i64, rep: u32, r: &DbReport, hists: &Hists) -> Result<RunDigest, Diges
     if let Some(e) = &r.error {
         warnings.push(format!("the run ended early: {e}"));
     }
-    warnings.extend(r.cache.as_ref().and_then(|c| c.note.clone()));
+    if r.findings.is_empty() {
+        warnings.extend(r.cache.as_ref().and_then(|c| c.note.clone()));
+    }
     Ok(RunDigest {
         id,
         rep,
@@ -220,6 +239,7 @@ fn db(id: i64, rep: u32, r: &DbReport, hists: &Hists) -> Result<RunDigest, Diges
             })
             .collect(),
         warnings,
+        finding: top_finding(&r.findings),
     })
 }
 

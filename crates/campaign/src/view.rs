@@ -4,6 +4,7 @@
 //!
 //! These serde types are also the `export --format json` document (`"schema": 1`).
 
+use iogauge_model::finding::Finding;
 use iogauge_stats::compare::{Describe, Ratio, Statistic};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -122,6 +123,10 @@ pub struct RunDigest {
     /// Database runs: average active sessions by wait event, per interval.
     pub aas: Vec<AasPoint>,
     pub warnings: Vec<String>,
+    /// The run's top finding (what limits the storage), when it has findings; digests
+    /// exported before findings existed have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finding: Option<Finding>,
 }
 
 /// One interval of a run's series.

@@ -3,6 +3,7 @@
 //! from it, and the stored document (`CalibrationReport`) with every point's interval
 //! series. The search itself is the engine's (`iogauge_engine::calibrate`).
 
+use crate::finding::Finding;
 use crate::iopath::IoPath;
 use crate::meta::{Kind, Meta};
 use crate::preflight::Preflight;
@@ -387,6 +388,10 @@ pub struct CalibrationReport {
     pub matrix: Vec<Cell>,
     pub verdicts: Vec<String>,
     pub warnings: Vec<String>,
+    /// What limits the storage, ranked by the share of the time each explains
+    /// ([`crate::finding`]); empty in documents stored before iogauge diagnosed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Finding>,
     /// Over MPI: the ranks that shared each point's outstanding I/Os (empty for one process).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<CalibRank>,
@@ -447,6 +452,7 @@ impl CalibrationReport {
             matrix: out.matrix.clone(),
             verdicts,
             warnings,
+            findings: Vec::new(),
             ranks: Vec::new(),
         }
     }

@@ -3,6 +3,7 @@
 //! the share of time tasks stalled on I/O; the load average. Per-CPU percentages are
 //! [`per_cpu`]'s, kept out of [`Derived`] (which every stored interval carries).
 
+use crate::layers::LayerRates;
 use crate::system::{CpuCounters, DiskCounters, Snapshot};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -35,7 +36,19 @@ pub fn derive(prev: &Snapshot, cur: &Snapshot) -> Derived {
         mem: cur.mem.clone(),
         psi_some_pct,
         load: cur.load.clone(),
+        layers: layers_between(prev, cur, secs),
     }
+}
+
+/// The block-layer figures of each traced device in both snapshots.
+fn layers_between(prev: &Snapshot, cur: &Snapshot, secs: f64) -> BTreeMap<String, LayerRates> {
+    cur.layers
+        .iter()
+        .filter_map(|c| {
+            let p = prev.layers.iter().find(|p| p.name == c.name)?;
+            Some((c.name.clone(), LayerRates::between(p, c, secs)))
+        })
+        .collect()
 }
 
 /// One CPU's figures over an interval (collectl's per-CPU view: one saturated core shows

@@ -99,6 +99,15 @@ impl Document {
         each_kind!(self, r => &mut r.warnings)
     }
 
+    /// What limits the storage, ranked ([`crate::finding`]).
+    pub fn findings(&self) -> &[crate::finding::Finding] {
+        each_kind!(self, r => &r.findings)
+    }
+
+    pub fn findings_mut(&mut self) -> &mut Vec<crate::finding::Finding> {
+        each_kind!(self, r => &mut r.findings)
+    }
+
     /// The document as stored and exported: pretty JSON with a final newline.
     pub fn to_json(&self) -> String {
         let mut s = each_kind!(self, r => serde_json::to_string_pretty(r))

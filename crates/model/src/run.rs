@@ -4,6 +4,7 @@
 //! [`RunReport::from_series`], so a stored run can be re-rendered without re-running it.
 
 use crate::derive::Derived;
+use crate::finding::Finding;
 use crate::hardware::{compare as compare_hardware, system_between, Hardware};
 use crate::meta::{Kind, Meta};
 use crate::spec::{JobSpec, LayoutOpts};
@@ -229,6 +230,10 @@ pub struct RunReport {
     pub hardware: Option<Hardware>,
     pub intervals: Vec<IntervalReport>,
     pub warnings: Vec<String>,
+    /// What limits the storage, ranked by the share of the time each explains
+    /// ([`crate::finding`]); empty in documents stored before iogauge diagnosed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Finding>,
     /// Raw /proc snapshots on the interval grid (`at_ns` from the start), so any view can be
     /// derived again later, at any coarser interval.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -328,6 +333,7 @@ impl RunReport {
             layout,
             intervals: intervals.iter().map(IntervalReport::of).collect(),
             warnings: Vec::new(),
+            findings: Vec::new(),
             samples: Vec::new(),
             ranks: Vec::new(),
             start_skew_ms: None,

@@ -3,6 +3,7 @@
 //! page cache state from /proc/meminfo, /proc/pressure/io and /proc/loadavg. Raw counters are kept so any view can be derived
 //! again later (`crate::derive`); reading and parsing the live files is `iogauge_probe`'s.
 
+use crate::layers::LayerCounters;
 use serde::{Deserialize, Serialize};
 
 /// Raw counters at one instant, as stored with a run.
@@ -23,6 +24,10 @@ pub struct Snapshot {
     /// /proc/loadavg; `None` in documents stored before iogauge read it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<LoadAvg>,
+    /// The block layer's cumulative per-device stage counters, when the tracer ran
+    /// (`crate::layers`); empty otherwise and in documents stored before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<LayerCounters>,
 }
 
 /// Raw counters of one device, one /proc/diskstats line. Times are milliseconds, sizes are

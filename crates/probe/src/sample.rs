@@ -51,6 +51,7 @@ pub fn parse_snapshot(
         psi: t.pressure_io.map(parse_pressure).transpose()?,
         cpus,
         load: Some(parse_loadavg(t.loadavg)?),
+        layers: Vec::new(),
     })
 }
 

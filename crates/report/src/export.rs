@@ -72,6 +72,34 @@ mod tests {
         assert!(t.contains("QD 32 x 1 worker,"), "{t}");
     }
 
+    /// `findings` is in the JSON when a result has some, and left out (as stored before they
+    /// existed) when it has none; the text says the same finding.
+    #[test]
+    fn findings_in_json_only_when_there_are_some() {
+        use iogauge_model::finding::{Evidence, Finding, Layer};
+        let plain = Json.render(&Document::from(report()));
+        assert!(!plain.contains("\"findings\""), "{plain}");
+        let mut r = report();
+        r.findings = vec![Finding {
+            rule: "device-saturated".into(),
+            layer: Layer::Device,
+            title: "vda is saturated".into(),
+            impact: 0.7,
+            evidence: vec![Evidence::new("vda %util", 99.0, "%")],
+            next: "a faster device".into(),
+            source: "the USE method".into(),
+        }];
+        let doc = Document::from(r);
+        let v: serde_json::Value = serde_json::from_str(&Json.render(&doc)).unwrap();
+        assert_eq!(v["findings"][0]["layer"], "device");
+        assert_eq!(v["findings"][0]["evidence"][0]["value"], 99.0);
+        let back = Document::from_json(&Json.render(&doc)).unwrap();
+        assert_eq!(back.findings(), doc.findings());
+        assert!(Text
+            .render(&doc)
+            .contains("limit: vda is saturated (70% of the I/O time; vda %util 99%)"));
+    }
+
     #[test]
     fn json_parses_back() {
         let j = Json.render(&Document::from(report()));

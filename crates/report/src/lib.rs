@@ -13,6 +13,7 @@ mod num;
 mod result;
 #[cfg(test)]
 mod snap;
+mod split;
 mod stored;
 mod svg;
 mod text;

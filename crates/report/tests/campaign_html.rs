@@ -156,6 +156,10 @@ fn chromium_renders_the_report_without_console_errors() {
     assert!(dom.contains("&lt;script&gt;alert('x')&lt;/script&gt;"));
     assert!(dom.contains("xfs &lt;tuned&gt; &amp; \"fast\""));
     assert!(!dom.contains("NaN") && !dom.contains("inf\""));
+    // Each case's limit, escaped, and where the limits differ.
+    assert_eq!(count(&dom, "<h2 id=\"limits\">"), 1);
+    assert!(dom.contains("limited by the &lt;queue&gt; &amp; nr_requests (60% of the I/O time; vda %util &lt;busy&gt; 97%)"));
+    assert!(dom.contains("is limited by the device where"), "{dom}");
     // The headline is named wherever a ratio is shown.
     for says in [
         "ratios of trimmed means</p>",
@@ -196,6 +200,70 @@ fn chromium_accepts_a_degenerate_view() {
     );
     assert_eq!(count(&dom, "data-chart=\"series:"), 2);
     assert!(dom.contains("no intervals recorded"));
+}
+
+/// A stored result's report with findings and the tracer's layer figures (the stacked
+/// bars) loads as cleanly.
+#[test]
+fn chromium_renders_a_result_with_findings_and_layers() {
+    use iogauge_model::finding::{Evidence, Finding, Layer};
+    use iogauge_model::layers::{LayerRates, StageLat, StageRates};
+    use iogauge_model::Document;
+    let json = include_str!("../../campaign/tests/fixtures/run_randread.json");
+    let mut doc = Document::from_json(json).unwrap();
+    let Document::Run(r) = &mut doc else {
+        unreachable!("a run fixture")
+    };
+    let lat = |m: f64| {
+        Some(StageLat {
+            mean_us: m,
+            p50_us: m,
+            p99_us: 3.0 * m,
+        })
+    };
+    for iv in &mut r.intervals {
+        let dir = StageRates {
+            req_s: 5e4,
+            req_kib: 8.0,
+            queue: lat(90.0),
+            device: lat(400.0),
+            ..Default::default()
+        };
+        let l = LayerRates {
+            read: dir,
+            ..Default::default()
+        };
+        iv.system.as_mut().unwrap().layers.insert("vda".into(), l);
+    }
+    r.findings = vec![Finding {
+        rule: "os-queue".into(),
+        layer: Layer::OsQueue,
+        title: "I/Os wait in the <OS queue> & \"more\"".into(),
+        impact: 0.4,
+        evidence: vec![Evidence::new("queue ÷ device", 0.22, "×")],
+        next: "raise nr_requests".into(),
+        source: "btt Q2D/D2C".into(),
+    }];
+    let stored = [iogauge_report::Stored {
+        id: 1,
+        document: &doc,
+        histograms: &[],
+    }];
+    let tmp = tempfile::tempdir().unwrap();
+    let page = tmp.path().join("result.html");
+    std::fs::write(&page, iogauge_report::result_html(&stored).unwrap()).unwrap();
+    let (dom, err) = run_chromium(tmp.path(), "result", &["--dump-dom"], &page);
+    let console = console_messages(&err);
+    assert!(
+        console.is_empty(),
+        "the page logged:\n{}",
+        console.join("\n")
+    );
+    assert_eq!(count(&dom, "data-chart=\"stack:1\""), 1);
+    assert!(
+        dom.contains("I/Os wait in the &lt;OS queue&gt; &amp; \"more\""),
+        "{dom}"
+    );
 }
 
 /// The detector above must see what a broken page logs, or a clean result means nothing.

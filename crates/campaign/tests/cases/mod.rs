@@ -17,6 +17,7 @@ pub fn run(id: i64, rep: u32, metrics: &[(&str, f64)]) -> RunDigest {
         read_share: Some(1.0),
         aas: Vec::new(),
         warnings: Vec::new(),
+        finding: None,
     }
 }
 

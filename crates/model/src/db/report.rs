@@ -7,6 +7,7 @@ use crate::db::outcome::{DbInterval, DbOutcome, SessionTotals};
 use crate::db::profile::LoadRates;
 use crate::db::workload::{Grid, Workload};
 use crate::derive::{Derived, DiskRates};
+use crate::finding::Finding;
 use crate::hardware::system_between;
 use crate::meta::{Kind, Meta};
 use crate::preflight::Preflight;
@@ -133,6 +134,10 @@ pub struct DbReport {
     pub per_session: Vec<u64>,
     pub intervals: Vec<DbIntervalReport>,
     pub warnings: Vec<String>,
+    /// What limits the storage, ranked by the share of the time each explains
+    /// ([`crate::finding`]); empty in documents stored before iogauge diagnosed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Finding>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<Snapshot>,
     /// Over MPI: each rank's part (empty for one process).
@@ -233,6 +238,7 @@ impl DbReport {
                 .map(|iv| interval_report(iv, &ctx.samples))
                 .collect(),
             warnings: Vec::new(),
+            findings: Vec::new(),
             samples: ctx.samples,
             ranks: Vec::new(),
         }

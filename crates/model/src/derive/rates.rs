@@ -2,6 +2,7 @@
 //! shares ([`CpuRates`]), both with the formula from two raw counters, and the whole interval
 //! ([`Derived`]) that [`derive`](super::derive) computes and [`Derived::combine`] joins.
 
+use crate::layers::LayerRates;
 use crate::system::{CpuCounters, DiskCounters, LoadAvg, MemInfo};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -19,6 +20,10 @@ pub struct Derived {
     /// /proc/loadavg as of the later snapshot (a gauge); `None` when it was not sampled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<LoadAvg>,
+    /// Per device by kernel name, where the time of its requests went (before the queue, in
+    /// it, in the device), when the block-layer tracer ran.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub layers: BTreeMap<String, LayerRates>,
 }
 
 /// `cur - prev` for a kernel counter. When `cur < prev` the counter either wrapped or was

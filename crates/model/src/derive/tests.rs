@@ -52,6 +52,7 @@ fn snap(at_ns: u64, disks: Vec<DiskCounters>) -> Snapshot {
         psi: None,
         cpus: Vec::new(),
         load: None,
+        layers: Vec::new(),
     }
 }
 

@@ -4,6 +4,7 @@
 //! `bars.rs`, `cases.rs` and `run_chart.rs`, drawn with the toolkit of `crate::svg`.
 
 use super::html_table::{results, swatch, val};
+use super::limits::limits_html;
 use super::{bars, cases, run_chart};
 use crate::svg::aas::aas;
 use crate::svg::page::{close_page, esc, open_page};
@@ -18,6 +19,7 @@ pub fn campaign_html(view: &CampaignView) -> String {
     open_page(&mut out, &format!("{} — iogauge campaign", view.name));
     header(&mut out, view, runs);
     results(&mut out, view);
+    limits_html(&mut out, view);
     metric_charts(&mut out, view);
     latency(&mut out, view);
     out.push_str("<h2 id=\"rw\">Read : write mix</h2>\n<p class=\"note\">Mean share of reads among the workload's I/Os over each case's runs; a tick marks each run.</p>\n");
@@ -282,6 +284,7 @@ mod tests {
             read_share: None,
             aas,
             warnings: Vec::new(),
+            finding: None,
         }
     }
 

@@ -6,6 +6,7 @@ mod bars;
 mod cases;
 mod html;
 mod html_table;
+pub(crate) mod limits;
 mod progress;
 mod run_chart;
 mod tables;

@@ -5,6 +5,8 @@
 //! exist, quoted as RFC 4180 asks, `\n` line ends as the other CSV iogauge writes). Both
 //! show the campaign's headline ratio (of means or of trimmed means) and say which it is.
 
+use super::limits::{case_finding, limits_markdown, time_of};
+use crate::text::findings::finding_line;
 use iogauge_campaign::{CampaignView, CaseView, MetricCase, MetricView, RunDigest};
 use iogauge_stats::compare::Statistic;
 use std::fmt::Write as _;
@@ -34,6 +36,7 @@ pub fn campaign_markdown(view: &CampaignView) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# Campaign {}\n", view.name);
     summary(&mut s, view);
+    limits_markdown(&mut s, view);
     for m in &view.metrics {
         metric_table(&mut s, m, view);
     }
@@ -337,7 +340,7 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// The CSV header.
-const CSV_HEADER: [&str; 22] = [
+const CSV_HEADER: [&str; 24] = [
     "campaign",
     "case",
     "metric",
@@ -360,6 +363,8 @@ const CSV_HEADER: [&str; 22] = [
     "trimmed_ratio_hi",
     "statistic",
     "verdict",
+    "limit_layer",
+    "limit",
 ];
 
 /// CSV: one row per case and metric (metric order, then case order), with `CSV_HEADER`'s columns.
@@ -367,6 +372,7 @@ const CSV_HEADER: [&str; 22] = [
 /// ratio, a CI with one repetition, a verdict below 3 repetitions). Both ratios are given,
 /// each with its interval: `ratio` of means, `trimmed_ratio` of trimmed means; `statistic`
 /// (the campaign's, `mean` or `trimmed`) names the headline, the one the verdict reads.
+/// `limit_layer` and `limit` are the case's top finding (its layer and line), empty without.
 pub fn campaign_csv(view: &CampaignView) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     let opt = |x: Option<f64>| x.map_or(String::new(), |x| x.to_string());
@@ -374,6 +380,11 @@ pub fn campaign_csv(view: &CampaignView) -> String {
         .expect("writing CSV to memory cannot fail");
     for m in &view.metrics {
         for mc in &m.cases {
+            let limit = view
+                .cases
+                .iter()
+                .find(|c| c.name == mc.case)
+                .and_then(case_finding);
             let d = &mc.describe;
             let r = mc.ratio.as_ref();
             let record = [
@@ -399,6 +410,8 @@ pub fn campaign_csv(view: &CampaignView) -> String {
                 opt(r.and_then(|r| r.trimmed_ci95).map(|c| c.hi)),
                 view.statistic.name().to_string(),
                 mc.verdict.clone().unwrap_or_default(),
+                limit.map_or(String::new(), |f| layer_key(f.layer)),
+                limit.map_or(String::new(), |f| finding_line(f, time_of(view))),
             ];
             w.write_record(&record)
                 .expect("writing CSV to memory cannot fail");
@@ -406,6 +419,14 @@ pub fn campaign_csv(view: &CampaignView) -> String {
     }
     let bytes = w.into_inner().expect("flushing CSV to memory cannot fail");
     String::from_utf8(bytes).expect("CSV of UTF-8 strings is UTF-8")
+}
+
+/// A layer as JSON spells it (`os_queue`).
+fn layer_key(l: iogauge_model::finding::Layer) -> String {
+    serde_json::to_value(l)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 /// The view as JSON.

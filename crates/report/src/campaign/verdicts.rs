@@ -1,6 +1,7 @@
 //! The lines `iogauge campaign` prints as it goes: a run's headline figures, and at the end,
 //! per headline metric, each case's figures and verdict.
 
+use super::limits::limits_text;
 use crate::num::fmt_num;
 use iogauge_campaign::{CampaignView, MetricCase};
 use std::collections::BTreeMap;
@@ -85,6 +86,7 @@ pub fn verdicts_text(view: &CampaignView) -> String {
             );
         }
     }
+    limits_text(&mut s, view);
     for w in &view.warnings {
         let _ = writeln!(s, "warning: {w}");
     }

@@ -36,6 +36,7 @@ pub(super) fn section(out: &mut String, g: &Group<DbReport>) -> Result<(), Diges
         out.push_str("</h4>\n");
         aas(out, &it.digest);
     }
+    super::layers::db_section(out, g);
     system_charts(out, g, |r| {
         let ivs = r
             .intervals

@@ -3,13 +3,16 @@
 //! CPU, ramp shaded, steady window marked), latency percentile curves and the workload against
 //! the devices; for calibrations ORION's pictures (IOPS and MB/s against outstanding I/Os,
 //! latency against IOPS, the matrix as a heat map); for database runs the load profile and
-//! average active sessions by wait event. Several results of a kind share their charts, one
+//! average active sessions by wait event; for every result its findings, and for runs the
+//! tracer recorded, where each interval's I/O time went per layer (stacked bars). Several results of a kind share their charts, one
 //! colour each (before/after a change). Inline CSS and SVG only: no script, nothing fetched.
 
 mod calib;
 mod curves;
 mod db;
+mod findings;
 mod item;
+mod layers;
 mod page;
 mod run;
 mod system;

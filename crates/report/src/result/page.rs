@@ -2,6 +2,7 @@
 //! (runs, calibrations, database runs; each kind's results share their charts), then each
 //! result's text summary.
 
+use super::findings::findings_html;
 use super::item::{Group, Item, Stored};
 use super::{calib, db, run};
 use crate::export::{Exporter, Text};
@@ -104,6 +105,11 @@ fn summary(out: &mut String, it: &Item, swatch: bool) {
         }
         out.push_str("</ul>\n");
     }
+    let time = match it.s.document {
+        Document::DbRun(_) => "DB time",
+        _ => "I/O time",
+    };
+    findings_html(out, it.s.document.findings(), time);
 }
 
 /// The results split by kind, each group holding its typed documents, in the order given.

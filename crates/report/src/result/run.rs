@@ -54,6 +54,7 @@ pub(super) fn section(out: &mut String, g: &Group<RunReport>) -> Result<(), Dige
             &r.samples,
         )
     });
+    super::layers::section(out, g);
     curves(out, g)?;
     devices_table(out, g);
     Ok(())

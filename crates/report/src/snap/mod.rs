@@ -10,6 +10,7 @@
 
 mod calib;
 mod db;
+mod findings;
 mod history;
 mod run;
 mod series;

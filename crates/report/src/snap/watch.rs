@@ -229,3 +229,61 @@ fn full_screen_view() {
         assert!(text.contains(want), "{want:?} in\n{text}");
     }
 }
+
+/// A live interval with the tracer's figures shows the busiest traced device's queue and
+/// device time, on the plain line and in the full screen; one without shows neither.
+#[test]
+fn the_layer_split_live() {
+    use crate::split::tests::rates;
+    use crate::{watch_screen, LiveRun, WatchScreen};
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+    let r = run_randrw();
+    let mut iv = r.intervals[10].clone();
+    let plain = watch_line(
+        AT,
+        &system(&iv),
+        &[],
+        Some((&header("run", 1), Some(&live(&iv)))),
+        None,
+    );
+    assert!(!plain.contains("queue"), "{plain}");
+    let sys = iv.system.as_mut().unwrap();
+    sys.layers
+        .insert("vda".into(), rates(40_000.0, 120.0, 600.0));
+    sys.layers.insert("loop0".into(), rates(10.0, 1.0, 2.0));
+    let h = header("run", 4242);
+    let line = watch_line(AT, &system(&iv), &[], Some((&h, Some(&live(&iv)))), None);
+    assert!(
+        line.ends_with(" p99 2906 us | vda queue 0.12 ms device 0.60 ms (queue 17%)"),
+        "{line}"
+    );
+    let history = [live(&iv)];
+    let d = system(&iv);
+    let screen = WatchScreen {
+        timestamp: AT,
+        every: std::time::Duration::from_secs(1),
+        system: &d,
+        cpus: None,
+        devices: &[],
+        live: Some(LiveRun {
+            header: &h,
+            history: &history,
+            db_now: None,
+            db_error: None,
+        }),
+    };
+    let mut t = Terminal::new(TestBackend::new(180, 24)).unwrap();
+    t.draw(|f| watch_screen(f, &screen)).unwrap();
+    let text: String = t
+        .backend()
+        .buffer()
+        .content
+        .iter()
+        .map(|c| c.symbol())
+        .collect();
+    assert!(
+        text.contains("; vda queue 0.12 ms device 0.60 ms (queue 17%)"),
+        "{text}"
+    );
+}

@@ -4,9 +4,12 @@
 
 use super::error::{usage, ReadError};
 use super::open::{open_view, stored_run};
+use crate::campaign::limits::{case_finding, time_of};
 use crate::num::fmt_num;
+use crate::text::findings::{contrast, finding_line};
 use iogauge_campaign::digest::{catalogue, digest};
 use iogauge_campaign::{CampaignView, RunDigest};
+use iogauge_model::finding::Finding;
 use iogauge_model::history::RunStatus;
 use iogauge_stats::compare::{Describe, Ratio, Statistic, Verdict};
 use iogauge_store::Store;
@@ -117,8 +120,8 @@ fn compare_runs(
         .collect();
     if o.json {
         return Ok(serde_json::to_string_pretty(&serde_json::json!({
-            "a": {"id": ra.id, "kind": ra.kind, "label": la, "started_at": ra.started_at, "interrupted": ra.interrupted},
-            "b": {"id": rb.id, "kind": rb.kind, "label": lb, "started_at": rb.started_at, "interrupted": rb.interrupted},
+            "a": {"id": ra.id, "kind": ra.kind, "label": la, "started_at": ra.started_at, "interrupted": ra.interrupted, "finding": ra.finding},
+            "b": {"id": rb.id, "kind": rb.kind, "label": lb, "started_at": rb.started_at, "interrupted": rb.interrupted, "finding": rb.finding},
             "metrics": rows,
         }))? + "\n");
     }
@@ -141,7 +144,31 @@ fn compare_runs(
     table(&mut s, &rows, 14, |r| {
         format!(" {:>8}", r.ratio.map_or("-".into(), |x| format!("{x:.3}")))
     });
+    let time = if ra.kind.starts_with("db") {
+        "DB time"
+    } else {
+        "I/O time"
+    };
+    limits(
+        &mut s,
+        (&run_a, ra.finding.as_ref()),
+        (&run_b, rb.finding.as_ref()),
+        time,
+    );
     Ok(s)
+}
+
+/// Each side's top finding in a line, then the sentence saying where their limits differ;
+/// nothing for results stored before findings existed.
+fn limits(s: &mut String, a: (&str, Option<&Finding>), b: (&str, Option<&Finding>), time: &str) {
+    for (name, f) in [a, b] {
+        if let Some(f) = f {
+            let _ = writeln!(s, "limit of {name}: {}", finding_line(f, time));
+        }
+    }
+    if let Some(c) = contrast(a, b) {
+        let _ = writeln!(s, "{c}");
+    }
 }
 
 fn compare_cases(view: &CampaignView, a: &str, b: &str, json: bool) -> Result<String, ReadError> {
@@ -156,9 +183,16 @@ fn compare_cases(view: &CampaignView, a: &str, b: &str, json: bool) -> Result<St
         }
     }
     let rows = case_rows(view, a, b);
+    let of = |name: &str| {
+        view.cases
+            .iter()
+            .find(|c| c.name == name)
+            .and_then(case_finding)
+    };
     if json {
         return Ok(serde_json::to_string_pretty(&serde_json::json!({
             "campaign": view.name, "a": a, "b": b, "metrics": rows,
+            "a_finding": of(a), "b_finding": of(b),
         }))? + "\n");
     }
     let mut s = format!(
@@ -169,6 +203,7 @@ fn compare_cases(view: &CampaignView, a: &str, b: &str, json: bool) -> Result<St
     table(&mut s, &rows, 12, |r| {
         format!("  {}", r.verdict.as_deref().unwrap_or("-"))
     });
+    limits(&mut s, (a, of(a)), (b, of(b)), time_of(view));
     Ok(s)
 }
 
@@ -231,4 +266,33 @@ fn table(
 /// `metric` in 24 columns, `a` and `b` right-aligned in `width`, then `last` as it is.
 fn line(s: &mut String, width: usize, [metric, a, b]: [&str; 3], last: &str) {
     let _ = writeln!(s, "{metric:<24} {a:>width$} {b:>width$}{last}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::findings::tests::finding;
+    use iogauge_model::finding::Layer;
+
+    #[test]
+    fn each_side_s_limit_then_where_they_differ() {
+        let (d, q) = (
+            finding(Layer::Device, 0.6, "vda is saturated"),
+            finding(Layer::OsQueue, 0.3, "I/Os wait in the queue"),
+        );
+        let mut s = String::new();
+        limits(&mut s, ("run 1", Some(&d)), ("run 2", Some(&q)), "I/O time");
+        assert_eq!(
+            s,
+            "limit of run 1: vda is saturated (60% of the I/O time; vda %util 98%)\n\
+             limit of run 2: I/Os wait in the queue (30% of the I/O time; vda %util 98%)\n\
+             run 2 is limited by the OS queue where run 1 was limited by the device\n"
+        );
+        let mut same = String::new();
+        limits(&mut same, ("a", Some(&d)), ("b", Some(&d)), "I/O time");
+        assert_eq!(same.lines().count(), 2, "{same}");
+        let mut old = String::new();
+        limits(&mut old, ("a", None), ("b", None), "I/O time");
+        assert_eq!(old, "");
+    }
 }

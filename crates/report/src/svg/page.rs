@@ -59,6 +59,8 @@ nav{margin:14px 0 0;padding:8px 0;border-top:1px solid var(--bd);border-bottom:1
 nav a{margin-right:18px;color:var(--ac);text-decoration:none}nav a:hover{text-decoration:underline}
 ul.warn{background:#fff8c5;border:1px solid #e6d28a;border-radius:6px;padding:8px 14px 8px 32px;margin:12px 0}
 ul.warn li{margin:2px 0}
+ol.find{border:1px solid var(--bd);border-radius:6px;padding:8px 14px 8px 34px;margin:12px 0}
+ol.find li{margin:3px 0}ol.find .ev{color:var(--mu)}
 .tag{display:inline-block;font-size:11px;line-height:16px;background:#ddf4ff;color:var(--ac);border-radius:8px;padding:0 7px;margin-left:6px;font-weight:500;vertical-align:1px}
 .warn-tag{background:#fff1c2;color:#7d4e00}
 .u{color:var(--mu);font-weight:400}

@@ -2,6 +2,7 @@
 //! then the curves, the CALIBRATE_IO block and the verdicts. The head is printed before any
 //! I/O, the body at the end; `show` prints both, so a stored run reads as it did live.
 
+use super::findings::findings_text;
 use super::label::label_line;
 use iogauge_model::calib::CalibrationReport;
 use iogauge_model::calib::{iops_per_disk, Cell, Criterion, LargeType, MatrixMode, Step};
@@ -252,9 +253,10 @@ fn calibrate_io(s: &mut String, r: &CalibrationReport) {
     );
 }
 
-/// The verdicts, then the warnings.
+/// The findings, else (a calibration stored before them) the verdicts; then the warnings.
 fn verdicts_and_warnings(s: &mut String, r: &CalibrationReport) {
-    if !r.verdicts.is_empty() {
+    s.push_str(&findings_text(&r.findings, "I/O time"));
+    if r.findings.is_empty() && !r.verdicts.is_empty() {
         let _ = writeln!(s, "verdicts:");
         for v in &r.verdicts {
             let _ = writeln!(s, "  - {v}");

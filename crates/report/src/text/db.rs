@@ -3,6 +3,7 @@
 //! the disks.
 
 use super::calib::preflight_text;
+use super::findings::findings_text;
 use super::label::label_line;
 use super::run::steady_text;
 use iogauge_model::db::aas::Aas;
@@ -161,7 +162,8 @@ pub fn db_run_text(r: &DbReport) -> String {
     database_text(&mut s, &r.summary.db);
     s.push_str(&aas_lines(&r.summary.aas));
     if let Some(c) = &r.cache {
-        cache_text(&mut s, c);
+        // The findings say what the cache note said, ranked with the rest.
+        cache_text(&mut s, c, r.findings.is_empty());
     }
     if let Some(st) = &r.steady {
         s.push_str(&steady_text(st, "operations/s"));
@@ -175,6 +177,7 @@ pub fn db_run_text(r: &DbReport) -> String {
         r.per_session.len(),
         r.per_session.iter().sum::<u64>()
     );
+    s.push_str(&findings_text(&r.findings, "DB time"));
     if let Some(e) = &r.error {
         let _ = writeln!(s, "error: {e}");
     }
@@ -362,7 +365,7 @@ fn database_text(s: &mut String, db: &LoadRates) {
 }
 
 /// PostgreSQL's physical reads against the disks' reads: how much the page cache served.
-fn cache_text(s: &mut String, c: &CacheCompare) {
+fn cache_text(s: &mut String, c: &CacheCompare, note: bool) {
     let _ = writeln!(
         s,
         "\nPostgreSQL read {:.0} blocks/s ({:.1} MiB/s) from the OS; {} completed {:.0} reads/s ({:.1} MiB/s){}",
@@ -374,7 +377,7 @@ fn cache_text(s: &mut String, c: &CacheCompare) {
         c.page_cache_pct
             .map_or(String::new(), |p| format!(": {p:.0}% came from the page cache"))
     );
-    if let Some(n) = &c.note {
+    if let Some(n) = c.note.as_ref().filter(|_| note) {
         let _ = writeln!(s, "note: {n}");
     }
 }

@@ -3,6 +3,7 @@
 
 pub(crate) mod calib;
 pub(crate) mod db;
+pub(crate) mod findings;
 pub(crate) mod history;
 mod label;
 pub(crate) mod run;

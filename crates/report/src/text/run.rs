@@ -1,6 +1,7 @@
 //! The run's text: the human summary printed at the end of `iogauge run` ([`run_text`]), and
 //! the one-line progress and job descriptions the live display and other renderers use.
 
+use super::findings::findings_text;
 use super::label::label_line;
 use iogauge_model::run::{DirSummary, RankReport, RunReport};
 use iogauge_model::target::TargetInfo;
@@ -67,7 +68,8 @@ pub fn run_text(r: &RunReport) -> String {
         s.push_str(&ranks_text(r));
     }
     if let Some(h) = &r.hardware {
-        s.push_str(&hardware_text(h));
+        // The findings say what the cache and write-multiplication notes said, ranked.
+        s.push_str(&hardware_text(h, r.findings.is_empty()));
     }
     if let Some(sw) = &r.steady_wait {
         let _ = match sw.window_s {
@@ -92,6 +94,7 @@ pub fn run_text(r: &RunReport) -> String {
         r.summary.elapsed_s,
         r.intervals.len()
     );
+    s.push_str(&findings_text(&r.findings, "I/O time"));
     for w in &r.warnings {
         let _ = writeln!(s, "warning: {w}");
     }
@@ -240,8 +243,8 @@ fn criterion_text(c: &iogauge_stats::SteadyCriterion) -> String {
     }
 }
 
-/// The workload vs hardware table and its sentences.
-fn hardware_text(h: &iogauge_model::hardware::Hardware) -> String {
+/// The workload vs hardware table and, when `notes`, its sentences.
+fn hardware_text(h: &iogauge_model::hardware::Hardware, notes: bool) -> String {
     let mut s = format!(
         "\n{:<6}{:>12}{:>9} | on {:<10}{:>10}{:>9} | {:>6}\n",
         "",
@@ -292,7 +295,7 @@ fn hardware_text(h: &iogauge_model::hardware::Hardware) -> String {
         }
         let _ = writeln!(s, "(* a layer above the disks: loop, md, dm or partition)");
     }
-    for n in &h.notes {
+    for n in h.notes.iter().filter(|_| notes) {
         let _ = writeln!(s, "note: {n}");
     }
     s

@@ -5,6 +5,7 @@
 use super::calib::{calibration_head, point_line};
 use super::db::db_run_text;
 use super::run::run_text;
+use crate::split::Split;
 use iogauge_model::calib::CalibrationReport;
 use iogauge_model::db::report::{DbIntervalReport, DbReport};
 use iogauge_model::derive::Derived;
@@ -106,20 +107,46 @@ fn phase(p: Phase) -> &'static str {
     }
 }
 
+/// A device's columns: its name, and whether some interval has its layer split (the
+/// block-layer tracer ran), which adds the queue and device time columns.
+struct Device {
+    name: String,
+    split: bool,
+}
+
 /// Every device some interval sampled, by name.
-fn devices<'a>(systems: impl Iterator<Item = Option<&'a Derived>>) -> Vec<String> {
+fn devices<'a>(systems: impl Iterator<Item = Option<&'a Derived>> + Clone) -> Vec<Device> {
+    let traced: std::collections::BTreeSet<&String> = systems
+        .clone()
+        .flatten()
+        .flat_map(|d| d.layers.keys())
+        .collect();
     systems
         .flatten()
-        .flat_map(|d| d.disks.keys().cloned())
+        .flat_map(|d| d.disks.keys())
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
+        .map(|name| Device {
+            name: name.clone(),
+            split: traced.contains(name),
+        })
         .collect()
 }
 
-/// The device and CPU columns' titles, ending the header line.
-fn header(s: &mut String, devices: &[String]) {
+/// The device and CPU columns' titles, ending the header line: `q_ms d_ms` are the mean
+/// time a request spent in the OS queue and in the device.
+fn header(s: &mut String, devices: &[Device]) {
     for d in devices {
-        let _ = write!(s, " |{:>9}{:>9}{:>7}", format!("{d} r/s"), "w/s", "%util");
+        let _ = write!(
+            s,
+            " |{:>9}{:>9}{:>7}",
+            format!("{} r/s", d.name),
+            "w/s",
+            "%util"
+        );
+        if d.split {
+            let _ = write!(s, "{:>7}{:>7}", "q_ms", "d_ms");
+        }
     }
     let _ = writeln!(s, " |{:>5}{:>5}{:>5}", "usr", "sys", "iow");
 }
@@ -163,15 +190,25 @@ fn row(s: &mut String, iv: &IntervalReport) {
 }
 
 /// The device and CPU columns of one interval, ending its line.
-fn system(s: &mut String, sys: Option<&Derived>, devices: &[String]) {
+fn system(s: &mut String, sys: Option<&Derived>, devices: &[Device]) {
     for d in devices {
-        match sys.and_then(|x| x.disks.get(d)) {
+        match sys.and_then(|x| x.disks.get(&d.name)) {
             Some(x) => {
                 let _ = write!(s, " |{:>9.0}{:>9.0}{:>7.1}", x.r_s, x.w_s, x.util);
             }
             None => {
                 let _ = write!(s, " |{:>9}{:>9}{:>7}", "-", "-", "-");
             }
+        }
+        if d.split {
+            let split = sys.and_then(|x| x.layers.get(&d.name)).map(Split::of);
+            let ms = |v: Option<f64>| v.map_or("-".to_string(), |us| format!("{:.2}", us / 1e3));
+            let _ = write!(
+                s,
+                "{:>7}{:>7}",
+                ms(split.and_then(|x| x.queue_us)),
+                ms(split.and_then(|x| x.device_us))
+            );
         }
     }
     match sys {

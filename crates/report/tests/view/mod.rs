@@ -5,6 +5,7 @@ use iogauge_campaign::{
     AasPoint, CampaignView, CaseView, Environment, LatCurve, MetricCase, MetricView, RunDigest,
     SeriesPoint,
 };
+use iogauge_model::finding::{Evidence, Finding, Layer};
 use iogauge_stats::compare::{Describe, Ratio, Statistic, Verdict};
 use std::collections::BTreeMap;
 
@@ -18,6 +19,25 @@ pub struct Shape {
     pub all_db: bool,
     /// The campaign's statistic: the ratios' headline.
     pub statistic: Statistic,
+}
+
+/// Case `c`'s top finding: the device for odd cases, the OS queue for even ones, with
+/// markup in its words (the reports escape it).
+pub fn finding(c: usize) -> Finding {
+    let (layer, what) = if c % 2 == 1 {
+        (Layer::Device, "vda")
+    } else {
+        (Layer::OsQueue, "the <queue> & nr_requests")
+    };
+    Finding {
+        rule: format!("rule-{c}"),
+        layer,
+        title: format!("limited by {what}"),
+        impact: 0.5 + 0.05 * c as f64,
+        evidence: vec![Evidence::new("vda %util <busy>", 97.0, "%")],
+        next: "raise nr_requests & retry".into(),
+        source: "the USE method <Gregg>".into(),
+    }
 }
 
 /// Deterministic noise in [-1, 1) from a counter (SplitMix64).
@@ -173,6 +193,7 @@ pub fn case_view(s: &Shape, c: usize, names: &[String]) -> CaseView {
             } else {
                 Vec::new()
             },
+            finding: Some(finding(c)),
         })
         .collect();
     let lat = if db {

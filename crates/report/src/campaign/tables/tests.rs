@@ -21,6 +21,7 @@ fn run(id: i64, rep: u32, iops: f64, p99: f64) -> RunDigest {
         read_share: Some(1.0),
         aas: Vec::new(),
         warnings: Vec::new(),
+        finding: None,
     }
 }
 
@@ -168,15 +169,15 @@ fn csv_snapshot_quotes_per_rfc_4180() {
     // ratio 170/110, trimmed ratio 160/110. With n = 3 a trimmed mean is the median, so
     // the trimmed interval runs between the extremes 150/120 and 200/100.
     let want = "\
-campaign,case,metric,unit,n,mean,median,stddev,cv,min,max,trimmed_mean,ci_lo,ci_hi,ratio,ratio_lo,ratio_hi,trimmed_ratio,trimmed_ratio_lo,trimmed_ratio_hi,statistic,verdict
-qd-sweep,qd1,iops,IOPS,3,110,110,10,0.09090909090909091,100,120,110,100,120,,,,,,,mean,
-qd-sweep,\"qd32, \"\"deep\"\" | wide\",iops,IOPS,3,170,160,26.457513110645905,0.15563243006262298,150,200,160,150,200,1.5454545454545454,1.3235294117647058,1.8333333333333335,1.4545454545454546,1.25,2,mean,\"qd32, \"\"deep\"\" | wide is 1.55× qd1 (95% CI 1.32–1.83), better\"
-qd-sweep,qd1,read_lat_p99_ms,ms,3,2,2,0,0,2,2,2,2,2,,,,,,,mean,
-qd-sweep,\"qd32, \"\"deep\"\" | wide\",read_lat_p99_ms,ms,3,1,1,0,0,1,1,1,1,1,0.5,0.5,0.5,0.5,0.5,0.5,mean,\"qd32, \"\"deep\"\" | wide is 0.50× qd1 (95% CI 0.50–0.50), better\"
+campaign,case,metric,unit,n,mean,median,stddev,cv,min,max,trimmed_mean,ci_lo,ci_hi,ratio,ratio_lo,ratio_hi,trimmed_ratio,trimmed_ratio_lo,trimmed_ratio_hi,statistic,verdict,limit_layer,limit
+qd-sweep,qd1,iops,IOPS,3,110,110,10,0.09090909090909091,100,120,110,100,120,,,,,,,mean,,,
+qd-sweep,\"qd32, \"\"deep\"\" | wide\",iops,IOPS,3,170,160,26.457513110645905,0.15563243006262298,150,200,160,150,200,1.5454545454545454,1.3235294117647058,1.8333333333333335,1.4545454545454546,1.25,2,mean,\"qd32, \"\"deep\"\" | wide is 1.55× qd1 (95% CI 1.32–1.83), better\",,
+qd-sweep,qd1,read_lat_p99_ms,ms,3,2,2,0,0,2,2,2,2,2,,,,,,,mean,,,
+qd-sweep,\"qd32, \"\"deep\"\" | wide\",read_lat_p99_ms,ms,3,1,1,0,0,1,1,1,1,1,0.5,0.5,0.5,0.5,0.5,0.5,mean,\"qd32, \"\"deep\"\" | wide is 0.50× qd1 (95% CI 0.50–0.50), better\",,
 ";
     let got = campaign_csv(&view());
     assert_eq!(got, want);
-    // Every row has the header's 19 fields when read back.
+    // Every row has the header's 24 fields when read back.
     let mut r = csv::Reader::from_reader(got.as_bytes());
     let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 4);
@@ -207,7 +208,7 @@ fn short_interrupted_and_uncompared_cases() {
     has("- case qd4, repetition 3 (run 9) was interrupted and is left out of the statistics");
     let csv = campaign_csv(&v);
     assert!(
-        csv.contains("\nqd-sweep,qd4,write_iops,IOPS,1,30,30,,,30,30,30,,,,,,,,,mean,\n"),
+        csv.contains("\nqd-sweep,qd4,write_iops,IOPS,1,30,30,,,30,30,30,,,,,,,,,mean,,,\n"),
         "{csv}"
     );
 }
@@ -258,4 +259,58 @@ fn trimmed_statistic_is_the_headline_everywhere() {
         md.contains("wide is 1.41× qd1, too few repetitions for a verdict (n=2 and 3)"),
         "{md}"
     );
+}
+
+/// The view with findings: qd1's runs limited by the device (one run by the OS queue, so
+/// the majority decides), the second case's by the OS queue.
+fn view_with_findings() -> CampaignView {
+    use crate::text::findings::tests::finding;
+    use iogauge_model::finding::Layer;
+    let mut v = view();
+    let layers = [
+        [Layer::Device, Layer::OsQueue, Layer::Device],
+        [Layer::OsQueue; 3],
+    ];
+    for (c, ls) in v.cases.iter_mut().zip(layers) {
+        for (r, l) in c.runs.iter_mut().zip(ls) {
+            r.finding = Some(finding(l, 0.6, &format!("{l:?} <limits>")));
+        }
+    }
+    v
+}
+
+#[test]
+fn each_case_s_top_finding_in_every_export() {
+    let v = view_with_findings();
+    let md = campaign_markdown(&v);
+    assert!(
+        md.contains("## What limits each case\n\n- **qd1**: Device <limits> (60% of the I/O time; vda %util 98%)\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "qd32, \"deep\" | wide is limited by the OS queue where qd1 was limited by the device."
+        ),
+        "{md}"
+    );
+    let csv = campaign_csv(&v);
+    let mut r = csv::Reader::from_reader(csv.as_bytes());
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    assert_eq!(&rows[0][22], "device", "{csv}");
+    assert!(rows[0][23].starts_with("Device <limits> (60%"), "{csv}");
+    assert_eq!(&rows[1][22], "os_queue", "{csv}");
+    let json: serde_json::Value = serde_json::from_str(&campaign_json(&v)).unwrap();
+    assert_eq!(json["cases"][1]["runs"][0]["finding"]["layer"], "os_queue");
+    let text = crate::verdicts_text(&v);
+    assert!(text.contains("what limits each case:\n  qd1 "), "{text}");
+}
+
+#[test]
+fn no_findings_no_limits_section() {
+    let v = view();
+    assert!(!campaign_markdown(&v).contains("What limits"));
+    assert!(!crate::verdicts_text(&v).contains("limits"));
+    let json = campaign_json(&v);
+    assert!(!json.contains("\"finding\""), "{json}");
+    assert!(campaign_csv(&v).lines().nth(1).unwrap().ends_with(",,"));
 }

@@ -1,0 +1,125 @@
+//! What limits the storage, said with evidence: a [`Finding`] is one diagnosis rule's
+//! conclusion about a whole result (never about one point of it), ranked by the share of the
+//! I/O time (or, for a database, of DB time) it explains, as Oracle's ADDM ranks its findings.
+//! Every document kind carries its findings (`findings` in the JSON); the rules that make them
+//! live in one diagnosis module, beside the pipeline, not in the producers.
+
+use serde::{Deserialize, Serialize};
+
+/// The layer a finding names: from the application down to the device, then the layers a
+/// database adds on top. The order is the stack's, top to bottom.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layer {
+    /// No layer limits the storage below the load offered (a healthy run).
+    None,
+    /// The CPU: iogauge's own submit threads, system time, one core pinned.
+    Cpu,
+    /// The page cache: reads served from memory, writes held in it.
+    PageCache,
+    /// The kernel's read-ahead: the device reads more than was asked.
+    ReadAhead,
+    /// Held before the request queue: a cgroup I/O limit, writeback throttling, splitting.
+    Throttle,
+    /// The block layer's request queue: time between insertion and issue.
+    OsQueue,
+    /// The device itself: busy, its service time rising with concurrency.
+    Device,
+    /// A write cache below the device (writes completing faster than the medium can).
+    WriteCache,
+    /// A layout or mirror multiplying the writes the application asked for.
+    Layout,
+    /// One member or disk doing the work of several (a degraded mirror, a slow member).
+    Members,
+    /// The tested span: a short-stroked region flattering the device.
+    Span,
+    /// The database's I/O waits (single-block and multi-block reads).
+    DbIo,
+    /// The database's lock and lightweight-lock waits: the sessions wait on each other.
+    DbLocks,
+    /// The database's WAL: the log writer's writes and syncs, commits waiting on them.
+    DbWal,
+    /// Checkpoints and backends writing their own buffers (PostgreSQL's analogue of Oracle's
+    /// `free buffer waits`).
+    DbWrites,
+}
+
+/// One figure a finding rests on, as measured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    /// What was measured, in words ("vda %util", "queue time ÷ device time").
+    pub what: String,
+    pub value: f64,
+    /// The unit of `value` ("%", "ms", "IOPS", "×", "" for a plain number).
+    pub unit: String,
+}
+
+/// A rule's conclusion about a whole result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The rule that made it, stable across versions ("device-saturated", "os-queue").
+    pub rule: String,
+    pub layer: Layer,
+    /// One sentence naming the limit, as a storage engineer would say it.
+    pub title: String,
+    /// The share (0–1) of the I/O time, or of DB time, that this finding explains; findings
+    /// are ranked by it. 0 for the healthy run's "no limit found".
+    pub impact: f64,
+    pub evidence: Vec<Evidence>,
+    /// What the user should do or check next.
+    pub next: String,
+    /// Where the rule comes from (the USE method, btt's Q2D/D2C, ADDM, a seed study).
+    pub source: String,
+}
+
+impl Evidence {
+    pub fn new(what: impl Into<String>, value: f64, unit: impl Into<String>) -> Evidence {
+        Evidence {
+            what: what.into(),
+            value,
+            unit: unit.into(),
+        }
+    }
+}
+
+/// `findings` ranked as shown: by impact, highest first; equal impacts in stack order.
+pub fn rank(findings: &mut [Finding]) {
+    findings.sort_by(|a, b| b.impact.total_cmp(&a.impact).then(a.layer.cmp(&b.layer)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(layer: Layer, impact: f64) -> Finding {
+        Finding {
+            rule: format!("{layer:?}"),
+            layer,
+            title: String::new(),
+            impact,
+            evidence: vec![Evidence::new("x", 1.0, "%")],
+            next: String::new(),
+            source: String::new(),
+        }
+    }
+
+    #[test]
+    fn ranked_by_impact_then_down_the_stack() {
+        let mut v = vec![
+            f(Layer::Device, 0.4),
+            f(Layer::Cpu, 0.9),
+            f(Layer::OsQueue, 0.4),
+        ];
+        rank(&mut v);
+        let layers: Vec<Layer> = v.iter().map(|f| f.layer).collect();
+        assert_eq!(layers, [Layer::Cpu, Layer::OsQueue, Layer::Device]);
+    }
+
+    #[test]
+    fn layers_are_snake_case_in_json() {
+        let j = serde_json::to_string(&f(Layer::OsQueue, 0.5)).unwrap();
+        assert!(j.contains("\"layer\":\"os_queue\""), "{j}");
+        let back: Finding = serde_json::from_str(&j).unwrap();
+        assert_eq!(back.layer, Layer::OsQueue);
+    }
+}

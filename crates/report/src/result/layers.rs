@@ -1,0 +1,238 @@
+//! Where each interval's I/O time went, per layer, one stacked bar chart per result that has
+//! the block tracer's figures: the kernel's stages of the busiest traced disk (before the
+//! queue, in the queue, in the device: btt's stages) and, for a run, what is left of the
+//! application's mean latency above them (iogauge and the kernel's submit path). A database
+//! run shows the kernel's stages alone: PostgreSQL's read time counts the reads the page
+//! cache served, so it is not the time above the block layer. Results without layer figures
+//! (no BPF, or stored before the tracer) draw nothing.
+
+use super::item::{Group, Item};
+use crate::split::{busiest, Split};
+use crate::svg::draw::WIDE;
+use crate::svg::scale::Fmt;
+use crate::svg::stack::{stacked_bars, Bar, Stacked};
+use iogauge_model::db::report::DbReport;
+use iogauge_model::derive::Derived;
+use iogauge_model::run::{IntervalReport, RunReport};
+use std::fmt::Write as _;
+
+/// Bottom to top: the application's side first, the device last.
+const LAYERS: [(&str, &str); 4] = [
+    ("application + kernel submit", "#bab0ac"),
+    ("before the queue", "#edc948"),
+    ("OS queue", "#f28e2b"),
+    ("device", "#4e79a7"),
+];
+
+/// The mean latency of every I/O of the interval, µs; `None` when idle.
+fn app_mean_us(iv: &IntervalReport) -> Option<f64> {
+    let (r, w) = (iv.read.ios as f64, iv.write.ios as f64);
+    (r + w > 0.0).then(|| (iv.read.lat_us.mean * r + iv.write.lat_us.mean * w) / (r + w))
+}
+
+/// The kernel's three stages of an interval, µs per request, bottom first.
+fn kernel(s: &Split) -> [f64; 3] {
+    [
+        s.pre_us.unwrap_or(0.0),
+        s.queue_us.unwrap_or(0.0),
+        s.device_us.unwrap_or(0.0),
+    ]
+}
+
+/// One bar per interval with layer figures: the four layers' mean µs per I/O.
+pub(super) fn bars(r: &RunReport) -> Vec<Bar> {
+    let disks = r.hardware.as_ref().map_or(&[][..], |h| &h.disks[..]);
+    r.intervals
+        .iter()
+        .filter_map(|iv| {
+            let (_, s) = busiest(iv.system.as_ref()?, disks)?;
+            let app = app_mean_us(iv)?;
+            let mut parts = vec![(app - s.traced_us()).max(0.0)];
+            parts.extend(kernel(&s));
+            Some(Bar {
+                t0: iv.t_s,
+                t1: iv.t_s + iv.dur_s.max(0.0),
+                parts,
+            })
+        })
+        .collect()
+}
+
+/// A database run's bars: the kernel's stages alone.
+pub(super) fn db_bars(r: &DbReport) -> Vec<Bar> {
+    let disks = r.cache.as_ref().map_or(&[][..], |c| &c.disks[..]);
+    r.intervals
+        .iter()
+        .filter_map(|iv| {
+            let sys: &Derived = iv.system.as_ref()?;
+            let (_, s) = busiest(sys, disks)?;
+            Some(Bar {
+                t0: iv.t_s,
+                t1: iv.t_s + iv.dur_s.max(0.0),
+                parts: kernel(&s).to_vec(),
+            })
+        })
+        .collect()
+}
+
+/// A heading, then one chart per result with bars (`bars` of it); nothing without.
+fn charts<T>(
+    out: &mut String,
+    g: &Group<T>,
+    (id, note): (&str, &str),
+    layers: &[(&str, &str)],
+    bars: impl Fn(&T) -> Vec<Bar>,
+) {
+    let mut head = false;
+    for (it, r) in &g.items {
+        let bars = bars(r);
+        if bars.is_empty() {
+            continue;
+        }
+        if !head {
+            let _ = write!(
+                out,
+                "<h3 id=\"{id}\">Where the I/O time went</h3>\n<p class=\"note\">"
+            );
+            out.push_str(note);
+            out.push_str("</p>\n");
+            head = true;
+        }
+        chart(out, it, layers, bars);
+    }
+}
+
+fn chart(out: &mut String, it: &Item, layers: &[(&str, &str)], bars: Vec<Bar>) {
+    stacked_bars(
+        out,
+        &Stacked {
+            key: it.s.id.to_string(),
+            aria: format!(
+                "{}: where each interval's I/O time went, per layer",
+                it.name()
+            ),
+            layers,
+            y_title: "mean per I/O",
+            fmt: Fmt::Micros,
+            bars,
+        },
+        WIDE,
+    );
+}
+
+/// The runs' charts.
+pub(super) fn section(out: &mut String, g: &Group<RunReport>) {
+    let note = "Per interval, the mean time of an I/O in each layer: the busiest traced disk's device time (issue → complete), OS queue (insert → issue) and time before the queue (throttling, splitting), and above them what is left of the application's mean latency (iogauge and the kernel's submit path).";
+    charts(out, g, ("layers", note), &LAYERS, bars);
+}
+
+/// The database runs' charts.
+pub(super) fn db_section(out: &mut String, g: &Group<DbReport>) {
+    let note = "Per interval, the mean time of a request to the busiest traced disk in each of the kernel's layers: device (issue → complete), OS queue (insert → issue) and before the queue (throttling, splitting).";
+    charts(out, g, ("db-layers", note), &LAYERS[1..], db_bars);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{result_html, Stored};
+    use crate::split::tests::rates;
+    use crate::text::findings::tests::finding;
+    use iogauge_model::finding::Layer;
+    use iogauge_model::Document;
+
+    const RUN: &str = include_str!("../../../campaign/tests/fixtures/run_randread.json");
+
+    fn run() -> RunReport {
+        match Document::from_json(RUN).expect("the fixture reads") {
+            Document::Run(r) => *r,
+            _ => unreachable!("run_randread.json is a run"),
+        }
+    }
+
+    fn page(r: RunReport) -> String {
+        let d = Document::from(r);
+        let s = [Stored {
+            id: 5,
+            document: &d,
+            histograms: &[],
+        }];
+        result_html(&s).expect("renders")
+    }
+
+    /// The fixture with the tracer's figures on vda from the second interval on.
+    fn traced() -> RunReport {
+        let mut r = run();
+        for iv in r.intervals.iter_mut().skip(1) {
+            let sys = iv.system.as_mut().expect("the fixture has samples");
+            sys.layers
+                .insert("vda".into(), rates(50_000.0, 100.0, 300.0));
+        }
+        r
+    }
+
+    #[test]
+    fn a_bar_is_the_application_s_latency_split_by_layer() {
+        let r = traced();
+        let b = bars(&r);
+        assert_eq!(b.len(), r.intervals.len() - 1);
+        let iv = &r.intervals[1];
+        let app = iv.read.lat_us.mean;
+        assert_eq!(b[0].parts[1..], [1.0, 100.0, 300.0]);
+        assert!(
+            (b[0].parts.iter().sum::<f64>() - app).abs() < 1e-6,
+            "{:?} vs {app}",
+            b[0].parts
+        );
+        assert!(bars(&run()).is_empty());
+    }
+
+    #[test]
+    fn a_db_run_s_bars_are_the_kernel_s_stages() {
+        const DB: &str = include_str!("../../../campaign/tests/fixtures/db_run.json");
+        let Document::DbRun(mut d) = Document::from_json(DB).unwrap() else {
+            unreachable!("db_run.json is a db run")
+        };
+        assert!(db_bars(&d).is_empty());
+        let sys = d.intervals[2]
+            .system
+            .as_mut()
+            .expect("the fixture has samples");
+        sys.layers.insert("vda".into(), rates(900.0, 40.0, 250.0));
+        let b = db_bars(&d);
+        assert_eq!(b.len(), 1);
+        assert_eq!(b[0].parts, [1.0, 40.0, 250.0]);
+        let doc = Document::DbRun(d);
+        let s = [Stored {
+            id: 9,
+            document: &doc,
+            histograms: &[],
+        }];
+        let html = result_html(&s).unwrap();
+        assert_eq!(html.matches("data-chart=\"stack:9\"").count(), 1);
+        assert!(!html.contains("application + kernel submit"));
+    }
+
+    #[test]
+    fn findings_and_the_layer_chart_escaped_and_only_when_present() {
+        let old = page(run());
+        assert!(!old.contains("data-chart=\"stack:") && !old.contains("<ol class=\"find\">"));
+        let mut r = traced();
+        let mut f = finding(Layer::OsQueue, 0.4, "the <queue> & more");
+        f.next = "raise nr_requests <now>".into();
+        r.findings = vec![finding(Layer::Device, 0.5, "vda busy"), f];
+        let html = page(r);
+        assert_eq!(html.matches("data-chart=\"stack:5\"").count(), 1, "{html}");
+        assert!(html.contains("<h3 id=\"layers\">"));
+        let list = &html[html.find("<ol class=\"find\">").expect("a findings list")..];
+        let list = &list[..list.find("</ol>").unwrap()];
+        assert!(
+            list.find("vda busy").unwrap() < list.find("the &lt;queue&gt; &amp; more").unwrap()
+        );
+        assert!(
+            list.contains("50% of the I/O time") && list.contains("raise nr_requests &lt;now&gt;")
+        );
+        assert!(list.contains("(the USE method)"), "{list}");
+        assert!(!html.contains("NaN") && !html.contains("<queue>"));
+    }
+}
