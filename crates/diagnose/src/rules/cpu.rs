@@ -1,0 +1,87 @@
+//! **CPU** — the USE method's CPU check, per CPU as collectl shows it: one saturated core
+//! limits a submitter even when the machine looks idle. A run's I/Os are then fed (submitted
+//! and reaped) late, so the application's latency exceeds what the devices took.
+//!
+//! - A run: the busiest CPU ≥ 95% busy over the window (user + system + iowait + steal; its
+//!   system share in the evidence), and the time above the devices — (application latency −
+//!   devices' await) ÷ application latency — ≥ 20%. Impact = that share × the share of the
+//!   workload's I/Os that reached a device (a cache's reads are [`super::cache`]'s finding,
+//!   not the CPU's).
+//! - A database run: the sessions on CPU ≥ 50% of DB time (AAS "CPU") with the busiest CPU
+//!   ≥ 90% busy. Impact = the CPU's share of DB time.
+//!
+//! Ground truth: `diagnose::cpu_bound` (the process confined to one CPU with more workers
+//! than it can feed).
+
+use super::db::{io_share, DbClass};
+use super::{ev, ratio, Made};
+use crate::view::Whole;
+use iogauge_model::finding::{Finding, Layer};
+use iogauge_model::Document;
+
+pub const BUSY_PCT: f64 = 95.0;
+pub const ABOVE_SHARE: f64 = 0.2;
+pub const DB_CPU_SHARE: f64 = 0.5;
+pub const DB_BUSY_PCT: f64 = 90.0;
+const SOURCE: &str = "USE method (Gregg): CPU utilisation per CPU (collectl's per-CPU view)";
+const NEXT: &str = "the CPU feeds the I/O too slowly: give the job more CPUs (taskset, cgroup cpuset), fewer workers per CPU, or a cheaper I/O path (io_uring, registered buffers); check what else runs on the busy CPU";
+
+pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
+    let Some((cpu, rates)) = w.busiest_cpu() else {
+        return Vec::new();
+    };
+    let name = cpu.map_or("the CPUs".to_string(), |c| format!("cpu{c}"));
+    let mut evidence = vec![
+        ev(format!("{name} busy"), rates.busy(), "%"),
+        ev(format!("{name} system"), rates.system, "%"),
+    ];
+    if let Some(m) = &w.cpu {
+        evidence.push(ev("all CPUs busy", m.busy(), "%"));
+    }
+    let impact = match doc {
+        Document::Run(_) => {
+            let (Some(k), Some(await_ms)) = (w.work, w.entry_await_ms()) else {
+                return Vec::new();
+            };
+            let app_us = k.lat_us();
+            let above = ratio(app_us - await_ms * 1e3, app_us).max(0.0);
+            let reached = ratio(
+                w.entry_rates().iter().map(|d| d.r_s + d.w_s).sum(),
+                k.read.iops + k.write.iops,
+            )
+            .min(1.0);
+            evidence.push(ev("application latency", app_us / 1e3, "ms"));
+            evidence.push(ev("devices' await", await_ms, "ms"));
+            if rates.busy() < BUSY_PCT || above < ABOVE_SHARE {
+                return Vec::new();
+            }
+            above * reached
+        }
+        Document::DbRun(r) => {
+            let share = io_share(&r.summary.aas, &[DbClass::Cpu]);
+            evidence.push(ev("DB time on CPU", share * 100.0, "%"));
+            if rates.busy() < DB_BUSY_PCT || share < DB_CPU_SHARE {
+                return Vec::new();
+            }
+            share
+        }
+        Document::Calibration(_) => return Vec::new(),
+    };
+    if impact < 0.05 {
+        return Vec::new();
+    }
+    vec![Made {
+        rule: "cpu",
+        layer: Layer::Cpu,
+        title: format!(
+            "{name} is {:.0}% busy: the CPU, not the storage, limits the I/O ({:.0}% of the time explained)",
+            rates.busy(),
+            impact * 100.0
+        ),
+        impact,
+        evidence,
+        next: NEXT,
+        source: SOURCE,
+    }
+    .into()]
+}
