@@ -29,7 +29,10 @@ pub enum Finished {
 }
 
 impl Finished {
-    pub(crate) fn lead(doc: Document, histograms: Histograms, ending: Ending) -> Finished {
+    /// The document rank 0 (or the one process) stores, with its findings: the diagnosis
+    /// reads the whole merged result, never one rank's or one interval's part.
+    pub(crate) fn lead(mut doc: Document, histograms: Histograms, ending: Ending) -> Finished {
+        *doc.findings_mut() = iogauge_diagnose::diagnose(&doc);
         Finished::Lead {
             doc: Box::new(doc),
             histograms,
