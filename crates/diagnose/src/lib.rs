@@ -11,6 +11,7 @@
 use iogauge_model::finding::{rank, Evidence, Finding, Layer};
 use iogauge_model::Document;
 
+mod made;
 mod rules;
 mod view;
 

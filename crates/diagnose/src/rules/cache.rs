@@ -14,7 +14,7 @@
 //! Ground truth: `diagnose::cache_absorbed` (buffered reads of a small file).
 
 use super::db::{io_share, DbClass};
-use super::{ev, ratio, Made};
+use crate::made::{ev, ratio, Made};
 use crate::view::Whole;
 use iogauge_model::finding::{Finding, Layer};
 use iogauge_model::Document;

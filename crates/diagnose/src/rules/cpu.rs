@@ -14,7 +14,7 @@
 //! than it can feed).
 
 use super::db::{io_share, DbClass};
-use super::{ev, ratio, Made};
+use crate::made::{ev, ratio, Made};
 use crate::view::Whole;
 use iogauge_model::finding::{Finding, Layer};
 use iogauge_model::Document;

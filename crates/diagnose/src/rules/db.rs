@@ -16,7 +16,7 @@
 //! Ground truth: `diagnose::db_lock_bound` (writers on a tiny hot spot) and
 //! `diagnose::db_wal_bound` (one-row updates with synchronous commit).
 
-use super::{ev, ratio, Made};
+use crate::made::{ev, ratio, Made};
 use crate::view::Whole;
 use iogauge_model::db::aas::Aas;
 use iogauge_model::db::report::DbReport;

@@ -17,7 +17,7 @@
 //!
 //! Ground truth: `diagnose::device_bound` (QD 32 random O_DIRECT reads on the VM's disk).
 
-use super::{ev, ratio, Made};
+use crate::made::{ev, ratio, Made};
 use crate::rules::db::{io_share, DbClass};
 use crate::view::Whole;
 use iogauge_model::calib::{CalibrationReport, Point, Step};

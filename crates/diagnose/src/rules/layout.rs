@@ -13,7 +13,7 @@
 //!
 //! Ground truth: `diagnose::mirror_writes` (`--layout mirror:3` over three files).
 
-use super::{ev, ratio, Made};
+use crate::made::{ev, ratio, Made};
 use crate::view::Whole;
 use iogauge_model::finding::{Finding, Layer};
 use iogauge_model::Document;

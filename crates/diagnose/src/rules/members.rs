@@ -15,7 +15,7 @@
 //! without the tracer the throttle shows as [`super::throttle`]'s finding, as the devices'
 //! own figures stay balanced) and unit tests on a degraded mirror.
 
-use super::{ev, ratio, Made};
+use crate::made::{ev, ratio, Made};
 use crate::view::Whole;
 use iogauge_model::finding::{Finding, Layer};
 use iogauge_model::Document;

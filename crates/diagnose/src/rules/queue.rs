@@ -12,7 +12,7 @@
 //! Ground truth (at merge with the tracer): `nr_requests` lowered on a loop device under a
 //! deep queue; unit-tested here on constructed layers.
 
-use super::{ev, ratio, Made};
+use crate::made::{ev, ratio, Made};
 use crate::view::{Stages, Whole};
 use iogauge_model::finding::{Finding, Layer};
 use iogauge_model::Document;

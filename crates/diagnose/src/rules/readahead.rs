@@ -11,7 +11,7 @@
 //! Ground truth: the cache-compare db run of issue #27; unit-tested on its figures here.
 
 use super::db::{io_share, DbClass};
-use super::{ev, ratio, Made};
+use crate::made::{ev, ratio, Made};
 use crate::view::Whole;
 use iogauge_model::finding::{Finding, Layer};
 use iogauge_model::Document;

@@ -9,7 +9,7 @@
 //!
 //! Ground truth: unit-tested on constructed preflight facts.
 
-use super::{ev, Made};
+use crate::made::{ev, Made};
 use crate::view::Whole;
 use iogauge_model::finding::{Finding, Layer};
 use iogauge_model::preflight::Preflight;

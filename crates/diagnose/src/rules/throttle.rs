@@ -18,7 +18,7 @@
 //! (a read-IOPS limit on the target's device) comes with the tracer.
 
 use super::queue::stages_with_share;
-use super::{ev, ratio, Made};
+use crate::made::{ev, ratio, Made};
 use crate::view::Whole;
 use iogauge_model::finding::{Finding, Layer};
 use iogauge_model::Document;

@@ -11,7 +11,7 @@
 //! Ground truth: unit-tested on constructed figures (this VM's disk has a host cache, but its
 //! behaviour is not stable enough to assert on).
 
-use super::{ev, ratio, Made};
+use crate::made::{ev, ratio, Made};
 use crate::view::Whole;
 use iogauge_model::finding::{Finding, Layer};
 use iogauge_model::Document;
