@@ -8,8 +8,8 @@
 //!   time ÷ the application's latency (run) or ÷ (pre + queue + device).
 //! - Without it (a run only, honest about what it cannot see): the application's latency
 //!   ≥ 3× the devices' await and ≥ 0.5 ms above it, the devices completed at least half the
-//!   workload's I/Os (not a cache), and no CPU ≥ 80% busy (else the time above the devices is
-//!   the CPU's, [`super::cpu`]). The finding says a limit above the devices is *likely* and
+//!   workload's I/Os (not a cache), and the CPU cannot be the limit ([`super::cpu::plausible`]
+//!   at 80%: else the time above the devices may be the CPU's). The finding says a limit above the devices is *likely* and
 //!   names the tracer as the way to tell. Impact = (application latency − await) ÷
 //!   application latency.
 //!
@@ -80,7 +80,7 @@ fn untraced(w: &Whole) -> Option<Finding> {
     if app_us < ABOVE_AWAIT * await_us
         || app_us - await_us < MIN_GAP_US
         || dev_ios < 0.5 * (k.read.iops + k.write.iops)
-        || busiest >= CPU_QUIET_PCT
+        || super::cpu::plausible(w, CPU_QUIET_PCT)
     {
         return None;
     }

@@ -236,3 +236,22 @@ fn direct_writes_far_faster_than_reads_mean_a_write_cache() {
     assert!(close(f.impact, 0.5 * (1.0 - 0.1 / 4.0)), "{}", f.impact);
     assert_eq!(evidence(f, "write await"), 0.1);
 }
+
+#[test]
+fn a_cpu_kept_busy_by_others_is_not_a_slow_workload_s_limit() {
+    // 400 IOPS held 80 ms each while other processes keep the CPUs busy: 2.5 ms of CPU per
+    // I/O would be needed for the CPU to be the limit; the time above the devices is a throttle.
+    let mut r = run(
+        dir(400.0, 8.0, 80_000.0),
+        DirSummary::default(),
+        disk(400.0, 0.3, 0.0, 0.0, 12.0, 0.12),
+    );
+    r.intervals.iter_mut().for_each(|i| {
+        let s = i.system.as_mut().unwrap();
+        s.cpu.idle = 0.0;
+        s.cpu.user = 100.0;
+    });
+    let v = of(r);
+    assert_eq!(v[0].layer, Layer::Throttle, "{v:#?}");
+    assert!(v.iter().all(|f| f.layer != Layer::Cpu), "{v:#?}");
+}

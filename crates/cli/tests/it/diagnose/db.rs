@@ -13,7 +13,16 @@ fn db(args: &[&str]) -> Value {
 }
 
 fn setup(dir: &str) {
-    succeeds(&["db", "setup", "--dir", dir, "--schemas", "1", "--scale", "2000"]);
+    succeeds(&[
+        "db",
+        "setup",
+        "--dir",
+        dir,
+        "--schemas",
+        "1",
+        "--scale",
+        "2000",
+    ]);
 }
 
 #[test]
@@ -25,7 +34,18 @@ fn db_lock_bound() {
     let d = dir.to_str().unwrap();
     setup(d);
     let v = db(&[
-        "run", "--dir", d, "--json", "--writers", "8", "--work-unit", "1", "--hotspot", "8k@0:1", "--time", "3s",
+        "run",
+        "--dir",
+        d,
+        "--json",
+        "--writers",
+        "8",
+        "--work-unit",
+        "1",
+        "--hotspot",
+        "8k@0:1",
+        "--time",
+        "3s",
     ]);
     assert_top(&v, "db_locks", 0.3, &[]);
     succeeds(&["db", "drop", "--dir", d]);
@@ -40,7 +60,16 @@ fn db_wal_bound() {
     let d = dir.to_str().unwrap();
     setup(d);
     let v = db(&[
-        "run", "--dir", d, "--json", "--writers", "4", "--work-unit", "1", "--time", "3s",
+        "run",
+        "--dir",
+        d,
+        "--json",
+        "--writers",
+        "4",
+        "--work-unit",
+        "1",
+        "--time",
+        "3s",
     ]);
     assert_top(&v, "db_wal", 0.2, &[]);
     succeeds(&["db", "drop", "--dir", d]);
