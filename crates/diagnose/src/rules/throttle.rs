@@ -90,7 +90,7 @@ fn untraced(w: &Whole) -> Option<Finding> {
             rule: "throttled",
             layer: Layer::Throttle,
             title: format!(
-                "I/Os spent {:.0}% of their time above the devices' queues, with the devices and CPUs not busy: likely held by a limit before the queue (a cgroup I/O limit); the block-layer tracer would split it",
+                "I/Os spent {:.0}% of their time above the devices' queues, neither the devices nor the CPU limiting them: likely held by a limit before the queue (a cgroup I/O limit); the block-layer tracer would split it",
                 share * 100.0
             ),
             impact: share,
