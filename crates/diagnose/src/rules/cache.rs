@@ -11,6 +11,10 @@
 //!   requests) < 0.8. Impact = (1 − ratio) × max(the data-file read waits' share of DB time,
 //!   0.2): the reads are cache hits, so the share of DB time they hold is small by nature.
 //!
+//! - A calibration: its small-I/O point at 1 outstanding I/O took < 5 µs on average, below
+//!   what any storage device can do: memory answers (the calibration's old verdict). Impact
+//!   = 1: every point of the curve is then the cache's.
+//!
 //! Ground truth: `diagnose::cache_absorbed` (buffered reads of a small file).
 
 use super::db::{io_share, DbClass};
@@ -69,8 +73,42 @@ pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
             }
             .into()]
         }
-        Document::Calibration(_) => Vec::new(),
+        Document::Calibration(c) => calibration(c),
     }
+}
+
+/// Latency at 1 outstanding I/O below which memory, not a device, answers, µs.
+pub const MEMORY_US: f64 = 5.0;
+
+fn calibration(c: &iogauge_model::calib::CalibrationReport) -> Vec<Finding> {
+    use iogauge_model::calib::Step;
+    let Some(qd1) = c
+        .points
+        .iter()
+        .map(|p| &p.point)
+        .find(|p| p.step == Step::Small && p.outstanding == 1 && !p.superseded)
+    else {
+        return Vec::new();
+    };
+    if qd1.lat_us.mean >= MEMORY_US || qd1.ios == 0 {
+        return Vec::new();
+    }
+    vec![Made {
+        rule: "page-cache-reads",
+        layer: Layer::PageCache,
+        title: format!(
+            "latency at 1 outstanding I/O is {:.1} µs, below what any storage device can do: memory (the page cache?) is answering",
+            qd1.lat_us.mean
+        ),
+        impact: 1.0,
+        evidence: vec![
+            ev("mean latency at 1 outstanding I/O", qd1.lat_us.mean, "µs"),
+            ev("IOPS at 1 outstanding I/O", qd1.iops, "IOPS"),
+        ],
+        next: "calibrate with O_DIRECT (drop --buffered) on a target no cache above the device holds",
+        source: SOURCE,
+    }
+    .into()]
 }
 
 fn run(w: &Whole) -> Vec<Finding> {

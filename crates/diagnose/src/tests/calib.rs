@@ -68,3 +68,15 @@ fn a_small_span_of_a_rotating_disk_is_said_with_low_impact() {
     spinning_not.preflight.targets[0].rotational = Some(false);
     assert!(of(spinning_not).iter().all(|f| f.layer != Layer::Span));
 }
+
+#[test]
+fn a_first_point_faster_than_any_device_is_memory_answering() {
+    let mut c = calibration();
+    assert!(of(c.clone()).iter().all(|f| f.layer != Layer::PageCache));
+    c.points[0].point.lat_us.mean = 2.5;
+    let v = of(c);
+    let f = &v[0];
+    assert_eq!(f.layer, Layer::PageCache, "{v:#?}");
+    assert_eq!(f.impact, 1.0);
+    assert_eq!(evidence(f, "mean latency at 1 outstanding"), 2.5);
+}
