@@ -1,7 +1,7 @@
 //! The diagnosis: what limits the storage in a whole result, as findings ranked by the share
 //! of the I/O time (or, for a database run, of DB time) each explains — Oracle's ADDM ranks
 //! its findings by DB time the same way. Pure: a [`Document`] in, [`Finding`]s out; no OS,
-//! no I/O. Each rule is a module of [`rules`] stating its source, its thresholds, its impact
+//! no I/O. Each rule is a module of `rules/` stating its source, its thresholds, its impact
 //! formula and the ground-truth scenario that proves it (crates/cli/tests/it/diagnose/).
 //!
 //! A wrong finding is worse than none: thresholds are conservative, every finding carries the
