@@ -48,3 +48,36 @@ impl Finished {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iogauge_model::finding::Layer;
+    use iogauge_model::run::RunReport;
+    use iogauge_model::spec::{JobSpec, RwMode};
+
+    /// The document handed to the store carries its diagnosis, whatever it had before.
+    #[test]
+    fn the_lead_document_is_diagnosed() {
+        let mut r = RunReport::from_series(
+            JobSpec::new(RwMode::RandRead),
+            Vec::new(),
+            std::time::SystemTime::UNIX_EPOCH,
+            &[],
+            false,
+        );
+        r.findings = vec![iogauge_model::finding::Finding {
+            rule: "stale".into(),
+            layer: Layer::Device,
+            title: String::new(),
+            impact: 1.0,
+            evidence: Vec::new(),
+            next: String::new(),
+            source: String::new(),
+        }];
+        let f = Finished::lead(Document::from(r), Vec::new(), Ending::Complete);
+        let doc = f.document().expect("the lead's document");
+        let rules: Vec<&str> = doc.findings().iter().map(|f| f.rule.as_str()).collect();
+        assert_eq!(rules, ["no-limit"]);
+    }
+}
