@@ -386,6 +386,9 @@ pub struct CalibrationReport {
     /// ORION's small × large matrix (with --matrix).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub matrix: Vec<Cell>,
+    /// The calibration's caveats in words (a cap never met, a cache answering, where the
+    /// curve saturates, points measured again). Where the storage saturates is now the
+    /// `device-saturated` finding; the sentences are still filled for one release.
     pub verdicts: Vec<String>,
     pub warnings: Vec<String>,
     /// What limits the storage, ranked by the share of the time each explains

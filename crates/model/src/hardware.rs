@@ -26,7 +26,10 @@ pub struct Hardware {
     pub disks: Vec<String>,
     pub read: DirCompare,
     pub write: DirCompare,
-    /// Sentences where the two differ by more than 10%.
+    /// Sentences where the two differ by more than 10%. Superseded by the findings
+    /// (`page-cache-reads`, `page-cache-writes`, `read-ahead`, `write-multiplication`, made
+    /// by the diagnosis from the whole result); still filled for one release so that readers
+    /// of stored documents and older renderers keep them.
     pub notes: Vec<String>,
     /// Every device of the targets' chains on its own row (the target's md/dm/loop device
     /// and each member disk), when there is more than one.

@@ -29,7 +29,10 @@ pub enum Finished {
 }
 
 impl Finished {
-    pub(crate) fn lead(doc: Document, histograms: Histograms, ending: Ending) -> Finished {
+    /// The document rank 0 (or the one process) stores, with its findings: the diagnosis
+    /// reads the whole merged result, never one rank's or one interval's part.
+    pub(crate) fn lead(mut doc: Document, histograms: Histograms, ending: Ending) -> Finished {
+        *doc.findings_mut() = iogauge_diagnose::diagnose(&doc);
         Finished::Lead {
             doc: Box::new(doc),
             histograms,
@@ -43,5 +46,38 @@ impl Finished {
             Finished::Lead { doc, .. } => Some(doc),
             Finished::Member { .. } => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iogauge_model::finding::Layer;
+    use iogauge_model::run::RunReport;
+    use iogauge_model::spec::{JobSpec, RwMode};
+
+    /// The document handed to the store carries its diagnosis, whatever it had before.
+    #[test]
+    fn the_lead_document_is_diagnosed() {
+        let mut r = RunReport::from_series(
+            JobSpec::new(RwMode::RandRead),
+            Vec::new(),
+            std::time::SystemTime::UNIX_EPOCH,
+            &[],
+            false,
+        );
+        r.findings = vec![iogauge_model::finding::Finding {
+            rule: "stale".into(),
+            layer: Layer::Device,
+            title: String::new(),
+            impact: 1.0,
+            evidence: Vec::new(),
+            next: String::new(),
+            source: String::new(),
+        }];
+        let f = Finished::lead(Document::from(r), Vec::new(), Ending::Complete);
+        let doc = f.document().expect("the lead's document");
+        let rules: Vec<&str> = doc.findings().iter().map(|f| f.rule.as_str()).collect();
+        assert_eq!(rules, ["no-limit"]);
     }
 }

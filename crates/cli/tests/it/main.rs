@@ -10,6 +10,7 @@ mod calibrate;
 mod campaign;
 mod completions;
 mod db;
+mod diagnose;
 mod errors;
 mod hostile;
 mod io_path;

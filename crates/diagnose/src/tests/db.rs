@@ -1,0 +1,115 @@
+//! A database run's DB time by wait class, and its reads against the disks' in blocks.
+
+use crate::fixture::{db, evidence, find, of};
+use iogauge_model::db::report::CacheCompare;
+use iogauge_model::finding::Layer;
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+#[test]
+fn lock_waits_rank_above_the_storage() {
+    let v = of(db(
+        &[
+            ("tuple", 3.0),
+            ("transactionid", 2.0),
+            ("CPU", 0.5),
+            ("WALSync", 0.5),
+        ],
+        None,
+    ));
+    let f = &v[0];
+    assert_eq!(
+        (f.layer, f.rule.as_str()),
+        (Layer::DbLocks, "db-locks"),
+        "{v:#?}"
+    );
+    assert!(close(f.impact, 5.0 / 6.0), "{}", f.impact);
+    assert_eq!(evidence(f, "AAS on tuple"), 3.0);
+    assert!(
+        v.iter().all(|f| f.layer != Layer::DbWal),
+        "WAL at 8%: {v:#?}"
+    );
+}
+
+#[test]
+fn commits_waiting_for_the_wal() {
+    let mut r = db(
+        &[("WALSync", 0.6), ("WALWriteLock", 0.2), ("CPU", 0.2)],
+        None,
+    );
+    r.summary.db.avg_wal_sync_ms = Some(2.5);
+    let v = of(r);
+    let f = &v[0];
+    assert_eq!(f.layer, Layer::DbWal, "{v:#?}");
+    assert!(close(f.impact, 0.8), "{}", f.impact);
+    assert_eq!(evidence(f, "average WAL sync"), 2.5);
+}
+
+#[test]
+fn backends_writing_their_own_buffers() {
+    let mut r = db(&[("DataFileWrite", 1.0), ("DataFileRead", 1.0)], None);
+    r.summary.db.buffers_written_s.backend = 900.0;
+    let v = of(r);
+    let w = find(&v, Layer::DbWrites);
+    assert!(close(w.impact, 0.5));
+    assert_eq!(evidence(w, "by backends"), 900.0);
+    assert!(close(find(&v, Layer::DbIo).impact, 0.5));
+}
+
+/// Issue #27's second run: PostgreSQL read 146k blocks/s at 0.012 ms, the disk 21k reads/s
+/// of 25 KiB. In bytes the disk read more than asked ("0% from the page cache"); in blocks
+/// 86% of the reads never reached it.
+#[test]
+fn the_page_cache_is_judged_in_blocks_not_bytes() {
+    let cache = CacheCompare {
+        disks: vec!["vda".into()],
+        db_physical_reads_s: 146_000.0,
+        db_read_mb_s: 146_000.0 * 8.0 / 1024.0,
+        device_reads_s: 21_000.0,
+        device_read_mb_s: 21_000.0 * 25.0 / 1024.0,
+        page_cache_pct: Some(0.0),
+        note: None,
+    };
+    let mut r = db(&[("DataFileRead", 0.5), ("CPU", 3.5)], Some(cache));
+    r.summary.db.avg_read_ms = Some(0.012);
+    let v = of(r);
+    let f = find(&v, Layer::PageCache);
+    let absorbed = 1.0 - 21_000.0 / 146_000.0;
+    assert!(close(evidence(f, "never reached a disk"), absorbed * 100.0));
+    // DataFileRead holds 12.5% of DB time: the floor of 0.2 applies.
+    assert!(close(f.impact, absorbed * 0.2), "{}", f.impact);
+}
+
+/// Issue #27's first run: 19.8k blocks/s (155 MiB/s) asked, the disk read 813 MiB/s in
+/// 33k reads of 25 KiB: read-ahead.
+#[test]
+fn read_ahead_in_a_db_run() {
+    let cache = CacheCompare {
+        disks: vec!["vda".into()],
+        db_physical_reads_s: 19_800.0,
+        db_read_mb_s: 155.0,
+        device_reads_s: 33_000.0,
+        device_read_mb_s: 813.0,
+        page_cache_pct: Some(0.0),
+        note: None,
+    };
+    let v = of(db(&[("DataFileRead", 3.0), ("CPU", 1.0)], Some(cache)));
+    let f = find(&v, Layer::ReadAhead);
+    assert!(
+        close(f.impact, (1.0 - 155.0 / 813.0) * 0.75),
+        "{}",
+        f.impact
+    );
+    assert!((evidence(f, "disk read size") - 813.0 * 1024.0 / 33_000.0).abs() < 1e-9);
+    assert_eq!(v[0].layer, Layer::DbIo, "{v:#?}");
+    assert!(v.iter().all(|f| f.layer != Layer::PageCache), "{v:#?}");
+}
+
+#[test]
+fn sessions_that_hardly_ran_say_nothing_but_no_limit() {
+    let v = of(db(&[("tuple", 0.01)], None));
+    assert_eq!(v.len(), 1);
+    assert_eq!(v[0].layer, Layer::None);
+}

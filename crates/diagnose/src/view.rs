@@ -1,0 +1,299 @@
+//! A whole result seen the same way whatever its kind: the measured window's figures per
+//! device (intervals combined, never one of them), per CPU, per block-layer stage, and what
+//! the workload asked for. Every rule reads a [`Whole`], so a rule is written once for runs,
+//! calibrations and database runs.
+
+use iogauge_model::derive::{CpuRates, Derived, DiskRates, PerCpuRates};
+use iogauge_model::hardware::per_cpu_between;
+use iogauge_model::layers::{StageLat, StageRates};
+use iogauge_model::system::Snapshot;
+use iogauge_model::Document;
+use iogauge_stats::{Nanos, Phase};
+use std::collections::BTreeMap;
+
+/// One direction of what the workload (iogauge's workers) asked for over the window.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Ask {
+    pub iops: f64,
+    /// Mean size of one I/O, KiB.
+    pub kib: f64,
+    /// Mean latency the application saw, µs.
+    pub lat_us: f64,
+}
+
+/// What a run's workload asked for (a `run` only: a calibration's points each ask
+/// differently, and a database's sessions ask in blocks, see [`crate::rules::db`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Work {
+    pub read: Ask,
+    pub write: Ask,
+    /// O_DIRECT (else buffered: the page cache sits between the workload and the devices).
+    pub direct: bool,
+}
+
+impl Work {
+    /// Share of the workload's I/Os that were reads, 0–1.
+    pub fn read_share(&self) -> f64 {
+        let all = self.read.iops + self.write.iops;
+        if all > 0.0 {
+            self.read.iops / all
+        } else {
+            0.0
+        }
+    }
+
+    /// The workload's mean latency over both directions, µs (weighted by I/Os).
+    pub fn lat_us(&self) -> f64 {
+        let n = self.read.iops + self.write.iops;
+        if n > 0.0 {
+            (self.read.iops * self.read.lat_us + self.write.iops * self.write.lat_us) / n
+        } else {
+            0.0
+        }
+    }
+}
+
+/// One direction's block-layer stages over the window, means weighted by requests.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Stages {
+    pub req_s: f64,
+    pub pre_us: f64,
+    pub queue_us: f64,
+    pub device_us: f64,
+}
+
+impl Stages {
+    /// Time of one request below the application: before the queue, in it, in the device.
+    pub fn total_us(&self) -> f64 {
+        self.pre_us + self.queue_us + self.device_us
+    }
+}
+
+/// Both directions of one traced device.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct LayerWindow {
+    pub read: Stages,
+    pub write: Stages,
+}
+
+/// A whole result as the rules read it.
+#[derive(Debug, Default)]
+pub(crate) struct Whole {
+    /// Each device over the measured window (intervals combined by duration and I/Os).
+    pub disks: BTreeMap<String, DiskRates>,
+    /// The whole disks under the targets (what the workload is compared against).
+    pub bottom: Vec<String>,
+    /// The devices the targets sit on directly (members of a layout, a loop device, a disk).
+    pub entry: Vec<String>,
+    /// The machine's CPU over the window.
+    pub cpu: Option<CpuRates>,
+    /// Each CPU over the window (empty when the snapshots had no per-CPU lines).
+    pub cpus: Vec<PerCpuRates>,
+    /// Per traced device, when the block-layer tracer ran.
+    pub layers: BTreeMap<String, LayerWindow>,
+    /// A run's workload.
+    pub work: Option<Work>,
+}
+
+impl Whole {
+    pub fn of(doc: &Document) -> Whole {
+        match doc {
+            Document::Run(r) => {
+                let measured: Vec<(f64, f64, Option<&Derived>)> = r
+                    .intervals
+                    .iter()
+                    .filter(|i| i.phase == Phase::Measure)
+                    .map(|i| (i.t_s, i.dur_s, i.system.as_ref()))
+                    .collect();
+                let mut w = Whole::from_intervals(&measured, &r.samples);
+                w.bottom = r.hardware.as_ref().map_or(Vec::new(), |h| h.disks.clone());
+                w.entry = r.targets.iter().filter_map(|t| t.device.clone()).collect();
+                w.work = Some(Work {
+                    read: ask(&r.summary.read),
+                    write: ask(&r.summary.write),
+                    direct: r.options.direct,
+                });
+                w
+            }
+            Document::DbRun(d) => {
+                let measured: Vec<(f64, f64, Option<&Derived>)> = d
+                    .intervals
+                    .iter()
+                    .filter(|i| i.phase == Phase::Measure)
+                    .map(|i| (i.t_s, i.dur_s, i.system.as_ref()))
+                    .collect();
+                let mut w = Whole::from_intervals(&measured, &d.samples);
+                w.bottom = d.cache.as_ref().map_or(Vec::new(), |c| c.disks.clone());
+                w.entry = w.bottom.clone();
+                w
+            }
+            Document::Calibration(c) => {
+                let measured: Vec<(f64, f64, Option<&Derived>)> = c
+                    .points
+                    .iter()
+                    .flat_map(|p| &p.intervals)
+                    .filter(|i| i.phase == Phase::Measure)
+                    .map(|i| (i.t_s, i.dur_s, i.system.as_ref()))
+                    .collect();
+                let mut w = Whole::from_intervals(&measured, &[]);
+                w.bottom = c
+                    .preflight
+                    .targets
+                    .iter()
+                    .filter_map(|t| t.device.as_ref())
+                    .flat_map(|d| iogauge_model::preflight::leaves(d))
+                    .map(|d| d.name.clone())
+                    .collect();
+                w.entry = c.targets.iter().filter_map(|t| t.device.clone()).collect();
+                w
+            }
+        }
+    }
+
+    /// The window of `measured` (start s, duration s, figures) combined.
+    fn from_intervals(measured: &[(f64, f64, Option<&Derived>)], samples: &[Snapshot]) -> Whole {
+        let with: Vec<(f64, &Derived)> = measured
+            .iter()
+            .filter_map(|(_, d, s)| Some((*d, (*s)?)))
+            .collect();
+        let mut names: Vec<&String> = with.iter().flat_map(|(_, d)| d.disks.keys()).collect();
+        names.sort();
+        names.dedup();
+        let disks = names
+            .into_iter()
+            .map(|n| {
+                let parts: Vec<(f64, &DiskRates)> = with
+                    .iter()
+                    .filter_map(|(t, d)| Some((*t, d.disks.get(n)?)))
+                    .collect();
+                (n.clone(), DiskRates::combine(&parts))
+            })
+            .collect();
+        let cpu = Derived::combine(&with).map(|d| d.cpu).filter(sampled);
+        let cpus = match (measured.first(), measured.last()) {
+            (Some(a), Some(b)) => per_cpu_between(
+                samples,
+                Nanos((a.0 * 1e9) as u64),
+                Nanos(((b.0 + b.1) * 1e9) as u64),
+            ),
+            _ => Vec::new(),
+        };
+        Whole {
+            disks,
+            cpu,
+            cpus,
+            layers: layers(&with),
+            ..Whole::default()
+        }
+    }
+
+    /// The busiest CPU over the window: (its number, its rates), or the machine's when the
+    /// snapshots had no per-CPU lines.
+    pub fn busiest_cpu(&self) -> Option<(Option<u32>, CpuRates)> {
+        match self
+            .cpus
+            .iter()
+            .filter(|c| sampled(&c.rates))
+            .max_by(|a, b| a.rates.busy().total_cmp(&b.rates.busy()))
+        {
+            Some(c) => Some((Some(c.cpu), c.rates.clone())),
+            None => self.cpu.clone().map(|c| (None, c)),
+        }
+    }
+
+    /// `f` summed over the bottom disks.
+    pub fn bottom_sum(&self, f: impl Fn(&DiskRates) -> f64) -> f64 {
+        self.bottom
+            .iter()
+            .filter_map(|n| self.disks.get(n))
+            .map(f)
+            .sum()
+    }
+
+    /// The I/O-weighted mean await (queue and device, iostat's r_await/w_await) of the
+    /// entry devices, ms, over both directions; `None` when they completed nothing.
+    pub fn entry_await_ms(&self) -> Option<f64> {
+        let (mut n, mut t) = (0.0, 0.0);
+        for d in self.entry_rates() {
+            n += d.r_s + d.w_s;
+            t += d.r_s * d.r_await + d.w_s * d.w_await;
+        }
+        (n > 0.0).then(|| t / n)
+    }
+
+    /// The entry devices' window figures (the bottom disks when no entry device is known).
+    pub fn entry_rates(&self) -> Vec<&DiskRates> {
+        let names = if self.entry.is_empty() {
+            &self.bottom
+        } else {
+            &self.entry
+        };
+        let mut seen: Vec<&String> = names.iter().collect();
+        seen.sort();
+        seen.dedup();
+        seen.into_iter().filter_map(|n| self.disks.get(n)).collect()
+    }
+}
+
+/// Whether CPU figures were sampled at all: all zero (no tick, or no snapshot) would read as
+/// 100% busy.
+fn sampled(c: &CpuRates) -> bool {
+    c.user + c.system + c.iowait + c.steal + c.idle > 0.0
+}
+
+fn ask(d: &iogauge_model::summary::DirSummary) -> Ask {
+    Ask {
+        iops: d.iops,
+        kib: if d.ios > 0 {
+            d.bytes as f64 / 1024.0 / d.ios as f64
+        } else {
+            0.0
+        },
+        lat_us: d.lat_us.mean,
+    }
+}
+
+/// Per traced device, each stage's mean over the intervals, weighted by their requests.
+fn layers(with: &[(f64, &Derived)]) -> BTreeMap<String, LayerWindow> {
+    let mut names: Vec<&String> = with.iter().flat_map(|(_, d)| d.layers.keys()).collect();
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|n| {
+            let dir = |pick: fn(&iogauge_model::layers::LayerRates) -> &StageRates| {
+                let parts: Vec<(f64, &StageRates)> = with
+                    .iter()
+                    .filter_map(|(t, d)| Some((*t, pick(d.layers.get(n)?))))
+                    .collect();
+                stages(&parts)
+            };
+            let w = LayerWindow {
+                read: dir(|l| &l.read),
+                write: dir(|l| &l.write),
+            };
+            (n.clone(), w)
+        })
+        .collect()
+}
+
+fn stages(parts: &[(f64, &StageRates)]) -> Stages {
+    let secs: f64 = parts.iter().map(|(t, _)| t).sum();
+    let reqs: f64 = parts.iter().map(|(t, s)| t * s.req_s).sum();
+    if reqs <= 0.0 || secs <= 0.0 {
+        return Stages::default();
+    }
+    let mean = |f: fn(&StageRates) -> Option<StageLat>| {
+        parts
+            .iter()
+            .map(|(t, s)| t * s.req_s * f(s).map_or(0.0, |l| l.mean_us))
+            .sum::<f64>()
+            / reqs
+    };
+    Stages {
+        req_s: reqs / secs,
+        pre_us: mean(|s| s.pre_queue),
+        queue_us: mean(|s| s.queue),
+        device_us: mean(|s| s.device),
+    }
+}
