@@ -12,6 +12,7 @@ mod db;
 mod errors;
 mod hostile;
 mod io_path;
+mod layers;
 mod layout;
 mod mpi;
 mod plan;

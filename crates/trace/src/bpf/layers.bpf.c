@@ -63,6 +63,7 @@ struct bio {
 struct request {
 	struct request_queue *q;
 	unsigned int cmd_flags;
+	__u64 start_time_ns;
 	sector_t __sector;
 } CORE;
 
@@ -130,16 +131,18 @@ struct {
 	__type(value, __u64);
 } queued SEC(".maps");
 
-// When a request was inserted, and when issued, by its address.
+// When a request was inserted, and when issued, by its address. Plain hashes, not LRU ones
+// (an LRU map may evict a live entry before it is full, losing a request's stage): a queue's
+// requests are preallocated, so the addresses are a bounded set whose entries are reused.
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, __u64);
 	__type(value, __u64);
 } inserted SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, __u64);
 	__type(value, __u64);
@@ -316,7 +319,26 @@ int on_issue(__u64 *ctx)
 		return 0;
 	__u64 now = bpf_ktime_get_ns();
 	__u64 key = (__u64)rq;
+	// A start time older than the request's allocation belongs to an earlier life of the
+	// same request struct (one merged into another after its insert, say): dropped.
+	__u64 born = rq->start_time_ns;
+	__u64 *again = bpf_map_lookup_elem(&issued, &key);
+	if (again && *again < born) {
+		bpf_map_delete_elem(&issued, &key);
+		again = 0;
+	}
+	if (again) {
+		// Issued again before it completed (the driver was busy and the request was
+		// dispatched once more, seen on virtio-blk without a block_rq_requeue): its device
+		// time runs from this issue; its stages before were counted at the first.
+		*again = now;
+		return 0;
+	}
 	__u64 *ins = bpf_map_lookup_elem(&inserted, &key);
+	if (ins && *ins < born) {
+		bpf_map_delete_elem(&inserted, &key);
+		ins = 0;
+	}
 	if (ins) {
 		if (now >= *ins)
 			record(idx, QUEUE, now - *ins);
