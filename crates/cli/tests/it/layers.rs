@@ -29,9 +29,18 @@ struct Reads {
 }
 
 fn reads_of(doc: &Value, disk: &str) -> Reads {
+    reads_from(doc, disk, 0)
+}
+
+/// [`reads_of`] from the first sample at or after `from_ns` of the run's time.
+fn reads_from(doc: &Value, disk: &str, from_ns: u64) -> Reads {
     let samples = doc["samples"].as_array().expect("samples");
-    assert!(samples.len() >= 2, "{} samples", samples.len());
-    let (a, b) = (&samples[0], &samples[samples.len() - 1]);
+    let first = samples
+        .iter()
+        .position(|s| u(&s["at_ns"]) >= from_ns)
+        .expect("a sample after bpftrace attached");
+    assert!(samples.len() >= first + 2, "{} samples", samples.len());
+    let (a, b) = (&samples[first], &samples[samples.len() - 1]);
     let layers = |s: &Value| -> LayerCounters {
         let l = s["layers"].as_array().unwrap_or_else(|| {
             panic!(
@@ -101,13 +110,17 @@ fn agree(what: &str, ours_us: f64, theirs: Vec<u64>, floor_us: f64) {
 /// bpftrace a second later: a tracepoint runs its programs in the order they attached, so
 /// bpftrace's (costlier) handlers run after the tracer's and their time is not in its
 /// stages. bpftrace sees the run's later seconds, iogauge all of them.
-fn run_beside_bpftrace(dir: &std::path::Path, disk: &str, args: &[&str]) -> (Value, Seen) {
+/// Also returns when bpftrace was attached, an upper bound in the run's time (the run's t0
+/// comes after its start): compare from the first sample after it.
+fn run_beside_bpftrace(dir: &std::path::Path, disk: &str, args: &[&str]) -> (Value, Seen, u64) {
     let mut all = vec!["run"];
     all.extend_from_slice(args);
     all.push("--json");
+    let started = std::time::Instant::now();
     let child = spawn(&all);
     std::thread::sleep(std::time::Duration::from_millis(1500));
     let bt = Bpftrace::start(dir, dev_t(disk));
+    let attached = started.elapsed().as_nanos() as u64;
     let out = child.wait_with_output().expect("iogauge run");
     let seen = bt.stop();
     assert!(
@@ -115,7 +128,8 @@ fn run_beside_bpftrace(dir: &std::path::Path, disk: &str, args: &[&str]) -> (Val
         "iogauge {all:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    (serde_json::from_slice(&out.stdout).expect("JSON"), seen)
+    let doc = serde_json::from_slice(&out.stdout).expect("JSON");
+    (doc, seen, attached)
 }
 
 #[test]
@@ -133,11 +147,12 @@ fn on_the_vm_disk_the_layers_agree_with_diskstats_bpftrace_and_the_app() {
     let args = [
         "--target", t, "--size", "256m", "--bs", "4k", "--qd", "1", "--time", "6s",
     ];
-    let (doc, seen) = run_beside_bpftrace(d.path(), disk, &args);
+    let (doc, seen, attached) = run_beside_bpftrace(d.path(), disk, &args);
     let r = reads_of(&doc, disk);
     agrees_with_diskstats(&r, 1);
-    agree("vda device (QD 1)", p50_us(&r.device), seen.device, 0.0);
-    agree("vda queue (QD 1)", p50_us(&r.queue), seen.queue, 1.5);
+    let both = reads_from(&doc, disk, attached);
+    agree("vda device (QD 1)", p50_us(&both.device), seen.device, 0.0);
+    agree("vda queue (QD 1)", p50_us(&both.queue), seen.queue, 1.5);
 
     // The layers are what the application waited, less the system call, io_uring's and the
     // completion's wake-up paths, which no block tracepoint sees: measured on this VM at
@@ -215,18 +230,19 @@ fn a_deep_queue_on_a_loop_device_with_few_requests_waits_before_the_device() {
     agrees_with_diskstats(&qd1, 1);
 
     let args = psync(p, "32", "8s");
-    let (deep, seen) = run_beside_bpftrace(d.path(), name, &args);
+    let (deep, seen, attached) = run_beside_bpftrace(d.path(), name, &args);
     let qd32 = reads_of(&deep, name);
     agrees_with_diskstats(&qd32, 32);
+    let both = reads_from(&deep, name, attached);
     agree(
         "loop queue (32 readers)",
-        p50_us(&qd32.queue),
+        p50_us(&both.queue),
         seen.queue,
         2.5,
     );
     agree(
         "loop device (32 readers)",
-        p50_us(&qd32.device),
+        p50_us(&both.device),
         seen.device,
         0.0,
     );
