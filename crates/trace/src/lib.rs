@@ -185,8 +185,12 @@ fn one_line(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut src = e.source();
     while let Some(c) = src {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
+        // aya's errors often repeat their source's text: said once.
+        let t = c.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
         src = c.source();
     }
     // The verifier ends its log with statistics; the reason is just above them.
