@@ -2,6 +2,7 @@
 //! biolatency's method — start times in maps keyed by (device, sector), insert → issue and
 //! issue → complete printed per request — run beside iogauge.
 
+use iogauge_model::layers::{bucket_of, StageHist};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -120,9 +121,19 @@ impl Bpftrace {
     }
 }
 
-/// The exact median of `v`, ns.
-pub fn median(mut v: Vec<u64>) -> f64 {
+/// The median of `v`, ns, read as iogauge reads its own: through the same buckets
+/// (`bucket_of`, interpolated within the bucket, up to 6% wide), so the comparison is of the
+/// two instruments' times, not of a histogram with the exact values.
+pub fn median(v: &[u64]) -> f64 {
     assert!(!v.is_empty(), "bpftrace saw no request");
-    v.sort_unstable();
-    v[v.len() / 2] as f64
+    let mut by_bucket = std::collections::BTreeMap::<u32, u64>::new();
+    for &ns in v {
+        *by_bucket.entry(bucket_of(ns)).or_default() += 1;
+    }
+    let h = StageHist {
+        count: v.len() as u64,
+        sum_ns: v.iter().sum(),
+        buckets: by_bucket.into_iter().collect(),
+    };
+    h.quantile_ns(0.5).expect("not empty")
 }
