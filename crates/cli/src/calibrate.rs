@@ -16,6 +16,7 @@ use std::process::ExitCode;
 pub fn calibrate(mut opts: CalibrateOptions) -> anyhow::Result<ExitCode> {
     // The store opens first: a bad --store fails before minutes of measuring.
     let mut session = Session::join(opts.store.as_deref(), opts.label.clone(), crate::exit::say)?;
+    session.set_tracing(opts.trace);
     let team = session.team();
     let job = measure::calibrate::place(team, &mut opts.targets.specs, &mut opts.spec)?;
     team.agreed(check_engine(opts.spec.setup.engine))?;

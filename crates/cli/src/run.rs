@@ -13,6 +13,7 @@ use std::process::ExitCode;
 
 pub fn run(mut opts: RunOptions) -> anyhow::Result<ExitCode> {
     let mut session = Session::join(opts.store.as_deref(), opts.label.clone(), crate::exit::say)?;
+    session.set_tracing(opts.trace);
     let team = session.team();
     let slice = measure::run::place(
         team,

@@ -24,6 +24,10 @@ pub struct ResultArgs {
     /// Print the result as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Do not trace the block layer: no per-layer latency (time before the queue, in the
+    /// queue, on the device) from the kernel's block tracepoints.
+    #[arg(long)]
+    pub no_trace: bool,
 }
 
 /// `--label`, flattened into the commands that store a measurement.

@@ -26,6 +26,18 @@ pub fn sample_grid(
     boundaries: impl IntoIterator<Item = Duration>,
     done: &AtomicBool,
 ) -> (Vec<Snapshot>, Option<String>) {
+    sample_grid_with(|ns| sampler.sample(ns), t0, boundaries, done)
+}
+
+/// [`sample_grid`] with the sampling step given: `sample(at_ns)`, e.g. the sampler's snapshot
+/// with another sampler's counters (the session's block-layer tracer) added at the same
+/// moment.
+pub fn sample_grid_with<E: std::fmt::Display>(
+    sample: impl Fn(u64) -> Result<Snapshot, E>,
+    t0: impl Fn() -> Option<Instant>,
+    boundaries: impl IntoIterator<Item = Duration>,
+    done: &AtomicBool,
+) -> (Vec<Snapshot>, Option<String>) {
     let mut out = Vec::new();
     let t0 = loop {
         if let Some(t) = t0() {
@@ -53,7 +65,7 @@ pub fn sample_grid(
             }
         };
         let ns = t0.elapsed().as_nanos() as u64;
-        match sampler.sample(ns) {
+        match sample(ns) {
             Ok(s) => out.push(s),
             Err(e) => return (out, Some(format!("device sampling stopped: {e}"))),
         }

@@ -16,7 +16,9 @@ pub mod sample;
 pub mod sysfs;
 
 pub use fs::{backing_device, fs_of, fs_of_nearest, FsInfo};
-pub use grid::{device_of_path, devices_under, disks_under, phase_grid, sample_grid, Devices};
+pub use grid::{
+    device_of_path, devices_under, disks_under, phase_grid, sample_grid, sample_grid_with, Devices,
+};
 pub use mdstat::{parse_mdstat, read_mdstat, MdstatError};
 pub use preflight::{preflight, preflight_roles, warnings_for, SHORT_SPAN_PCT};
 pub use sample::{ram_bytes, SampleError, Sampler};

@@ -6,7 +6,8 @@
 //!    measured (a bad `--store` fails first);
 //! 2. [`Session::go_live`] / [`Session::publish`]: the live feed `iogauge watch` follows;
 //! 3. [`sampled`]: the one device and CPU sampler (`iogauge_probe::sample_grid`) on the
-//!    producer's interval grid, from the moment the producer says it started;
+//!    producer's interval grid, from the moment the producer says it started, with the
+//!    block-layer tracer's counters ([`Layers`]) in every snapshot;
 //! 4. [`Session::finish`]: the document stored, then printed, then where it is stored said;
 //!    the caller turns the [`Ending`] into an exit code.
 //!
@@ -20,6 +21,7 @@
 
 mod error;
 mod finish;
+mod layers;
 mod live;
 pub mod measure;
 pub mod ranks;
@@ -29,6 +31,7 @@ mod signal;
 
 pub use error::SessionError;
 pub use finish::{Ending, Stored};
+pub use layers::Layers;
 pub use measure::Finished;
 pub use recorder::{now, Session};
 pub use sampled::{sampled, JobSampler};

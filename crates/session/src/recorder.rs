@@ -25,6 +25,8 @@ pub struct Session {
     pub(crate) feed: Feed,
     started_at: String,
     label: Option<String>,
+    /// Whether the block-layer tracer runs beside the sampler (on unless `--no-trace`).
+    trace: bool,
 }
 
 impl Session {
@@ -42,6 +44,7 @@ impl Session {
             feed: Feed::Off,
             started_at: now(),
             label: None,
+            trace: true,
         })
     }
 
@@ -69,12 +72,23 @@ impl Session {
                 feed: Feed::Off,
                 started_at: now(),
                 label: None,
+                trace: true,
             },
         };
         team.watch_teardown(&session.stop)?;
         session.team = team;
         session.label = label;
         Ok(session)
+    }
+
+    /// Turns the per-layer tracer on (the default) or off (`--no-trace`).
+    pub fn set_tracing(&mut self, on: bool) {
+        self.trace = on;
+    }
+
+    /// Whether the per-layer tracer runs beside the sampler.
+    pub fn tracing(&self) -> bool {
+        self.trace
     }
 
     /// The processes this session's job runs on.

@@ -14,6 +14,8 @@ pub struct CalibrateOptions {
     pub spec: CalibrateSpec,
     pub targets: Targets,
     pub json: bool,
+    /// Trace the block layer beside the sampler (not `--no-trace`).
+    pub trace: bool,
     pub store: Option<PathBuf>,
     /// `--label`, checked.
     pub label: Option<String>,
@@ -76,6 +78,7 @@ impl CalibrateOptions {
             targets: Targets::from_args(a.io, spec.setup.direct, spec.write_pct > 0)?,
             spec,
             json: a.result.json,
+            trace: !a.result.no_trace,
             store: a.result.store.store,
             label: a.result.label.checked()?,
             csv: a.csv,

@@ -23,6 +23,8 @@ pub struct DbRunOptions {
     /// `--label`, checked.
     pub label: Option<String>,
     pub json: bool,
+    /// Trace the block layer beside the sampler (not `--no-trace`).
+    pub trace: bool,
 }
 
 impl DbRunOptions {
@@ -55,6 +57,7 @@ impl DbRunOptions {
             store: a.result.store.store,
             label: a.result.label.checked()?,
             json: a.result.json,
+            trace: !a.result.no_trace,
         })
     }
 }

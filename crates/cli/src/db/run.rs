@@ -12,6 +12,7 @@ use std::process::ExitCode;
 
 pub fn run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
     let mut session = Session::join(o.store.as_deref(), o.label.clone(), crate::exit::say)?;
+    session.set_tracing(o.trace);
     let team = session.team();
     let own_servers = measure::db::place(team, &mut o.place)?;
     let mut p = team.agreed(prepare(&o))?;

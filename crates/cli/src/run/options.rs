@@ -14,6 +14,8 @@ pub struct RunOptions {
     pub spec: JobSpec,
     pub targets: Targets,
     pub json: bool,
+    /// Trace the block layer beside the sampler (not `--no-trace`).
+    pub trace: bool,
     pub store: Option<PathBuf>,
     /// `--label`, checked.
     pub label: Option<String>,
@@ -90,6 +92,7 @@ impl RunOptions {
             targets: Targets::from_args(a.io, spec.direct, spec.rw.writes())?,
             spec,
             json: a.result.json,
+            trace: !a.result.no_trace,
             store: a.result.store.store,
             label: a.result.label.checked()?,
             shared_offsets: a.shared_offsets,

@@ -14,6 +14,7 @@ mod diagnose;
 mod errors;
 mod hostile;
 mod io_path;
+mod layers;
 mod layout;
 mod mpi;
 mod plan;

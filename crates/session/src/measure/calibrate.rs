@@ -108,6 +108,7 @@ fn alone(
 ) -> anyhow::Result<Finished> {
     (show.head)(&search::head(&ctx))?;
     let spec = ctx.spec.clone();
+    let sampler = JobSampler::of(targets, session.tracing());
     let mut prober = EngineProber {
         targets,
         spec: &spec,
@@ -115,10 +116,12 @@ fn alone(
         on_point: show.point,
         cores: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
         runs: 0,
-        sampling: &JobSampler::of(targets),
+        sampling: &sampler,
     };
     let outcome = search::calibrate(&mut prober, &spec)?;
     let (report, histograms) = calibration_document(ctx, &outcome)?;
     let ending = Ending::of_meta(&report.meta);
-    Ok(Finished::lead(Document::from(report), histograms, ending))
+    let mut doc = Document::from(report);
+    doc.warnings_mut().extend(sampler.layers_warning());
+    Ok(Finished::lead(doc, histograms, ending))
 }

@@ -8,7 +8,7 @@ mod ranks;
 mod sessions;
 
 pub use sessions::Shared;
-use sessions::{ending, measure};
+use sessions::{ending, layers, measure};
 
 use super::Finished;
 use crate::ranks::{hostname, names_a_rank, per_rank, per_rank_text, rank_seed, Team};
@@ -91,7 +91,8 @@ fn alone(session: &Session, mut p: Prepared) -> anyhow::Result<Finished> {
         ready: &mut || true,
         tick: &mut || {},
     };
-    let (outcome, samples, sample_error) = measure(&p, session.stop().clone(), nothing);
+    let layers = layers(&p, session.tracing());
+    let (outcome, samples, sample_error) = measure(&p, &layers, session.stop().clone(), nothing);
     // The run ends with its sessions: the server's shutdown after them is not measured.
     let ended_at = crate::now();
     let mut outcome = outcome.map_err(|e| p.not_started(e))?;
@@ -102,6 +103,7 @@ fn alone(session: &Session, mut p: Prepared) -> anyhow::Result<Finished> {
     report
         .warnings
         .extend(p.stop_server(outcome.error.is_some()));
+    report.warnings.extend(layers.warning());
     Ok(Finished::lead(
         Document::from(report),
         histograms,

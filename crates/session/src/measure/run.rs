@@ -74,7 +74,8 @@ fn alone(
     show: &mut dyn FnMut(f64, &IntervalReport),
 ) -> anyhow::Result<Finished> {
     let stop = session.stop().clone();
-    let (outcome, recorded) = JobSampler::of(targets).run(spec, |started| {
+    let sampler = JobSampler::of(targets, session.tracing());
+    let (outcome, recorded) = sampler.run(spec, |started| {
         let on_interval = &mut |iv: &Interval| {
             let (rep, at) = (IntervalReport::of(iv), iv.end.as_secs_f64());
             session.publish(&rep, at);
@@ -83,7 +84,8 @@ fn alone(
         iogauge_engine::run_telling(spec, targets, &stop, on_interval, started)
     });
     let (report, histograms) = run_document(spec.clone(), targets, outcome?, recorded)?;
-    let doc = Document::from(report);
+    let mut doc = Document::from(report);
+    doc.warnings_mut().extend(sampler.layers_warning());
     let ending = Ending::of(&doc);
     Ok(Finished::lead(doc, histograms, ending))
 }

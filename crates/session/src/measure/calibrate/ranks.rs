@@ -337,7 +337,7 @@ pub(super) fn calibrate(
     };
     let spec = ctx.spec.clone();
     let mut no_point = |_: &Point| {};
-    let sampler = JobSampler::of(targets);
+    let sampler = JobSampler::of(targets, session.tracing());
     let prober = EngineProber {
         targets,
         spec: &spec,
@@ -376,7 +376,7 @@ pub(super) fn calibrate(
         return Ok(Finished::Member {
             rank,
             error: failed,
-            warnings: Vec::new(),
+            warnings: sampler.layers_warning().into_iter().collect(),
         });
     }
     let mut rows = vec![CalibRank {
@@ -406,7 +406,12 @@ pub(super) fn calibrate(
     let outcome = search::calibrate(&mut ranks, &spec);
     // Made first (a rank that died may keep the broadcast below from returning before the
     // launcher ends this rank), then every rank waiting for its next order is told to end.
-    let finished = lead_document(ctx, outcome, &ranks, rows);
+    let finished = lead_document(ctx, outcome, &ranks, rows).map(|mut f| {
+        if let Finished::Lead { doc, .. } = &mut f {
+            doc.warnings_mut().extend(sampler.layers_warning());
+        }
+        f
+    });
     world.broadcast(&mut [END; 6][..]);
     finished
 }

@@ -12,7 +12,7 @@
 //! one all-reduce), the sessions' histograms are merged exactly on rank 0, each rank's own
 //! summary and load profile is kept in `ranks`, and only rank 0 stores and prints.
 
-use super::sessions::{ending, measure, Shared};
+use super::sessions::{ending, layers, measure, Shared};
 use crate::finish::Ending;
 use crate::measure::Finished;
 use crate::ranks::{hostname, Talk, Team, LIVE_BYTES, LOST};
@@ -174,6 +174,7 @@ pub(super) fn run(
     };
     let (rank, size, host) = (world.rank(), world.size(), hostname());
     let own_servers = shared.own_servers;
+    let layers = layers(&p, session.tracing());
     let mut talk = world.talk(stop.clone());
     let started_at = Instant::now();
     let mut ready_called = false;
@@ -189,7 +190,7 @@ pub(super) fn run(
             },
             tick: &mut || talk.tick(beat, &mut last),
         };
-        measure(&p, stop.clone(), sync)
+        measure(&p, &layers, stop.clone(), sync)
     };
     if !ready_called {
         // This rank failed before its sessions were ready: the others, waiting in theirs,
@@ -222,10 +223,18 @@ pub(super) fn run(
         return Ok(Finished::Member {
             rank,
             error: part.error,
-            warnings: p.stop_server(lost),
+            warnings: p
+                .stop_server(lost)
+                .into_iter()
+                .chain(layers.warning())
+                .collect(),
         });
     }
-    let shutdown = p.stop_server(lost);
+    let shutdown: Vec<String> = p
+        .stop_server(lost)
+        .into_iter()
+        .chain(layers.warning())
+        .collect();
     let own = own.ok();
     let mut parts = gathered(&mut talk, part, started_at, p.grid.interval)?;
     let merged = merge(&mut parts, own_servers, outcome.as_ref().ok())?;

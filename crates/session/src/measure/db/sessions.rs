@@ -2,7 +2,7 @@
 //! devices and CPU sampled, how the run ended, and how the ranks share it.
 
 use crate::finish::Ending;
-use crate::sampled;
+use crate::{sampled, Layers};
 use iogauge_model::db::outcome::DbOutcome;
 use iogauge_model::db::workload::Workload;
 use iogauge_model::system::Snapshot;
@@ -24,15 +24,22 @@ pub struct Shared {
 
 /// The sessions' run with the devices under the data set (`Prepared::devices`, from its
 /// preflight) and the CPU sampled on its grid.
+/// `layers` is the session's tracer, started on the same devices (see [`layers`]).
 pub(super) fn measure(
     p: &Prepared,
+    layers: &Layers,
     stop: Arc<AtomicBool>,
     sync: driver::Sync<'_>,
 ) -> (Result<DbOutcome, PgError>, Vec<Snapshot>, Option<String>) {
     let devices = p.devices.clone();
     let sampler = Sampler::new((!devices.is_empty()).then_some(devices));
     let ends: Vec<Duration> = p.grid.slots().iter().map(|s| s.end).collect();
-    sampled(&sampler, ends, |started| p.run(stop, started, sync))
+    sampled(&sampler, layers, ends, |started| p.run(stop, started, sync))
+}
+
+/// The block-layer tracer on the whole disks under the data set, unless `--no-trace`.
+pub(super) fn layers(p: &Prepared, trace: bool) -> Layers {
+    Layers::start(trace, &p.devices)
 }
 
 /// How a run ended, from its outcome.

@@ -69,6 +69,7 @@ pub(super) fn run(
     region: Option<Region>,
 ) -> anyhow::Result<Finished> {
     let stop = session.stop().clone();
+    let sampler = JobSampler::of(targets, session.tracing());
     let Session { team, feed, .. } = session;
     let Team::Ranks(world) = &*team else {
         unreachable!("called over ranks only")
@@ -77,7 +78,7 @@ pub(super) fn run(
     let mut talk = world.talk(stop.clone());
     world.barrier();
     let started_ns = now_ns();
-    let (outcome, recorded) = JobSampler::of(targets).run(spec, |started| {
+    let (outcome, recorded) = sampler.run(spec, |started| {
         let on_interval = &mut |iv: &Interval| {
             let others = talk.interval(iv);
             if rank == 0 {
@@ -104,7 +105,7 @@ pub(super) fn run(
         return Ok(Finished::Member {
             rank,
             error: part.error,
-            warnings: Vec::new(),
+            warnings: sampler.layers_warning().into_iter().collect(),
         });
     }
     let gather = std::time::Instant::now();
@@ -136,6 +137,7 @@ pub(super) fn run(
     if let Document::Run(r) = &mut doc {
         r.gather_ms = Some(gather_ms);
     }
+    doc.warnings_mut().extend(sampler.layers_warning());
     let ending = match failed.is_empty() {
         true => Ending::of(&doc),
         false => Ending::Failed(failed.join("; ")),

@@ -1,0 +1,249 @@
+//! The per-layer tracer: BPF programs on the kernel's block tracepoints (`src/bpf/layers.bpf.c`)
+//! keep, per whole disk and direction, histograms of the time before the request queue, in
+//! the queue and on the device, with request, byte, merge, split and requeue counts; the
+//! session reads them on its interval grid as [`LayerCounters`] (`Snapshot::layers`).
+//!
+//! The programs are `tp_btf` (BTF-enabled raw tracepoints), loaded by aya with their CO-RE
+//! relocations done against the running kernel's BTF (`/sys/kernel/btf/vmlinux`): no kernel
+//! headers, no libbpf. Everything that can stop it — a build without clang, no BTF, no
+//! privilege, a verifier refusal, a disk that is gone — is an [`Unavailable`] value with one
+//! line saying why; dropping the [`Tracer`] detaches every program.
+//!
+//! What it cannot see: blk-throttle (cgroup io limits) holds a bio in `submit_bio_noacct`
+//! BEFORE `block_bio_queue` fires (the throttled bio is traced when it is dispatched, through
+//! `submit_bio_noacct_nocheck`), so time spent throttled is not in `pre_queue`.
+
+mod maps;
+
+use aya::maps::{Array, HashMap, MapData};
+use aya::programs::BtfTracePoint;
+use aya::{Btf, Ebpf, EbpfLoader};
+use iogauge_model::layers::LayerCounters;
+use maps::{Counters, Hist, DIRECTIONS, MAX_DISKS, STAGES};
+
+/// The BPF object build.rs compiled; empty when iogauge was built without clang.
+static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/layers.bpf.o"));
+
+/// The programs in the object and the tracepoint each one is attached to.
+const PROGRAMS: [(&str, &str); 8] = [
+    ("on_bio_queue", "block_bio_queue"),
+    ("on_split", "block_split"),
+    ("on_backmerge", "block_bio_backmerge"),
+    ("on_frontmerge", "block_bio_frontmerge"),
+    ("on_insert", "block_rq_insert"),
+    ("on_issue", "block_rq_issue"),
+    ("on_requeue", "block_rq_requeue"),
+    ("on_complete", "block_rq_complete"),
+];
+
+/// Why the per-layer split is unavailable, in one line.
+#[derive(Debug, thiserror::Error)]
+pub enum Unavailable {
+    #[error("iogauge was built without clang, so it carries no BPF programs (install clang and rebuild)")]
+    NoClang,
+    #[error("no kernel BTF ({0}): the tracer needs a kernel built with CONFIG_DEBUG_INFO_BTF (/sys/kernel/btf/vmlinux)")]
+    NoBtf(String),
+    #[error("loading the BPF programs: {0} (needs root, or CAP_BPF and CAP_PERFMON)")]
+    Load(String),
+    #[error("attaching to tracepoint block:{0}: {1}")]
+    Attach(&'static str, String),
+    #[error("block device {0}: {1}")]
+    Disk(String, String),
+    #[error("{0} disks to trace, at most {MAX_DISKS}")]
+    TooMany(usize),
+}
+
+/// A whole disk to trace: its kernel name and `dev_t` numbers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Disk {
+    pub name: String,
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl Disk {
+    /// The whole disk `name` (`vda`, `loop3`) from `/sys/block/NAME/dev`; a partition or a
+    /// name that is not a block device is an error.
+    pub fn named(name: &str) -> Result<Disk, Unavailable> {
+        let path = format!("/sys/block/{name}/dev");
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| Unavailable::Disk(name.into(), format!("{path}: {e}")))?;
+        let (major, minor) = parse_dev(&text).ok_or_else(|| {
+            Unavailable::Disk(name.into(), format!("{path}: {text:?} is not MAJOR:MINOR"))
+        })?;
+        Ok(Disk {
+            name: name.into(),
+            major,
+            minor,
+        })
+    }
+
+    /// The kernel's `dev_t` (`MKDEV`: major << 20 | minor), as the BPF programs key disks.
+    fn dev_t(&self) -> u32 {
+        (self.major << 20) | self.minor
+    }
+}
+
+fn parse_dev(text: &str) -> Option<(u32, u32)> {
+    let (ma, mi) = text.trim().split_once(':')?;
+    Some((ma.parse().ok()?, mi.parse().ok()?))
+}
+
+/// The attached programs and the disks they count; dropped = detached.
+pub struct Tracer {
+    ebpf: Ebpf,
+    disks: Vec<Disk>,
+}
+
+impl Tracer {
+    /// Loads the programs, tells them `disks` (whole disks) and attaches them.
+    pub fn start(disks: &[Disk]) -> Result<Tracer, Unavailable> {
+        if OBJECT.is_empty() {
+            return Err(Unavailable::NoClang);
+        }
+        if disks.len() > MAX_DISKS as usize {
+            return Err(Unavailable::TooMany(disks.len()));
+        }
+        let btf = Btf::from_sys_fs().map_err(|e| Unavailable::NoBtf(one_line(&e)))?;
+        let mut ebpf = EbpfLoader::new()
+            .btf(Some(&btf))
+            .load(OBJECT)
+            .map_err(|e| Unavailable::Load(one_line(&e)))?;
+        {
+            let map = ebpf
+                .map_mut("disks")
+                .ok_or_else(|| Unavailable::Load("no map \"disks\" in the object".into()))?;
+            let mut slots: HashMap<&mut MapData, u32, u32> =
+                HashMap::try_from(map).map_err(|e| Unavailable::Load(one_line(&e)))?;
+            for (slot, d) in disks.iter().enumerate() {
+                slots
+                    .insert(d.dev_t(), slot as u32, 0)
+                    .map_err(|e| Unavailable::Load(one_line(&e)))?;
+            }
+        }
+        for (name, tp) in PROGRAMS {
+            let prog: &mut BtfTracePoint = ebpf
+                .program_mut(name)
+                .ok_or_else(|| Unavailable::Load(format!("no program {name} in the object")))?
+                .try_into()
+                .map_err(|e| Unavailable::Load(one_line(&e)))?;
+            prog.load(tp, &btf)
+                .map_err(|e| Unavailable::Load(format!("{name}: {}", one_line(&e))))?;
+            prog.attach()
+                .map_err(|e| Unavailable::Attach(tp, one_line(&e)))?;
+        }
+        Ok(Tracer {
+            ebpf,
+            disks: disks.to_vec(),
+        })
+    }
+
+    /// The disks' counters since the tracer started: a few map reads per disk, cheap enough
+    /// for every interval. A map that cannot be read gives that disk's counters as zero
+    /// rather than stopping the run's sampling.
+    pub fn read(&self) -> Vec<LayerCounters> {
+        let counters = self
+            .ebpf
+            .map("counters")
+            .and_then(|m| Array::<&MapData, Counters>::try_from(m).ok());
+        let hists = self
+            .ebpf
+            .map("hists")
+            .and_then(|m| Array::<&MapData, Hist>::try_from(m).ok());
+        self.disks
+            .iter()
+            .enumerate()
+            .map(|(slot, d)| {
+                let dir = |dir: u32| {
+                    let i = slot as u32 * DIRECTIONS + dir;
+                    let c = counters.as_ref().and_then(|a| a.get(&i, 0).ok());
+                    let h: Vec<Option<Hist>> = (0..STAGES)
+                        .map(|s| {
+                            hists
+                                .as_ref()
+                                .and_then(|a| a.get(&(i * STAGES + s), 0).ok())
+                        })
+                        .collect();
+                    maps::stage_counters(c.unwrap_or_default(), &h)
+                };
+                let (read, write) = (dir(0), dir(1));
+                LayerCounters {
+                    name: d.name.clone(),
+                    major: d.major,
+                    minor: d.minor,
+                    requeues: read.1 + write.1,
+                    read: read.0,
+                    write: write.0,
+                }
+            })
+            .collect()
+    }
+}
+
+/// An error and its sources on one line (a verifier log has many: its last lines say why).
+fn one_line(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(c) = src {
+        // aya's errors often repeat their source's text: said once.
+        let t = c.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        src = c.source();
+    }
+    // The verifier ends its log with statistics; the reason is just above them.
+    let noise = [
+        "verification time",
+        "stack depth",
+        "processed ",
+        "mark_read",
+    ];
+    let lines: Vec<&str> = s
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !noise.iter().any(|n| l.starts_with(n)))
+        .collect();
+    let mut out = lines.first().copied().unwrap_or_default().to_string();
+    if lines.len() > 1 {
+        let tail = &lines[lines.len().saturating_sub(2).max(1)..];
+        out = format!("{out} … {}", tail.join(" "));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dev_numbers_parse_as_sysfs_writes_them() {
+        assert_eq!(parse_dev("253:0\n"), Some((253, 0)));
+        assert_eq!(parse_dev("7:3"), Some((7, 3)));
+        assert_eq!(parse_dev("253"), None);
+        assert_eq!(parse_dev("a:b"), None);
+        let d = Disk {
+            name: "loop3".into(),
+            major: 7,
+            minor: 3,
+        };
+        assert_eq!(d.dev_t(), 7 << 20 | 3);
+    }
+
+    #[test]
+    fn a_disk_that_is_not_there_is_an_error_not_a_panic() {
+        let e = Disk::named("no-such-disk").unwrap_err().to_string();
+        assert!(
+            e.starts_with("block device no-such-disk: /sys/block/no-such-disk/dev"),
+            "{e}"
+        );
+        assert!(!e.contains('\n'));
+    }
+
+    #[test]
+    fn errors_are_one_line() {
+        let e = std::io::Error::other("verifier says\nline 1\n\nR1 invalid mem access\n");
+        assert_eq!(one_line(&e), "verifier says … line 1 R1 invalid mem access");
+    }
+}

@@ -1,0 +1,114 @@
+//! The BPF maps' values as the programs lay them out (`struct counters`, `struct hist` in
+//! `bpf/layers.bpf.c`), and their conversion to the model's [`StageCounters`].
+
+use iogauge_model::layers::{StageCounters, StageHist};
+
+/// Disks the programs can count (`MAX_DISKS`).
+pub const MAX_DISKS: u32 = 64;
+/// Read and write.
+pub const DIRECTIONS: u32 = 2;
+/// Pre-queue, queue, device (`enum stage`).
+pub const STAGES: u32 = 3;
+/// Buckets of one histogram (`BUCKETS`): `bucket_of` of 2^63 is below it.
+pub const BUCKETS: usize = 1024;
+
+/// `struct counters`: one direction of one disk.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub requests: u64,
+    pub bytes: u64,
+    pub merges: u64,
+    pub splits: u64,
+    pub requeues: u64,
+    pub count: [u64; STAGES as usize],
+    pub sum_ns: [u64; STAGES as usize],
+}
+
+// SAFETY: `repr(C)`, only u64 fields, no padding: every bit pattern is a valid value.
+unsafe impl aya::Pod for Counters {}
+
+/// `struct hist`: counts by `bucket_of`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Hist {
+    pub buckets: [u64; BUCKETS],
+}
+
+// SAFETY: `repr(C)` array of u64: every bit pattern is a valid value.
+unsafe impl aya::Pod for Hist {}
+
+fn stage_hist(count: u64, sum_ns: u64, h: Option<&Hist>) -> StageHist {
+    let buckets = h.map_or_else(Vec::new, |h| {
+        (0u32..)
+            .zip(h.buckets.iter())
+            .filter(|(_, n)| **n > 0)
+            .map(|(b, n)| (b, *n))
+            .collect()
+    });
+    StageHist {
+        count,
+        sum_ns,
+        buckets,
+    }
+}
+
+/// One direction's counters and its requeues, from its map values (`hists` by stage: a
+/// histogram that could not be read is empty).
+pub fn stage_counters(c: Counters, hists: &[Option<Hist>]) -> (StageCounters, u64) {
+    let h = |s: usize| {
+        stage_hist(
+            c.count[s],
+            c.sum_ns[s],
+            hists.get(s).and_then(Option::as_ref),
+        )
+    };
+    (
+        StageCounters {
+            requests: c.requests,
+            bytes: c.bytes,
+            merges: c.merges,
+            splits: c.splits,
+            pre_queue: h(0),
+            queue: h(1),
+            device: h(2),
+        },
+        c.requeues,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iogauge_model::layers::bucket_of;
+
+    #[test]
+    fn map_values_become_stage_counters() {
+        let mut device = Hist {
+            buckets: [0; BUCKETS],
+        };
+        device.buckets[bucket_of(100_000) as usize] = 3;
+        device.buckets[bucket_of(2_000_000) as usize] = 1;
+        let c = Counters {
+            requests: 4,
+            bytes: 4 * 4096,
+            requeues: 1,
+            count: [0, 0, 4],
+            sum_ns: [0, 0, 2_300_000],
+            ..Default::default()
+        };
+        let (s, requeues) = stage_counters(c, &[None, None, Some(device)]);
+        assert_eq!((s.requests, s.bytes, requeues), (4, 16384, 1));
+        assert_eq!(
+            s.device.buckets,
+            [(bucket_of(100_000), 3), (bucket_of(2_000_000), 1)]
+        );
+        assert_eq!(s.device.mean_ns(), Some(575_000.0));
+        assert!(s.queue.buckets.is_empty() && s.pre_queue.count == 0);
+    }
+
+    #[test]
+    fn the_largest_bucket_fits() {
+        assert!((bucket_of(1 << 63) as usize) < BUCKETS);
+    }
+}
