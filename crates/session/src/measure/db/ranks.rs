@@ -215,6 +215,12 @@ pub(super) fn run(
     if let (Err(e), None) = (&own, &part.error) {
         part.error = Some(e.clone());
     }
+    // The server's shutdown warnings and the tracer's, this rank's to say.
+    let stopped = |p: &mut Prepared| -> Vec<String> {
+        let mut w = p.stop_server(lost);
+        w.extend(layers.warning());
+        w
+    };
     if rank != 0 {
         // The part goes first, then the server stops: a clean shutdown can take longer than
         // rank 0 waits for a silent rank once a job has stopped. Its shutdown's warnings are
@@ -223,18 +229,10 @@ pub(super) fn run(
         return Ok(Finished::Member {
             rank,
             error: part.error,
-            warnings: p
-                .stop_server(lost)
-                .into_iter()
-                .chain(layers.warning())
-                .collect(),
+            warnings: stopped(&mut p),
         });
     }
-    let shutdown: Vec<String> = p
-        .stop_server(lost)
-        .into_iter()
-        .chain(layers.warning())
-        .collect();
+    let shutdown = stopped(&mut p);
     let own = own.ok();
     let mut parts = gathered(&mut talk, part, started_at, p.grid.interval)?;
     let merged = merge(&mut parts, own_servers, outcome.as_ref().ok())?;
@@ -246,17 +244,8 @@ pub(super) fn run(
     if let (false, Some(job)) = (own_servers, shared.workload) {
         ctx.workload = job;
     }
-    let mut warnings = Vec::new();
-    if own_servers && size > 1 {
-        warnings.push(format!(
-            "{size} ranks, each running the whole workload on its own server: sessions, load profile and wait events are the servers' sums"
-        ));
-    }
-    if !one_host {
-        warnings
-            .push("the ranks ran on several hosts: the device figures are rank 0's host's".into());
-    }
-    let (mut report, histograms) = db_document(&merged, ctx, warnings)?;
+    let (mut report, histograms) =
+        db_document(&merged, ctx, job_warnings(own_servers, size, one_host))?;
     // Rank 0's own warnings (its preflight, its server), each once.
     for w in own.iter().flat_map(|(r, _)| &r.warnings).chain(&shutdown) {
         if !report.warnings.contains(w) {
@@ -269,6 +258,22 @@ pub(super) fn run(
         false => Ending::Failed(failed.join("; ")),
     };
     Ok(Finished::lead(Document::from(report), histograms, ending))
+}
+
+/// What the job's document says of how its ranks ran: each on its own server, or on
+/// several hosts.
+fn job_warnings(own_servers: bool, size: u32, one_host: bool) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if own_servers && size > 1 {
+        warnings.push(format!(
+            "{size} ranks, each running the whole workload on its own server: sessions, load profile and wait events are the servers' sums"
+        ));
+    }
+    if !one_host {
+        warnings
+            .push("the ranks ran on several hosts: the device figures are rank 0's host's".into());
+    }
+    warnings
 }
 
 /// Rank 0's own part first, then every other rank's as it arrives (a silent rank's as lost),
