@@ -461,5 +461,25 @@ impl CalibrationReport {
     }
 }
 
+/// Where a curve saturates, judged against its upper envelope, never one pair of points:
+/// the shallowest point that no deeper point beats by 5%, with latency grown by half from it
+/// to the deepest. Returns (that point, the deepest).
+pub fn saturation<'a>(
+    small: &[&'a Point],
+    lat: impl Fn(&Point) -> f64,
+) -> Option<(&'a Point, &'a Point)> {
+    let last = *small.last()?;
+    for (i, &p) in small.iter().enumerate() {
+        let deeper = &small[i + 1..];
+        if deeper.is_empty() {
+            return None;
+        }
+        if deeper.iter().all(|q| q.iops < p.iops * 1.05) {
+            return (lat(last) > lat(p) * 1.5).then_some((p, last));
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests;

@@ -32,7 +32,7 @@
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
@@ -171,6 +171,23 @@ pub fn command() -> std::process::Command {
 /// Starts `iogauge ARGS` in the background with stdout and stderr captured.
 pub fn spawn(args: &[&str]) -> Child {
     spawn_on(&test_store(), args)
+}
+
+/// Waits for a spawned iogauge, its stdout and stderr read meanwhile (a document larger than a
+/// pipe's 64 KiB would otherwise keep it from exiting); kills it and fails after `secs`.
+pub fn finish(child: Child, secs: u64) -> Output {
+    let pid = child.id() as i32;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(out) => out.expect("waiting for iogauge"),
+        Err(_) => {
+            // SAFETY: plain kill(2) on the child this test spawned (not yet reaped: its
+            // waiter thread is still waiting).
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!("iogauge did not end within {secs} s");
+        }
+    }
 }
 
 /// [`spawn`] on a store of the test's own.

@@ -140,7 +140,7 @@ fn run_beside_bpftrace(dir: &std::path::Path, disk: &str, args: &[&str]) -> (Val
 #[test]
 fn on_the_vm_disk_the_layers_agree_with_diskstats_bpftrace_and_the_app() {
     require_root();
-    let _g = heavy();
+    let _g = exclusive();
     let d = workdir();
     let t = d.path().join("data");
     let t = t.to_str().unwrap();
@@ -226,7 +226,7 @@ fn psync<'a>(p: &'a str, workers: &'a str, time: &'a str) -> [&'a str; 12] {
 #[test]
 fn a_deep_queue_on_a_loop_device_with_few_requests_waits_before_the_device() {
     require_root();
-    let _g = heavy();
+    let _g = exclusive();
     let d = workdir();
     let dev = slow_loop_with_requests(&d, 4);
     let (p, name) = (dev.0.as_str(), dev.0.trim_start_matches("/dev/"));

@@ -21,7 +21,7 @@
 use crate::made::{ev, ratio, Made};
 use crate::rules::db::{io_share, DbClass};
 use crate::view::Whole;
-use iogauge_model::calib::{CalibrationReport, Point, Step};
+use iogauge_model::calib::{saturation, CalibrationReport, Point, Step};
 use iogauge_model::finding::{Finding, Layer};
 use iogauge_model::Document;
 
@@ -98,26 +98,6 @@ fn window(doc: &Document, w: &Whole) -> Option<Finding> {
         }
         .into()
     })
-}
-
-/// Where a curve saturates, judged against its upper envelope, never one pair of points:
-/// the shallowest point that no deeper point beats by 5%, with latency grown by half from it
-/// to the deepest. Returns (that point, the deepest).
-pub fn saturation<'a>(
-    small: &[&'a Point],
-    lat: impl Fn(&Point) -> f64,
-) -> Option<(&'a Point, &'a Point)> {
-    let last = *small.last()?;
-    for (i, &p) in small.iter().enumerate() {
-        let deeper = &small[i + 1..];
-        if deeper.is_empty() {
-            return None;
-        }
-        if deeper.iter().all(|q| q.iops < p.iops * 1.05) {
-            return (lat(last) > lat(p) * 1.5).then_some((p, last));
-        }
-    }
-    None
 }
 
 fn curve(c: &CalibrationReport, w: &Whole) -> Option<Finding> {

@@ -2,7 +2,7 @@
 //! read without its caveats (a cache answering, a cap never met, a saturated device).
 
 use super::search::NOISE;
-use iogauge_model::calib::{CalibrateSpec, Criterion, Outcome, Point, Step};
+use iogauge_model::calib::{saturation, CalibrateSpec, Criterion, Outcome, Point, Step};
 
 fn ms(us: f64) -> String {
     format!("{:.2} ms", us / 1e3)
@@ -95,26 +95,6 @@ pub fn verdicts(out: &Outcome, spec: &CalibrateSpec, rotational: Option<bool>) -
         v.push("interrupted: the figures cover only the points that finished".into());
     }
     v
-}
-
-/// Where a curve saturates, judged against its upper envelope, never one pair of points:
-/// the shallowest point that no deeper point beats by 5%, with at least one deeper point
-/// and latency grown by half from it to the deepest. Returns (that point, the deepest).
-fn saturation<'a>(
-    small: &[&'a Point],
-    lat: impl Fn(&Point) -> f64,
-) -> Option<(&'a Point, &'a Point)> {
-    let last = *small.last()?;
-    for (i, &p) in small.iter().enumerate() {
-        let deeper = &small[i + 1..];
-        if deeper.is_empty() {
-            return None;
-        }
-        if deeper.iter().all(|q| q.iops < p.iops * 1.05) {
-            return (lat(last) > lat(p) * 1.5).then_some((p, last));
-        }
-    }
-    None
 }
 
 /// One sentence per point that went against its curve and was measured again.

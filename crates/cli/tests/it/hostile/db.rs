@@ -64,16 +64,6 @@ fn within(secs: u64, mut done: impl FnMut() -> bool) -> bool {
     done()
 }
 
-/// Waits for a spawned iogauge, killing it (and failing) after `secs`.
-fn finish(mut child: Child, secs: u64) -> Output {
-    let exited = within(secs, || child.try_wait().unwrap().is_some());
-    if !exited {
-        let _ = child.kill();
-        panic!("iogauge did not end within {secs} s");
-    }
-    child.wait_with_output().unwrap()
-}
-
 fn socket(dir: &Path) -> PathBuf {
     dir.join("run").join(".s.PGSQL.5432")
 }

@@ -38,15 +38,6 @@ fn within(secs: u64, mut done: impl FnMut() -> bool) -> bool {
     done()
 }
 
-/// Waits for a spawned iogauge, killing it (and failing) after `secs`.
-fn finish(mut child: Child, secs: u64) -> Output {
-    if !within(secs, || child.try_wait().unwrap().is_some()) {
-        let _ = child.kill();
-        panic!("iogauge did not end within {secs} s");
-    }
-    child.wait_with_output().unwrap()
-}
-
 fn signal(pid: i32, sig: libc::c_int) {
     // SAFETY: plain kill(2) on a process (or, negative, a process group) this test started.
     assert_eq!(unsafe { libc::kill(pid, sig) }, 0, "kill({pid}, {sig})");
