@@ -48,7 +48,7 @@ fn healthy(w: &Whole) -> Finding {
         evidence.push(Evidence::new(format!("{name} %util"), d.util, "%"));
     }
     if let Some((_, c)) = w.busiest_cpu() {
-        evidence.push(Evidence::new("busiest CPU busy", c.busy(), "%"));
+        evidence.push(Evidence::new("busiest CPU busy", c.working(), "%"));
     }
     Finding {
         rule: "no-limit".into(),

@@ -74,6 +74,19 @@ impl Stages {
 pub(crate) struct LayerWindow {
     pub read: Stages,
     pub write: Stages,
+    /// The queue's `nr_requests`, when the tracer recorded it.
+    pub nr_requests: Option<u32>,
+}
+
+impl LayerWindow {
+    /// Requests in the queue or on the device at a time, both directions (Little's law:
+    /// rate × time in the queue and the device).
+    pub fn in_flight(&self) -> f64 {
+        [self.read, self.write]
+            .iter()
+            .map(|s| s.req_s * (s.queue_us + s.device_us) / 1e6)
+            .sum()
+    }
 }
 
 /// A whole result as the rules read it.
@@ -194,7 +207,7 @@ impl Whole {
             .cpus
             .iter()
             .filter(|c| sampled(&c.rates))
-            .max_by(|a, b| a.rates.busy().total_cmp(&b.rates.busy()))
+            .max_by(|a, b| a.rates.working().total_cmp(&b.rates.working()))
         {
             Some(c) => Some((Some(c.cpu), c.rates.clone())),
             None => self.cpu.clone().map(|c| (None, c)),
@@ -271,6 +284,10 @@ fn layers(with: &[(f64, &Derived)]) -> BTreeMap<String, LayerWindow> {
             let w = LayerWindow {
                 read: dir(|l| &l.read),
                 write: dir(|l| &l.write),
+                nr_requests: with
+                    .iter()
+                    .filter_map(|(_, d)| d.layers.get(n)?.nr_requests)
+                    .max(),
             };
             (n.clone(), w)
         })

@@ -125,6 +125,10 @@ pub struct LayerCounters {
     pub write: StageCounters,
     /// Requests put back into the queue (`block_rq_requeue`).
     pub requeues: u64,
+    /// The queue's `nr_requests` when the tracer started (absent in results from before it
+    /// was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nr_requests: Option<u32>,
 }
 
 /// One stage's latency over an interval, µs.
@@ -190,6 +194,9 @@ pub struct LayerRates {
     pub read: StageRates,
     pub write: StageRates,
     pub requeues_s: f64,
+    /// The queue's `nr_requests` ([`LayerCounters::nr_requests`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nr_requests: Option<u32>,
 }
 
 impl LayerRates {
@@ -202,6 +209,7 @@ impl LayerRates {
             } else {
                 0.0
             },
+            nr_requests: cur.nr_requests,
         }
     }
 }

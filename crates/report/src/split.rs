@@ -88,7 +88,7 @@ pub(crate) mod tests {
         LayerRates {
             read: dir(1.0),
             write: dir(0.0),
-            requeues_s: 0.0,
+            ..Default::default()
         }
     }
 

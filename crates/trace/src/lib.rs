@@ -59,6 +59,9 @@ pub struct Disk {
     pub name: String,
     pub major: u32,
     pub minor: u32,
+    /// `queue/nr_requests`: the requests the queue holds (a bio finding none waits before
+    /// `block_rq_insert`); `None` where the queue has no such file.
+    pub nr_requests: Option<u32>,
 }
 
 impl Disk {
@@ -71,10 +74,14 @@ impl Disk {
         let (major, minor) = parse_dev(&text).ok_or_else(|| {
             Unavailable::Disk(name.into(), format!("{path}: {text:?} is not MAJOR:MINOR"))
         })?;
+        let nr_requests = std::fs::read_to_string(format!("/sys/block/{name}/queue/nr_requests"))
+            .ok()
+            .and_then(|t| t.trim().parse().ok());
         Ok(Disk {
             name: name.into(),
             major,
             minor,
+            nr_requests,
         })
     }
 
@@ -171,6 +178,7 @@ impl Tracer {
                     name: d.name.clone(),
                     major: d.major,
                     minor: d.minor,
+                    nr_requests: d.nr_requests,
                     requeues: read.1 + write.1,
                     read: read.0,
                     write: write.0,
@@ -227,6 +235,7 @@ mod tests {
             name: "loop3".into(),
             major: 7,
             minor: 3,
+            nr_requests: None,
         };
         assert_eq!(d.dev_t(), 7 << 20 | 3);
     }

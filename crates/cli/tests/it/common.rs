@@ -333,6 +333,77 @@ impl Drop for Loop {
     }
 }
 
+/// A cgroup v1 read-IOPS limit on one block device (the root blkio cgroup), lifted when
+/// dropped.
+pub struct Throttle(String);
+
+const READ_IOPS: &str = "/sys/fs/cgroup/blkio/blkio.throttle.read_iops_device";
+
+impl Throttle {
+    pub fn new(dev: &str, iops: u32) -> Throttle {
+        let name = dev.trim_start_matches("/dev/");
+        let majmin = std::fs::read_to_string(format!("/sys/class/block/{name}/dev"))
+            .expect("the loop device's MAJ:MIN")
+            .trim()
+            .to_string();
+        std::fs::write(READ_IOPS, format!("{majmin} {iops}")).expect("cgroup v1 blkio throttle");
+        Throttle(majmin)
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        let _ = std::fs::write(READ_IOPS, format!("{} 0", self.0));
+    }
+}
+
+/// A device slower than the CPU, whatever the disk under it does: a loop device (`outer`,
+/// direct I/O, mq-deadline, `nr_requests` requests) over a second loop device held to
+/// [`SlowDevice::READ_IOPS`] reads/s by the cgroup. The outer device's requests take the
+/// throttle's time in its device stage (its bios reach the inner device, held there), so a
+/// submitter deeper than its `nr_requests` waits for a free request, never for the CPU.
+/// Fields drop in order: the outer device is detached before the throttle is lifted and the
+/// inner one detached.
+pub struct SlowDevice {
+    outer: Loop,
+    _throttle: Throttle,
+    _inner: Loop,
+}
+
+impl SlowDevice {
+    /// The inner device's read limit: 4 requests in flight take 2 ms each.
+    pub const READ_IOPS: u32 = 2000;
+
+    pub fn new(dir: &Path, nr_requests: u32) -> SlowDevice {
+        let img = dir.join("slow.img");
+        // Written, not sparse, and read with direct I/O: reads reach the disk.
+        std::fs::write(&img, vec![0x5a_u8; 64 << 20]).unwrap();
+        let inner = Loop::new(&img);
+        sh(&format!("losetup --direct-io=on {}", inner.0));
+        let throttle = Throttle::new(&inner.0, Self::READ_IOPS);
+        let outer = Loop::new(Path::new(&inner.0));
+        sh(&format!("losetup --direct-io=on {}", outer.0));
+        let q = format!("/sys/block/{}/queue", outer.0.trim_start_matches("/dev/"));
+        sh(&format!("echo mq-deadline > {q}/scheduler"));
+        sh(&format!("echo {nr_requests} > {q}/nr_requests"));
+        SlowDevice {
+            outer,
+            _throttle: throttle,
+            _inner: inner,
+        }
+    }
+
+    /// `/dev/loopN` of the outer device.
+    pub fn path(&self) -> &str {
+        &self.outer.0
+    }
+
+    /// `loopN`.
+    pub fn name(&self) -> &str {
+        self.outer.0.trim_start_matches("/dev/")
+    }
+}
+
 /// A mount that is undone when dropped.
 pub struct Mount(pub PathBuf);
 

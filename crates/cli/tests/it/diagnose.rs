@@ -1,8 +1,7 @@
 //! The diagnosis's ground truth: each bottleneck built for real on this machine, its result's
 //! top finding asserted, and no other finding explaining much of the time (a wrong finding is
 //! worse than none). Synthetic runs in `diagnose/io.rs`, PostgreSQL runs in `diagnose/db.rs`.
-//! The queue-bound and traced throttle scenarios need the block-layer tracer; they come with
-//! it.
+//! The queue-bound scenario needs the block-layer tracer (it is on by default).
 //!
 //! Here the helpers both share: reading a result's findings and asserting on them.
 

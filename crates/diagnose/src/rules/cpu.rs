@@ -2,7 +2,9 @@
 //! limits a submitter even when the machine looks idle. A run's I/Os are then fed (submitted
 //! and reaped) late, so the application's latency exceeds what the devices took.
 //!
-//! - A run: the busiest CPU ≥ 95% busy over the window (user + system + iowait + steal; its
+//! - A run: the busiest CPU ≥ 95% busy over the window (user + system + steal, not iowait:
+//!   threads asleep on the storage leave their CPU idle — seen at 99% "busy" with 32
+//!   readers waiting for a free request, `diagnose::io::queue_bound`; its
 //!   system share in the evidence), the workload doing ≥ 1,000 I/Os per second of that CPU's
 //!   busy time (≤ 1 ms of CPU per I/O: fewer mean other processes keep the CPU busy while the
 //!   workload waits elsewhere — a shared machine's compilers are not the run's limit), and
@@ -35,7 +37,7 @@ pub(crate) fn plausible(w: &Whole, busy_pct: f64) -> bool {
     let (Some((_, c)), Some(k)) = (w.busiest_cpu(), w.work) else {
         return false;
     };
-    c.busy() >= busy_pct && k.read.iops + k.write.iops >= IOPS_PER_BUSY_CPU * c.busy() / 100.0
+    c.working() >= busy_pct && k.read.iops + k.write.iops >= IOPS_PER_BUSY_CPU * c.working() / 100.0
 }
 const SOURCE: &str = "USE method (Gregg): CPU utilisation per CPU (collectl's per-CPU view)";
 const NEXT: &str = "the CPU feeds the I/O too slowly: give the job more CPUs (taskset, cgroup cpuset), fewer workers per CPU, or a cheaper I/O path (io_uring, registered buffers); check what else runs on the busy CPU";
@@ -46,11 +48,11 @@ pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
     };
     let name = cpu.map_or("the CPUs".to_string(), |c| format!("cpu{c}"));
     let mut evidence = vec![
-        ev(format!("{name} busy"), rates.busy(), "%"),
+        ev(format!("{name} busy"), rates.working(), "%"),
         ev(format!("{name} system"), rates.system, "%"),
     ];
     if let Some(m) = &w.cpu {
-        evidence.push(ev("all CPUs busy", m.busy(), "%"));
+        evidence.push(ev("all CPUs busy", m.working(), "%"));
     }
     let impact = match doc {
         Document::Run(_) => {
@@ -68,7 +70,7 @@ pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
             evidence.push(ev("devices' await", await_ms, "ms"));
             evidence.push(ev(
                 format!("workload I/Os per second of {name}'s busy time"),
-                ratio(k.read.iops + k.write.iops, rates.busy() / 100.0),
+                ratio(k.read.iops + k.write.iops, rates.working() / 100.0),
                 "IOPS",
             ));
             if !plausible(w, BUSY_PCT) || above < ABOVE_SHARE {
@@ -79,7 +81,7 @@ pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
         Document::DbRun(r) => {
             let share = io_share(&r.summary.aas, &[DbClass::Cpu]);
             evidence.push(ev("DB time on CPU", share * 100.0, "%"));
-            if rates.busy() < DB_BUSY_PCT || share < DB_CPU_SHARE {
+            if rates.working() < DB_BUSY_PCT || share < DB_CPU_SHARE {
                 return Vec::new();
             }
             share
@@ -94,7 +96,7 @@ pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
         layer: Layer::Cpu,
         title: format!(
             "{name} is {:.0}% busy: the CPU, not the storage, limits the I/O ({:.0}% of the time explained)",
-            rates.busy(),
+            rates.working(),
             impact * 100.0
         ),
         impact,

@@ -4,13 +4,21 @@
 //! than the device's queue). Read from the block-layer tracer's stages (`Derived::layers`);
 //! without the tracer this rule says nothing (iostat's await mixes queue and device).
 //!
-//! Fires for a traced device under the targets when, in a direction with requests, the queue
-//! time is ≥ half its device time and the queue's share (below) is ≥ 20%.
-//! Impact = queue time ÷ the application's latency (a run), or queue time ÷ (pre-queue +
-//! queue + device) for other results (no per-I/O application latency to divide by).
+//! Fires for a traced device under the targets when, in a direction with requests, either
+//! - the queue time is ≥ half its device time and the queue's share (below) is ≥ 20%: the
+//!   scheduler holds requests the device could take; or
+//! - the time before the queue is ≥ the queue's and the device's together, its share ≥ 20%,
+//!   and the device's requests are all in use ([`in_flight`](crate::view::LayerWindow::in_flight)
+//!   ≥ 75% of `nr_requests`): bios wait for a free request (btt's Q2G), the submitter is
+//!   deeper than the queue. The same wait with requests to spare is a throttle (cgroup
+//!   limit, writeback throttling: [`super::throttle`]).
 //!
-//! Ground truth (at merge with the tracer): `nr_requests` lowered on a loop device under a
-//! deep queue; unit-tested here on constructed layers.
+//! Impact = the waiting time ÷ the application's latency (a run), or ÷ (pre-queue + queue +
+//! device) for other results (no per-I/O application latency to divide by).
+//!
+//! Ground truth: 32 synchronous readers on a loop device with `nr_requests` 4 over a
+//! read-IOPS-throttled loop device (`diagnose::io::queue_bound`); the queue-time branch is
+//! unit-tested on constructed layers.
 
 use crate::made::{ev, ratio, Made};
 use crate::view::{Stages, Whole};
@@ -19,6 +27,16 @@ use iogauge_model::Document;
 
 pub const VS_DEVICE: f64 = 0.5;
 pub const SHARE: f64 = 0.2;
+/// The share of `nr_requests` in use at which the queue counts as full.
+pub const FULL: f64 = 0.75;
+
+/// The device `name`'s requests in use and its `nr_requests`, when its queue is full.
+pub(crate) fn full(w: &Whole, name: &str) -> Option<(f64, u32)> {
+    let l = w.layers.get(name)?;
+    let nr = l.nr_requests?;
+    let used = l.in_flight();
+    (nr > 0 && used >= FULL * f64::from(nr)).then_some((used, nr))
+}
 
 /// The traced devices under the targets, each direction with requests: (name, "read"/"write",
 /// its stages, the share of time its `part` explains).
@@ -50,14 +68,28 @@ pub(crate) fn stages_with_share(
 }
 
 pub fn check(_doc: &Document, w: &Whole) -> Vec<Finding> {
-    let Some((name, dir, s, share)) = stages_with_share(w, |s| s.queue_us)
+    let scheduler = stages_with_share(w, |s| s.queue_us)
         .into_iter()
         .filter(|(_, _, s, share)| s.queue_us >= VS_DEVICE * s.device_us && *share >= SHARE)
-        .max_by(|a, b| a.3.total_cmp(&b.3))
-    else {
-        return Vec::new();
-    };
-    vec![Made {
+        .max_by(|a, b| a.3.total_cmp(&b.3));
+    let no_request = stages_with_share(w, |s| s.pre_us)
+        .into_iter()
+        .filter(|(name, _, s, share)| {
+            s.pre_us >= s.queue_us + s.device_us && *share >= SHARE && full(w, name).is_some()
+        })
+        .max_by(|a, b| a.3.total_cmp(&b.3));
+    match (scheduler, no_request) {
+        (Some(a), Some(b)) if b.3 > a.3 => vec![waiting_for_requests(w, b)],
+        (Some(a), _) => vec![queued(a)],
+        (None, Some(b)) => vec![waiting_for_requests(w, b)],
+        (None, None) => Vec::new(),
+    }
+}
+
+type Candidate<'a> = (&'a str, &'static str, Stages, f64);
+
+fn queued((name, dir, s, share): Candidate) -> Finding {
+    Made {
         rule: "os-queue",
         layer: Layer::OsQueue,
         title: format!(
@@ -76,5 +108,30 @@ pub fn check(_doc: &Document, w: &Whole) -> Vec<Finding> {
         next: "the device has room the queue does not give it: check nr_requests and the scheduler (/sys/block/DEV/queue/), or lower the outstanding I/Os to what the device serves",
         source: "blktrace/btt: Q2D (queue) vs D2C (device) per request; USE method's saturation",
     }
-    .into()]
+    .into()
+}
+
+fn waiting_for_requests(w: &Whole, (name, dir, s, share): Candidate) -> Finding {
+    let (used, nr) = full(w, name).unwrap_or_default();
+    Made {
+        rule: "os-queue-full",
+        layer: Layer::OsQueue,
+        title: format!(
+            "{name}'s {dir}s wait for a free request: all {nr} of its queue's requests are in use, {:.0} µs waited before the queue for {:.0} µs in it and the device ({:.0}% of the I/O time)",
+            s.pre_us,
+            s.queue_us + s.device_us,
+            share * 100.0
+        ),
+        impact: share,
+        evidence: vec![
+            ev(format!("{name} {dir} time before the queue (Q2G)"), s.pre_us, "µs"),
+            ev(format!("{name} {dir} queue + device time"), s.queue_us + s.device_us, "µs"),
+            ev(format!("{name} requests in use (Little's law)"), used, ""),
+            ev(format!("{name} nr_requests"), f64::from(nr), ""),
+            ev(format!("{name} {dir} requests"), s.req_s, "/s"),
+        ],
+        next: "more I/Os are outstanding than the queue holds: the device serves its nr_requests and the rest wait in the kernel; lower the outstanding I/Os, or raise /sys/block/DEV/queue/nr_requests if the device has room (its latency does not rise with depth)",
+        source: "blktrace/btt: Q2G (waiting for a request) vs Q2D and D2C; Little's law on the queue's requests",
+    }
+    .into()
 }

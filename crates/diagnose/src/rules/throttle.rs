@@ -53,7 +53,12 @@ pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
 fn traced(w: &Whole) -> Vec<Finding> {
     let Some((name, dir, s, share)) = stages_with_share(w, |s| s.pre_us)
         .into_iter()
-        .filter(|(_, _, s, share)| s.pre_us >= s.queue_us + s.device_us && *share >= SHARE)
+        .filter(|(name, _, s, share)| {
+            // With every request in use the wait is for one ([`super::queue`]).
+            s.pre_us >= s.queue_us + s.device_us
+                && *share >= SHARE
+                && super::queue::full(w, name).is_none()
+        })
         .max_by(|a, b| a.3.total_cmp(&b.3))
     else {
         return Vec::new();
@@ -85,7 +90,7 @@ fn untraced(w: &Whole) -> Option<Finding> {
     let app_us = k.lat_us();
     let await_us = w.entry_await_ms()? * 1e3;
     let dev_ios: f64 = w.entry_rates().iter().map(|d| d.r_s + d.w_s).sum();
-    let busiest = w.busiest_cpu().map_or(0.0, |(_, c)| c.busy());
+    let busiest = w.busiest_cpu().map_or(0.0, |(_, c)| c.working());
     if app_us < ABOVE_AWAIT * await_us
         || app_us - await_us < MIN_GAP_US
         || dev_ios < 0.5 * (k.read.iops + k.write.iops)

@@ -53,6 +53,42 @@ fn time_before_the_queue_is_a_throttle() {
     assert!(!f.title.contains("likely"), "traced: {}", f.title);
 }
 
+/// `name`'s queue holds `nr` requests in every interval of `r`.
+fn set_nr_requests(r: &mut iogauge_model::run::RunReport, name: &str, nr: u32) {
+    for i in &mut r.intervals {
+        if let Some(l) = i.system.as_mut().and_then(|s| s.layers.get_mut(name)) {
+            l.nr_requests = Some(nr);
+        }
+    }
+}
+
+#[test]
+fn time_before_a_full_queue_is_waiting_for_a_request_not_a_throttle() {
+    // 32 readers, 4 requests: 2,000 reads/s × 2 ms in the device = 4 in use; 14 ms before.
+    let build = |nr: u32| {
+        let mut r = run(
+            dir(2000.0, 4.0, 16000.0),
+            DirSummary::default(),
+            disk(2000.0, 2.0, 0.0, 0.0, 100.0, 4.0),
+        );
+        set_layers(&mut r, "vda", 2000.0, 14000.0, 5.0, 1995.0);
+        set_nr_requests(&mut r, "vda", nr);
+        of(r)
+    };
+    let v = build(4);
+    let f = &v[0];
+    assert_eq!(f.layer, Layer::OsQueue, "{v:#?}");
+    assert_eq!(f.rule, "os-queue-full");
+    assert!((f.impact - 14000.0 / 16000.0).abs() < 1e-9, "{}", f.impact);
+    assert_eq!(evidence(f, "nr_requests"), 4.0);
+    assert!((evidence(f, "in use") - 4.0).abs() < 1e-9);
+    assert!(v.iter().all(|f| f.layer != Layer::Throttle), "{v:#?}");
+    // The same wait with 64 requests, 4 in use: a throttle, not the queue.
+    let v = build(64);
+    assert_eq!(v[0].layer, Layer::Throttle, "{v:#?}");
+    assert!(v.iter().all(|f| f.layer != Layer::OsQueue), "{v:#?}");
+}
+
 #[test]
 fn a_slow_member_shows_in_its_request_times() {
     let mut r = run(

@@ -146,6 +146,13 @@ impl CpuRates {
         (100.0 - self.idle).clamp(0.0, 100.0)
     }
 
+    /// Percent of the time the CPU ran something or was taken by the hypervisor (user,
+    /// system, steal), 0–100: [`CpuRates::busy`] less iowait, which is idle time with I/O
+    /// outstanding (threads asleep on the storage leave their CPU iowait, not working).
+    pub fn working(&self) -> f64 {
+        (100.0 - self.idle - self.iowait).clamp(0.0, 100.0)
+    }
+
     /// Percent of the total Δticks (user + nice + system + idle + iowait + irq + softirq +
     /// steal, as sysstat's `get_per_cpu_interval()`); all 0 when no tick elapsed.
     pub fn between(prev: &CpuCounters, cur: &CpuCounters) -> CpuRates {
