@@ -234,6 +234,30 @@ impl Whole {
         (n > 0.0).then(|| t / n)
     }
 
+    /// The request-weighted mean time the entry devices' bios spent before the request queue
+    /// (the tracer's `pre_queue`: waiting for a free request, throttling), µs; 0 untraced.
+    /// diskstats starts a request's time when the request is allocated, so its await leaves
+    /// this out.
+    pub fn entry_pre_queue_us(&self) -> f64 {
+        let names = if self.entry.is_empty() {
+            &self.bottom
+        } else {
+            &self.entry
+        };
+        let (mut n, mut t) = (0.0, 0.0);
+        for l in names.iter().filter_map(|n| self.layers.get(n)) {
+            for s in [l.read, l.write] {
+                n += s.req_s;
+                t += s.req_s * s.pre_us;
+            }
+        }
+        if n > 0.0 {
+            t / n
+        } else {
+            0.0
+        }
+    }
+
     /// The entry devices' window figures (the bottom disks when no entry device is known).
     pub fn entry_rates(&self) -> Vec<&DiskRates> {
         let names = if self.entry.is_empty() {

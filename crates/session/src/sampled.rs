@@ -6,11 +6,13 @@ use crate::layers::Layers;
 use iogauge_engine::calibrate::{Sampling, TellingJob};
 use iogauge_engine::document::Recorded;
 use iogauge_engine::{EngineError, JobOutcome, Target};
+use iogauge_model::derive::derive;
+use iogauge_model::derive::Derived;
 use iogauge_model::spec::JobSpec;
 use iogauge_model::system::Snapshot;
 use iogauge_probe::{sample_grid_with, Devices, Sampler};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 /// Runs `produce` (on this thread), handing it the function to call at its t0, with `sampler` taking /proc
@@ -23,6 +25,17 @@ pub fn sampled<T>(
     boundaries: impl IntoIterator<Item = Duration, IntoIter: Send>,
     produce: impl FnOnce(&(dyn Fn(Instant) + Sync)) -> T,
 ) -> (T, Vec<Snapshot>, Option<String>) {
+    sampled_live(sampler, layers, None, boundaries, produce)
+}
+
+/// [`sampled`], each snapshot also handed to `live` as it is taken.
+fn sampled_live<T>(
+    sampler: &Sampler,
+    layers: &Layers,
+    live: Option<&LiveSystem>,
+    boundaries: impl IntoIterator<Item = Duration, IntoIter: Send>,
+    produce: impl FnOnce(&(dyn Fn(Instant) + Sync)) -> T,
+) -> (T, Vec<Snapshot>, Option<String>) {
     let boundaries = boundaries.into_iter();
     let t0: OnceLock<Instant> = OnceLock::new();
     let done = AtomicBool::new(false);
@@ -31,6 +44,9 @@ pub fn sampled<T>(
             let sample = |ns| {
                 sampler.sample(ns).map(|mut s| {
                     s.layers = layers.read();
+                    if let Some(l) = live {
+                        l.push(&s);
+                    }
                     s
                 })
             };
@@ -54,6 +70,55 @@ pub struct JobSampler {
     sampler: Option<Sampler>,
     devices: Devices,
     layers: Layers,
+    live: LiveSystem,
+}
+
+/// The system figures of the interval the sampler closed last, for the live feed: the
+/// engine closes an interval on the same grid as the sampler, a moment before or after it.
+#[derive(Default)]
+pub struct LiveSystem {
+    last: Mutex<Last>,
+}
+
+/// The last snapshot, and the figures between it and the one before (at its `at_ns`).
+type Last = (Option<Snapshot>, Option<(u64, Derived)>);
+
+impl LiveSystem {
+    fn push(&self, s: &Snapshot) {
+        let mut g = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(prev) = &g.0 {
+            g.1 = Some((s.at_ns, derive(prev, s)));
+        }
+        g.0 = Some(s.clone());
+    }
+
+    /// The figures of the interval that ended at `end` (run time, from t0), waiting up to
+    /// `patience` for the sampler to take its closing snapshot; `None` when it has not (a
+    /// live line then shows the job's figures alone, never another interval's).
+    pub fn ending_at(&self, end: Duration, patience: Duration) -> Option<Derived> {
+        // The sampler's snapshot lands within a few ms of the boundary; a tenth of the
+        // patience (≥ 5 ms) tells the closing snapshot from the one before.
+        let near = (patience / 10).max(Duration::from_millis(5)).as_nanos() as u64;
+        let end_ns = end.as_nanos() as u64;
+        let waited = Instant::now();
+        loop {
+            {
+                let g = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some((at, d)) = &g.1 {
+                    if at.abs_diff(end_ns) <= near {
+                        return Some(d.clone());
+                    }
+                    if *at > end_ns + near {
+                        return None;
+                    }
+                }
+            }
+            if waited.elapsed() >= patience {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
 }
 
 impl JobSampler {
@@ -64,12 +129,18 @@ impl JobSampler {
                 .then(|| Sampler::new(Some(devices.sampled.clone()))),
             layers: Layers::start(trace, &devices.sampled),
             devices,
+            live: LiveSystem::default(),
         }
     }
 
     /// The warning the result carries when the tracer could not start.
     pub fn layers_warning(&self) -> Option<String> {
         self.layers.warning()
+    }
+
+    /// The system figures as the sampler takes them, for the live feed.
+    pub fn live(&self) -> &LiveSystem {
+        &self.live
     }
 
     /// Runs `job`, a job of `spec` that tells its t0, with the sampler beside it.
@@ -79,7 +150,13 @@ impl JobSampler {
         job: impl FnOnce(&(dyn Fn(Instant) + Sync)) -> T,
     ) -> (T, Recorded) {
         let (out, samples, error) = match &self.sampler {
-            Some(s) => sampled(s, &self.layers, iogauge_engine::grid(spec), job),
+            Some(s) => sampled_live(
+                s,
+                &self.layers,
+                Some(&self.live),
+                iogauge_engine::grid(spec),
+                job,
+            ),
             None => (job(&|_| {}), Vec::new(), None),
         };
         let recorded = Recorded {
@@ -123,6 +200,48 @@ mod tests {
             at[0] < 20 && (50..70).contains(&at[1]) && at[2] >= 120,
             "{at:?}"
         );
+    }
+
+    #[test]
+    fn a_live_interval_gets_the_figures_of_the_snapshot_closing_it() {
+        let live = LiveSystem::default();
+        let snap = |ms: u64, reads: u64| {
+            let cpu = iogauge_model::system::CpuCounters {
+                user: reads,
+                ..Default::default()
+            };
+            Snapshot {
+                at_ns: ms * 1_000_000,
+                disks: Vec::new(),
+                cpu,
+                mem: Default::default(),
+                psi: None,
+                cpus: Vec::new(),
+                load: None,
+                layers: Vec::new(),
+            }
+        };
+        let ms = Duration::from_millis;
+        // Only one snapshot: nothing to derive yet, and the wait is bounded.
+        live.push(&snap(0, 0));
+        let t = Instant::now();
+        assert!(live.ending_at(ms(1000), ms(20)).is_none());
+        assert!(t.elapsed() < ms(200));
+        live.push(&snap(1000, 100));
+        assert!(live.ending_at(ms(1000), ms(20)).is_some());
+        // An interval the sampler has gone past gets nothing, at once.
+        live.push(&snap(2000, 300));
+        let t = Instant::now();
+        assert!(live.ending_at(ms(1000), ms(500)).is_none());
+        assert!(t.elapsed() < ms(100));
+        // The sampler a moment late: the interval waits for it.
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                std::thread::sleep(ms(30));
+                live.push(&snap(3002, 400));
+            });
+            assert!(live.ending_at(ms(3000), ms(500)).is_some());
+        });
     }
 
     #[test]

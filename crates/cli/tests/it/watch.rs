@@ -101,6 +101,13 @@ fn plain_follows_a_run_in_progress() {
     assert!(seen
         .iter()
         .all(|l| l.contains(" read ") && l.contains(" IOPS ")));
+    // The run's intervals go out with the sampler's figures for them: the block layer's
+    // split of the busiest disk's time (the tracer runs by default).
+    assert!(
+        seen.iter()
+            .any(|l| l.contains(" queue ") && l.contains(" ms device ")),
+        "no queue/device split live: {seen:?}"
+    );
     assert!(run.wait().unwrap().success());
     // The live file goes with the run: nothing left to follow.
     let after = plain(&store, &["--count", "1", "--interval", "100ms"]);

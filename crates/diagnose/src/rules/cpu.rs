@@ -8,9 +8,12 @@
 //!   system share in the evidence), the workload doing ≥ 1,000 I/Os per second of that CPU's
 //!   busy time (≤ 1 ms of CPU per I/O: fewer mean other processes keep the CPU busy while the
 //!   workload waits elsewhere — a shared machine's compilers are not the run's limit), and
-//!   the time above the devices — (application latency − devices' await) ÷ application
-//!   latency — ≥ 20%. Impact = that share × the share of the workload's I/Os that reached a
-//!   device (a cache's reads are [`super::cache`]'s finding, not the CPU's).
+//!   the time above the devices — (application latency − devices' await − the traced time
+//!   before their queues, which await leaves out) ÷ application latency — ≥ 20% (without
+//!   the last term a full queue's waiters, asleep, read as the CPU's time when other
+//!   processes kept a CPU busy: seen in `diagnose::io::queue_bound` beside other tests).
+//!   Impact = that share × the share of the workload's I/Os that reached a device (a
+//!   cache's reads are [`super::cache`]'s finding, not the CPU's).
 //! - A database run: the sessions on CPU ≥ 50% of DB time (AAS "CPU") with the busiest CPU
 //!   ≥ 90% busy. Impact = the CPU's share of DB time.
 //!
@@ -60,7 +63,10 @@ pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
                 return Vec::new();
             };
             let app_us = k.lat_us();
-            let above = ratio(app_us - await_ms * 1e3, app_us).max(0.0);
+            // Time bios waited before the queue (traced) is below the application too,
+            // though not in await: a full queue's waiters are not waiting for the CPU.
+            let pre_us = w.entry_pre_queue_us();
+            let above = ratio(app_us - await_ms * 1e3 - pre_us, app_us).max(0.0);
             let reached = ratio(
                 w.entry_rates().iter().map(|d| d.r_s + d.w_s).sum(),
                 k.read.iops + k.write.iops,
@@ -68,6 +74,13 @@ pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
             .min(1.0);
             evidence.push(ev("application latency", app_us / 1e3, "ms"));
             evidence.push(ev("devices' await", await_ms, "ms"));
+            if pre_us > 0.0 {
+                evidence.push(ev(
+                    "time before the devices' queues (traced)",
+                    pre_us / 1e3,
+                    "ms",
+                ));
+            }
             evidence.push(ev(
                 format!("workload I/Os per second of {name}'s busy time"),
                 ratio(k.read.iops + k.write.iops, rates.working() / 100.0),

@@ -88,7 +88,9 @@ pub(super) fn run(
                 all.io.write.ios += others[1];
                 all.io.read.bytes.0 += others[2];
                 all.io.write.bytes.0 += others[3];
-                feed.publish(&IntervalReport::of(&all), iv.end.as_secs_f64());
+                let mut rep = IntervalReport::of(&all);
+                rep.system = super::live_system(&sampler, iv);
+                feed.publish(&rep, iv.end.as_secs_f64());
             }
         };
         iogauge_engine::run_telling(spec, targets, &stop, on_interval, started)
