@@ -215,3 +215,28 @@ fn queue_bound() {
         v["findings"]
     );
 }
+
+/// A cgroup read-IOPS limit on the target's device (a loop device, direct I/O, held to 200
+/// reads/s): blk-throttle holds the bios before `block_bio_queue`, so neither the devices'
+/// await nor the traced stages see the wait; the application's latency against them does.
+/// The finding is the throttle ("likely", said with what it cannot see), not the device.
+#[test]
+fn throttled() {
+    require_root();
+    let _g = heavy();
+    let d = workdir();
+    let img = d.path().join("t.img");
+    std::fs::write(&img, vec![3u8; 32 << 20]).unwrap();
+    let l = Loop::new(&img);
+    sh(&format!("losetup --direct-io=on {}", l.0));
+    let _t = Throttle::new(&l.0, 200);
+    let v = run_json(&[
+        "--target", &l.0, "--rw", "randread", "--qd", "16", "--time", "3s",
+    ]);
+    let iops = v["summary"]["read"]["iops"].as_f64().unwrap();
+    assert!(
+        (150.0..260.0).contains(&iops),
+        "held to 200 reads/s: {iops}"
+    );
+    assert_top(&v, "throttle", 0.5, &[]);
+}
