@@ -325,6 +325,17 @@ impl Loop {
     }
 }
 
+impl Loop {
+    /// A loop device with direct I/O over an image of `mib` MiB written (not sparse) at
+    /// `image`: its reads reach the disk under the image, not the page cache holding it.
+    pub fn direct(image: &Path, mib: usize) -> Loop {
+        std::fs::write(image, vec![0x5a_u8; mib << 20]).unwrap();
+        let l = Loop::new(image);
+        sh(&format!("losetup --direct-io=on {}", l.0));
+        l
+    }
+}
+
 impl Drop for Loop {
     fn drop(&mut self) {
         let _ = std::process::Command::new("losetup")
@@ -375,11 +386,7 @@ impl SlowDevice {
     pub const READ_IOPS: u32 = 2000;
 
     pub fn new(dir: &Path, nr_requests: u32) -> SlowDevice {
-        let img = dir.join("slow.img");
-        // Written, not sparse, and read with direct I/O: reads reach the disk.
-        std::fs::write(&img, vec![0x5a_u8; 64 << 20]).unwrap();
-        let inner = Loop::new(&img);
-        sh(&format!("losetup --direct-io=on {}", inner.0));
+        let inner = Loop::direct(&dir.join("slow.img"), 64);
         let throttle = Throttle::new(&inner.0, Self::READ_IOPS);
         let outer = Loop::new(Path::new(&inner.0));
         sh(&format!("losetup --direct-io=on {}", outer.0));

@@ -240,17 +240,13 @@ fn a_deep_queue_on_a_loop_device_with_few_requests_waits_before_the_device() {
 }
 
 /// The cross-check on a loop device: one reader on a loop device over an image on the
-/// VM's disk (direct I/O, so each read reaches the disk), bpftrace beside it. (The crowded
-/// case above keeps to the queue stage: see there.)
+/// VM's disk (direct I/O, so each read reaches the disk), bpftrace beside it.
 #[test]
 fn on_a_loop_device_the_layers_agree_with_bpftrace() {
     require_root();
     let _g = exclusive();
     let d = workdir();
-    let img = d.path().join("plain.img");
-    std::fs::write(&img, vec![0x3c_u8; 64 << 20]).unwrap();
-    let dev = Loop::new(&img);
-    sh(&format!("losetup --direct-io=on {}", dev.0));
+    let dev = Loop::direct(&d.path().join("plain.img"), 64);
     let name = dev.0.trim_start_matches("/dev/");
     let (doc, seen) = run_beside_bpftrace(d.path(), name, &psync(&dev.0, "1", "4s", "4k"));
     let r = reads_of(&doc, name);

@@ -11,9 +11,10 @@
 //! Impact = 1 − (mean of the others ÷ the busiest): the share of the busiest member's work
 //! (or time) the others did not share.
 //!
-//! Ground truth: `diagnose::member_throttled` (a stripe over two loop devices, one throttled;
-//! without the tracer the throttle shows as [`super::throttle`]'s finding, as the devices'
-//! own figures stay balanced) and unit tests on a degraded mirror.
+//! Ground truth: unit tests on a degraded mirror. `diagnose::member_throttled` (a stripe over
+//! two loop devices, one cgroup-throttled) is [`super::throttle`]'s finding, not this one:
+//! blk-throttle holds the bios before diskstats and the block tracepoints see them, so the
+//! members' figures stay balanced.
 
 use crate::made::{ev, ratio, Made};
 use crate::view::Whole;
