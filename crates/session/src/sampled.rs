@@ -11,6 +11,7 @@ use iogauge_model::derive::Derived;
 use iogauge_model::spec::JobSpec;
 use iogauge_model::system::Snapshot;
 use iogauge_probe::{sample_grid_with, Devices, Sampler};
+use iogauge_stats::Interval;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
@@ -138,9 +139,17 @@ impl JobSampler {
         self.layers.warning()
     }
 
-    /// The system figures as the sampler takes them, for the live feed.
-    pub fn live(&self) -> &LiveSystem {
-        &self.live
+    /// The system figures of the job's interval `iv` for the live feed: the sampler's
+    /// snapshot closing it is taken on the same grid, a few ms apart, so the interval waits
+    /// for it up to 50 ms or a twentieth of its length, whichever is less. (The run's last
+    /// interval waits in vain: the sampler takes its last snapshot once the job returns, and
+    /// a longer wait would put that snapshot nearer the next boundary than this one's end,
+    /// 50 ms late on a 33 ms run.)
+    pub fn live_system(&self, iv: &Interval) -> Option<Derived> {
+        let len = Duration::from_nanos(iv.end.0.saturating_sub(iv.start.0));
+        let patience = (len / 20).min(Duration::from_millis(50));
+        self.live
+            .ending_at(Duration::from_nanos(iv.end.0), patience)
     }
 
     /// Runs `job`, a job of `spec` that tells its t0, with the sampler beside it.

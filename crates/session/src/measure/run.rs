@@ -13,7 +13,6 @@ use crate::ranks::{hostname, per_rank, rank_seed, slice_of, Team};
 use crate::{JobSampler, Session};
 use iogauge_engine::document::run_document;
 use iogauge_engine::{Target, TargetSpec};
-use iogauge_model::derive::Derived;
 use iogauge_model::run::IntervalReport;
 use iogauge_model::spec::{JobSpec, Region};
 use iogauge_model::Document;
@@ -68,19 +67,6 @@ pub fn run(
     }
 }
 
-/// The system figures of the interval `iv` for the live feed: the sampler's snapshot closing
-/// it is taken on the same grid, a few ms apart, so the interval waits for it up to 50 ms
-/// or a twentieth of its length, whichever is less. (The run's last interval waits in vain:
-/// the sampler takes its last snapshot once the job returns, and a longer wait would put
-/// that snapshot nearer the next boundary than this one's end, 50 ms late on a 33 ms run.)
-pub(super) fn live_system(sampler: &JobSampler, iv: &Interval) -> Option<Derived> {
-    let len = std::time::Duration::from_nanos(iv.end.0.saturating_sub(iv.start.0));
-    let patience = (len / 20).min(std::time::Duration::from_millis(50));
-    sampler
-        .live()
-        .ending_at(std::time::Duration::from_nanos(iv.end.0), patience)
-}
-
 fn alone(
     session: &mut Session,
     spec: &JobSpec,
@@ -92,7 +78,7 @@ fn alone(
     let (outcome, recorded) = sampler.run(spec, |started| {
         let on_interval = &mut |iv: &Interval| {
             let (mut rep, at) = (IntervalReport::of(iv), iv.end.as_secs_f64());
-            rep.system = live_system(&sampler, iv);
+            rep.system = sampler.live_system(iv);
             session.publish(&rep, at);
             show(at, &rep);
         };

@@ -89,7 +89,7 @@ pub(super) fn run(
                 all.io.read.bytes.0 += others[2];
                 all.io.write.bytes.0 += others[3];
                 let mut rep = IntervalReport::of(&all);
-                rep.system = super::live_system(&sampler, iv);
+                rep.system = sampler.live_system(iv);
                 feed.publish(&rep, iv.end.as_secs_f64());
             }
         };
