@@ -72,12 +72,7 @@ pub fn check(_doc: &Document, w: &Whole) -> Vec<Finding> {
         .into_iter()
         .filter(|(_, _, s, share)| s.queue_us >= VS_DEVICE * s.device_us && *share >= SHARE)
         .max_by(|a, b| a.3.total_cmp(&b.3));
-    let no_request = stages_with_share(w, |s| s.pre_us)
-        .into_iter()
-        .filter(|(name, _, s, share)| {
-            s.pre_us >= s.queue_us + s.device_us && *share >= SHARE && full(w, name).is_some()
-        })
-        .max_by(|a, b| a.3.total_cmp(&b.3));
+    let no_request = held_before(w, true);
     match (scheduler, no_request) {
         (Some(a), Some(b)) if b.3 > a.3 => vec![waiting_for_requests(w, b)],
         (Some(a), _) => vec![queued(a)],
@@ -86,7 +81,22 @@ pub fn check(_doc: &Document, w: &Whole) -> Vec<Finding> {
     }
 }
 
-type Candidate<'a> = (&'a str, &'static str, Stages, f64);
+pub(crate) type Candidate<'a> = (&'a str, &'static str, Stages, f64);
+
+/// The traced direction whose time before the queue is largest among those where it is ≥ the
+/// queue's and the device's together and ≥ 20% of the I/O time, on a device whose queue is
+/// [`full`] (`full_queue`: the wait is for a free request, this rule's) or not (a throttle,
+/// [`super::throttle`]'s).
+pub(crate) fn held_before(w: &Whole, full_queue: bool) -> Option<Candidate<'_>> {
+    stages_with_share(w, |s| s.pre_us)
+        .into_iter()
+        .filter(|(name, _, s, share)| {
+            s.pre_us >= s.queue_us + s.device_us
+                && *share >= SHARE
+                && full(w, name).is_some() == full_queue
+        })
+        .max_by(|a, b| a.3.total_cmp(&b.3))
+}
 
 fn queued((name, dir, s, share): Candidate) -> Finding {
     Made {

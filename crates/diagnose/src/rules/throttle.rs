@@ -21,13 +21,12 @@
 //! `blkio.throttle.read_iops_device` (`diagnose::member_throttled`); the traced scenario
 //! (a read-IOPS limit on the target's device) comes with the tracer.
 
-use super::queue::stages_with_share;
+use super::queue::held_before;
 use crate::made::{ev, ratio, Made};
 use crate::view::Whole;
 use iogauge_model::finding::{Finding, Layer};
 use iogauge_model::Document;
 
-pub const SHARE: f64 = 0.2;
 pub const ABOVE_AWAIT: f64 = 10.0;
 pub const MIN_GAP_US: f64 = 2000.0;
 pub const CPU_QUIET_PCT: f64 = 80.0;
@@ -51,16 +50,8 @@ pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
 }
 
 fn traced(w: &Whole) -> Vec<Finding> {
-    let Some((name, dir, s, share)) = stages_with_share(w, |s| s.pre_us)
-        .into_iter()
-        .filter(|(name, _, s, share)| {
-            // With every request in use the wait is for one ([`super::queue`]).
-            s.pre_us >= s.queue_us + s.device_us
-                && *share >= SHARE
-                && super::queue::full(w, name).is_none()
-        })
-        .max_by(|a, b| a.3.total_cmp(&b.3))
-    else {
+    // With every request in use the wait is for one ([`super::queue`]).
+    let Some((name, dir, s, share)) = held_before(w, false) else {
         return Vec::new();
     };
     vec![Made {
