@@ -1,0 +1,164 @@
+//! Fixtures that change the machine for the length of a test and undo it when dropped: loop
+//! devices, a cgroup read-IOPS limit, a device slower than the CPU, mounts and sysctls.
+
+use super::*;
+
+/// A loop device over an image file, detached when dropped.
+pub struct Loop(pub String);
+
+impl Loop {
+    pub fn new(image: &Path) -> Loop {
+        gated("a loop device");
+        let out = std::process::Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(image)
+            .output()
+            .expect("losetup (util-linux) is installed");
+        assert!(
+            out.status.success(),
+            "losetup: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Loop(String::from_utf8(out.stdout).unwrap().trim().to_string())
+    }
+}
+
+impl Loop {
+    /// A loop device with direct I/O over an image of `mib` MiB written (not sparse) at
+    /// `image`: its reads reach the disk under the image, not the page cache holding it.
+    pub fn direct(image: &Path, mib: usize) -> Loop {
+        std::fs::write(image, vec![0x5a_u8; mib << 20]).unwrap();
+        let l = Loop::new(image);
+        sh(&format!("losetup --direct-io=on {}", l.0));
+        l
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("losetup")
+            .args(["-d", &self.0])
+            .status();
+    }
+}
+
+/// A cgroup v1 read-IOPS limit on one block device (the root blkio cgroup), lifted when
+/// dropped.
+pub struct Throttle(String);
+
+const READ_IOPS: &str = "/sys/fs/cgroup/blkio/blkio.throttle.read_iops_device";
+
+impl Throttle {
+    pub fn new(dev: &str, iops: u32) -> Throttle {
+        let name = dev.trim_start_matches("/dev/");
+        let majmin = std::fs::read_to_string(format!("/sys/class/block/{name}/dev"))
+            .expect("the loop device's MAJ:MIN")
+            .trim()
+            .to_string();
+        std::fs::write(READ_IOPS, format!("{majmin} {iops}")).expect("cgroup v1 blkio throttle");
+        Throttle(majmin)
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        let _ = std::fs::write(READ_IOPS, format!("{} 0", self.0));
+    }
+}
+
+/// A device slower than the CPU, whatever the disk under it does: a loop device (`outer`,
+/// direct I/O, mq-deadline, `nr_requests` requests) over a second loop device held to
+/// [`SlowDevice::READ_IOPS`] reads/s by the cgroup. The outer device's requests take the
+/// throttle's time in its device stage (its bios reach the inner device, held there), so a
+/// submitter deeper than its `nr_requests` waits for a free request, never for the CPU.
+/// Fields drop in order: the outer device is detached before the throttle is lifted and the
+/// inner one detached.
+pub struct SlowDevice {
+    outer: Loop,
+    _throttle: Throttle,
+    _inner: Loop,
+}
+
+impl SlowDevice {
+    /// The inner device's read limit: 4 requests in flight take 2 ms each.
+    pub const READ_IOPS: u32 = 2000;
+
+    pub fn new(dir: &Path, nr_requests: u32) -> SlowDevice {
+        let inner = Loop::direct(&dir.join("slow.img"), 64);
+        let throttle = Throttle::new(&inner.0, Self::READ_IOPS);
+        let outer = Loop::new(Path::new(&inner.0));
+        sh(&format!("losetup --direct-io=on {}", outer.0));
+        let q = format!("/sys/block/{}/queue", outer.0.trim_start_matches("/dev/"));
+        sh(&format!("echo mq-deadline > {q}/scheduler"));
+        sh(&format!("echo {nr_requests} > {q}/nr_requests"));
+        SlowDevice {
+            outer,
+            _throttle: throttle,
+            _inner: inner,
+        }
+    }
+
+    /// `/dev/loopN` of the outer device.
+    pub fn path(&self) -> &str {
+        &self.outer.0
+    }
+
+    /// `loopN`.
+    pub fn name(&self) -> &str {
+        self.outer.0.trim_start_matches("/dev/")
+    }
+}
+
+/// A mount that is undone when dropped.
+pub struct Mount(pub PathBuf);
+
+impl Mount {
+    pub fn new(dir: &Path, fstype: &str, opts: &str) -> Mount {
+        gated("a mount");
+        std::fs::create_dir_all(dir).unwrap();
+        sh(&format!(
+            "mount -t {fstype} -o {opts} {fstype} '{}'",
+            dir.display()
+        ));
+        Mount(dir.to_path_buf())
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A sysctl set for the rest of an exclusive test and put back when dropped, also when the
+/// test panics.
+pub struct Sysctl {
+    path: &'static str,
+    old: String,
+}
+
+impl Sysctl {
+    /// Writes `value` to `path` (under /proc/sys), keeping the value it had.
+    pub fn set(path: &'static str, value: &str) -> Sysctl {
+        assert_eq!(
+            HELD.get(),
+            Held::Exclusive,
+            "{path} is machine-wide: set it under `let _g = exclusive();`"
+        );
+        let old = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let s = Sysctl { path, old };
+        s.write(value);
+        s
+    }
+
+    /// Writes another value; the one from before [`Sysctl::set`] still comes back on drop.
+    pub fn write(&self, value: &str) {
+        std::fs::write(self.path, value).unwrap_or_else(|e| panic!("{}: {e}", self.path));
+    }
+}
+
+impl Drop for Sysctl {
+    fn drop(&mut self) {
+        let _ = std::fs::write(self.path, self.old.trim_end());
+    }
+}
