@@ -15,7 +15,7 @@
 
 mod maps;
 
-use aya::maps::{Array, HashMap, MapData};
+use aya::maps::{MapData, PerCpuArray, PerCpuValues};
 use aya::programs::BtfTracePoint;
 use aya::{Btf, Ebpf, EbpfLoader};
 use iogauge_model::layers::LayerCounters;
@@ -91,6 +91,22 @@ impl Disk {
     }
 }
 
+/// Entries for the map of requests' stages, which keeps one per request struct it has seen
+/// (never deleted): twice the requests the disks' queues hold (`mq/` hardware queues times
+/// `nr_requests`, at least 256 each), so a queue resized while traced still fits; at least
+/// 65,536.
+fn request_slots(disks: &[Disk]) -> u32 {
+    let held: u64 = disks
+        .iter()
+        .map(|d| {
+            let queues = std::fs::read_dir(format!("/sys/block/{}/mq", d.name))
+                .map_or(1, |dir| dir.count().max(1)) as u64;
+            queues * u64::from(d.nr_requests.unwrap_or(0).max(256))
+        })
+        .sum();
+    (2 * held).clamp(65_536, u64::from(u32::MAX)) as u32
+}
+
 fn parse_dev(text: &str) -> Option<(u32, u32)> {
     let (ma, mi) = text.trim().split_once(':')?;
     Some((ma.parse().ok()?, mi.parse().ok()?))
@@ -112,22 +128,22 @@ impl Tracer {
             return Err(Unavailable::TooMany(disks.len()));
         }
         let btf = Btf::from_sys_fs().map_err(|e| Unavailable::NoBtf(one_line(&e)))?;
+        let mut traced = [0u32; MAX_DISKS as usize];
+        for (slot, d) in traced.iter_mut().zip(disks) {
+            *slot = d.dev_t();
+        }
+        let n = disks.len() as u32;
+        // At least one entry: a map of none cannot be created.
+        let per_disk = n.max(1) * DIRECTIONS;
         let mut ebpf = EbpfLoader::new()
             .btf(Some(&btf))
+            .set_global("traced", &traced, true)
+            .set_global("n_traced", &n, true)
+            .set_max_entries("counters", per_disk)
+            .set_max_entries("hists", per_disk * STAGES)
+            .set_max_entries("started", request_slots(disks))
             .load(OBJECT)
             .map_err(|e| Unavailable::Load(one_line(&e)))?;
-        {
-            let map = ebpf
-                .map_mut("disks")
-                .ok_or_else(|| Unavailable::Load("no map \"disks\" in the object".into()))?;
-            let mut slots: HashMap<&mut MapData, u32, u32> =
-                HashMap::try_from(map).map_err(|e| Unavailable::Load(one_line(&e)))?;
-            for (slot, d) in disks.iter().enumerate() {
-                slots
-                    .insert(d.dev_t(), slot as u32, 0)
-                    .map_err(|e| Unavailable::Load(one_line(&e)))?;
-            }
-        }
         for (name, tp) in PROGRAMS {
             let prog: &mut BtfTracePoint = ebpf
                 .program_mut(name)
@@ -152,23 +168,27 @@ impl Tracer {
         let counters = self
             .ebpf
             .map("counters")
-            .and_then(|m| Array::<&MapData, Counters>::try_from(m).ok());
+            .and_then(|m| PerCpuArray::<&MapData, Counters>::try_from(m).ok());
         let hists = self
             .ebpf
             .map("hists")
-            .and_then(|m| Array::<&MapData, Hist>::try_from(m).ok());
+            .and_then(|m| PerCpuArray::<&MapData, Hist>::try_from(m).ok());
         self.disks
             .iter()
             .enumerate()
             .map(|(slot, d)| {
                 let dir = |dir: u32| {
                     let i = slot as u32 * DIRECTIONS + dir;
-                    let c = counters.as_ref().and_then(|a| a.get(&i, 0).ok());
+                    let c = counters
+                        .as_ref()
+                        .and_then(|a| a.get(&i, 0).ok())
+                        .map(|v| maps::sum_counters(&v));
                     let h: Vec<Option<Hist>> = (0..STAGES)
                         .map(|s| {
                             hists
                                 .as_ref()
                                 .and_then(|a| a.get(&(i * STAGES + s), 0).ok())
+                                .map(|v: PerCpuValues<Hist>| maps::sum_hists(&v))
                         })
                         .collect();
                     maps::stage_counters(c.unwrap_or_default(), &h)

@@ -38,6 +38,37 @@ pub struct Hist {
 // SAFETY: `repr(C)` array of u64: every bit pattern is a valid value.
 unsafe impl aya::Pod for Hist {}
 
+/// One direction's counters over every CPU's copy (the programs count per CPU).
+pub fn sum_counters(per_cpu: &[Counters]) -> Counters {
+    per_cpu.iter().fold(Counters::default(), |mut t, c| {
+        t.requests += c.requests;
+        t.bytes += c.bytes;
+        t.merges += c.merges;
+        t.splits += c.splits;
+        t.requeues += c.requeues;
+        for s in 0..STAGES as usize {
+            t.count[s] += c.count[s];
+            t.sum_ns[s] += c.sum_ns[s];
+        }
+        t
+    })
+}
+
+/// One stage's histogram over every CPU's copy.
+pub fn sum_hists(per_cpu: &[Hist]) -> Hist {
+    per_cpu.iter().fold(
+        Hist {
+            buckets: [0; BUCKETS],
+        },
+        |mut t, h| {
+            for (a, b) in t.buckets.iter_mut().zip(h.buckets.iter()) {
+                *a += b;
+            }
+            t
+        },
+    )
+}
+
 fn stage_hist(count: u64, sum_ns: u64, h: Option<&Hist>) -> StageHist {
     let buckets = h.map_or_else(Vec::new, |h| {
         (0u32..)
