@@ -226,8 +226,20 @@ fn mask_word(w: &str, any: bool) -> String {
     let start = w.find("://").filter(|&p| p < last_at).map_or(0, |p| p + 3);
     match w[start..last_at].find(':') {
         Some(c) => format!("{}***{}", &w[..start + c + 1], &w[last_at..]),
+        // A DSN whose "scheme" is no PostgreSQL one and whose userinfo has no password may
+        // be `user:password@host` with a password that starts with `//`
+        // (`bench://pw@h/db`): masked from its first `:`.
+        None if any && start > 0 && !is_pg_scheme(&w[..start - 3]) => {
+            let c = w.find(':').unwrap_or(0);
+            format!("{}***{}", &w[..c + 1], &w[last_at..])
+        }
         None => w.to_string(),
     }
+}
+
+/// The URI schemes libpq takes (any case).
+fn is_pg_scheme(s: &str) -> bool {
+    s.eq_ignore_ascii_case("postgres") || s.eq_ignore_ascii_case("postgresql")
 }
 
 #[cfg(test)]
@@ -340,6 +352,9 @@ mod tests {
                 "dist = \"hotspot:64m@0:4\"\ndsn = [\"a:***@h/db\", \"b:***@h/db\"]\n",
             ),
             ("PGDSN=u:s3cret@h", "PGDSN=u:***@h"),
+            // A password that starts with `//` reads as a scheme: masked all the same.
+            ("--dsn bench://s3cret@h/db", "--dsn bench:***@h/db"),
+            ("--dsn postgres://bench@h/db", "--dsn postgres://bench@h/db"),
         ] {
             let got = redact_secrets(text);
             assert_eq!(got, want, "{text}");
