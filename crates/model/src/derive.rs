@@ -3,7 +3,7 @@
 //! the share of time tasks stalled on I/O; the load average. Per-CPU percentages are
 //! [`per_cpu`]'s, kept out of [`Derived`] (which every stored interval carries).
 
-use crate::layers::LayerRates;
+use crate::layers::{LayerRates, RingRates};
 use crate::system::{CpuCounters, DiskCounters, Snapshot};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -37,6 +37,10 @@ pub fn derive(prev: &Snapshot, cur: &Snapshot) -> Derived {
         psi_some_pct,
         load: cur.load.clone(),
         layers: layers_between(prev, cur, secs),
+        ring: match (&prev.ring, &cur.ring) {
+            (Some(p), Some(c)) => Some(RingRates::between(p, c)),
+            _ => None,
+        },
     }
 }
 

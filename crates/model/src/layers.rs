@@ -131,6 +131,36 @@ pub struct LayerCounters {
     pub nr_requests: Option<u32>,
 }
 
+/// The kernel's whole time for this process's own io_uring reads and writes, cumulative since
+/// the tracer started: `io_uring_submit_req` → `io_uring_complete` (the completion posted to
+/// the ring, after the wake-up that follows the device's interrupt). It holds the submit path
+/// (system call, io_uring, filesystem), every block stage and the completion's way back; what
+/// the application's latency adds to it is iogauge's own time. Not per disk: io_uring does
+/// not know the disk when it takes a request.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RingCounters {
+    pub read: StageHist,
+    pub write: StageHist,
+}
+
+/// [`RingCounters`] over an interval, per direction (`None`: no I/O of that direction).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RingRates {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<StageLat>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write: Option<StageLat>,
+}
+
+impl RingRates {
+    pub fn between(prev: &RingCounters, cur: &RingCounters) -> RingRates {
+        RingRates {
+            read: StageLat::of(&cur.read.since(&prev.read)),
+            write: StageLat::of(&cur.write.since(&prev.write)),
+        }
+    }
+}
+
 /// One stage's latency over an interval, µs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StageLat {

@@ -3,7 +3,7 @@
 //! page cache state from /proc/meminfo, /proc/pressure/io and /proc/loadavg. Raw counters are kept so any view can be derived
 //! again later (`crate::derive`); reading and parsing the live files is `iogauge_probe`'s.
 
-use crate::layers::LayerCounters;
+use crate::layers::{LayerCounters, RingCounters};
 use serde::{Deserialize, Serialize};
 
 /// Raw counters at one instant, as stored with a run.
@@ -28,6 +28,11 @@ pub struct Snapshot {
     /// (`crate::layers`); empty otherwise and in documents stored before it existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layers: Vec<LayerCounters>,
+    /// This process's io_uring I/Os, cumulative (`crate::layers::RingCounters`), when the
+    /// tracer ran on a kernel with io_uring's tracepoints; `None` otherwise and in documents
+    /// stored before iogauge kept it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ring: Option<RingCounters>,
 }
 
 /// Raw counters of one device, one /proc/diskstats line. Times are milliseconds, sizes are

@@ -52,6 +52,7 @@ pub fn parse_snapshot(
         cpus,
         load: Some(parse_loadavg(t.loadavg)?),
         layers: Vec::new(),
+        ring: None,
     })
 }
 

@@ -5,6 +5,7 @@
 
 use iogauge_model::derive::Derived;
 use iogauge_model::layers::{LayerRates, StageLat, StageRates};
+use iogauge_model::run::IntervalReport;
 
 /// One device's interval, mean µs per request; `None` for a stage no request went through.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -61,6 +62,96 @@ pub(crate) fn busiest<'a>(sys: &'a Derived, disks: &[String]) -> Option<(&'a str
             .max_by(|a, b| a.1.req_s.total_cmp(&b.1.req_s))
     };
     pick(true).or_else(|| pick(false))
+}
+
+/// A run interval's mean I/O time from the application down: the application's mean
+/// latency, the kernel's whole time for the job's io_uring I/Os (submit → completion; `None`
+/// without it: the psync engine, a kernel without io_uring's tracepoints, a document from
+/// before) and the busiest traced disk's block stages.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct AppSplit {
+    pub app_us: f64,
+    pub kernel_us: Option<f64>,
+    pub block: Split,
+}
+
+impl AppSplit {
+    /// `None` for an idle interval or one without block-layer figures.
+    pub(crate) fn of(iv: &IntervalReport, disks: &[String]) -> Option<AppSplit> {
+        let (r, w) = (iv.read.ios as f64, iv.write.ios as f64);
+        if r + w <= 0.0 {
+            return None;
+        }
+        let sys = iv.system.as_ref()?;
+        let (_, block) = busiest(sys, disks)?;
+        let app_us = (iv.read.lat_us.mean * r + iv.write.lat_us.mean * w) / (r + w);
+        let kernel_us = sys.ring.as_ref().and_then(|k| {
+            let (mut sum, mut n) = (0.0, 0.0);
+            for (lat, ios) in [(k.read, r), (k.write, w)] {
+                if let Some(l) = lat.filter(|l| l.mean_us.is_finite() && ios > 0.0) {
+                    sum += l.mean_us * ios;
+                    n += ios;
+                }
+            }
+            (n > 0.0).then(|| sum / n)
+        });
+        Some(AppSplit {
+            app_us,
+            kernel_us,
+            block,
+        })
+    }
+
+    /// Top to bottom: iogauge's own time (the application's less the kernel's), the kernel's
+    /// submit and completion paths (its time less the block stages), then the block stages;
+    /// without the kernel's time the first two are one part.
+    pub(crate) fn parts(&self) -> Vec<f64> {
+        let traced = self.block.traced_us();
+        let mut parts = match self.kernel_us {
+            Some(k) => vec![(self.app_us - k).max(0.0), (k - traced).max(0.0)],
+            None => vec![(self.app_us - traced).max(0.0)],
+        };
+        parts.extend([
+            self.block.pre_us.unwrap_or(0.0),
+            self.block.queue_us.unwrap_or(0.0),
+            self.block.device_us.unwrap_or(0.0),
+        ]);
+        parts
+    }
+}
+
+/// The measured intervals' [`AppSplit`]s averaged, each weighted by its I/Os; `None` when no
+/// interval has them. The kernel's time only when every one of them has it.
+pub(crate) fn run_split<'a>(
+    intervals: impl Iterator<Item = &'a IntervalReport>,
+    disks: &[String],
+) -> Option<AppSplit> {
+    let mut all = Vec::new();
+    for iv in intervals {
+        if let Some(s) = AppSplit::of(iv, disks) {
+            all.push(((iv.read.ios + iv.write.ios) as f64, s));
+        }
+    }
+    let n: f64 = all.iter().map(|(w, _)| w).sum();
+    if n <= 0.0 {
+        return None;
+    }
+    let avg = |f: &dyn Fn(&AppSplit) -> Option<f64>| -> Option<f64> {
+        all.iter()
+            .map(|(w, s)| Some(w * f(s)?))
+            .sum::<Option<f64>>()
+            .map(|t| t / n)
+    };
+    Some(AppSplit {
+        app_us: avg(&|s| Some(s.app_us))?,
+        kernel_us: avg(&|s| s.kernel_us),
+        block: Split {
+            pre_us: Some(avg(&|s| Some(s.block.pre_us.unwrap_or(0.0)))?),
+            queue_us: Some(avg(&|s| Some(s.block.queue_us.unwrap_or(0.0)))?),
+            device_us: Some(avg(&|s| Some(s.block.device_us.unwrap_or(0.0)))?),
+            req_s: avg(&|s| Some(s.block.req_s))?,
+        },
+    })
 }
 
 #[cfg(test)]

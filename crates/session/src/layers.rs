@@ -3,7 +3,7 @@
 //! (`Snapshot::layers`). When it cannot start, the result carries one warning saying why and
 //! the run goes on without the split; `--no-trace` leaves it off.
 
-use iogauge_model::layers::LayerCounters;
+use iogauge_model::layers::{LayerCounters, RingCounters};
 use iogauge_trace::{Disk, Tracer};
 use std::path::Path;
 
@@ -50,6 +50,11 @@ impl Layers {
     /// The disks' counters now; empty without a tracer.
     pub fn read(&self) -> Vec<LayerCounters> {
         self.tracer.as_ref().map(Tracer::read).unwrap_or_default()
+    }
+
+    /// This process's io_uring I/Os since the tracer started (`Tracer::ring`).
+    pub fn ring(&self) -> Option<RingCounters> {
+        self.tracer.as_ref().and_then(Tracer::ring)
     }
 
     /// The line the result's warnings carry when the tracer could not start.

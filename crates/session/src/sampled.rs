@@ -45,6 +45,7 @@ fn sampled_live<T>(
             let sample = |ns| {
                 sampler.sample(ns).map(|mut s| {
                     s.layers = layers.read();
+                    s.ring = layers.ring();
                     if let Some(l) = live {
                         l.push(&s);
                     }
@@ -228,6 +229,7 @@ mod tests {
                 cpus: Vec::new(),
                 load: None,
                 layers: Vec::new(),
+                ring: None,
             }
         };
         let ms = Duration::from_millis;

@@ -1,7 +1,10 @@
 //! The per-layer tracer: BPF programs on the kernel's block tracepoints (`src/bpf/layers.bpf.c`)
 //! keep, per whole disk and direction, histograms of the time before the request queue, in
 //! the queue and on the device, with request, byte, merge, split and requeue counts; the
-//! session reads them on its interval grid as [`LayerCounters`] (`Snapshot::layers`).
+//! session reads them on its interval grid as [`LayerCounters`] (`Snapshot::layers`). Two
+//! more, on io_uring's tracepoints, time this process's own io_uring reads and writes from
+//! submit to completion ([`RingCounters`], `Snapshot::ring`): the kernel's whole share of
+//! what the application waited, so the rest is iogauge's own time.
 //!
 //! The programs are `tp_btf` (BTF-enabled raw tracepoints), loaded by aya with their CO-RE
 //! relocations done against the running kernel's BTF (`/sys/kernel/btf/vmlinux`): no kernel
@@ -18,8 +21,8 @@ mod maps;
 use aya::maps::{MapData, PerCpuArray, PerCpuValues};
 use aya::programs::BtfTracePoint;
 use aya::{Btf, Ebpf, EbpfLoader};
-use iogauge_model::layers::LayerCounters;
-use maps::{Counters, Hist, DIRECTIONS, MAX_DISKS, STAGES};
+use iogauge_model::layers::{LayerCounters, RingCounters};
+use maps::{Counters, Hist, RingCount, DIRECTIONS, MAX_DISKS, STAGES};
 
 /// The BPF object build.rs compiled; empty when iogauge was built without clang.
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/layers.bpf.o"));
@@ -34,6 +37,13 @@ const PROGRAMS: [(&str, &str); 8] = [
     ("on_issue", "block_rq_issue"),
     ("on_requeue", "block_rq_requeue"),
     ("on_complete", "block_rq_complete"),
+];
+
+/// The io_uring programs, attached when the kernel has io_uring's tracepoints (a kernel
+/// without io_uring traces the block layer all the same).
+const RING_PROGRAMS: [(&str, &str); 2] = [
+    ("on_ring_submit", "io_uring_submit_req"),
+    ("on_ring_complete", "io_uring_complete"),
 ];
 
 /// Why the per-layer split is unavailable, in one line.
@@ -116,6 +126,8 @@ fn parse_dev(text: &str) -> Option<(u32, u32)> {
 pub struct Tracer {
     ebpf: Ebpf,
     disks: Vec<Disk>,
+    /// Whether the io_uring programs are attached.
+    ring: bool,
 }
 
 impl Tracer {
@@ -139,25 +151,43 @@ impl Tracer {
             .btf(Some(&btf))
             .set_global("traced", &traced, true)
             .set_global("n_traced", &n, true)
+            .set_global("ring_tgid", &std::process::id(), true)
             .set_max_entries("counters", per_disk)
             .set_max_entries("hists", per_disk * STAGES)
             .set_max_entries("started", request_slots(disks))
             .load(OBJECT)
             .map_err(|e| Unavailable::Load(one_line(&e)))?;
         for (name, tp) in PROGRAMS {
-            let prog: &mut BtfTracePoint = ebpf
-                .program_mut(name)
-                .ok_or_else(|| Unavailable::Load(format!("no program {name} in the object")))?
-                .try_into()
-                .map_err(|e| Unavailable::Load(one_line(&e)))?;
-            prog.load(tp, &btf)
-                .map_err(|e| Unavailable::Load(format!("{name}: {}", one_line(&e))))?;
-            prog.attach()
-                .map_err(|e| Unavailable::Attach(tp, one_line(&e)))?;
+            attach(&mut ebpf, &btf, name, tp)?;
         }
+        let ring = RING_PROGRAMS
+            .iter()
+            .all(|(name, tp)| attach(&mut ebpf, &btf, name, tp).is_ok());
         Ok(Tracer {
             ebpf,
             disks: disks.to_vec(),
+            ring,
+        })
+    }
+
+    /// This process's io_uring reads and writes since the tracer started: the kernel's
+    /// whole time for each, submit to completion. `None` when the kernel has no io_uring
+    /// tracepoints or the maps cannot be read.
+    pub fn ring(&self) -> Option<RingCounters> {
+        if !self.ring {
+            return None;
+        }
+        let counts =
+            PerCpuArray::<&MapData, RingCount>::try_from(self.ebpf.map("ring_counters")?).ok()?;
+        let hists = PerCpuArray::<&MapData, Hist>::try_from(self.ebpf.map("ring_hists")?).ok()?;
+        let dir = |d: u32| {
+            let c = maps::sum_ring(&counts.get(&d, 0).ok()?);
+            let h = maps::sum_hists(&hists.get(&d, 0).ok()?);
+            Some(maps::ring_hist(c, &h))
+        };
+        Some(RingCounters {
+            read: dir(0)?,
+            write: dir(1)?,
         })
     }
 
@@ -206,6 +236,20 @@ impl Tracer {
             })
             .collect()
     }
+}
+
+/// Loads program `name` for tracepoint `tp` and attaches it.
+fn attach(ebpf: &mut Ebpf, btf: &Btf, name: &str, tp: &'static str) -> Result<(), Unavailable> {
+    let prog: &mut BtfTracePoint = ebpf
+        .program_mut(name)
+        .ok_or_else(|| Unavailable::Load(format!("no program {name} in the object")))?
+        .try_into()
+        .map_err(|e| Unavailable::Load(one_line(&e)))?;
+    prog.load(tp, btf)
+        .map_err(|e| Unavailable::Load(format!("{name}: {}", one_line(&e))))?;
+    prog.attach()
+        .map_err(|e| Unavailable::Attach(tp, one_line(&e)))?;
+    Ok(())
 }
 
 /// An error and its sources on one line (a verifier log has many: its last lines say why).

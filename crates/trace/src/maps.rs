@@ -3,6 +3,30 @@
 
 use iogauge_model::layers::{StageCounters, StageHist};
 
+/// `struct ring_counters`: one direction's io_uring requests and their summed time.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RingCount {
+    pub count: u64,
+    pub sum_ns: u64,
+}
+
+// SAFETY: `repr(C)`, two u64 fields, no padding: every bit pattern is a valid value.
+unsafe impl aya::Pod for RingCount {}
+
+/// One direction's io_uring counts over every CPU's copy.
+pub fn sum_ring(per_cpu: &[RingCount]) -> RingCount {
+    per_cpu.iter().fold(RingCount::default(), |t, c| RingCount {
+        count: t.count + c.count,
+        sum_ns: t.sum_ns + c.sum_ns,
+    })
+}
+
+/// The ring stage's histogram of one direction.
+pub fn ring_hist(c: RingCount, h: &Hist) -> StageHist {
+    stage_hist(c.count, c.sum_ns, Some(h))
+}
+
 /// Disks the programs can count (`MAX_DISKS`).
 pub const MAX_DISKS: u32 = 64;
 /// Read and write.

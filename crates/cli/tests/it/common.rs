@@ -69,10 +69,60 @@ pub struct Guard {
     heavy: Option<MutexGuard<'static, ()>>,
     shared: Option<RwLockReadGuard<'static, ()>>,
     exclusive: Option<RwLockWriteGuard<'static, ()>>,
+    /// When the guard was asked for and when it was given, for [`log_held`].
+    asked: Instant,
+    given: Instant,
+}
+
+impl Guard {
+    fn new(
+        asked: Instant,
+        heavy: Option<MutexGuard<'static, ()>>,
+        shared: Option<RwLockReadGuard<'static, ()>>,
+        exclusive: Option<RwLockWriteGuard<'static, ()>>,
+    ) -> Guard {
+        Guard {
+            heavy,
+            shared,
+            exclusive,
+            asked,
+            given: Instant::now(),
+        }
+    }
+}
+
+/// With `IOGAUGE_TEST_GATE_LOG=FILE`, each guard appends a line to FILE when dropped: its kind,
+/// the seconds it was held and waited for, and the test (libtest names the thread after
+/// it). What the suite's wall time is made of: the heavy and exclusive guards run one at a
+/// time, so their held times add up.
+fn log_held(g: &Guard) {
+    let Some(file) = std::env::var_os("IOGAUGE_TEST_GATE_LOG") else {
+        return;
+    };
+    let kind = match (&g.heavy, &g.exclusive) {
+        (Some(_), _) => "heavy",
+        (_, Some(_)) => "exclusive",
+        _ => "shared",
+    };
+    let line = format!(
+        "{kind} {:.1} {:.1} {}\n",
+        g.given.elapsed().as_secs_f64(),
+        (g.given - g.asked).as_secs_f64(),
+        std::thread::current().name().unwrap_or("?")
+    );
+    use std::io::Write;
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(file)
+    {
+        let _ = f.write_all(line.as_bytes());
+    }
 }
 
 impl Drop for Guard {
     fn drop(&mut self) {
+        log_held(self);
         if self.heavy.is_some() {
             HOLDS_HEAVY.set(false);
         }
@@ -93,13 +143,10 @@ fn first_guard(kind: &str) {
 /// An ordinary test: runs beside any other but an exclusive one.
 pub fn shared() -> Guard {
     first_guard("shared");
+    let asked = Instant::now();
     let g = GATE.read().unwrap_or_else(PoisonError::into_inner);
     HELD.set(Held::Shared);
-    Guard {
-        heavy: None,
-        shared: Some(g),
-        exclusive: None,
-    }
+    Guard::new(asked, None, Some(g), None)
 }
 
 /// A timing-sensitive test (or step of one): shared, and one heavy at a time. In a test that
@@ -107,6 +154,7 @@ pub fn shared() -> Guard {
 /// thread: with an exclusive test waiting, the second read would wait forever).
 pub fn heavy() -> Guard {
     assert!(!HOLDS_HEAVY.get(), "heavy() taken twice by one test");
+    let asked = Instant::now();
     let shared = (HELD.get() == Held::Nothing).then(|| {
         let g = GATE.read().unwrap_or_else(PoisonError::into_inner);
         HELD.set(Held::Shared);
@@ -114,24 +162,17 @@ pub fn heavy() -> Guard {
     });
     let h = HEAVY.lock().unwrap_or_else(PoisonError::into_inner);
     HOLDS_HEAVY.set(true);
-    Guard {
-        heavy: Some(h),
-        shared,
-        exclusive: None,
-    }
+    Guard::new(asked, Some(h), shared, None)
 }
 
 /// A test that changes machine-wide state: waits until every running test has finished,
 /// and keeps every other test from starting until it is dropped.
 pub fn exclusive() -> Guard {
     first_guard("exclusive");
+    let asked = Instant::now();
     let g = GATE.write().unwrap_or_else(PoisonError::into_inner);
     HELD.set(Held::Exclusive);
-    Guard {
-        heavy: None,
-        shared: None,
-        exclusive: Some(g),
-    }
+    Guard::new(asked, None, None, Some(g))
 }
 
 /// Panics unless the current test holds a guard of the gate.

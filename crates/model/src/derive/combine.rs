@@ -84,6 +84,7 @@ impl Derived {
         // Stage quantiles do not add up from rates: a combined interval is traced anew from
         // the raw samples where a document keeps them (`regrid`), else shown without.
         out.layers = BTreeMap::new();
+        out.ring = None;
         let cpu = |f: fn(&CpuRates) -> f64| weighted(parts.iter().map(|(t, d)| (*t, f(&d.cpu))));
         out.cpu = CpuRates {
             user: cpu(|c| c.user),

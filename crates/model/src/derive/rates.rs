@@ -2,7 +2,7 @@
 //! shares ([`CpuRates`]), both with the formula from two raw counters, and the whole interval
 //! ([`Derived`]) that [`derive`](super::derive) computes and [`Derived::combine`] joins.
 
-use crate::layers::LayerRates;
+use crate::layers::{LayerRates, RingRates};
 use crate::system::{CpuCounters, DiskCounters, LoadAvg, MemInfo};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -24,6 +24,10 @@ pub struct Derived {
     /// it, in the device), when the block-layer tracer ran.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub layers: BTreeMap<String, LayerRates>,
+    /// The kernel's whole time for this process's io_uring I/Os (submit to completion), when
+    /// the tracer saw them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ring: Option<RingRates>,
 }
 
 /// `cur - prev` for a kernel counter. When `cur < prev` the counter either wrapped or was

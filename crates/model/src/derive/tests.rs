@@ -53,6 +53,7 @@ fn snap(at_ns: u64, disks: Vec<DiskCounters>) -> Snapshot {
         cpus: Vec::new(),
         load: None,
         layers: Vec::new(),
+        ring: None,
     }
 }
 

@@ -1,13 +1,14 @@
 //! Where each interval's I/O time went, per layer, one stacked bar chart per result that has
 //! the block tracer's figures: the kernel's stages of the busiest traced disk (before the
 //! queue, in the queue, in the device: btt's stages) and, for a run, what is left of the
-//! application's mean latency above them (iogauge and the kernel's submit path). A database
+//! application's mean latency above them: the kernel's submit and completion paths and
+//! iogauge's own time, told apart where the tracer timed the job's io_uring I/Os. A database
 //! run shows the kernel's stages alone: PostgreSQL's read time counts the reads the page
 //! cache served, so it is not the time above the block layer. Results without layer figures
 //! (no BPF, or stored before the tracer) draw nothing.
 
 use super::item::{Group, Item};
-use crate::split::{busiest, Split};
+use crate::split::{busiest, AppSplit, Split};
 use crate::svg::draw::WIDE;
 use crate::svg::scale::Fmt;
 use crate::svg::stack::{stacked_bars, Bar, Stacked};
@@ -24,11 +25,14 @@ const LAYERS: [(&str, &str); 4] = [
     ("device", "#4e79a7"),
 ];
 
-/// The mean latency of every I/O of the interval, µs; `None` when idle.
-fn app_mean_us(iv: &IntervalReport) -> Option<f64> {
-    let (r, w) = (iv.read.ios as f64, iv.write.ios as f64);
-    (r + w > 0.0).then(|| (iv.read.lat_us.mean * r + iv.write.lat_us.mean * w) / (r + w))
-}
+/// The same, with the kernel's io_uring time splitting the top layer in two.
+const RING_LAYERS: [(&str, &str); 5] = [
+    ("iogauge", "#bab0ac"),
+    ("kernel submit + completion", "#b07aa1"),
+    ("before the queue", "#edc948"),
+    ("OS queue", "#f28e2b"),
+    ("device", "#4e79a7"),
+];
 
 /// The kernel's three stages of an interval, µs per request, bottom first.
 fn kernel(s: &Split) -> [f64; 3] {
@@ -39,23 +43,30 @@ fn kernel(s: &Split) -> [f64; 3] {
     ]
 }
 
-/// One bar per interval with layer figures: the four layers' mean µs per I/O.
-pub(super) fn bars(r: &RunReport) -> Vec<Bar> {
+/// One bar per interval with layer figures: the layers' mean µs per I/O ([`AppSplit::parts`]),
+/// and the layers they are: five where every bar has the kernel's io_uring time, else four.
+pub(super) fn bars(r: &RunReport) -> (Vec<Bar>, &'static [(&'static str, &'static str)]) {
     let disks = r.hardware.as_ref().map_or(&[][..], |h| &h.disks[..]);
-    r.intervals
+    let splits: Vec<(&IntervalReport, AppSplit)> = r
+        .intervals
         .iter()
-        .filter_map(|iv| {
-            let (_, s) = busiest(iv.system.as_ref()?, disks)?;
-            let app = app_mean_us(iv)?;
-            let mut parts = vec![(app - s.traced_us()).max(0.0)];
-            parts.extend(kernel(&s));
-            Some(Bar {
+        .filter_map(|iv| Some((iv, AppSplit::of(iv, disks)?)))
+        .collect();
+    let ring = !splits.is_empty() && splits.iter().all(|(_, s)| s.kernel_us.is_some());
+    let bars = splits
+        .into_iter()
+        .map(|(iv, mut s)| {
+            if !ring {
+                s.kernel_us = None;
+            }
+            Bar {
                 t0: iv.t_s,
                 t1: iv.t_s + iv.dur_s.max(0.0),
-                parts,
-            })
+                parts: s.parts(),
+            }
         })
-        .collect()
+        .collect();
+    (bars, if ring { &RING_LAYERS } else { &LAYERS })
 }
 
 /// A database run's bars: the kernel's stages alone.
@@ -75,17 +86,21 @@ pub(super) fn db_bars(r: &DbReport) -> Vec<Bar> {
         .collect()
 }
 
+/// [`db_bars`] with their layers: the kernel's stages.
+fn db_bars_of(r: &DbReport) -> (Vec<Bar>, &'static [(&'static str, &'static str)]) {
+    (db_bars(r), &LAYERS[1..])
+}
+
 /// A heading, then one chart per result with bars (`bars` of it); nothing without.
 fn charts<T>(
     out: &mut String,
     g: &Group<T>,
     (id, note): (&str, &str),
-    layers: &[(&str, &str)],
-    bars: impl Fn(&T) -> Vec<Bar>,
+    bars: impl Fn(&T) -> (Vec<Bar>, &'static [(&'static str, &'static str)]),
 ) {
     let mut head = false;
     for (it, r) in &g.items {
-        let bars = bars(r);
+        let (bars, layers) = bars(r);
         if bars.is_empty() {
             continue;
         }
@@ -122,14 +137,14 @@ fn chart(out: &mut String, it: &Item, layers: &[(&str, &str)], bars: Vec<Bar>) {
 
 /// The runs' charts.
 pub(super) fn section(out: &mut String, g: &Group<RunReport>) {
-    let note = "Per interval, the mean time of an I/O in each layer: the busiest traced disk's device time (issue → complete), OS queue (insert → issue) and time before the queue (throttling, splitting), and above them what is left of the application's mean latency (iogauge and the kernel's submit path).";
-    charts(out, g, ("layers", note), &LAYERS, bars);
+    let note = "Per interval, the mean time of an I/O in each layer: the busiest traced disk's device time (issue → complete), OS queue (insert → issue) and time before the queue (throttling, splitting), and above them what is left of the application's mean latency: the kernel's submit and completion paths (the kernel's time for the job's io_uring I/Os, submit → completion, less the block stages) and iogauge's own time (the application's latency less the kernel's), one layer where the kernel's io_uring time is not known.";
+    charts(out, g, ("layers", note), bars);
 }
 
 /// The database runs' charts.
 pub(super) fn db_section(out: &mut String, g: &Group<DbReport>) {
     let note = "Per interval, the mean time of a request to the busiest traced disk in each of the kernel's layers: device (issue → complete), OS queue (insert → issue) and before the queue (throttling, splitting).";
-    charts(out, g, ("db-layers", note), &LAYERS[1..], db_bars);
+    charts(out, g, ("db-layers", note), db_bars_of);
 }
 
 #[cfg(test)]
@@ -174,7 +189,8 @@ mod tests {
     #[test]
     fn a_bar_is_the_application_s_latency_split_by_layer() {
         let r = traced();
-        let b = bars(&r);
+        let (b, layers) = bars(&r);
+        assert_eq!(layers.len(), 4);
         assert_eq!(b.len(), r.intervals.len() - 1);
         let iv = &r.intervals[1];
         let app = iv.read.lat_us.mean;
@@ -184,7 +200,45 @@ mod tests {
             "{:?} vs {app}",
             b[0].parts
         );
-        assert!(bars(&run()).is_empty());
+        assert!(bars(&run()).0.is_empty());
+    }
+
+    #[test]
+    fn the_kernel_s_io_uring_time_splits_iogauge_from_the_kernel_s_submit_path() {
+        use iogauge_model::layers::{RingRates, StageLat};
+        let mut r = traced();
+        let app = r.intervals[1].read.lat_us.mean;
+        // The kernel's time: the block stages (1 + 100 + 300 µs) and 20 µs more.
+        let kernel = 421.0_f64.min(app - 1.0);
+        for iv in r.intervals.iter_mut().skip(1) {
+            let sys = iv.system.as_mut().expect("the fixture has samples");
+            sys.ring = Some(RingRates {
+                read: Some(StageLat {
+                    mean_us: kernel,
+                    p50_us: kernel,
+                    p99_us: kernel,
+                }),
+                write: None,
+            });
+        }
+        let (b, layers) = bars(&r);
+        assert_eq!(layers.len(), 5);
+        assert_eq!(b[0].parts[2..], [1.0, 100.0, 300.0]);
+        assert!(
+            (b[0].parts[0] - (app - kernel)).abs() < 1e-6,
+            "{:?}",
+            b[0].parts
+        );
+        assert!(
+            (b[0].parts[1] - (kernel - 401.0)).abs() < 1e-6,
+            "{:?}",
+            b[0].parts
+        );
+        assert!((b[0].parts.iter().sum::<f64>() - app).abs() < 1e-6);
+        // One interval without it: the chart falls back to four layers throughout.
+        r.intervals[2].system.as_mut().unwrap().ring = None;
+        let (b, layers) = bars(&r);
+        assert_eq!((layers.len(), b[0].parts.len()), (4, 4));
     }
 
     #[test]

@@ -61,6 +61,7 @@ pub fn run_text(r: &RunReport) -> String {
     if r.summary.read.ios + r.summary.write.ios == 0 {
         let _ = writeln!(s, "(no I/O completed in the measured window)");
     }
+    s.push_str(&time_split_line(r));
     if let Some(l) = &r.layout {
         s.push_str(&layout_text(l));
     }
@@ -99,6 +100,33 @@ pub fn run_text(r: &RunReport) -> String {
         let _ = writeln!(s, "warning: {w}");
     }
     s
+}
+
+/// Where the measured intervals' mean I/O time went, from iogauge down to the device, when
+/// the tracer ran: one line; nothing without its figures.
+fn time_split_line(r: &RunReport) -> String {
+    use iogauge_stats::Phase;
+    let disks = r.hardware.as_ref().map_or(&[][..], |h| &h.disks[..]);
+    let measured = r.intervals.iter().filter(|iv| iv.phase == Phase::Measure);
+    let Some(sp) = crate::split::run_split(measured, disks) else {
+        return String::new();
+    };
+    let p = sp.parts();
+    let top = match sp.kernel_us {
+        Some(_) => format!(
+            "iogauge {:.1}, kernel submit + completion {:.1}",
+            p[0], p[1]
+        ),
+        None => format!("iogauge + kernel submit {:.1}", p[0]),
+    };
+    let n = p.len();
+    format!(
+        "where an I/O's time went (mean µs): {top}, before the queue {:.1}, OS queue {:.1}, device {:.1} (of {:.1})\n",
+        p[n - 3],
+        p[n - 2],
+        p[n - 1],
+        sp.app_us
+    )
 }
 
 /// A job over MPI ranks: one row per rank (host, IOPS, MiB/s, p99 of its reads or else

@@ -9,6 +9,12 @@
 //   queue      block_rq_insert -> block_rq_issue           (0 when issued directly)
 //   device     block_rq_issue  -> block_rq_complete        (btt's D2C)
 //
+// and, for the loading process's own io_uring reads and writes (not per disk: io_uring does
+// not know the disk when it takes a request), the kernel's whole time for each:
+//
+//   ring       io_uring_submit_req -> io_uring_complete   (the completion posted to the
+//                                                          ring, after the wake-up)
+//
 // Histograms use the buckets of iogauge_model::layers::bucket_of (16 per power of two); the
 // loader reads the maps once per interval. What a request costs is kept small (about 1.1 µs
 // of BPF time on this 2-CPU VM, against 2.7 µs with hash maps for every start time and
@@ -32,6 +38,7 @@ typedef __u64 sector_t;
 #define BPF_MAP_TYPE_HASH 1
 #define BPF_MAP_TYPE_ARRAY 2
 #define BPF_MAP_TYPE_PERCPU_ARRAY 6
+#define BPF_MAP_TYPE_LRU_HASH 9
 #define BPF_ANY 0
 
 // Helpers by their number in include/uapi/linux/bpf.h.
@@ -39,6 +46,7 @@ static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
 static long (*bpf_map_update_elem)(void *map, const void *key, const void *value,
                                    __u64 flags) = (void *)2;
 static __u64 (*bpf_ktime_get_ns)(void) = (void *)5;
+static __u64 (*bpf_get_current_pid_tgid)(void) = (void *)14;
 
 struct gendisk {
 	int major;
@@ -69,6 +77,10 @@ struct request {
 	unsigned int cmd_flags;
 	__u64 start_time_ns;
 	sector_t __sector;
+} CORE;
+
+struct io_kiocb {
+	__u8 opcode;
 } CORE;
 
 #define REQ_OP_MASK 0xff // (1 << REQ_OP_BITS) - 1
@@ -150,6 +162,7 @@ struct {
 // costs a request more than all the rest of its tracing.
 enum state { DONE, INSERTED, ISSUED };
 
+// When a request's stage (or an io_uring request) began, and which stage (or direction).
 struct start {
 	__u64 at;
 	__u64 state;
@@ -161,6 +174,40 @@ struct {
 	__type(key, __u64);
 	__type(value, struct start);
 } started SEC(".maps");
+
+// The process whose io_uring I/Os are timed: the iogauge that loaded the programs.
+volatile const __u32 ring_tgid;
+
+// When one of its io_uring requests was submitted (`at`, 0 when none is in flight) and its
+// direction (`state`: 0 read, 1 write), by the request's address; written in place (io_uring
+// recycles its requests, so the addresses recur), an LRU hash so addresses no longer used
+// leave it.
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct start);
+} ring_started SEC(".maps");
+
+// The ring stage per direction: count and sum (as `struct counters`' first stage), per CPU.
+struct ring_counters {
+	__u64 count;
+	__u64 sum_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct ring_counters);
+} ring_counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct hist);
+} ring_hists SEC(".maps");
 
 // floor(log2(v)) for v > 0 by halving steps (BPF has no count-leading-zeros instruction).
 static __attribute__((always_inline)) __u32 log2_of(__u64 v)
@@ -207,6 +254,18 @@ static __attribute__((always_inline)) int index_of(__u32 dev, unsigned int opf)
 	return -1;
 }
 
+// One time of `ns` added to a stage's count, sum and histogram.
+static __attribute__((always_inline)) void add(__u64 *count, __u64 *sum, struct hist *h, __u64 ns)
+{
+	*count += 1;
+	*sum += ns;
+	__u64 b = bucket_of(ns);
+	// bucket_of is below BUCKETS already; the mask, which the compiler cannot drop behind
+	// the barrier, proves it to the verifier.
+	asm volatile("%0 &= 1023" : "+r"(b));
+	h->buckets[b] += 1;
+}
+
 static __attribute__((always_inline)) void record(int idx, enum stage s, __u64 ns)
 {
 	__u32 i = idx;
@@ -215,13 +274,7 @@ static __attribute__((always_inline)) void record(int idx, enum stage s, __u64 n
 	struct hist *hist = bpf_map_lookup_elem(&hists, &h);
 	if (!c || !hist)
 		return;
-	c->count[s] += 1;
-	c->sum_ns[s] += ns;
-	__u64 b = bucket_of(ns);
-	// bucket_of is below BUCKETS already; the mask, which the compiler cannot drop behind
-	// the barrier, proves it to the verifier.
-	asm volatile("%0 &= 1023" : "+r"(b));
-	hist->buckets[b] += 1;
+	add(&c->count[s], &c->sum_ns[s], hist, ns);
 }
 
 static __attribute__((always_inline)) int rq_index(struct request *rq)
@@ -352,16 +405,16 @@ int on_frontmerge(__u64 *ctx)
 	return merged((struct bio *)ctx[0]);
 }
 
-// Sets `rq`'s stage, in place when the request was seen before.
-static __attribute__((always_inline)) void set_stage(struct start *st, __u64 key, __u64 now,
-						     enum state state)
+// Sets `key`'s start in `map`, in place when it has one (no allocation).
+static __attribute__((always_inline)) void set_start(void *map, struct start *st, __u64 key,
+						     __u64 now, __u64 state)
 {
 	if (st) {
 		st->at = now;
 		st->state = state;
 	} else {
 		struct start fresh = {.at = now, .state = state};
-		bpf_map_update_elem(&started, &key, &fresh, BPF_ANY);
+		bpf_map_update_elem(map, &key, &fresh, BPF_ANY);
 	}
 }
 
@@ -375,7 +428,7 @@ int on_insert(__u64 *ctx)
 	__u64 now = bpf_ktime_get_ns();
 	pre_queue(rq, idx, now);
 	__u64 key = (__u64)rq;
-	set_stage(bpf_map_lookup_elem(&started, &key), key, now, INSERTED);
+	set_start(&started, bpf_map_lookup_elem(&started, &key), key, now, INSERTED);
 	return 0;
 }
 
@@ -408,7 +461,7 @@ int on_issue(__u64 *ctx)
 		pre_queue(rq, idx, now);
 		record(idx, QUEUE, 0);
 	}
-	set_stage(st, key, now, ISSUED);
+	set_start(&started, st, key, now, ISSUED);
 	return 0;
 }
 
@@ -449,6 +502,59 @@ int on_complete(__u64 *ctx)
 		c->requests += 1;
 		c->bytes += (__u32)ctx[2];
 	}
+	return 0;
+}
+
+// io_uring's read and write operations (enum io_uring_op): 0 for reads, 1 for writes, -1
+// for anything else.
+static __attribute__((always_inline)) int ring_dir(__u8 op)
+{
+	switch (op) {
+	case 1:  // IORING_OP_READV
+	case 4:  // IORING_OP_READ_FIXED
+	case 22: // IORING_OP_READ
+		return 0;
+	case 2:  // IORING_OP_WRITEV
+	case 5:  // IORING_OP_WRITE_FIXED
+	case 23: // IORING_OP_WRITE
+		return 1;
+	}
+	return -1;
+}
+
+SEC("tp_btf/io_uring_submit_req")
+int on_ring_submit(__u64 *ctx)
+{
+	if ((__u32)(bpf_get_current_pid_tgid() >> 32) != ring_tgid)
+		return 0;
+	struct io_kiocb *req = (struct io_kiocb *)ctx[0];
+	int dir = ring_dir(req->opcode);
+	if (dir < 0)
+		return 0;
+	__u64 key = (__u64)req;
+	__u64 now = bpf_ktime_get_ns();
+	set_start(&ring_started, bpf_map_lookup_elem(&ring_started, &key), key, now, dir);
+	return 0;
+}
+
+SEC("tp_btf/io_uring_complete")
+int on_ring_complete(__u64 *ctx)
+{
+	__u64 key = ctx[1];
+	if (!key)
+		return 0;
+	struct start *s = bpf_map_lookup_elem(&ring_started, &key);
+	if (!s || !s->at)
+		return 0;
+	__u64 now = bpf_ktime_get_ns();
+	__u32 dir = s->state & 1;
+	__u64 ns = now >= s->at ? now - s->at : 0;
+	s->at = 0;
+	struct ring_counters *c = bpf_map_lookup_elem(&ring_counters, &dir);
+	struct hist *h = bpf_map_lookup_elem(&ring_hists, &dir);
+	if (!c || !h)
+		return 0;
+	add(&c->count, &c->sum_ns, h, ns);
 	return 0;
 }
 
