@@ -108,12 +108,19 @@ impl Document {
         each_kind!(self, r => &mut r.findings)
     }
 
-    /// The document as stored and exported: pretty JSON with a final newline.
+    /// The document as printed and exported: pretty JSON with a final newline.
     pub fn to_json(&self) -> String {
         let mut s = each_kind!(self, r => serde_json::to_string_pretty(r))
             .expect("documents always serialise");
         s.push('\n');
         s
+    }
+
+    /// The document as the store keeps it: compact JSON, the same document in a sixth of
+    /// the bytes of [`Document::to_json`] (its indentation is most of a long run's: nested
+    /// histogram buckets one number a line).
+    pub fn to_compact_json(&self) -> String {
+        each_kind!(self, r => serde_json::to_string(r)).expect("documents always serialise")
     }
 }
 

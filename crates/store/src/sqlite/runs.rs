@@ -97,7 +97,7 @@ impl Store {
                 f.max_pmbps,
                 f.latency_ms,
                 f.disks,
-                doc.to_json(),
+                doc.to_compact_json(),
             ],
         )
         .map_err(err)?;

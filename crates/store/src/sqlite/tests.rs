@@ -88,7 +88,7 @@ fn lists_newest_first() {
 
 #[test]
 fn get_returns_the_document_and_histograms_as_stored() {
-    let (_dir, _, mut store) = temp_store();
+    let (_dir, path, mut store) = temp_store();
     let mut doc = calibration("/dev/sdb");
     // Escapes and non-ASCII survive the round trip.
     doc.warnings_mut().push("\"quoted\" \u{e9} é 🦀\n".into());
@@ -99,6 +99,15 @@ fn get_returns_the_document_and_histograms_as_stored() {
     assert_eq!(got.histograms, hists);
     assert_eq!(got.row, store.list().unwrap()[0]);
     assert_eq!(got.row.target, "/dev/sdb");
+    // Kept as compact JSON: no indentation, fewer bytes than the printed document.
+    let kept: String = Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT document FROM runs WHERE id = ?1", [id], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(kept, doc.to_compact_json());
+    assert!(!kept.contains("\n  ") && kept.len() < doc.to_json().len());
 }
 
 #[test]
