@@ -40,12 +40,15 @@ impl Split {
         }
     }
 
+    /// The three traced stages, bottom first (before the queue, queue, device), µs; 0 for
+    /// stages without figures.
+    pub(crate) fn stages_us(&self) -> [f64; 3] {
+        [self.pre_us, self.queue_us, self.device_us].map(|s| s.unwrap_or(0.0))
+    }
+
     /// The three traced stages' sum, µs (0 for stages without figures).
     pub(crate) fn traced_us(&self) -> f64 {
-        [self.pre_us, self.queue_us, self.device_us]
-            .into_iter()
-            .flatten()
-            .sum()
+        self.stages_us().iter().sum()
     }
 }
 
@@ -111,11 +114,7 @@ impl AppSplit {
             Some(k) => vec![(self.app_us - k).max(0.0), (k - traced).max(0.0)],
             None => vec![(self.app_us - traced).max(0.0)],
         };
-        parts.extend([
-            self.block.pre_us.unwrap_or(0.0),
-            self.block.queue_us.unwrap_or(0.0),
-            self.block.device_us.unwrap_or(0.0),
-        ]);
+        parts.extend(self.block.stages_us());
         parts
     }
 }
@@ -142,13 +141,14 @@ pub(crate) fn run_split<'a>(
             .sum::<Option<f64>>()
             .map(|t| t / n)
     };
+    let stage = |i: usize| avg(&|s| Some(s.block.stages_us()[i]));
     Some(AppSplit {
         app_us: avg(&|s| Some(s.app_us))?,
         kernel_us: avg(&|s| s.kernel_us),
         block: Split {
-            pre_us: Some(avg(&|s| Some(s.block.pre_us.unwrap_or(0.0)))?),
-            queue_us: Some(avg(&|s| Some(s.block.queue_us.unwrap_or(0.0)))?),
-            device_us: Some(avg(&|s| Some(s.block.device_us.unwrap_or(0.0)))?),
+            pre_us: stage(0),
+            queue_us: stage(1),
+            device_us: stage(2),
             req_s: avg(&|s| Some(s.block.req_s))?,
         },
     })

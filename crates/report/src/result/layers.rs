@@ -8,7 +8,7 @@
 //! (no BPF, or stored before the tracer) draw nothing.
 
 use super::item::{Group, Item};
-use crate::split::{busiest, AppSplit, Split};
+use crate::split::{busiest, AppSplit};
 use crate::svg::draw::WIDE;
 use crate::svg::scale::Fmt;
 use crate::svg::stack::{stacked_bars, Bar, Stacked};
@@ -33,15 +33,6 @@ const RING_LAYERS: [(&str, &str); 5] = [
     ("OS queue", "#f28e2b"),
     ("device", "#4e79a7"),
 ];
-
-/// The kernel's three stages of an interval, µs per request, bottom first.
-fn kernel(s: &Split) -> [f64; 3] {
-    [
-        s.pre_us.unwrap_or(0.0),
-        s.queue_us.unwrap_or(0.0),
-        s.device_us.unwrap_or(0.0),
-    ]
-}
 
 /// One bar per interval with layer figures: the layers' mean µs per I/O ([`AppSplit::parts`]),
 /// and the layers they are: five where every bar has the kernel's io_uring time, else four.
@@ -80,7 +71,7 @@ pub(super) fn db_bars(r: &DbReport) -> Vec<Bar> {
             Some(Bar {
                 t0: iv.t_s,
                 t1: iv.t_s + iv.dur_s.max(0.0),
-                parts: kernel(&s).to_vec(),
+                parts: s.stages_us().to_vec(),
             })
         })
         .collect()

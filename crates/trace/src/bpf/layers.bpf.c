@@ -266,11 +266,16 @@ static __attribute__((always_inline)) void add(__u64 *count, __u64 *sum, struct 
 	h->buckets[b] += 1;
 }
 
-static __attribute__((always_inline)) void record(int idx, enum stage s, __u64 ns)
+static __attribute__((always_inline)) struct counters *counters_of(int idx)
 {
 	__u32 i = idx;
-	struct counters *c = bpf_map_lookup_elem(&counters, &i);
-	__u32 h = i * STAGES + s;
+	return bpf_map_lookup_elem(&counters, &i);
+}
+
+static __attribute__((always_inline)) void record(int idx, enum stage s, __u64 ns)
+{
+	struct counters *c = counters_of(idx);
+	__u32 h = (__u32)idx * STAGES + s;
 	struct hist *hist = bpf_map_lookup_elem(&hists, &h);
 	if (!c || !hist)
 		return;
@@ -282,17 +287,17 @@ static __attribute__((always_inline)) int rq_index(struct request *rq)
 	return index_of(dev_of(rq->q->disk), rq->cmd_flags);
 }
 
-static __attribute__((always_inline)) struct counters *counters_of(int idx)
-{
-	__u32 i = idx;
-	return bpf_map_lookup_elem(&counters, &i);
-}
-
 // The first slot of the pair that (dev, sector) hashes to (Fibonacci hashing).
 static __attribute__((always_inline)) __u32 pair_of(__u32 dev, __u64 sector)
 {
 	__u64 h = (sector ^ ((__u64)dev << 40)) * 0x9E3779B97F4A7C15ULL;
 	return (__u32)(h >> (64 - QUEUED_BITS)) * 2;
+}
+
+// Whether slot `s` holds the waiting bio (dev, sector).
+static __attribute__((always_inline)) int holds(struct queued_slot *s, __u32 dev, __u64 sector)
+{
+	return s->at && s->dev == dev && s->sector == sector;
 }
 
 // The slot of a waiting bio (dev, sector), or 0.
@@ -302,9 +307,9 @@ static __attribute__((always_inline)) struct queued_slot *waiting(__u32 dev, __u
 	struct queued_slot *a = bpf_map_lookup_elem(&queued, &i);
 	i += 1;
 	struct queued_slot *b = bpf_map_lookup_elem(&queued, &i);
-	if (a && a->at && a->dev == dev && a->sector == sector)
+	if (a && holds(a, dev, sector))
 		return a;
-	if (b && b->at && b->dev == dev && b->sector == sector)
+	if (b && holds(b, dev, sector))
 		return b;
 	return 0;
 }
@@ -320,9 +325,9 @@ static __attribute__((always_inline)) void wait_from(__u32 dev, __u64 sector, __
 	if (!a || !b)
 		return;
 	struct queued_slot *s;
-	if (a->at && a->dev == dev && a->sector == sector)
+	if (holds(a, dev, sector))
 		s = a;
-	else if (b->at && b->dev == dev && b->sector == sector)
+	else if (holds(b, dev, sector))
 		s = b;
 	else if (!a->at)
 		s = a;
