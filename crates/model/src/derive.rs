@@ -8,8 +8,9 @@ use crate::system::{CpuCounters, DiskCounters, Snapshot};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The figures of the interval from `prev` to `cur` (Δt from their `at_ns`). A device in only
-/// one of the two appeared or vanished during the interval and is left out of it; with
+/// The figures of the interval from `prev` to `cur` (Δt from their `at_ns`), two snapshots of
+/// one series, the one right after the other (for a longer span, [`derive_over`]). A device in
+/// only one of the two appeared or vanished during the interval and is left out of it; with
 /// Δt = 0 every rate is 0.
 pub fn derive(prev: &Snapshot, cur: &Snapshot) -> Derived {
     let secs = cur.at_ns.saturating_sub(prev.at_ns) as f64 / 1e9;
@@ -42,6 +43,31 @@ pub fn derive(prev: &Snapshot, cur: &Snapshot) -> Derived {
             _ => None,
         },
     }
+}
+
+/// The figures from the first to the last of `span`, consecutive snapshots of one series:
+/// [`derive`] of the two ends, with the stage histograms of every snapshot after the first
+/// merged (a snapshot keeps only its own interval's buckets: `crate::layers::StageHist`).
+/// `None` for fewer than two snapshots.
+pub fn derive_over(span: &[Snapshot]) -> Option<Derived> {
+    let [first, between @ .., last] = span else {
+        return None;
+    };
+    if between.is_empty() {
+        return Some(derive(first, last));
+    }
+    let mut end = last.clone();
+    for s in between {
+        for l in &mut end.layers {
+            if let Some(o) = s.layers.iter().find(|o| o.name == l.name) {
+                l.add_buckets(o);
+            }
+        }
+        if let (Some(r), Some(o)) = (&mut end.ring, &s.ring) {
+            r.add_buckets(o);
+        }
+    }
+    Some(derive(first, &end))
 }
 
 /// The block-layer figures of each traced device in both snapshots.

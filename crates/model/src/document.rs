@@ -8,11 +8,16 @@
 //!   (every kind now records `ended_at`);
 //! - a database run's `grid` and `workload.think_time` are seconds (schema 1 stored Rust's
 //!   `{"secs", "nanos"}` pairs), as every other duration in the documents.
+//!
+//! Schema 3 keeps in each snapshot's stage histograms (`samples[].layers`, `samples[].ring`)
+//! only the buckets of the interval the snapshot ends, where schema 2 kept the whole run's
+//! (`crate::layers::StageHist`).
 
 pub use crate::meta::{Kind, Meta, SCHEMA};
 
 use crate::calib::CalibrationReport;
 use crate::db::report::DbReport;
+use crate::layers::{LayerCounters, RingCounters};
 use crate::run::RunReport;
 use serde_json::Value;
 
@@ -154,6 +159,9 @@ fn upgrade(v: &mut Value, kind: Kind) -> Result<(), DocError> {
     if schema < 2 {
         from_schema_1(v, kind);
     }
+    if schema < 3 {
+        buckets_per_interval(v);
+    }
     v["schema"] = Value::from(SCHEMA);
     Ok(())
 }
@@ -181,6 +189,50 @@ fn from_schema_1(v: &mut Value, kind: Kind) {
             .and_then(|w| w.get_mut("think_time"))
         {
             secs_of_pair(t);
+        }
+    }
+}
+
+/// Schema 2 → 3: every `samples` array in the document (a run's, each calibration point's, a
+/// database run's) keeps each snapshot's interval's buckets only.
+fn buckets_per_interval(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                match x {
+                    Value::Array(samples) if k == "samples" => fresh_buckets(samples),
+                    _ => buckets_per_interval(x),
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(buckets_per_interval),
+        _ => {}
+    }
+}
+
+/// One series of snapshots whose stage histograms are cumulative, rewritten as
+/// [`LayerCounters::fresh_since`] the snapshot before. What does not read as layer or ring
+/// counters is left as it is.
+fn fresh_buckets(samples: &mut [Value]) {
+    let mut layers_before: Vec<LayerCounters> = Vec::new();
+    let mut ring_before: Option<RingCounters> = None;
+    for s in samples {
+        if let Some(l) = s.get_mut("layers") {
+            if let Ok(cur) = serde_json::from_value::<Vec<LayerCounters>>(l.clone()) {
+                if let Ok(f) = serde_json::to_value(LayerCounters::fresh_all(&cur, &layers_before))
+                {
+                    *l = f;
+                }
+                layers_before = cur;
+            }
+        }
+        if let Some(r) = s.get_mut("ring") {
+            if let Ok(cur) = serde_json::from_value::<RingCounters>(r.clone()) {
+                if let Ok(f) = serde_json::to_value(cur.fresh_since(ring_before.as_ref())) {
+                    *r = f;
+                }
+                ring_before = Some(cur);
+            }
         }
     }
 }

@@ -3,7 +3,7 @@
 //! They differ for reasons a user must hear about in words: a cache absorbs reads, mirroring
 //! and journaling multiply writes, other processes share the disk.
 
-use crate::derive::{derive, per_cpu, Derived, DiskRates, PerCpuRates};
+use crate::derive::{derive_over, per_cpu, Derived, DiskRates, PerCpuRates};
 use crate::summary::Summary;
 use crate::system::Snapshot;
 use iogauge_stats::Nanos;
@@ -53,7 +53,7 @@ fn nearest(samples: &[Snapshot], t: Nanos) -> Option<usize> {
 /// Device, CPU and memory figures between the snapshots nearest `start` and `end`.
 pub fn system_between(samples: &[Snapshot], start: Nanos, end: Nanos) -> Option<Derived> {
     let (i, j) = (nearest(samples, start)?, nearest(samples, end)?);
-    (j > i).then(|| derive(&samples[i], &samples[j]))
+    derive_over(samples.get(i..=j)?)
 }
 
 /// Each CPU's figures between the snapshots nearest `start` and `end` (empty when the

@@ -4,10 +4,13 @@
 //! the queue (`block_rq_insert` → `block_rq_issue`, btt's Q2D less its pre-queue part) and in
 //! the device (`block_rq_issue` → `block_rq_complete`, btt's D2C).
 //!
-//! [`LayerCounters`] are cumulative since the tracer started, sampled with the other /proc
-//! counters at the ends of each interval (`Snapshot::layers`); [`LayerRates`] are one
-//! interval's figures between two samples (`Derived::layers`), as iostat's are between two
-//! reads of /proc/diskstats.
+//! [`LayerCounters`] are sampled with the other /proc counters at the ends of each interval
+//! (`Snapshot::layers`): counts and sums cumulative since the tracer started, as diskstats'
+//! are, but each stage's histogram buckets only what the interval since the tracer's previous
+//! reading added ([`StageHist`]), so that a long run keeps one interval's buckets per
+//! snapshot, not the whole run's again and again. [`LayerRates`] are one interval's figures
+//! between two samples (`Derived::layers`), as iostat's are between two reads of
+//! /proc/diskstats.
 
 use serde::{Deserialize, Serialize};
 
@@ -40,6 +43,12 @@ pub fn bucket_low(b: u32) -> u64 {
 
 /// A latency histogram of one stage, in nanoseconds: how many, their sum, and the non-empty
 /// buckets of [`bucket_of`] as `(bucket, count)` in bucket order.
+///
+/// In a snapshot (`Snapshot::layers`, `Snapshot::ring`) `count` and `sum_ns` are cumulative
+/// since the tracer started and `buckets` are those the interval ending at the snapshot
+/// added ([`StageHist::fresh_since`]); an interval's histogram is then [`StageHist::after`]
+/// the snapshot before, and a longer span's merges its snapshots' buckets
+/// (`crate::derive::derive_over`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StageHist {
     pub count: u64,
@@ -66,6 +75,43 @@ impl StageHist {
             sum_ns: self.sum_ns.saturating_sub(prev.sum_ns),
             buckets,
         }
+    }
+
+    /// `self` (cumulative, as the tracer reads it) as a snapshot keeps it: the same count and
+    /// sum, with only the buckets that grew since `prev` (the tracer's previous reading).
+    pub fn fresh_since(&self, prev: &StageHist) -> StageHist {
+        StageHist {
+            count: self.count,
+            sum_ns: self.sum_ns,
+            buckets: self.since(prev).buckets,
+        }
+    }
+
+    /// The interval ending at snapshot `self`, after snapshot `prev`: counts and sums by
+    /// difference, the buckets `self` carries.
+    pub fn after(&self, prev: &StageHist) -> StageHist {
+        StageHist {
+            count: self.count.saturating_sub(prev.count),
+            sum_ns: self.sum_ns.saturating_sub(prev.sum_ns),
+            buckets: self.buckets.clone(),
+        }
+    }
+
+    /// Adds `other`'s buckets to this histogram's (counts and sums unchanged).
+    pub fn add_buckets(&mut self, other: &StageHist) {
+        if other.buckets.is_empty() {
+            return;
+        }
+        let mut all: Vec<(u32, u64)> = self.buckets.iter().chain(&other.buckets).copied().collect();
+        all.sort_unstable_by_key(|(b, _)| *b);
+        all.dedup_by(|next, kept| {
+            let same = next.0 == kept.0;
+            if same {
+                kept.1 += next.1;
+            }
+            same
+        });
+        self.buckets = all;
     }
 
     /// The `q` quantile (0–1) in nanoseconds, interpolated within its bucket; `None` when
@@ -114,7 +160,18 @@ pub struct StageCounters {
     pub device: StageHist,
 }
 
-/// Cumulative block-layer counters of one device since the tracer started.
+impl StageCounters {
+    fn hists(&self) -> [&StageHist; 3] {
+        [&self.pre_queue, &self.queue, &self.device]
+    }
+
+    fn hists_mut(&mut self) -> [&mut StageHist; 3] {
+        [&mut self.pre_queue, &mut self.queue, &mut self.device]
+    }
+}
+
+/// Cumulative block-layer counters of one device since the tracer started (but see
+/// [`StageHist`] for the buckets a snapshot keeps).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LayerCounters {
     /// Kernel name: `vda`, `loop3`, `nvme0n1`.
@@ -131,6 +188,46 @@ pub struct LayerCounters {
     pub nr_requests: Option<u32>,
 }
 
+impl LayerCounters {
+    fn hists(&self) -> impl Iterator<Item = &StageHist> {
+        self.read.hists().into_iter().chain(self.write.hists())
+    }
+
+    fn hists_mut(&mut self) -> impl Iterator<Item = &mut StageHist> {
+        self.read
+            .hists_mut()
+            .into_iter()
+            .chain(self.write.hists_mut())
+    }
+
+    /// The tracer's reading `self` as a snapshot keeps it, `prev` being its reading before
+    /// (none: every bucket is new) ([`StageHist::fresh_since`]).
+    pub fn fresh_since(&self, prev: Option<&LayerCounters>) -> LayerCounters {
+        let mut out = self.clone();
+        if let Some(p) = prev {
+            for (h, p) in out.hists_mut().zip(p.hists()) {
+                *h = h.fresh_since(p);
+            }
+        }
+        out
+    }
+
+    /// [`LayerCounters::fresh_since`] for every disk of a reading, each against its own
+    /// counters in the reading `before` (matched by name).
+    pub fn fresh_all(now: &[LayerCounters], before: &[LayerCounters]) -> Vec<LayerCounters> {
+        now.iter()
+            .map(|l| l.fresh_since(before.iter().find(|b| b.name == l.name)))
+            .collect()
+    }
+
+    /// Adds `other`'s buckets to this one's, stage by stage ([`StageHist::add_buckets`]).
+    pub fn add_buckets(&mut self, other: &LayerCounters) {
+        for (h, o) in self.hists_mut().zip(other.hists()) {
+            h.add_buckets(o);
+        }
+    }
+}
+
 /// The kernel's whole time for this process's own io_uring reads and writes, cumulative since
 /// the tracer started: `io_uring_submit_req` → `io_uring_complete` (the completion posted to
 /// the ring, after the wake-up that follows the device's interrupt). It holds the submit path
@@ -143,6 +240,25 @@ pub struct RingCounters {
     pub write: StageHist,
 }
 
+impl RingCounters {
+    /// [`LayerCounters::fresh_since`] for the ring's two histograms.
+    pub fn fresh_since(&self, prev: Option<&RingCounters>) -> RingCounters {
+        match prev {
+            Some(p) => RingCounters {
+                read: self.read.fresh_since(&p.read),
+                write: self.write.fresh_since(&p.write),
+            },
+            None => self.clone(),
+        }
+    }
+
+    /// [`LayerCounters::add_buckets`] for the ring's two histograms.
+    pub fn add_buckets(&mut self, other: &RingCounters) {
+        self.read.add_buckets(&other.read);
+        self.write.add_buckets(&other.write);
+    }
+}
+
 /// [`RingCounters`] over an interval, per direction (`None`: no I/O of that direction).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RingRates {
@@ -153,10 +269,11 @@ pub struct RingRates {
 }
 
 impl RingRates {
+    /// The interval between snapshots `prev` and `cur`, the one right after the other.
     pub fn between(prev: &RingCounters, cur: &RingCounters) -> RingRates {
         RingRates {
-            read: StageLat::of(&cur.read.since(&prev.read)),
-            write: StageLat::of(&cur.write.since(&prev.write)),
+            read: StageLat::of(&cur.read.after(&prev.read)),
+            write: StageLat::of(&cur.write.after(&prev.write)),
         }
     }
 }
@@ -198,6 +315,7 @@ pub struct StageRates {
 }
 
 impl StageRates {
+    /// The interval between snapshots `prev` and `cur`, the one right after the other.
     pub fn between(prev: &StageCounters, cur: &StageCounters, secs: f64) -> StageRates {
         let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
         let requests = cur.requests.saturating_sub(prev.requests);
@@ -211,9 +329,9 @@ impl StageRates {
             },
             merges_s: per_s(cur.merges.saturating_sub(prev.merges)),
             splits_s: per_s(cur.splits.saturating_sub(prev.splits)),
-            pre_queue: StageLat::of(&cur.pre_queue.since(&prev.pre_queue)),
-            queue: StageLat::of(&cur.queue.since(&prev.queue)),
-            device: StageLat::of(&cur.device.since(&prev.device)),
+            pre_queue: StageLat::of(&cur.pre_queue.after(&prev.pre_queue)),
+            queue: StageLat::of(&cur.queue.after(&prev.queue)),
+            device: StageLat::of(&cur.device.after(&prev.device)),
         }
     }
 }
@@ -230,6 +348,7 @@ pub struct LayerRates {
 }
 
 impl LayerRates {
+    /// The interval between snapshots `prev` and `cur`, the one right after the other.
     pub fn between(prev: &LayerCounters, cur: &LayerCounters, secs: f64) -> LayerRates {
         LayerRates {
             read: StageRates::between(&prev.read, &cur.read, secs),
@@ -245,90 +364,4 @@ impl LayerRates {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn buckets_cover_every_value_in_order() {
-        let mut last = 0;
-        for ns in (0..100_000u64).chain([1 << 20, (1 << 20) + 1, u64::MAX / 2, u64::MAX]) {
-            let b = bucket_of(ns);
-            assert!(b >= last, "{ns}");
-            assert!(
-                bucket_low(b) <= ns,
-                "{ns}: bucket {b} starts at {}",
-                bucket_low(b)
-            );
-            if ns < u64::MAX / 2 {
-                assert!(ns < bucket_low(b + 1), "{ns}: bucket {b}");
-            }
-            last = b;
-        }
-        // A bucket spans 1/16 of its octave.
-        assert_eq!(
-            bucket_low(bucket_of(1_000_000) + 1) - bucket_low(bucket_of(1_000_000)),
-            1 << 15
-        );
-    }
-
-    fn hist(values: &[u64]) -> StageHist {
-        let mut h = StageHist::default();
-        for &v in values {
-            h.count += 1;
-            h.sum_ns += v;
-            let b = bucket_of(v);
-            match h.buckets.binary_search_by_key(&b, |(k, _)| *k) {
-                Ok(i) => h.buckets[i].1 += 1,
-                Err(i) => h.buckets.insert(i, (b, 1)),
-            }
-        }
-        h
-    }
-
-    #[test]
-    fn quantiles_are_within_the_bucket_width() {
-        let values: Vec<u64> = (1..=10_000).map(|i| i * 997).collect();
-        let h = hist(&values);
-        for q in [0.5, 0.9, 0.99] {
-            let exact = values[(q * values.len() as f64) as usize - 1] as f64;
-            let got = h.quantile_ns(q).unwrap();
-            assert!((got - exact).abs() / exact < 0.04, "q{q}: {got} vs {exact}");
-        }
-        assert_eq!(h.mean_ns(), Some(997.0 * 5000.5));
-        assert_eq!(StageHist::default().quantile_ns(0.5), None);
-    }
-
-    #[test]
-    fn an_interval_is_the_difference_of_two_samples() {
-        let a = hist(&[1_000, 2_000, 50_000]);
-        let b = hist(&[1_000, 2_000, 50_000, 2_000, 9_000_000]);
-        let d = b.since(&a);
-        assert_eq!((d.count, d.sum_ns), (2, 9_002_000));
-        assert_eq!(d, hist(&[2_000, 9_000_000]));
-        assert_eq!(a.since(&a), StageHist::default());
-    }
-
-    #[test]
-    fn rates_between_two_samples() {
-        let prev = StageCounters {
-            requests: 10,
-            bytes: 10 * 4096,
-            ..Default::default()
-        };
-        let cur = StageCounters {
-            requests: 110,
-            bytes: 10 * 4096 + 100 * 65536,
-            merges: 50,
-            device: hist(&[100_000; 100]),
-            ..Default::default()
-        };
-        let r = StageRates::between(&prev, &cur, 2.0);
-        assert_eq!((r.req_s, r.req_kib, r.merges_s), (50.0, 64.0, 25.0));
-        let d = r.device.unwrap();
-        assert!(
-            (d.mean_us - 100.0).abs() < 1e-9 && (d.p50_us - 100.0).abs() < 4.0,
-            "{d:?}"
-        );
-        assert!(r.queue.is_none());
-    }
-}
+mod tests;

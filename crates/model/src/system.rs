@@ -24,11 +24,13 @@ pub struct Snapshot {
     /// /proc/loadavg; `None` in documents stored before iogauge read it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<LoadAvg>,
-    /// The block layer's cumulative per-device stage counters, when the tracer ran
-    /// (`crate::layers`); empty otherwise and in documents stored before it existed.
+    /// The block layer's per-device stage counters, when the tracer ran (`crate::layers`):
+    /// cumulative, but each histogram's buckets are only this snapshot's interval's
+    /// (`crate::layers::StageHist`); empty otherwise and in documents stored before it
+    /// existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layers: Vec<LayerCounters>,
-    /// This process's io_uring I/Os, cumulative (`crate::layers::RingCounters`), when the
+    /// This process's io_uring I/Os (`crate::layers::RingCounters`), kept as `layers` are, when the
     /// tracer ran on a kernel with io_uring's tracepoints; `None` otherwise and in documents
     /// stored before iogauge kept it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,18 +1,25 @@
 //! The per-layer tracer of a session (`iogauge_trace`): started once, for the whole disks the
 //! session's sampler samples, read with every snapshot on the interval grid
-//! (`Snapshot::layers`). When it cannot start, the result carries one warning saying why and
+//! (`Snapshot::layers`, `Snapshot::ring`), each reading keeping only the histogram buckets
+//! added since the one before (`iogauge_model::layers::StageHist`). When it cannot start, the result carries one warning saying why and
 //! the run goes on without the split; `--no-trace` leaves it off.
 
 use iogauge_model::layers::{LayerCounters, RingCounters};
 use iogauge_trace::{Disk, Tracer};
 use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 
 /// The tracer of one session, or why there is none.
 #[derive(Default)]
 pub struct Layers {
     tracer: Option<Tracer>,
     warning: Option<String>,
+    /// The tracer's previous reading, whole: what the next one's buckets are counted from.
+    before: Mutex<Reading>,
 }
+
+/// What one reading of the tracer gives: the disks' counters and this process's io_uring's.
+pub type Reading = (Vec<LayerCounters>, Option<RingCounters>);
 
 impl Layers {
     /// No tracing (`--no-trace`, or nothing on a block device).
@@ -38,23 +45,30 @@ impl Layers {
         match started {
             Ok(t) => Layers {
                 tracer: Some(t),
-                warning: None,
+                ..Layers::default()
             },
             Err(e) => Layers {
-                tracer: None,
                 warning: Some(format!("per-layer latency unavailable: {e}")),
+                ..Layers::default()
             },
         }
     }
 
-    /// The disks' counters now; empty without a tracer.
-    pub fn read(&self) -> Vec<LayerCounters> {
-        self.tracer.as_ref().map(Tracer::read).unwrap_or_default()
-    }
-
-    /// This process's io_uring I/Os since the tracer started (`Tracer::ring`).
-    pub fn ring(&self) -> Option<RingCounters> {
-        self.tracer.as_ref().and_then(Tracer::ring)
+    /// The disks' counters and this process's io_uring I/Os (`Tracer::ring`) now, as a
+    /// snapshot keeps them: cumulative, with the buckets added since the previous reading
+    /// only. Nothing without a tracer.
+    pub fn read(&self) -> Reading {
+        let Some(t) = &self.tracer else {
+            return Reading::default();
+        };
+        let (layers, ring) = (t.read(), t.ring());
+        let mut before = self.before.lock().unwrap_or_else(PoisonError::into_inner);
+        let fresh = (
+            LayerCounters::fresh_all(&layers, &before.0),
+            ring.as_ref().map(|r| r.fresh_since(before.1.as_ref())),
+        );
+        *before = (layers, ring);
+        fresh
     }
 
     /// The line the result's warnings carry when the tracer could not start.
@@ -74,7 +88,7 @@ mod tests {
             Layers::start(false, &["vda".into()]),
             Layers::start(true, &["no-such-disk".into()]),
         ] {
-            assert!(l.read().is_empty() && l.warning().is_none());
+            assert!(l.read() == Reading::default() && l.warning().is_none());
         }
     }
 }

@@ -44,8 +44,7 @@ fn sampled_live<T>(
         let sampling = sc.spawn(|| {
             let sample = |ns| {
                 sampler.sample(ns).map(|mut s| {
-                    s.layers = layers.read();
-                    s.ring = layers.ring();
+                    (s.layers, s.ring) = layers.read();
                     if let Some(l) = live {
                         l.push(&s);
                     }

@@ -51,14 +51,28 @@ fn reads_of(doc: &Value, disk: &str) -> Reads {
         let d = s["disks"].as_array().unwrap();
         u(&d.iter().find(|d| d["name"] == disk).expect("disk row")["reads"])
     };
-    let (la, lb) = (layers(a), layers(b));
+    let all: Vec<LayerCounters> = samples.iter().map(layers).collect();
+    let (la, lb) = (&all[0], &all[all.len() - 1]);
+    let stage = |f: fn(&LayerCounters) -> &StageHist| span(&all, f);
     Reads {
         requests: lb.read.requests - la.read.requests,
         diskstats: disk_reads(b) - disk_reads(a),
-        pre_queue: lb.read.pre_queue.since(&la.read.pre_queue),
-        queue: lb.read.queue.since(&la.read.queue),
-        device: lb.read.device.since(&la.read.device),
+        pre_queue: stage(|l| &l.read.pre_queue),
+        queue: stage(|l| &l.read.queue),
+        device: stage(|l| &l.read.device),
     }
+}
+
+/// One stage from the first of `snapshots` to the last: counts by difference, the buckets of
+/// every snapshot after the first (each keeps its own interval's).
+fn span<T>(snapshots: &[T], stage: impl Fn(&T) -> &StageHist) -> StageHist {
+    let (first, rest) = snapshots.split_first().expect("snapshots");
+    let last = rest.last().expect("two snapshots");
+    let mut h = stage(last).after(stage(first));
+    for s in &rest[..rest.len() - 1] {
+        h.add_buckets(stage(s));
+    }
+    h
 }
 
 /// The job's io_uring reads between the run's first and last samples (`Snapshot::ring`).
@@ -68,8 +82,8 @@ fn ring_reads(doc: &Value) -> StageHist {
         serde_json::from_value(s["ring"].clone())
             .unwrap_or_else(|e| panic!("no io_uring figures in a snapshot ({e}): {}", s["ring"]))
     };
-    let (a, b) = (ring(&samples[0]), ring(&samples[samples.len() - 1]));
-    b.read.since(&a.read)
+    let all: Vec<RingCounters> = samples.iter().map(ring).collect();
+    span(&all, |r| &r.read)
 }
 
 fn p50_us(h: &StageHist) -> f64 {

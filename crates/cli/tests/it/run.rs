@@ -33,7 +33,7 @@ fn json_shape_and_arithmetic_add_up() {
         "--interval",
         "500ms",
     ]);
-    assert_eq!(v["schema"], 2);
+    assert_eq!(v["schema"], iogauge_model::SCHEMA);
     assert_eq!(v["kind"], "run");
     assert_eq!(v["options"]["rw"], "randrw");
     assert_eq!(v["targets"][0]["created"], true);

@@ -1,5 +1,6 @@
 //! Reading stored documents: schema-1 documents captured from a real iogauge (the campaign
-//! fixtures) upgrade and type; schema-2 documents round-trip exactly; what is not a document
+//! fixtures) upgrade and type; schema-2 snapshots' cumulative buckets become each interval's;
+//! documents round-trip exactly; what is not a document
 //! is refused with the reason.
 
 use super::*;
@@ -36,7 +37,7 @@ fn schema_1_documents_upgrade_to_their_types() {
 }
 
 #[test]
-fn schema_2_documents_round_trip_exactly() {
+fn documents_round_trip_exactly() {
     for v1 in [RUN_V1, CALIBRATE_V1, DB_V1] {
         let doc = Document::from_json(v1).unwrap();
         let text = doc.to_json();
@@ -50,6 +51,70 @@ fn schema_2_documents_round_trip_exactly() {
     }
     let v: Value = serde_json::from_str(&Document::from_json(DB_V1).unwrap().to_json()).unwrap();
     assert_eq!(v["grid"]["interval"], 0.25);
+}
+
+#[test]
+fn schema_2_snapshots_keep_their_intervals_buckets_once_upgraded() {
+    use crate::layers::{LayerCounters, RingCounters, StageCounters, StageHist};
+    use crate::system::{CpuCounters, MemInfo, Snapshot};
+    let hist = |b: &[(u32, u64)]| StageHist {
+        count: b.iter().map(|x| x.1).sum(),
+        sum_ns: 1000,
+        buckets: b.to_vec(),
+    };
+    let snapshot = |i: u64, b: &[(u32, u64)]| Snapshot {
+        at_ns: i * 1_000_000_000,
+        disks: Vec::new(),
+        cpu: CpuCounters::default(),
+        mem: MemInfo::default(),
+        psi: None,
+        cpus: Vec::new(),
+        load: None,
+        layers: vec![LayerCounters {
+            name: "vda".into(),
+            write: StageCounters {
+                queue: hist(b),
+                ..Default::default()
+            },
+            ..Default::default()
+        }],
+        ring: Some(RingCounters {
+            read: hist(b),
+            write: StageHist::default(),
+        }),
+    };
+    // Schema 2: cumulative buckets.
+    let cumulative = [
+        vec![(100, 1)],
+        vec![(100, 3), (120, 1)],
+        vec![(90, 2), (100, 3), (120, 4)],
+    ];
+    let mut v: Value =
+        serde_json::from_str(&Document::from_json(RUN_V1).unwrap().to_json()).unwrap();
+    v["schema"] = Value::from(2);
+    v["samples"] = serde_json::to_value(
+        (0..3)
+            .map(|i| snapshot(i as u64, &cumulative[i]))
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let Document::Run(r) = Document::from_value(v).unwrap() else {
+        panic!("a run");
+    };
+    let fresh = [
+        vec![(100, 1)],
+        vec![(100, 2), (120, 1)],
+        vec![(90, 2), (120, 3)],
+    ];
+    for (s, want) in r.samples.iter().zip(&fresh) {
+        assert_eq!(&s.layers[0].write.queue.buckets, want);
+        assert_eq!(&s.ring.as_ref().unwrap().read.buckets, want);
+    }
+    assert_eq!(
+        r.samples[2].layers[0].write.queue.count, 9,
+        "counts stay cumulative"
+    );
+    assert_eq!(r.meta.schema, SCHEMA);
 }
 
 #[test]
