@@ -94,7 +94,7 @@ fn export_json(store: &Path, name: &str) -> Value {
 
 #[test]
 fn interrupted_twice_resumed_every_run_stored_once() {
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let dir = w.path();
     let store = dir.join("results.sqlite");
@@ -257,7 +257,7 @@ fn bad_campaigns_are_one_line_usage_errors() {
 
 #[test]
 fn a_changed_campaign_needs_fresh() {
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let dir = w.path();
     let store = dir.join("s.sqlite");

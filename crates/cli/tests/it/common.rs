@@ -10,11 +10,15 @@
 //!
 //! - [`shared()`]: an ordinary test; any number run together.
 //! - [`heavy()`]: shared, and timing-sensitive (throughput, latency, rates, sleeps against a
-//!   running job) or a disturbance of the disk and the page cache (PostgreSQL clusters,
-//!   `--cache-limit`'s drop of the page cache, long calibrations; the tests that count on
-//!   what the page cache holds are heavy too): one heavy test at a time, beside ordinary
-//!   ones. Inside a test that already holds a guard it takes only the heavy
-//!   lock, for a heavy step of a longer test.
+//!   running job; the tests that count on what the page cache holds are heavy too): one
+//!   heavy test at a time, beside ordinary ones, and never beside a busy one. Inside a test
+//!   that already holds a shared guard it takes only the heavy lock, for a heavy step of a
+//!   longer test.
+//! - [`busy()`]: shared, and a disturbance of the disk, the CPUs or the page cache
+//!   (PostgreSQL clusters, `--cache-limit`'s drop of the page cache, whole campaigns) whose
+//!   assertions are about behaviour (exit codes, files, signals, stored results), not time:
+//!   busy tests run beside each other and ordinary ones, never beside a heavy one. A bound
+//!   on time in a busy test is one a loaded machine keeps (tens of seconds for seconds).
 //! - [`exclusive()`]: the test changes machine-wide state that other tests depend on (a
 //!   sysctl: `kernel.io_uring_disabled`, `vm.nr_hugepages`): it waits until every running
 //!   test has finished, no test starts until it is done, and [`Sysctl`] puts the value back
@@ -33,7 +37,7 @@
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
-use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 mod machine;
@@ -44,8 +48,15 @@ pub use results::*;
 /// Readers: the tests that run side by side; the writer: an exclusive test.
 static GATE: RwLock<()> = RwLock::new(());
 
-/// Timing-sensitive tests take this too, so they do not share the disk with each other.
-static HEAVY: Mutex<()> = Mutex::new(());
+/// The writer: a timing-sensitive (heavy) test, alone among heavy and busy ones; readers:
+/// busy tests, side by side.
+static QUIET: RwLock<()> = RwLock::new(());
+
+/// What a heavy or busy test holds of [`QUIET`].
+enum Quiet {
+    Heavy(#[allow(dead_code)] RwLockWriteGuard<'static, ()>),
+    Busy(#[allow(dead_code)] RwLockReadGuard<'static, ()>),
+}
 
 /// What the current test holds: a test runs on one thread, and its guards, dropped when it
 /// ends (by a panic too), set this back.
@@ -58,15 +69,16 @@ enum Held {
 
 thread_local! {
     static HELD: Cell<Held> = const { Cell::new(Held::Nothing) };
-    static HOLDS_HEAVY: Cell<bool> = const { Cell::new(false) };
+    static HOLDS_QUIET: Cell<bool> = const { Cell::new(false) };
 }
 
 /// A test's pass through the gate; see the module documentation. Hold it to the end of the
 /// test: `let _g = shared();` (`let _ = …` would drop it at once).
 #[must_use = "hold the guard for the whole test: `let _g = shared();`"]
 pub struct Guard {
-    // Fields drop in this order: the heavy lock before the gate, the reverse of taking them.
-    heavy: Option<MutexGuard<'static, ()>>,
+    // Fields drop in this order: the heavy or busy lock before the gate, the reverse of
+    // taking them.
+    quiet: Option<Quiet>,
     shared: Option<RwLockReadGuard<'static, ()>>,
     exclusive: Option<RwLockWriteGuard<'static, ()>>,
     /// When the guard was asked for and when it was given, for [`log_held`].
@@ -77,12 +89,12 @@ pub struct Guard {
 impl Guard {
     fn new(
         asked: Instant,
-        heavy: Option<MutexGuard<'static, ()>>,
+        quiet: Option<Quiet>,
         shared: Option<RwLockReadGuard<'static, ()>>,
         exclusive: Option<RwLockWriteGuard<'static, ()>>,
     ) -> Guard {
         Guard {
-            heavy,
+            quiet,
             shared,
             exclusive,
             asked,
@@ -99,8 +111,9 @@ fn log_held(g: &Guard) {
     let Some(file) = std::env::var_os("IOGAUGE_TEST_GATE_LOG") else {
         return;
     };
-    let kind = match (&g.heavy, &g.exclusive) {
-        (Some(_), _) => "heavy",
+    let kind = match (&g.quiet, &g.exclusive) {
+        (Some(Quiet::Heavy(_)), _) => "heavy",
+        (Some(Quiet::Busy(_)), _) => "busy",
         (_, Some(_)) => "exclusive",
         _ => "shared",
     };
@@ -123,8 +136,8 @@ fn log_held(g: &Guard) {
 impl Drop for Guard {
     fn drop(&mut self) {
         log_held(self);
-        if self.heavy.is_some() {
-            HOLDS_HEAVY.set(false);
+        if self.quiet.is_some() {
+            HOLDS_QUIET.set(false);
         }
         if self.shared.is_some() || self.exclusive.is_some() {
             HELD.set(Held::Nothing);
@@ -149,20 +162,36 @@ pub fn shared() -> Guard {
     Guard::new(asked, None, Some(g), None)
 }
 
-/// A timing-sensitive test (or step of one): shared, and one heavy at a time. In a test that
-/// holds a guard already, only the heavy lock is taken (the gate is never read twice by one
-/// thread: with an exclusive test waiting, the second read would wait forever).
+/// A timing-sensitive test (or step of one): shared, and one heavy at a time, with no busy
+/// test running. In a test that holds a shared guard already, only the heavy lock is taken
+/// (the gate is never read twice by one thread: with an exclusive test waiting, the second
+/// read would wait forever).
 pub fn heavy() -> Guard {
-    assert!(!HOLDS_HEAVY.get(), "heavy() taken twice by one test");
+    assert!(
+        !HOLDS_QUIET.get(),
+        "heavy() in a test that is heavy or busy already"
+    );
     let asked = Instant::now();
     let shared = (HELD.get() == Held::Nothing).then(|| {
         let g = GATE.read().unwrap_or_else(PoisonError::into_inner);
         HELD.set(Held::Shared);
         g
     });
-    let h = HEAVY.lock().unwrap_or_else(PoisonError::into_inner);
-    HOLDS_HEAVY.set(true);
-    Guard::new(asked, Some(h), shared, None)
+    let h = QUIET.write().unwrap_or_else(PoisonError::into_inner);
+    HOLDS_QUIET.set(true);
+    Guard::new(asked, Some(Quiet::Heavy(h)), shared, None)
+}
+
+/// A test that disturbs the machine but asserts no timing: shared, beside other busy tests,
+/// never beside a heavy one. The test's first guard.
+pub fn busy() -> Guard {
+    first_guard("busy");
+    let asked = Instant::now();
+    let g = GATE.read().unwrap_or_else(PoisonError::into_inner);
+    HELD.set(Held::Shared);
+    let b = QUIET.read().unwrap_or_else(PoisonError::into_inner);
+    HOLDS_QUIET.set(true);
+    Guard::new(asked, Some(Quiet::Busy(b)), Some(g), None)
 }
 
 /// A test that changes machine-wide state: waits until every running test has finished,

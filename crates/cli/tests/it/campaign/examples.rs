@@ -2,69 +2,111 @@
 
 use super::*;
 
-/// Every shipped example runs at smoke scale (the filesystem one builds loop filesystems
-/// and PostgreSQL clusters: root, mkfs.xfs and mkfs.btrfs, which the test command installs).
+/// The shipped examples, each a test of its own below (so that busy tests share the machine's
+/// two threads); a new example without one fails here.
+const EXAMPLES: [&str; 5] = [
+    "filesystems",
+    "filesystems-io",
+    "placement",
+    "queue-depth",
+    "redundancy",
+];
+
 #[test]
-fn examples_run_at_smoke_scale() {
-    require_root();
-    let _g = heavy();
+fn every_example_has_its_smoke_test() {
+    let _g = shared();
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     let mut names: Vec<String> = std::fs::read_dir(&examples)
         .unwrap()
         .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".toml"))
+        .filter_map(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.strip_suffix(".toml").map(str::to_string)
+        })
         .collect();
     names.sort();
-    assert!(names.len() >= 4, "{names:?}");
-    for name in names {
-        let w = workdir();
-        let dir = w.path();
-        let store = dir.join("s.sqlite");
-        let file = examples.join(&name);
-        let out = campaign_in(dir, &store, &[file.to_str().unwrap(), "--smoke"]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{name} --smoke failed: {err}");
-        let stem = name.trim_end_matches(".toml");
-        let v = export_json(&store, &format!("{stem}-smoke"));
-        assert_eq!(v["smoke"], true);
-        for c in v["cases"].as_array().unwrap() {
-            assert_eq!(
-                c["runs"].as_array().unwrap().len(),
-                2,
-                "{name}: {}",
-                c["name"]
-            );
-        }
-        assert!(!v["metrics"].as_array().unwrap().is_empty(), "{name}");
+    assert_eq!(names, EXAMPLES, "add a smoke test for each new example");
+}
 
-        // Its report, from real runs, in a real browser.
-        let page = dir.join(format!("{stem}.html"));
-        let out = bin()
-            .args(["report", "--campaign", &format!("{stem}-smoke"), "-o"])
-            .arg(&page)
-            .arg("--store")
-            .arg(&store)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+#[test]
+fn filesystems_io_runs_at_smoke_scale() {
+    smoke("filesystems-io");
+}
+
+/// Builds loop filesystems and PostgreSQL clusters: root, mkfs.xfs and mkfs.btrfs, which the
+/// test command installs.
+#[test]
+fn filesystems_runs_at_smoke_scale() {
+    smoke("filesystems");
+}
+
+#[test]
+fn placement_runs_at_smoke_scale() {
+    smoke("placement");
+}
+
+#[test]
+fn queue_depth_runs_at_smoke_scale() {
+    smoke("queue-depth");
+}
+
+#[test]
+fn redundancy_runs_at_smoke_scale() {
+    smoke("redundancy");
+}
+
+/// A shipped example at smoke scale: two runs a case, stored, and its report from those real
+/// runs rendered in a real browser without a console message.
+fn smoke(stem: &str) {
+    require_root();
+    let _g = busy();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let name = format!("{stem}.toml");
+    let w = workdir();
+    let dir = w.path();
+    let store = dir.join("s.sqlite");
+    let file = examples.join(&name);
+    let out = campaign_in(dir, &store, &[file.to_str().unwrap(), "--smoke"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{name} --smoke failed: {err}");
+    let v = export_json(&store, &format!("{stem}-smoke"));
+    assert_eq!(v["smoke"], true);
+    for c in v["cases"].as_array().unwrap() {
+        assert_eq!(
+            c["runs"].as_array().unwrap().len(),
+            2,
+            "{name}: {}",
+            c["name"]
         );
-        let html = std::fs::read_to_string(&page).unwrap();
-        for chart in ["bars:", "normalised:", "series:"] {
-            assert!(
-                html.contains(&format!("data-chart=\"{chart}")),
-                "{name}: {chart}"
-            );
-        }
-        if v["command"] == "db run" {
-            assert!(html.contains("data-chart=\"aas:"), "{name}: no AAS chart");
-        }
-        let console = chromium_console(&page);
-        assert!(console.is_empty(), "{name}: console messages {console:?}");
     }
+    assert!(!v["metrics"].as_array().unwrap().is_empty(), "{name}");
+
+    // Its report, from real runs, in a real browser.
+    let page = dir.join(format!("{stem}.html"));
+    let out = bin()
+        .args(["report", "--campaign", &format!("{stem}-smoke"), "-o"])
+        .arg(&page)
+        .arg("--store")
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    for chart in ["bars:", "normalised:", "series:"] {
+        assert!(
+            html.contains(&format!("data-chart=\"{chart}")),
+            "{name}: {chart}"
+        );
+    }
+    if v["command"] == "db run" {
+        assert!(html.contains("data-chart=\"aas:"), "{name}: no AAS chart");
+    }
+    let console = chromium_console(&page);
+    assert!(console.is_empty(), "{name}: console messages {console:?}");
 }
 
 /// A database campaign on a real private PostgreSQL: the cluster set up by `start`, reset to
@@ -73,7 +115,7 @@ fn examples_run_at_smoke_scale() {
 #[test]
 fn db_campaign_resets_before_every_run() {
     require_root();
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let dir = w.path();
     let store = dir.join("s.sqlite");

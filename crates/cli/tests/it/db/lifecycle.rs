@@ -7,7 +7,7 @@ use super::*;
 #[test]
 fn db_setup_run_show_reset_drop() {
     require_root();
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let dir = w.path().join("pg");
     let d = dir.to_str().unwrap();

@@ -20,7 +20,7 @@ fn pg18_bin() -> String {
 #[test]
 fn db_runs_on_postgresql_15_and_18() {
     require_root();
-    let _g = heavy();
+    let _g = busy();
     let pg18 = pg18_bin();
     for (pg_bin, major) in [(None, "15"), (Some(pg18.as_str()), "18")] {
         let w = workdir();

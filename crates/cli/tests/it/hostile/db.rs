@@ -186,7 +186,7 @@ fn dsn_passwords_are_never_echoed() {
 #[test]
 fn other_local_users_cannot_connect_during_a_db_run() {
     require_root();
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let dir = small_cluster(&w);
     assert_eq!(hba_rules(&dir), ["local all all peer map=iogauge"]);
@@ -219,7 +219,7 @@ fn other_local_users_cannot_connect_during_a_db_run() {
 #[test]
 fn an_older_open_cluster_is_closed_at_its_next_start() {
     require_root();
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let dir = small_cluster(&w);
     let hba = dir.join("data").join("pg_hba.conf");
@@ -245,7 +245,7 @@ fn an_older_open_cluster_is_closed_at_its_next_start() {
 #[test]
 fn killed_db_run_takes_its_server_along() {
     require_root();
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let dir = small_cluster(&w);
     let mut run = run_in_background(&dir, "60s");
@@ -302,7 +302,7 @@ fn interrupt_setup(dir: &Path, ready: impl Fn() -> bool) -> String {
 #[test]
 fn ctrl_c_in_setup_removes_what_it_created() {
     require_root();
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let keep = w.path().join("keep.txt");
     std::fs::write(&keep, "user data").unwrap();
@@ -339,7 +339,7 @@ fn ctrl_c_in_setup_removes_what_it_created() {
 #[test]
 fn ctrl_c_in_reset_leaves_the_cluster_usable() {
     require_root();
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let dir = w.path().join("pg");
     db_ok(&[
@@ -371,7 +371,7 @@ fn ctrl_c_in_reset_leaves_the_cluster_usable() {
 #[test]
 fn failed_setup_leaves_nothing_and_a_retry_works() {
     require_root();
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let dir = w.path().join("pg");
     let d = s(&dir);
@@ -462,7 +462,7 @@ fn dir_that_is_a_file_is_a_usage_error() {
 #[test]
 fn bad_pg_set_values_are_usage_errors() {
     require_root();
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let dir = w.path().join("pg");
     for v in [

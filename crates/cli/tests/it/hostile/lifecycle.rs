@@ -160,7 +160,7 @@ fn seconds_between(a: &str, b: jiff::Timestamp) -> f64 {
 #[test]
 fn a_setup_killed_during_its_copy_is_never_taken_for_complete() {
     require_root();
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let dir = w.path().join("pg");
     let d = s(&dir);
@@ -202,7 +202,7 @@ fn a_setup_killed_during_its_copy_is_never_taken_for_complete() {
 #[test]
 fn sighup_during_the_setup_copy_cleans_up() {
     require_root();
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let dir = w.path().join("pg");
     let child = spawn(&setup_args(&dir));
@@ -223,7 +223,7 @@ fn sighup_during_the_setup_copy_cleans_up() {
 #[test]
 fn ctrl_c_to_the_group_during_a_copy_is_a_stop_not_a_failure() {
     require_root();
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let dir = w.path().join("pg");
     let d = s(&dir);
@@ -261,7 +261,7 @@ fn ctrl_c_to_the_group_during_a_copy_is_a_stop_not_a_failure() {
 #[test]
 fn a_backend_killed_during_a_db_run_ends_it_within_seconds() {
     require_root();
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let dir = small_cluster(&w);
     let d = s(&dir);
@@ -317,7 +317,7 @@ fn a_backend_killed_during_a_db_run_ends_it_within_seconds() {
 #[test]
 fn a_backend_killed_while_sessions_connect_is_the_servers_failure() {
     require_root();
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let dir = small_cluster(&w);
     let d = s(&dir);
@@ -364,7 +364,7 @@ fn cgroup_of(pid: u32) -> PathBuf {
 #[test]
 fn stale_cgroups_of_killed_runs_are_removed_at_the_next_start() {
     require_root();
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let dir = small_cluster(&w);
     let d = s(&dir);

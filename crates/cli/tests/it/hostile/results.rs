@@ -131,7 +131,7 @@ fn a_reader_that_went_away_does_not_cost_the_result() {
 // Row 3: calibrate stores before it prints; its head, printed before any I/O, fails fast.
 #[test]
 fn calibrate_output_to_a_full_device_is_stored_first() {
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let store = w.path().join("s.sqlite");
     let t = w.path().join("data");
@@ -250,7 +250,7 @@ fn load_schemas(store: &Path, dsn: &str) {
 // Row 3: `db run` stores before it prints.
 #[test]
 fn db_run_output_to_a_full_device_is_stored_first() {
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let pg = Postgres::start(w.path());
     let store = w.path().join("s.sqlite");

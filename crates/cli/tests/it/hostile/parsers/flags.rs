@@ -313,7 +313,7 @@ fn db_and_watch_flags_are_refused_naming_the_flag_or_accepted() {
 /// 32 I/Os on 4 MiB files (issue #14, property tests; row 19: a hot range past the end).
 #[test]
 fn values_that_pass_the_parser_run_cleanly_or_are_refused_naming_the_flag() {
-    let _g = heavy();
+    let _g = busy();
     let wd = workdir();
     data_file(&wd.path().join("t"), 4);
     data_file(&wd.path().join("t2"), 4);
@@ -361,7 +361,7 @@ const RUN_TIMES: &[&str] = &["2s", "1ms", "8760h", "10000000000000000000s"];
 /// spec): each once ran or crashed, and is now refused on one line naming the flag.
 #[test]
 fn edges_the_property_tests_found_are_refused_naming_the_flag() {
-    let _g = heavy();
+    let _g = busy();
     let wd = workdir();
     data_file(&wd.path().join("t"), 4);
     data_file(&wd.path().join("t2"), 4);

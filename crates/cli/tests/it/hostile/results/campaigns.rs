@@ -123,7 +123,7 @@ fn a_second_runner_of_a_campaign_is_refused_and_a_stale_lock_taken_over() {
 // runs themselves get the real one (they connect and measure).
 #[test]
 fn a_campaign_password_is_never_printed_or_stored() {
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let pg = Postgres::start(w.path());
     let store = w.path().join("s.sqlite");

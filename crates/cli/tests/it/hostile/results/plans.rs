@@ -140,7 +140,7 @@ fn interrupted_run(store: &Path, args: &[&str], after: Duration) -> i64 {
 // Row 17: an interrupted calibration is no basis for a plan.
 #[test]
 fn plan_refuses_an_interrupted_calibration() {
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let store = w.path().join("s.sqlite");
     let t = w.path().join("data");

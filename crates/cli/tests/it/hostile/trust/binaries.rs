@@ -134,7 +134,7 @@ fn row19_a_postgres_that_hangs_or_floods_is_killed() {
 #[test]
 fn row22_a_wal_or_tablespace_on_tmpfs_is_named_in_a_warning() {
     require_root();
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let mem = w.path().join("mem");
     let _m = Mount::new(&mem, "tmpfs", "size=512m");

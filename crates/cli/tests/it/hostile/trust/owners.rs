@@ -99,7 +99,7 @@ fn row1_setup_refuses_directories_another_user_could_change() {
 #[test]
 fn row1_a_cluster_in_another_users_directory_is_refused_at_every_open() {
     require_root();
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let tmp = public_tmp(&w);
     let x = tmp.join("x");
@@ -164,7 +164,7 @@ fn row1_a_cluster_in_another_users_directory_is_refused_at_every_open() {
 #[test]
 fn row1_each_part_of_a_cluster_is_checked_at_open() {
     require_root();
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let tmp = public_tmp(&w);
     let dir = w.path().join("pg");

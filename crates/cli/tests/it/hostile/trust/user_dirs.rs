@@ -34,7 +34,7 @@ fn assert_users(dir: &Path, files: &[&str]) {
 #[test]
 fn row2_files_the_user_puts_in_target_and_wal_directories_survive() {
     require_root();
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let (a, wal) = (
         users_dir(&w.path().join("a")),
@@ -93,7 +93,7 @@ fn make_older(user: &Path, sub: &str, links: &[PathBuf]) {
 #[test]
 fn row2_an_older_cluster_in_user_made_directories_keeps_user_files() {
     require_root();
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let (a, wal) = (
         users_dir(&w.path().join("a")),
@@ -156,7 +156,7 @@ fn row2_an_older_cluster_in_user_made_directories_keeps_user_files() {
 #[test]
 fn row10_user_directories_unchanged_and_created_parents_removed() {
     require_root();
-    let _g = heavy();
+    let _g = busy();
     let w = workdir();
     let a = users_dir(&w.path().join("a"));
     let p = |s: &str| w.path().join(s);
