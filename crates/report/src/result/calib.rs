@@ -75,6 +75,7 @@ pub(super) fn section(out: &mut String, g: &Group<CalibrationReport>) -> Result<
     // Each step's merged histogram (`small`, `large`, `single`, `matrix small`).
     curves(out, g)?;
     matrix(out, g);
+    super::layers::calib_section(out, g);
     Ok(())
 }
 

@@ -12,6 +12,7 @@ use crate::split::{busiest, AppSplit};
 use crate::svg::draw::WIDE;
 use crate::svg::scale::Fmt;
 use crate::svg::stack::{stacked_bars, Bar, Stacked};
+use iogauge_model::calib::CalibrationReport;
 use iogauge_model::db::report::DbReport;
 use iogauge_model::derive::Derived;
 use iogauge_model::run::{IntervalReport, RunReport};
@@ -38,21 +39,47 @@ const RING_LAYERS: [(&str, &str); 5] = [
 /// and the layers they are: five where every bar has the kernel's io_uring time, else four.
 pub(super) fn bars(r: &RunReport) -> (Vec<Bar>, &'static [(&'static str, &'static str)]) {
     let disks = r.hardware.as_ref().map_or(&[][..], |h| &h.disks[..]);
-    let splits: Vec<(&IntervalReport, AppSplit)> = r
-        .intervals
-        .iter()
-        .filter_map(|iv| Some((iv, AppSplit::of(iv, disks)?)))
+    app_bars(r.intervals.iter().map(|iv| (0.0, iv)), disks)
+}
+
+/// A calibration's bars: its points one after another on one time axis (each point's
+/// intervals start at its own zero, so each is moved by the points before it), one bar per
+/// interval as for a run. Points run in the order measured: depth rising within each step.
+pub(super) fn calib_bars(
+    c: &CalibrationReport,
+) -> (Vec<Bar>, &'static [(&'static str, &'static str)]) {
+    let mut at = 0.0;
+    let mut intervals = Vec::new();
+    for p in &c.points {
+        let end = p
+            .intervals
+            .iter()
+            .map(|iv| iv.t_s + iv.dur_s.max(0.0))
+            .fold(0.0, f64::max);
+        intervals.extend(p.intervals.iter().map(|iv| (at, iv)));
+        at += end;
+    }
+    app_bars(intervals.into_iter(), &[])
+}
+
+/// [`bars`] of intervals each moved by its offset, seconds.
+fn app_bars<'a>(
+    intervals: impl Iterator<Item = (f64, &'a IntervalReport)>,
+    disks: &[String],
+) -> (Vec<Bar>, &'static [(&'static str, &'static str)]) {
+    let splits: Vec<(f64, &IntervalReport, AppSplit)> = intervals
+        .filter_map(|(at, iv)| Some((at, iv, AppSplit::of(iv, disks)?)))
         .collect();
-    let ring = !splits.is_empty() && splits.iter().all(|(_, s)| s.kernel_us.is_some());
+    let ring = !splits.is_empty() && splits.iter().all(|(_, _, s)| s.kernel_us.is_some());
     let bars = splits
         .into_iter()
-        .map(|(iv, mut s)| {
+        .map(|(at, iv, mut s)| {
             if !ring {
                 s.kernel_us = None;
             }
             Bar {
-                t0: iv.t_s,
-                t1: iv.t_s + iv.dur_s.max(0.0),
+                t0: at + iv.t_s,
+                t1: at + iv.t_s + iv.dur_s.max(0.0),
                 parts: s.parts(),
             }
         })
@@ -130,6 +157,12 @@ fn chart(out: &mut String, it: &Item, layers: &[(&str, &str)], bars: Vec<Bar>) {
 pub(super) fn section(out: &mut String, g: &Group<RunReport>) {
     let note = "Per interval, the mean time of an I/O in each layer: the busiest traced disk's device time (issue → complete), OS queue (insert → issue) and time before the queue (throttling, splitting), and above them what is left of the application's mean latency: the kernel's submit and completion paths (the kernel's time for the job's io_uring I/Os, submit → completion, less the block stages) and iogauge's own time (the application's latency less the kernel's), one layer where the kernel's io_uring time is not known.";
     charts(out, g, ("layers", note), bars);
+}
+
+/// The calibrations' charts.
+pub(super) fn calib_section(out: &mut String, g: &Group<CalibrationReport>) {
+    let note = "Per interval of each point, points one after another as they were measured (the outstanding I/Os rising within each step), the mean time of an I/O in each layer, as for a run: the busiest traced disk's device time, OS queue and time before the queue, and above them the kernel's submit and completion paths and iogauge's own time. Device time that grows with the depth is the device saturating (the USE method's saturation); queue time that grows is Linux holding requests the device could take.";
+    charts(out, g, ("calib-layers", note), calib_bars);
 }
 
 /// The database runs' charts.
@@ -230,6 +263,43 @@ mod tests {
         r.intervals[2].system.as_mut().unwrap().ring = None;
         let (b, layers) = bars(&r);
         assert_eq!((layers.len(), b[0].parts.len()), (4, 4));
+    }
+
+    #[test]
+    fn a_calibration_s_points_follow_each_other_on_one_time_axis() {
+        const CAL: &str = include_str!("../../../campaign/tests/fixtures/calibrate.json");
+        let Document::Calibration(mut c) = Document::from_json(CAL).unwrap() else {
+            unreachable!("calibrate.json is a calibration")
+        };
+        assert!(calib_bars(&c).0.is_empty(), "no layer figures, no bars");
+        let mut want = Vec::new();
+        let mut at = 0.0;
+        for p in &mut c.points {
+            for iv in &mut p.intervals {
+                if let Some(sys) = iv.system.as_mut() {
+                    sys.layers.insert("vda".into(), rates(1000.0, 10.0, 200.0));
+                    if iv.read.ios + iv.write.ios > 0 {
+                        want.push(at + iv.t_s);
+                    }
+                }
+            }
+            at += p.intervals.last().map_or(0.0, |iv| iv.t_s + iv.dur_s);
+        }
+        assert!(c.points.len() > 1 && !want.is_empty());
+        let (b, layers) = calib_bars(&c);
+        assert_eq!(layers.len(), 4);
+        assert_eq!(b.iter().map(|b| b.t0).collect::<Vec<_>>(), want);
+        assert!(b.windows(2).all(|w| w[0].t0 < w[1].t0), "in order");
+        assert_eq!(b[0].parts[1..], [1.0, 10.0, 200.0]);
+        let doc = Document::Calibration(c);
+        let s = [Stored {
+            id: 4,
+            document: &doc,
+            histograms: &[],
+        }];
+        let html = result_html(&s).unwrap();
+        assert_eq!(html.matches("data-chart=\"stack:4\"").count(), 1);
+        assert!(html.contains("id=\"calib-layers\""));
     }
 
     #[test]
