@@ -7,12 +7,13 @@
 
 use iogauge_model::calib::{CalibrateSpec, MatrixMode, Outcome, Step};
 
+mod caveats;
 mod document;
 mod engine;
 mod matrix;
 mod prober;
 mod search;
-mod verdicts;
+pub use caveats::caveats;
 pub use document::{calibration_document, head, Context, MATRIX_SMALL};
 pub use engine::{
     cell_of, point_of, tested_bytes, workers_for, EngineProber, Sampling, TellingJob, Unsampled,
@@ -20,7 +21,6 @@ pub use engine::{
 pub use matrix::{cells, levels};
 pub use prober::Prober;
 pub use search::{knee_search, throughput_search, NOISE};
-pub use verdicts::verdicts;
 
 #[cfg(test)]
 mod tests;

@@ -386,9 +386,10 @@ pub struct CalibrationReport {
     /// ORION's small × large matrix (with --matrix).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub matrix: Vec<Cell>,
-    /// The calibration's caveats in words (a cap never met, a cache answering, where the
-    /// curve saturates, points measured again). Where the storage saturates is now the
-    /// `device-saturated` finding; the sentences are still filled for one release.
+    /// The calibration's sentences about itself, in documents stored before the findings:
+    /// what limits the storage is now in `findings`, the caveats about the figures (a cap
+    /// never met, points measured again) in `warnings`. Empty, and left out, in new ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verdicts: Vec<String>,
     pub warnings: Vec<String>,
     /// What limits the storage, ranked by the share of the time each explains
@@ -421,7 +422,6 @@ impl CalibrationReport {
         preflight: Preflight,
         targets: Vec<TargetInfo>,
         out: &Outcome,
-        verdicts: Vec<String>,
         started_at: String,
     ) -> Self {
         let f = figures(out, options.criterion, options.max_latency_us);
@@ -453,7 +453,7 @@ impl CalibrationReport {
                 })
                 .collect(),
             matrix: out.matrix.clone(),
-            verdicts,
+            verdicts: Vec::new(),
             warnings,
             findings: Vec::new(),
             ranks: Vec::new(),

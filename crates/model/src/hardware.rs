@@ -26,10 +26,11 @@ pub struct Hardware {
     pub disks: Vec<String>,
     pub read: DirCompare,
     pub write: DirCompare,
-    /// Sentences where the two differ by more than 10%. Superseded by the findings
-    /// (`page-cache-reads`, `page-cache-writes`, `read-ahead`, `write-multiplication`, made
-    /// by the diagnosis from the whole result); still filled for one release so that readers
-    /// of stored documents and older renderers keep them.
+    /// Sentences where the two differed by more than 10%, in documents stored before the
+    /// findings (`page-cache-reads`, `page-cache-writes`, `read-ahead`,
+    /// `write-multiplication`, made by the diagnosis from the whole result, say it now);
+    /// empty in new ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// Every device of the targets' chains on its own row (the target's md/dm/loop device
     /// and each member disk), when there is more than one.
@@ -95,7 +96,6 @@ pub fn compare(
         sum(&|r| r.w_s),
         sum(&|r| r.w_mb_s),
     );
-    let notes = notes(&read, &write);
     let devices = if d.disks.len() > 1 {
         d.disks
             .iter()
@@ -111,67 +111,7 @@ pub fn compare(
         disks: disks.to_vec(),
         read,
         write,
-        notes,
+        notes: Vec::new(),
         devices,
     })
-}
-
-/// The sentences, for differences beyond 10%.
-pub fn notes(read: &DirCompare, write: &DirCompare) -> Vec<String> {
-    let mut v = Vec::new();
-    if let Some(r) = read.ratio {
-        if r < 0.9 {
-            v.push(format!(
-                "{:.0}% of workload reads never reached a device: a cache (the page cache with --buffered, or a layer above the disks) absorbed them",
-                (1.0 - r) * 100.0
-            ));
-        } else if r > 1.1 {
-            v.push(format!(
-                "the devices completed {r:.2}x the workload's reads: read-ahead, other processes on the same disks, or a layout reading more than asked"
-            ));
-        }
-    }
-    if let Some(w) = write.ratio {
-        if w > 1.1 {
-            v.push(format!(
-                "the devices completed {w:.2}x the workload's writes: mirroring, journaling or other processes on the same disks multiply writes"
-            ));
-        } else if w < 0.9 {
-            v.push(format!(
-                "{:.0}% of workload writes had not reached a device by the end: they wait in the page cache (write-back)",
-                (1.0 - w) * 100.0
-            ));
-        }
-    }
-    v
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn dc(w: f64, d: f64) -> DirCompare {
-        DirCompare {
-            workload_iops: w,
-            device_iops: d,
-            ratio: (w > 0.0).then(|| d / w),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn notes_only_beyond_ten_percent() {
-        assert!(notes(&dc(1000.0, 1050.0), &dc(1000.0, 950.0)).is_empty());
-        let n = notes(&dc(1000.0, 220.0), &dc(0.0, 0.0));
-        assert_eq!(n.len(), 1);
-        assert!(
-            n[0].starts_with("78% of workload reads never reached a device"),
-            "{n:?}"
-        );
-        let n = notes(&dc(0.0, 0.0), &dc(1000.0, 2000.0));
-        assert!(
-            n[0].contains("2.00x the workload's writes") && n[0].contains("mirroring"),
-            "{n:?}"
-        );
-    }
 }

@@ -2,7 +2,7 @@
 //! interval series, the verdicts judged on the whole curve, the memory the points ran on,
 //! each point's latency histogram and each step's (its points merged).
 
-use super::verdicts::verdicts;
+use super::caveats::caveats;
 use iogauge_model::calib::{point_label, CalibrateSpec, CalibrationReport, Outcome, Step};
 use iogauge_model::preflight::Preflight;
 use iogauge_model::regrid::interval_histograms;
@@ -25,7 +25,7 @@ pub struct Context {
 
 /// The document before any point ran: the head a user sees while it measures.
 pub fn head(ctx: &Context) -> CalibrationReport {
-    report(ctx, &Outcome::default(), vec![])
+    report(ctx, &Outcome::default())
 }
 
 /// The document and histograms of a finished (or interrupted) calibration.
@@ -39,8 +39,8 @@ pub fn calibration_document(
         .iter()
         .filter_map(|t| t.rotational)
         .reduce(|a, b| a || b);
-    let says = verdicts(outcome, &ctx.spec, rotational);
-    let mut r = report(&ctx, outcome, says);
+    let mut r = report(&ctx, outcome);
+    r.warnings.extend(caveats(outcome, &ctx.spec, rotational));
     record_io_path(&mut r, outcome);
     if let Some(l) = &ctx.spec.setup.layout {
         for d in &l.degraded {
@@ -92,13 +92,12 @@ fn step_histograms(outcome: &Outcome) -> Result<Histograms, HistError> {
     Ok(out)
 }
 
-fn report(ctx: &Context, outcome: &Outcome, verdicts: Vec<String>) -> CalibrationReport {
+fn report(ctx: &Context, outcome: &Outcome) -> CalibrationReport {
     let mut r = CalibrationReport::new(
         ctx.spec.clone(),
         ctx.preflight.clone(),
         ctx.targets.clone(),
         outcome,
-        verdicts,
         ctx.started_at.clone(),
     );
     r.io_uring = ctx.io_uring.clone();

@@ -1,9 +1,11 @@
-//! The search and verdicts on a deterministic device model: latency is the larger of the
+//! The search and its caveats on a deterministic device model: latency is the larger of the
 //! service time (base + transfer) and queue / capacity (Little's law at saturation). The
 //! matrix, the step histograms and sequential large I/Os in `tests/matrix.rs`.
 
 use super::*;
-use iogauge_model::calib::{figures, Cell, Criterion, LargeType, MatrixMode, Measured, Point};
+use iogauge_model::calib::{
+    figures, saturation, Cell, Criterion, LargeType, MatrixMode, Measured, Point,
+};
 use iogauge_model::iopath::EngineKind;
 use iogauge_model::spec::{IoSetup, Region};
 use iogauge_stats::MIB;
@@ -185,8 +187,10 @@ fn finds_the_knee_by_doubling_then_bisecting() {
         "one process at the best large depth"
     );
     assert!(!out.interrupted);
-    let v = verdicts(&out, &s, Some(false));
-    assert!(v.iter().any(|x| x.contains("saturates near")), "{v:?}");
+    // Where it saturates is the diagnosis's finding, from the same judgement of the curve.
+    let small: Vec<&Point> = out.points(Step::Small).collect();
+    assert!(saturation(&small, |p| p.lat_us.mean).is_some());
+    assert!(caveats(&out, &s, Some(false)).is_empty());
 }
 
 #[test]
@@ -201,7 +205,7 @@ fn cap_never_met_reports_the_best_point_and_no_max_iops() {
     );
     let f = figures(&out, Criterion::Mean, 2_000.0);
     assert_eq!(f.max_iops, None);
-    let v = verdicts(&out, &s, None);
+    let v = caveats(&out, &s, None);
     assert!(
         v.iter()
             .any(|x| x.contains("never met") && x.contains("best point")),
@@ -217,7 +221,7 @@ fn cap_always_met_runs_to_the_ceiling_and_says_it_is_a_lower_bound() {
     let out = calibrate(&mut m, &s).unwrap();
     let small: Vec<u32> = out.points(Step::Small).map(|p| p.outstanding).collect();
     assert_eq!(small, [1, 2, 4, 8, 16, 32, 64]);
-    let v = verdicts(&out, &s, None);
+    let v = caveats(&out, &s, None);
     assert!(v.iter().any(|x| x.contains("lower bound")), "{v:?}");
 }
 
@@ -227,10 +231,10 @@ fn few_points_under_the_cap_and_cache_latency_are_called_out() {
     let mut m = Model::new(200.0, 5_000.0);
     let s = spec(450.0, 1024);
     let out = calibrate(&mut m, &s).unwrap();
-    let v = verdicts(&out, &s, Some(true));
+    let v = caveats(&out, &s, Some(true));
     assert!(v.iter().any(|x| x.contains("too few")), "{v:?}");
     assert!(v.iter().any(|x| x.contains("rotating disk")), "{v:?}");
-    assert!(!verdicts(&out, &s, Some(false))
+    assert!(!caveats(&out, &s, Some(false))
         .iter()
         .any(|x| x.contains("rotating")));
 }
@@ -326,7 +330,7 @@ fn a_point_against_the_curve_is_measured_again_and_no_saturation_is_called() {
         [1, 2, 4, 8, 16, 32, 64],
         "the second measurement counts"
     );
-    let v = verdicts(&out, &s, None);
+    let v = caveats(&out, &s, None);
     assert!(!v.iter().any(|x| x.contains("saturates")), "{v:?}");
     assert!(
         v.iter()
@@ -346,7 +350,7 @@ fn a_fall_that_repeats_is_kept_but_judged_against_the_whole_curve() {
     let out = calibrate(&mut m, &s).unwrap();
     let at_2 = m.calls.iter().filter(|c| **c == (Step::Small, 2)).count();
     assert_eq!(at_2, 2, "measured once more, not again and again");
-    let v = verdicts(&out, &s, None);
+    let v = caveats(&out, &s, None);
     assert!(!v.iter().any(|x| x.contains("saturates")), "{v:?}");
     assert!(v.iter().any(|x| x.contains("the fall is real")), "{v:?}");
 }

@@ -90,8 +90,9 @@ pub struct CacheCompare {
     /// kernel's read-ahead makes the devices read more bytes than asked, which hid the cache
     /// (documents stored before #27 compared bytes).
     pub page_cache_pct: Option<f64>,
-    /// The sentence for the summary; superseded by the `page-cache-reads` and `read-ahead`
-    /// findings, still filled for one release so older readers keep it.
+    /// The sentence for the summary in documents stored before the findings (now the
+    /// `page-cache-reads` and `read-ahead` findings say it); `None` in new ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 
@@ -273,13 +274,6 @@ pub fn cache_compare(db: &LoadRates, d: &Derived, disks: &[String]) -> CacheComp
     // one device read (read-ahead makes those reads larger, not more numerous).
     let pct = (db.physical_reads_s > 0.0)
         .then(|| ((1.0 - dev_reads / db.physical_reads_s) * 100.0).clamp(0.0, 100.0));
-    let note = pct.and_then(|p| {
-        (p > 10.0).then(|| {
-            format!(
-                "{p:.0}% of PostgreSQL's physical reads (in blocks) never reached a disk: the OS page cache served them (use --cache-limit, or a data set larger than RAM)"
-            )
-        })
-    });
     CacheCompare {
         disks: disks.to_vec(),
         db_physical_reads_s: db.physical_reads_s,
@@ -287,7 +281,7 @@ pub fn cache_compare(db: &LoadRates, d: &Derived, disks: &[String]) -> CacheComp
         device_reads_s: dev_reads,
         device_read_mb_s: dev_mb,
         page_cache_pct: pct,
-        note,
+        note: None,
     }
 }
 
@@ -313,10 +307,7 @@ mod tests {
         let c = cache_compare(&db, &d, &["vda".to_string()]);
         assert!((c.db_read_mb_s - 10.0).abs() < 1e-9);
         assert!((c.page_cache_pct.unwrap() - 45.0).abs() < 1e-9);
-        assert!(c
-            .note
-            .unwrap()
-            .starts_with("45% of PostgreSQL's physical reads (in blocks)"));
+        assert!(c.note.is_none(), "the findings say it");
         // Read-ahead: the disk read more bytes than asked (12 MiB/s) in fewer, larger reads
         // (160 of 75 KiB): in bytes 0% came from the cache, in blocks 87.5% did (issue #27).
         let vda = d.disks.get_mut("vda").unwrap();
@@ -324,11 +315,10 @@ mod tests {
         vda.r_s = 160.0;
         let c = cache_compare(&db, &d, &["vda".to_string()]);
         assert!((c.page_cache_pct.unwrap() - 87.5).abs() < 1e-9, "{c:?}");
-        // Every block a device read of its own: none from the cache, no note.
+        // Every block a device read of its own: none from the cache.
         d.disks.get_mut("vda").unwrap().r_s = 1300.0;
         let c = cache_compare(&db, &d, &["vda".to_string()]);
         assert_eq!(c.page_cache_pct, Some(0.0));
-        assert!(c.note.is_none());
         let none = cache_compare(&LoadRates::default(), &d, &["vda".to_string()]);
         assert_eq!(none.page_cache_pct, None);
     }

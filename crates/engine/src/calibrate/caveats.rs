@@ -1,8 +1,12 @@
-//! Verdicts in words: what a calibration's curve says about itself, so a number is never
-//! read without its caveats (a cache answering, a cap never met, a saturated device).
+//! A calibration's caveats in words: what its curve says about its own figures, so a number
+//! is never read without them (a cap never met, too few points under it, a ramp that ended
+//! below the cap, a cache answering a rotating disk, points measured again, an interruption).
+//! They are the result's warnings. What limits the storage (where the curve saturates,
+//! memory answering every point) is the diagnosis's findings (`iogauge_diagnose`), no longer
+//! said here.
 
 use super::search::NOISE;
-use iogauge_model::calib::{saturation, CalibrateSpec, Criterion, Outcome, Point, Step};
+use iogauge_model::calib::{CalibrateSpec, Criterion, Outcome, Point, Step};
 
 fn ms(us: f64) -> String {
     format!("{:.2} ms", us / 1e3)
@@ -10,7 +14,7 @@ fn ms(us: f64) -> String {
 
 /// Sentences about an outcome. `rotational`: whether the storage under test spins (from
 /// preflight), used to judge whether latencies are plausible.
-pub fn verdicts(out: &Outcome, spec: &CalibrateSpec, rotational: Option<bool>) -> Vec<String> {
+pub fn caveats(out: &Outcome, spec: &CalibrateSpec, rotational: Option<bool>) -> Vec<String> {
     let crit = spec.criterion;
     let cap = spec.max_latency_us;
     let cname = match crit {
@@ -62,32 +66,13 @@ pub fn verdicts(out: &Outcome, spec: &CalibrateSpec, rotational: Option<bool>) -
         ));
     }
     let qd1 = small[0];
-    if qd1.outstanding == 1 {
-        if qd1.lat_us.mean < 5.0 {
-            v.push(format!(
-                "latency at 1 outstanding I/O is {:.1} µs, below what any storage device can do: \
-                 memory (the page cache?) is answering",
-                qd1.lat_us.mean
-            ));
-        } else if rotational == Some(true) && qd1.lat_us.mean < 1000.0 {
-            v.push(format!(
-                "latency at 1 outstanding I/O is {:.0} µs on a rotating disk, faster than a seek: \
-                 a cache (array or controller) is answering, not the platters",
-                qd1.lat_us.mean
-            ));
-        }
-    }
-    if let Some((at, last)) = saturation(&small, |p| crit.of(&p.lat_us)) {
+    // Below 5 µs memory answers: the `cache` finding says it.
+    if qd1.outstanding == 1 && rotational == Some(true) && (5.0..1000.0).contains(&qd1.lat_us.mean)
+    {
         v.push(format!(
-            "IOPS stopped rising at {} outstanding I/Os ({:.0}): no deeper point of the curve beat it by 5% (at {} outstanding {:.0}, {:+.0}%) while {cname} latency grew {:+.0}%: \
-             the storage saturates near {} outstanding",
-            at.outstanding,
-            at.iops,
-            last.outstanding,
-            last.iops,
-            (last.iops / at.iops - 1.0) * 100.0,
-            (crit.of(&last.lat_us) / crit.of(&at.lat_us) - 1.0) * 100.0,
-            at.outstanding
+            "latency at 1 outstanding I/O is {:.0} µs on a rotating disk, faster than a seek: \
+             a cache (array or controller) is answering, not the platters",
+            qd1.lat_us.mean
         ));
     }
     v.extend(remeasured(out));
