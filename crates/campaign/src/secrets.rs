@@ -38,8 +38,10 @@ impl Campaign {
         let cmds = &mut c.commands;
         for t in [
             &mut cmds.start,
+            &mut cmds.case,
             &mut cmds.pre,
             &mut cmds.post,
+            &mut cmds.case_end,
             &mut cmds.end,
         ] {
             *t = t.as_deref().map(&mask);

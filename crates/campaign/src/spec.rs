@@ -30,8 +30,10 @@
 //!
 //! [commands]                  # shell commands, ${var} substituted, IOGAUGE_* in the environment
 //! start = "…"                 # once, before the first run
+//! case = "…"                  # once before each case's first run (its warm-up too)
 //! pre = "…"                   # before every run (warm-ups too)
 //! post = "…"                  # after every run
+//! case_end = "…"              # once after each case's last run
 //! end = "…"                   # once, after the last run
 //! reset = "db"                # `iogauge db reset` of the case's cluster before every run
 //! ```
@@ -78,8 +80,10 @@ struct RawFile {
 #[serde(deny_unknown_fields)]
 struct RawCommands {
     start: Option<String>,
+    case: Option<String>,
     pre: Option<String>,
     post: Option<String>,
+    case_end: Option<String>,
     end: Option<String>,
     reset: Option<String>,
 }
@@ -135,8 +139,10 @@ impl Campaign {
             cases,
             commands: Commands {
                 start: raw.commands.start,
+                case: raw.commands.case,
                 pre: raw.commands.pre,
                 post: raw.commands.post,
+                case_end: raw.commands.case_end,
                 end: raw.commands.end,
                 reset_db,
             },
@@ -243,7 +249,7 @@ fn launcher(raw: Option<&str>, reset_db: bool) -> Result<Option<Vec<String>>, Sp
     };
     if reset_db {
         return bad(format!(
-            "launcher = {text:?} with commands.reset = \"db\": the reset restores one cluster, not one per rank; reset each rank's cluster in commands.before instead (a shell command), or leave out the launcher"
+            "launcher = {text:?} with commands.reset = \"db\": the reset restores one cluster, not one per rank; reset each rank's cluster in commands.pre instead (a shell command), or leave out the launcher"
         ));
     }
     Ok(Some(words))

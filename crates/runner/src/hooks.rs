@@ -1,4 +1,4 @@
-//! The campaign file's shell commands (`start`, `pre`, `post`, `end`) and the built-in
+//! The campaign file's shell commands (`start`, `case`, `pre`, `post`, `case_end`, `end`) and the built-in
 //! `reset = "db"`, run with the case's variables substituted and in the environment, as
 //! SLOB's EXTERNAL_SCRIPT receives its run's parameters.
 
@@ -36,6 +36,21 @@ impl<'a> Hooks<'a> {
 
     pub fn end(&self) -> Result<(), RunnerError> {
         self.shell("end", self.c.commands.end.as_deref(), None, None)
+    }
+
+    /// `case`: before the case's first run of the plan.
+    pub fn case_start(&self, case: &Case) -> Result<(), RunnerError> {
+        self.shell("case", self.c.commands.case.as_deref(), Some(case), None)
+    }
+
+    /// `case_end`: after the case's last run of the plan.
+    pub fn case_end(&self, case: &Case) -> Result<(), RunnerError> {
+        self.shell(
+            "case_end",
+            self.c.commands.case_end.as_deref(),
+            Some(case),
+            None,
+        )
     }
 
     /// The database reset (when asked for), then `pre`.

@@ -13,6 +13,7 @@ use iogauge_campaign::{Campaign, CampaignView, Loaded, PlannedRun};
 use iogauge_report::gather;
 use iogauge_session::now;
 use iogauge_store::{CampaignLock, CampaignRow, CampaignTag, Store};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -169,12 +170,23 @@ impl Runs<'_> {
         let stopped = || self.stop.load(Ordering::Relaxed);
         // Ctrl-C reaches a running hook too: that is an interruption, not its failure.
         let hook_failed = |e: RunnerError| if stopped() { Ok(false) } else { Err(e.into()) };
+        // Each case's first and last run in the plan: where `case` and `case_end` go.
+        let (mut first, mut last) = (BTreeMap::new(), BTreeMap::new());
+        for (i, r) in plan.iter().enumerate() {
+            first.entry(r.case).or_insert(i);
+            last.insert(r.case, i);
+        }
         for (i, run) in plan.iter().enumerate() {
             if stopped() {
                 return Ok(false);
             }
             let case = &c.cases[run.case];
             progress.starting(c, plan, i);
+            if first.get(&run.case) == Some(&i) {
+                if let Err(e) = self.hooks.case_start(&real.cases[run.case]) {
+                    return hook_failed(e);
+                }
+            }
             if let Err(e) = self.hooks.before_run(&real.cases[run.case], run) {
                 return hook_failed(e);
             }
@@ -204,6 +216,11 @@ impl Runs<'_> {
             }
             if let Err(e) = self.hooks.after_run(&real.cases[run.case], run) {
                 return hook_failed(e);
+            }
+            if last.get(&run.case) == Some(&i) {
+                if let Err(e) = self.hooks.case_end(&real.cases[run.case]) {
+                    return hook_failed(e);
+                }
             }
             if !run.warmup {
                 let store = Store::open(self.store).map_err(RunnerError::from)?;

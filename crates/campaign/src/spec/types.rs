@@ -71,8 +71,15 @@ pub enum Order {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Commands {
     pub start: Option<String>,
+    /// Once before each case's first run of the plan (its warm-up included): a per-case setup
+    /// (a filesystem made, a cluster loaded), with the case's variables.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case: Option<String>,
     pub pre: Option<String>,
     pub post: Option<String>,
+    /// Once after each case's last run of the plan: the per-case setup undone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case_end: Option<String>,
     pub end: Option<String>,
     /// `reset = "db"`: `iogauge db reset` of the case's cluster before every run.
     pub reset_db: bool,

@@ -303,3 +303,56 @@ fn a_changed_campaign_needs_fresh() {
 mod examples;
 mod read_back;
 mod redundancy;
+
+/// `case` sets each case up once before its first run (its warm-up included) and `case_end`
+/// takes it down after its last, with the case's variables; `pre` runs inside them.
+#[test]
+fn case_steps_wrap_each_cases_runs() {
+    let _g = busy();
+    let w = workdir();
+    let dir = w.path();
+    let store = dir.join("results.sqlite");
+    let file = TINY
+        .replace("name = \"tiny\"", "name = \"cases\"")
+        .replace("repeat = 3", "repeat = 2")
+        .replace("order = \"interleaved\"", "order = \"as-written\"")
+        .replace("time = \"600ms\"", "time = \"300ms\"")
+        .replace(
+            "end = \"echo end >> hooks.log\"",
+            "case = \"echo case ${qd} $IOGAUGE_CASE >> hooks.log\"\n\
+             case_end = \"echo case_end ${qd} >> hooks.log\"",
+        );
+    std::fs::write(dir.join("cases.toml"), file).unwrap();
+    let out = campaign_in(dir, &store, &["cases.toml"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = std::fs::read_to_string(dir.join("hooks.log")).unwrap();
+    // The `pre` lines start with the case's name: "qd=1|rep|warm-up|…".
+    let steps: Vec<&str> = log
+        .lines()
+        .map(|l| match l.split_once('|') {
+            Some(("qd=1", _)) => "pre 1",
+            Some(("qd=8", _)) => "pre 8",
+            _ => l,
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "case 1 qd=1",
+            "pre 1",
+            "pre 1",
+            "pre 1",
+            "case_end 1",
+            "case 8 qd=8",
+            "pre 8",
+            "pre 8",
+            "pre 8",
+            "case_end 8"
+        ],
+        "{log}"
+    );
+}
