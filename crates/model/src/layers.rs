@@ -70,6 +70,8 @@ impl StageHist {
                 buckets.push((b, n - before));
             }
         }
+        // Kept in every snapshot to the end of a run: no spare capacity.
+        buckets.shrink_to_fit();
         StageHist {
             count: self.count.saturating_sub(prev.count),
             sum_ns: self.sum_ns.saturating_sub(prev.sum_ns),
