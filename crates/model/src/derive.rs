@@ -46,7 +46,7 @@ pub fn derive(prev: &Snapshot, cur: &Snapshot) -> Derived {
 }
 
 /// The figures from the first to the last of `span`, consecutive snapshots of one series:
-/// [`derive`] of the two ends, with the stage histograms of every snapshot after the first
+/// [`derive()`] of the two ends, with the stage histograms of every snapshot after the first
 /// merged (a snapshot keeps only its own interval's buckets: `crate::layers::StageHist`).
 /// `None` for fewer than two snapshots.
 pub fn derive_over(span: &[Snapshot]) -> Option<Derived> {
