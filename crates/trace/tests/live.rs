@@ -73,18 +73,24 @@ fn direct_reads_are_counted_with_their_device_time() {
         "{device:?}"
     );
     // Every issued request has a queue stage; those whose completion was not counted (above),
-    // and another process's request still in flight, have no device stage.
+    // and another process's request still in flight, have no device stage. Another
+    // process's request in flight at the first reading was issued before it and completes
+    // after: completions may pass issues by those (seen: 633 for 632 with a QD 4 job on the
+    // disk).
     let issued = a.queue.count - b.queue.count;
     assert!(
-        issued >= device.count && issued - device.count <= n / 10,
+        issued + IN_FLIGHT >= device.count && issued.saturating_sub(device.count) <= n / 10,
         "{issued} issued, {} completed",
         device.count
     );
     // Every request's first bio was queued while the tracer ran.
     let pre = a.pre_queue.since(&b.pre_queue);
-    assert!(pre.count >= n && pre.count <= issued, "{pre:?}");
+    assert!(pre.count >= n && pre.count <= issued + IN_FLIGHT, "{pre:?}");
     drop(tracer);
 }
+
+/// Other processes' requests that may be in flight on the shared disk at a reading.
+const IN_FLIGHT: u64 = 64;
 
 /// A page-aligned buffer for O_DIRECT.
 struct AlignedBuf(Vec<u8>, usize);
