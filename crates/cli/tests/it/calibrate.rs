@@ -120,8 +120,13 @@ fn history_lists_newest_first_with_runs_and_calibrations() {
         .lines()
         .skip(1)
         .map(|l| l.split_whitespace().next().unwrap())
+        .filter(|id| id.parse::<u64>().is_ok())
         .collect();
     assert_eq!(ids, ["2", "1"], "{text}");
+    assert!(
+        text.contains("run: max_iops and max_mbps are the measured window's"),
+        "{text}"
+    );
     let s = bin().args(["show", "2", "--store", st]).output().unwrap();
     assert!(String::from_utf8_lossy(&s.stdout).starts_with("iogauge run: randread 8k"));
     let err = String::from_utf8(

@@ -2,6 +2,7 @@
 //! DBA_RSRC_IO_CALIBRATE (start, end, max_iops, max_mbps, max_pmbps, latency, disks).
 
 use iogauge_model::history::{RunRow, RunStatus};
+use iogauge_model::Kind;
 use std::fmt::Write as _;
 
 pub fn history_table(rows: &[RunRow]) -> String {
@@ -41,6 +42,15 @@ pub fn history_table(rows: &[RunRow]) -> String {
     }
     if rows.iter().any(|r| r.status == RunStatus::Interrupted) {
         s.push_str("* interrupted: figures cover the part that ran\n");
+    }
+    // The columns are a calibration's; say what they hold for the other kinds.
+    if rows.iter().any(|r| r.kind == Kind::Run) {
+        s.push_str(
+            "run: max_iops and max_mbps are the measured window's, lat_ms its mean latency\n",
+        );
+    }
+    if rows.iter().any(|r| r.kind == Kind::DbRun) {
+        s.push_str("db: max_iops and lat_ms are PostgreSQL's reads/s and mean read time (page-cache hits included), not the devices'\n");
     }
     s
 }
