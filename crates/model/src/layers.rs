@@ -188,6 +188,12 @@ pub struct LayerCounters {
     /// was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nr_requests: Option<u32>,
+    /// In the interval ending at this reading the stages were timed for 1 request in this
+    /// many, each timed one counting as many in its stage's count, sum and buckets (so they
+    /// estimate every request); requests, bytes, merges, splits and requeues are counted
+    /// for all. Absent: every request was timed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timed_one_in: Option<u32>,
 }
 
 impl LayerCounters {
@@ -240,6 +246,10 @@ impl LayerCounters {
 pub struct RingCounters {
     pub read: StageHist,
     pub write: StageHist,
+    /// 1 request in this many was timed in the interval ending at this reading (chosen at
+    /// random), each counting as many ([`LayerCounters::timed_one_in`]). Absent: all were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timed_one_in: Option<u32>,
 }
 
 impl RingCounters {
@@ -249,6 +259,7 @@ impl RingCounters {
             Some(p) => RingCounters {
                 read: self.read.fresh_since(&p.read),
                 write: self.write.fresh_since(&p.write),
+                timed_one_in: self.timed_one_in,
             },
             None => self.clone(),
         }

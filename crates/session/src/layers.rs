@@ -54,14 +54,14 @@ impl Layers {
         }
     }
 
-    /// The disks' counters and this process's io_uring I/Os (`Tracer::ring`) now, as a
+    /// The disks' counters and this process's io_uring I/Os (`Tracer::reading`) now, as a
     /// snapshot keeps them: cumulative, with the buckets added since the previous reading
     /// only. Nothing without a tracer.
     pub fn read(&self) -> Reading {
         let Some(t) = &self.tracer else {
             return Reading::default();
         };
-        let (layers, ring) = (t.read(), t.ring());
+        let (layers, ring) = t.reading();
         let mut before = self.before.lock().unwrap_or_else(PoisonError::into_inner);
         let fresh = (
             LayerCounters::fresh_all(&layers, &before.0),

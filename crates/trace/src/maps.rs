@@ -27,6 +27,21 @@ pub fn ring_hist(c: RingCount, h: &Hist) -> StageHist {
     stage_hist(c.count, c.sum_ns, Some(h))
 }
 
+/// `struct sampling`: which requests the programs time.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sampling {
+    /// Block requests: 1 in 2^shift is timed, by a hash of its first sector and `salt`.
+    pub shift: u32,
+    pub salt: u32,
+    /// This process's io_uring requests: 1 in 2^ring_shift, at random.
+    pub ring_shift: u32,
+    pub pad: u32,
+}
+
+// SAFETY: `repr(C)`, four u32 fields, no padding: every bit pattern is a valid value.
+unsafe impl aya::Pod for Sampling {}
+
 /// Disks the programs can count (`MAX_DISKS`).
 pub const MAX_DISKS: u32 = 64;
 /// Read and write.

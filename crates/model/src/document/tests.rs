@@ -81,6 +81,7 @@ fn schema_2_snapshots_keep_their_intervals_buckets_once_upgraded() {
         ring: Some(RingCounters {
             read: hist(b),
             write: StageHist::default(),
+            ..Default::default()
         }),
     };
     // Schema 2: cumulative buckets.

@@ -141,6 +141,7 @@ fn ring_readings_keep_their_intervals_buckets() {
     let ring = |v: &[u64]| RingCounters {
         read: hist(v),
         write: StageHist::default(),
+        ..Default::default()
     };
     let (a, b) = (
         ring(&[10_000, 20_000]),

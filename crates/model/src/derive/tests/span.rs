@@ -28,6 +28,7 @@ fn traced(at_ns: u64, values: &[u64]) -> Snapshot {
     s.ring = Some(RingCounters {
         read: h,
         write: StageHist::default(),
+        ..Default::default()
     });
     s
 }
