@@ -107,7 +107,7 @@ fn mirror_writes() {
 #[test]
 fn cpu_bound() {
     require_root();
-    let _g = heavy();
+    let _g = exclusive();
     let shm = tempfile::tempdir_in("/dev/shm").expect("/dev/shm (tmpfs) is mounted");
     let img = shm.path().join("mem.img");
     std::fs::write(&img, vec![0x6b_u8; 256 << 20]).unwrap();
