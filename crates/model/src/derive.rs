@@ -1,6 +1,6 @@
 //! The iostat -x style figures of one interval, computed from two raw snapshots (pure):
 //! per device r/s, w/s, MB/s, request sizes, queue size, await and %util; CPU percentages;
-//! the share of time tasks stalled on I/O; the load average. Per-CPU percentages are
+//! the share of time tasks stalled on I/O; pages swapped; the load average. Per-CPU percentages are
 //! [`per_cpu`]'s, kept out of [`Derived`] (which every stored interval carries).
 
 use crate::layers::{LayerRates, RingRates};
@@ -40,6 +40,10 @@ pub fn derive(prev: &Snapshot, cur: &Snapshot) -> Derived {
         layers: layers_between(prev, cur, secs),
         ring: match (&prev.ring, &cur.ring) {
             (Some(p), Some(c)) => Some(RingRates::between(p, c)),
+            _ => None,
+        },
+        swap: match (&prev.swap, &cur.swap) {
+            (Some(p), Some(c)) => Some(SwapRates::between(p, c, secs)),
             _ => None,
         },
     }
@@ -115,7 +119,7 @@ pub fn per_cpu(prev: &Snapshot, cur: &Snapshot) -> Vec<PerCpuRates> {
 mod combine;
 mod rates;
 pub(crate) use combine::weighted_mean;
-pub use rates::{counter_delta, CpuRates, Derived, DiskRates};
+pub use rates::{counter_delta, CpuRates, Derived, DiskRates, SwapRates};
 
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,7 @@
 //! The OS's raw counters at one instant, as a run stores them on its interval grid:
 //! /proc/diskstats per device, the /proc/stat CPU lines (the aggregate and one per CPU),
-//! page cache state from /proc/meminfo, /proc/pressure/io and /proc/loadavg. Raw counters are kept so any view can be derived
+//! page cache state from /proc/meminfo, pages swapped from /proc/vmstat, /proc/pressure/io and
+//! /proc/loadavg. Raw counters are kept so any view can be derived
 //! again later (`crate::derive`); reading and parsing the live files is `iogauge_probe`'s.
 
 use crate::layers::{LayerCounters, RingCounters};
@@ -35,6 +36,18 @@ pub struct Snapshot {
     /// stored before iogauge kept it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ring: Option<RingCounters>,
+    /// Pages swapped in and out since boot; `None` where /proc/vmstat could not be read and in
+    /// documents stored before iogauge read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap: Option<SwapCounters>,
+}
+
+/// /proc/vmstat's `pswpin` and `pswpout`: pages read from and written to swap since boot
+/// (what `sar -W` shows per second). A disk holding swap does that I/O beside the workload's.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwapCounters {
+    pub pages_in: u64,
+    pub pages_out: u64,
 }
 
 /// Raw counters of one device, one /proc/diskstats line. Times are milliseconds, sizes are

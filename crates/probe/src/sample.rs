@@ -14,7 +14,7 @@ mod error;
 
 pub use cpu::{
     parse_loadavg, parse_mem_total, parse_meminfo, parse_pressure, parse_stat, parse_stat_cpus,
-    ram_bytes,
+    parse_swap, ram_bytes,
 };
 pub use disk::{parse_disk_line, parse_diskstats};
 pub use error::SampleError;
@@ -32,6 +32,8 @@ pub struct Texts<'a> {
     /// `None` where /proc/pressure/io does not exist.
     pub pressure_io: Option<&'a str>,
     pub loadavg: &'a str,
+    /// `None` where /proc/vmstat could not be read.
+    pub vmstat: Option<&'a str>,
 }
 
 /// Builds a snapshot from the texts of the sampled files, keeping the disks `keep` accepts.
@@ -57,6 +59,7 @@ pub fn parse_snapshot(
         load: Some(parse_loadavg(t.loadavg)?),
         layers: Vec::new(),
         ring: None,
+        swap: t.vmstat.and_then(parse_swap),
     })
 }
 
@@ -81,6 +84,8 @@ impl Sampler {
         let stat = read("/proc/stat")?;
         let meminfo = read("/proc/meminfo")?;
         let loadavg = read("/proc/loadavg")?;
+        // Optional: a snapshot without it only lacks the swap figures.
+        let vmstat = std::fs::read_to_string("/proc/vmstat").ok();
         let pressure = match std::fs::read_to_string("/proc/pressure/io") {
             Ok(t) => Some(t),
             // Absent before 4.20; EOPNOTSUPP when PSI is compiled in but disabled (psi=0).
@@ -106,6 +111,7 @@ impl Sampler {
             meminfo: &meminfo,
             pressure_io: pressure.as_deref(),
             loadavg: &loadavg,
+            vmstat: vmstat.as_deref(),
         };
         match &self.devices {
             Some(names) => parse_snapshot(at_ns, texts, |d| names.contains(&d.name)),

@@ -229,6 +229,7 @@ mod tests {
                 load: None,
                 layers: Vec::new(),
                 ring: None,
+                swap: None,
             }
         };
         let ms = Duration::from_millis;

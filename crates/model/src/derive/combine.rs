@@ -3,7 +3,7 @@
 //! a duration or over a number of I/Os, so weighting each part by its duration, or by its
 //! I/Os, gives the whole's figure exactly when the parts tile it.
 
-use super::rates::{CpuRates, Derived, DiskRates};
+use super::rates::{CpuRates, Derived, DiskRates, SwapRates};
 use std::collections::BTreeMap;
 
 /// Σ wᵢ·xᵢ / Σ wᵢ of (weight, value) pairs; `None` without weight.
@@ -98,6 +98,14 @@ impl Derived {
             .map(|(t, d)| Some((*t, d.psi_some_pct?)))
             .collect::<Option<Vec<_>>>()
             .map(|v| weighted(v.into_iter()));
+        out.swap = parts
+            .iter()
+            .map(|(t, d)| Some((*t, d.swap?)))
+            .collect::<Option<Vec<_>>>()
+            .map(|v| SwapRates {
+                in_s: weighted(v.iter().map(|(t, s)| (*t, s.in_s))),
+                out_s: weighted(v.iter().map(|(t, s)| (*t, s.out_s))),
+            });
         Some(out)
     }
 }

@@ -3,7 +3,7 @@
 //! ([`Derived`]) that [`derive`](super::derive) computes and [`Derived::combine`] joins.
 
 use crate::layers::{LayerRates, RingRates};
-use crate::system::{CpuCounters, DiskCounters, LoadAvg, MemInfo};
+use crate::system::{CpuCounters, DiskCounters, LoadAvg, MemInfo, SwapCounters};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -28,6 +28,34 @@ pub struct Derived {
     /// the tracer saw them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ring: Option<RingRates>,
+    /// Pages swapped in and out per second (`sar -W`'s pswpin/s, pswpout/s), when both
+    /// snapshots read /proc/vmstat.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap: Option<SwapRates>,
+}
+
+/// Pages swapped per second over an interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SwapRates {
+    pub in_s: f64,
+    pub out_s: f64,
+}
+
+impl SwapRates {
+    /// Between two readings `secs` apart (0 when they are not apart).
+    pub fn between(prev: &SwapCounters, cur: &SwapCounters, secs: f64) -> SwapRates {
+        let per_s = |a: u64, b: u64| {
+            if secs > 0.0 {
+                counter_delta(a, b) as f64 / secs
+            } else {
+                0.0
+            }
+        };
+        SwapRates {
+            in_s: per_s(prev.pages_in, cur.pages_in),
+            out_s: per_s(prev.pages_out, cur.pages_out),
+        }
+    }
 }
 
 /// `cur - prev` for a kernel counter. When `cur < prev` the counter either wrapped or was

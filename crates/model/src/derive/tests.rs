@@ -2,7 +2,7 @@
 //! counter wrap-around and devices appearing or vanishing.
 
 use super::*;
-use crate::system::{CpuLine, IoPressure, LoadAvg, MemInfo};
+use crate::system::{CpuLine, IoPressure, LoadAvg, MemInfo, SwapCounters};
 
 mod span;
 
@@ -56,10 +56,50 @@ fn snap(at_ns: u64, disks: Vec<DiskCounters>) -> Snapshot {
         load: None,
         layers: Vec::new(),
         ring: None,
+        swap: None,
     }
 }
 
 const SEC: u64 = 1_000_000_000;
+
+#[test]
+fn swapped_pages_per_second() {
+    let (mut a, mut b) = (snap(0, vec![]), snap(2 * SEC, vec![]));
+    a.swap = Some(SwapCounters {
+        pages_in: 100,
+        pages_out: 1000,
+    });
+    b.swap = Some(SwapCounters {
+        pages_in: 300,
+        pages_out: 1000,
+    });
+    let d = derive(&a, &b);
+    assert_eq!(
+        d.swap,
+        Some(SwapRates {
+            in_s: 100.0,
+            out_s: 0.0
+        })
+    );
+    // Two parts as one interval: weighted by their seconds.
+    let later = Derived {
+        swap: Some(SwapRates {
+            in_s: 40.0,
+            out_s: 4.0,
+        }),
+        ..Derived::default()
+    };
+    let both = Derived::combine(&[(1.0, &d), (3.0, &later)]).unwrap();
+    assert_eq!(
+        both.swap,
+        Some(SwapRates {
+            in_s: 55.0,
+            out_s: 3.0
+        })
+    );
+    b.swap = None;
+    assert_eq!(derive(&a, &b).swap, None);
+}
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-9

@@ -83,6 +83,7 @@ fn schema_2_snapshots_keep_their_intervals_buckets_once_upgraded() {
             write: StageHist::default(),
             ..Default::default()
         }),
+        swap: None,
     };
     // Schema 2: cumulative buckets.
     let cumulative = [

@@ -3,7 +3,7 @@
 //! parsed with procfs-core from text.
 
 use super::error::SampleError;
-use iogauge_model::system::{CpuCounters, CpuLine, IoPressure, LoadAvg, MemInfo};
+use iogauge_model::system::{CpuCounters, CpuLine, IoPressure, LoadAvg, MemInfo, SwapCounters};
 use procfs::{FromBufRead, FromBufReadSI, FromRead};
 
 /// Parses /proc/stat's aggregate `cpu` line with procfs-core's `KernelStats` (which also
@@ -142,6 +142,17 @@ pub fn parse_meminfo(text: &str) -> Result<MemInfo, SampleError> {
         buffers: m.buffers,
         dirty: m.dirty,
         writeback: m.writeback,
+    })
+}
+
+/// `pswpin` and `pswpout` of a /proc/vmstat text (procfs-core's `VmStat`); `None` when it
+/// does not parse or lacks either.
+pub fn parse_swap(text: &str) -> Option<SwapCounters> {
+    let v = procfs::VmStat::from_buf_read(text.as_bytes()).ok()?.0;
+    let count = |key: &str| u64::try_from(*v.get(key)?).ok();
+    Some(SwapCounters {
+        pages_in: count("pswpin")?,
+        pages_out: count("pswpout")?,
     })
 }
 

@@ -2,7 +2,7 @@
 //! figures on hand-computed intervals.
 
 use super::*;
-use iogauge_model::system::{CpuCounters, DiskCounters, MemInfo, Snapshot};
+use iogauge_model::system::{CpuCounters, DiskCounters, MemInfo, Snapshot, SwapCounters};
 
 macro_rules! fixture {
     ($name:literal) => {
@@ -306,6 +306,30 @@ fn bad_pressure_is_an_error() {
     }
 }
 
+/// /proc/vmstat of this VM (no swap: both 0), and the same with pages swapped.
+#[test]
+fn swapped_pages_are_read_from_vmstat() {
+    let text = fixture!("vmstat_6.18");
+    assert_eq!(parse_swap(text), Some(SwapCounters::default()));
+    let swapped = text
+        .replace("pswpin 0\n", "pswpin 1234\n")
+        .replace("pswpout 0\n", "pswpout 56789\n");
+    assert_eq!(
+        parse_swap(&swapped),
+        Some(SwapCounters {
+            pages_in: 1234,
+            pages_out: 56789
+        })
+    );
+    let without: String = text
+        .lines()
+        .filter(|l| !l.starts_with("pswpout"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(parse_swap(&without), None);
+    assert_eq!(parse_swap(""), None);
+}
+
 #[test]
 fn snapshot_serde_round_trip() {
     let texts = Texts {
@@ -314,8 +338,10 @@ fn snapshot_serde_round_trip() {
         meminfo: fixture!("meminfo_4.19"),
         pressure_io: Some(fixture!("pressure_io")),
         loadavg: fixture!("loadavg"),
+        vmstat: Some(fixture!("vmstat_6.18")),
     };
     let s = parse_snapshot(7, texts, |d| d.name == "sda").unwrap();
+    assert_eq!(s.swap, Some(SwapCounters::default()));
     assert_eq!(s.disks.len(), 1);
     assert_eq!(s.cpus.len(), 2);
     assert_eq!(s.load.as_ref().map(|l| l.tasks), Some(87));
@@ -327,6 +353,7 @@ fn snapshot_serde_round_trip() {
 fn live_sample() {
     let s = Sampler::new(None).sample(1).unwrap();
     assert!(s.cpu.idle > 0);
+    assert!(s.swap.is_some(), "/proc/vmstat has pswpin and pswpout");
     // One line per online CPU, as many as the kernel says are online.
     // SAFETY: sysconf only reads a system setting.
     let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };

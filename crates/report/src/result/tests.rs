@@ -235,6 +235,7 @@ fn the_busiest_cpu_is_drawn_when_samples_keep_each_cpu() {
                 load: None,
                 layers: Vec::new(),
                 ring: None,
+                swap: None,
             }
         })
         .collect();

@@ -3,7 +3,7 @@
 use super::{db_run, run_randread, run_randrw};
 use crate::{db_rates_line, watch_cpu_lines, watch_line};
 use insta::assert_snapshot;
-use iogauge_model::derive::{CpuRates, Derived, PerCpuRates};
+use iogauge_model::derive::{CpuRates, Derived, PerCpuRates, SwapRates};
 use iogauge_model::live::{DbNow, LiveHeader, LiveInterval};
 use iogauge_model::run::IntervalReport;
 use iogauge_model::system::LoadAvg;
@@ -43,6 +43,13 @@ fn devices_and_cpu_only() {
     let mut no_psi = system(&r.intervals[5]);
     no_psi.psi_some_pct = None;
     s += &watch_line(AT, &no_psi, &[], None, None);
+    s.push('\n');
+    let mut swapping = system(&r.intervals[5]);
+    swapping.swap = Some(SwapRates {
+        in_s: 12.0,
+        out_s: 340.0,
+    });
+    s += &watch_line(AT, &swapping, &[], None, None);
     assert_snapshot!("machine", s);
 }
 

@@ -43,6 +43,11 @@ pub fn watch_line(
     if let Some(p) = d.psi_some_pct {
         let _ = write!(s, " psi {p:.1}");
     }
+    // Pages swapped a second (sar -W), when the machine swapped: a disk holding swap does
+    // that I/O beside the workload's.
+    if let Some(w) = d.swap.filter(|w| w.in_s > 0.0 || w.out_s > 0.0) {
+        let _ = write!(s, " swap in {:.0} out {:.0}", w.in_s, w.out_s);
+    }
     if let Some(l) = &d.load {
         let _ = write!(s, " | {}", load_text(l));
     }
