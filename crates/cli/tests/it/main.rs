@@ -18,6 +18,7 @@ mod layers;
 mod layout;
 mod mpi;
 mod plan;
+mod readme;
 mod report;
 mod run;
 mod steady;
