@@ -1,8 +1,8 @@
 //! Attaches the tracer to the disks named on the command line and detaches it again, over and
 //! over, printing when each traced window began and ended: `bench/trace` runs it beside one
 //! long untraced `iogauge run` and compares the run's intervals with the tracer on to the
-//! intervals around them, seconds apart, where separate runs are minutes apart on a disk
-//! whose speed swings within minutes.
+//! untraced intervals right around them, on a disk whose speed changes within seconds
+//! (separate runs are further apart).
 //!
 //! `flip DISK[,DISK…] ON_MS OFF_MS CYCLES`; prints `on LOAD_NS START_NS END_NS` for each
 //! traced window (the wall clock, as a result's `started_at` is stamped): loading began at

@@ -22,7 +22,7 @@
 // by the loader every interval so that a few thousand requests a second are timed), each
 // timed request counting 2^shift times in its stage's count, sum and histogram, so they
 // estimate all requests. A request is timed or not by a hash of its first sector and a salt
-// the loader changes every interval: every program of one request decides alike with no map
+// the loader changes every 10 s: every program of one request decides alike with no map
 // lookup, and a sector written over and over is not always left out. An untimed request
 // costs each program little more than being called (about 0.1 µs here); a timed one about
 // 1.6 µs on this 2-CPU VM: counters and histograms are per CPU (no atomic add, no cache
@@ -150,7 +150,7 @@ struct {
 // Which requests are timed: written by the loader every interval (src/lib.rs `Sampling`).
 struct sampling {
 	__u32 shift;      // block requests: 1 in 2^shift is timed
-	__u32 salt;       // mixed into a request's hash; changed every interval
+	__u32 salt;       // mixed into a request's hash; changed every 10 s
 	__u32 ring_shift; // this process's io_uring requests: 1 in 2^ring_shift is timed
 	__u32 pad;
 };
@@ -316,10 +316,16 @@ static __attribute__((always_inline)) void add(__u64 *count, __u64 *sum, struct 
 // and the salt are zero. A request decides alike at each of its tracepoints unless the
 // loader changed the sampling in between (then its stages may go untimed, or the next
 // program finds no start: never a wrong time).
-static __attribute__((always_inline)) __u64 weight_of(__u64 sector)
+// The sampling the loader last set.
+static __attribute__((always_inline)) struct sampling *sampling_now(void)
 {
 	__u32 zero = 0;
-	struct sampling *s = bpf_map_lookup_elem(&sampling, &zero);
+	return bpf_map_lookup_elem(&sampling, &zero);
+}
+
+static __attribute__((always_inline)) __u64 weight_of(__u64 sector)
+{
+	struct sampling *s = sampling_now();
 	if (!s)
 		return 0;
 	__u32 shift = s->shift & 31;
@@ -486,16 +492,16 @@ int on_frontmerge(__u64 *ctx)
 	return merged((struct bio *)ctx[0]);
 }
 
-// Sets `key`'s start in `map`, in place when it has one (no allocation).
-static __attribute__((always_inline)) void set_start(void *map, struct start *st, __u64 key,
-						     __u64 now, __u64 state)
+// Sets request `key`'s start in `started`, in place when it has one (no allocation).
+static __attribute__((always_inline)) void set_start(struct start *st, __u64 key, __u64 now,
+						     __u64 state)
 {
 	if (st) {
 		st->at = now;
 		st->state = state;
 	} else {
 		struct start fresh = {.at = now, .state = state};
-		bpf_map_update_elem(map, &key, &fresh, BPF_ANY);
+		bpf_map_update_elem(&started, &key, &fresh, BPF_ANY);
 	}
 }
 
@@ -512,7 +518,7 @@ int on_insert(__u64 *ctx)
 	__u64 now = bpf_ktime_get_ns();
 	pre_queue(rq, idx, now, w);
 	__u64 key = (__u64)rq;
-	set_start(&started, bpf_map_lookup_elem(&started, &key), key, now, INSERTED);
+	set_start(bpf_map_lookup_elem(&started, &key), key, now, INSERTED);
 	return 0;
 }
 
@@ -548,7 +554,7 @@ int on_issue(__u64 *ctx)
 		pre_queue(rq, idx, now, w);
 		record(idx, QUEUE, 0, w);
 	}
-	set_start(&started, st, key, now, ISSUED);
+	set_start(st, key, now, ISSUED);
 	return 0;
 }
 
@@ -638,8 +644,7 @@ int on_ring_submit(__u64 *ctx)
 		return 0;
 	__u64 key = req->cqe.user_data;
 	struct ring_slot *s = ring_slot_of(key);
-	__u32 zero = 0;
-	struct sampling *smp = bpf_map_lookup_elem(&sampling, &zero);
+	struct sampling *smp = sampling_now();
 	if (!s || !smp)
 		return 0;
 	__u32 shift = smp->ring_shift & 31;
