@@ -4,7 +4,8 @@
 //! untraced intervals right around them, on a disk whose speed changes within seconds
 //! (separate runs are further apart).
 //!
-//! `flip DISK[,DISK…] ON_MS OFF_MS CYCLES`; prints `on LOAD_NS START_NS END_NS` for each
+//! `flip DISK[,DISK…] ON_MS OFF_MS CYCLES [PID]`, io_uring traced for the process PID (the
+//! run's, so its requests cost what they would in a traced run; flip's own by default); prints `on LOAD_NS START_NS END_NS` for each
 //! traced window (the wall clock, as a result's `started_at` is stamped): loading began at
 //! LOAD, the programs were attached from START to END.
 
@@ -20,9 +21,13 @@ fn now_ns() -> u128 {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [disks, on, off, cycles] = &args[..] else {
-        eprintln!("usage: flip DISK[,DISK...] ON_MS OFF_MS CYCLES");
-        std::process::exit(2);
+    let (disks, on, off, cycles, pid) = match &args[..] {
+        [d, on, off, c] => (d, on, off, c, std::process::id()),
+        [d, on, off, c, pid] => (d, on, off, c, pid.parse().expect("a process id")),
+        _ => {
+            eprintln!("usage: flip DISK[,DISK...] ON_MS OFF_MS CYCLES [PID]");
+            std::process::exit(2);
+        }
     };
     let ms = |s: &str| Duration::from_millis(s.parse().expect("milliseconds"));
     let disks: Vec<Disk> = disks
@@ -31,7 +36,7 @@ fn main() {
         .collect();
     for _ in 0..cycles.parse::<u32>().expect("cycles") {
         let load = now_ns();
-        let tracer = Tracer::start(&disks).unwrap_or_else(|e| panic!("{e}"));
+        let tracer = Tracer::start_for(&disks, pid).unwrap_or_else(|e| panic!("{e}"));
         let start = now_ns();
         // Read as the session does, so the sampling adapts as in a run.
         let step = Duration::from_millis(100);

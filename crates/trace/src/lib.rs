@@ -205,8 +205,15 @@ fn one_in(shift: u32) -> Option<u32> {
 }
 
 impl Tracer {
-    /// Loads the programs, tells them `disks` (whole disks) and attaches them.
+    /// Loads the programs, tells them `disks` (whole disks) and attaches them; io_uring is
+    /// traced for this process.
     pub fn start(disks: &[Disk]) -> Result<Tracer, Unavailable> {
+        Tracer::start_for(disks, std::process::id())
+    }
+
+    /// [`Tracer::start`], with io_uring traced for the process `tgid` instead (bench/trace's
+    /// `flip` traces a run it did not start).
+    pub fn start_for(disks: &[Disk], tgid: u32) -> Result<Tracer, Unavailable> {
         if OBJECT.is_empty() {
             return Err(Unavailable::NoClang);
         }
@@ -225,7 +232,7 @@ impl Tracer {
             .btf(Some(&btf))
             .set_global("traced", &traced, true)
             .set_global("n_traced", &n, true)
-            .set_global("ring_tgid", &std::process::id(), true)
+            .set_global("ring_tgid", &tgid, true)
             .set_max_entries("counters", per_disk)
             .set_max_entries("hists", per_disk * STAGES)
             .set_max_entries("started", request_slots(disks))
