@@ -283,6 +283,9 @@ fn db_metrics(r: &DbReport, hists: &Hists, disks: &[String]) -> Result<Metrics, 
             m.put("db_avg_read_ms", ms);
         }
         m.put("db_physical_writes_s", physical_writes_s(&s.db));
+        if let Some(x) = r.writes.as_ref().and_then(|w| w.per_db_write) {
+            m.put("device_writes_per_db_write", x);
+        }
         if ss.updates_s > 0.0 {
             m.put("commits_s", s.db.commits_s);
             m.put("wal_mbps", s.db.wal_bytes_s / MIB);

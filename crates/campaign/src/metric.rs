@@ -91,6 +91,13 @@ pub const CATALOGUE: &[Metric] = &[
     m("device_mbps", "device throughput", "MiB/s", true),
     m("device_read_iops", "device reads/s", "IOPS", true),
     m("device_write_iops", "device writes/s", "IOPS", true),
+    // A db run's disks' write bios per PostgreSQL write (buffers + WAL): a mirror's copies.
+    m(
+        "device_writes_per_db_write",
+        "device writes per PostgreSQL write",
+        "x",
+        false,
+    ),
 ];
 
 /// The metric catalogue ([`CATALOGUE`]).

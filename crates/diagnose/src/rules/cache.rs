@@ -35,7 +35,9 @@ pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
             let Some(c) = &r.cache else {
                 return Vec::new();
             };
-            if c.db_physical_reads_s <= 0.0 {
+            // No share without the data's disks sampled (a filesystem whose devices were
+            // not found): no device reads seen is not "all from the cache".
+            if c.db_physical_reads_s <= 0.0 || c.disks.is_empty() || c.page_cache_pct.is_none() {
                 return Vec::new();
             }
             let reached = ratio(c.device_reads_s, c.db_physical_reads_s);

@@ -8,20 +8,37 @@
 //!   targets ≥ 1.8 (an md/dm mirror below, journaling; other writers on the same disks too —
 //!   the title says so).
 //!
-//! Impact = (1 − 1 ÷ ratio) × the writes' share of the workload's I/Os: the share of the
-//! device writes that are copies.
+//! - A database run: the disks' write bios under its data and WAL ÷ PostgreSQL's write calls
+//!   (buffers written + WAL writes, `writes.per_db_write`) ≥ 1.5 (a mirror or btrfs raid1
+//!   below, a filesystem's journal, or other writers on the same disks: the title says so),
+//!   when the sessions spend ≥ 5% of DB time writing.
 //!
-//! Ground truth: `diagnose::mirror_writes` (`--layout mirror:3` over three files).
+//! Impact = (1 − 1 ÷ ratio) × the writes' share of the workload's I/Os: the share of the
+//! device writes that are copies; for a database run, × the share of DB time its sessions
+//! spend writing (data-file writes and the WAL's).
+//!
+//! Ground truth: `diagnose::mirror_writes` (`--layout mirror:3` over three files) and
+//! `diagnose::db_mirror_writes` (PostgreSQL on btrfs raid1c3 over three loop devices).
 
+use super::db::{io_share, DbClass};
 use crate::made::{ev, ratio, Made};
 use crate::view::Whole;
+use iogauge_model::db::report::DbReport;
 use iogauge_model::finding::{Finding, Layer};
 use iogauge_model::Document;
 
 pub const LAYOUT_RATIO: f64 = 1.5;
 pub const DEVICE_RATIO: f64 = 1.8;
 
+pub const DB_RATIO: f64 = 1.5;
+/// Share of DB time writing below which the copies explain no time (a readers-only run's few
+/// writes, hint bits and the like, each with its filesystem's metadata, give any ratio).
+pub const DB_MIN_WRITE_SHARE: f64 = 0.05;
+
 pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
+    if let Document::DbRun(r) = doc {
+        return db(r);
+    }
     let (Document::Run(r), Some(k)) = (doc, w.work) else {
         return Vec::new();
     };
@@ -68,6 +85,37 @@ pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
         ],
         next: "size the devices for workload writes × copies (mirror:2 halves the write IOPS, mirror:3 thirds them); `iogauge plan` does the arithmetic",
         source: "the ASM study (writes limited by the mirroring); RAID write penalty",
+    }
+    .into()]
+}
+
+/// A database run's disks received ≥ 1.5 write bios per PostgreSQL write.
+fn db(r: &DbReport) -> Vec<Finding> {
+    let Some(c) = &r.writes else {
+        return Vec::new();
+    };
+    let Some(amp) = c.per_db_write.filter(|a| *a >= DB_RATIO) else {
+        return Vec::new();
+    };
+    let share = io_share(&r.summary.aas, &[DbClass::Write, DbClass::Wal]);
+    if share < DB_MIN_WRITE_SHARE {
+        return Vec::new();
+    }
+    vec![Made {
+        rule: "write-multiplication",
+        layer: Layer::Layout,
+        title: format!(
+            "the disks received {amp:.2} writes per PostgreSQL write: a mirror below (2 copies: 2, 3 copies: 3), a filesystem's journal or other writers multiply them"
+        ),
+        impact: (1.0 - 1.0 / amp) * share,
+        evidence: vec![
+            ev("PostgreSQL writes (buffers + WAL)", c.db_writes_s, "/s"),
+            ev("device writes (bios)", c.device_writes_s, "/s"),
+            ev("device writes per PostgreSQL write", amp, "×"),
+            ev("DB time writing (data files + WAL)", share * 100.0, "%"),
+        ],
+        next: "size the devices for the database's writes × copies (a 2-way mirror halves the write IOPS, 3-way thirds them); `iogauge plan` does the arithmetic",
+        source: "the ASM study (device writes ≈ copies × the load profile's writes); RAID write penalty",
     }
     .into()]
 }

@@ -6,7 +6,7 @@
 use crate::db::aas::Aas;
 use crate::db::outcome::SessionTotals;
 use crate::db::profile::{BuffersWritten, ByProcess, IoRates, LoadRates};
-use crate::db::report::{DbIntervalReport, DbReport, SessionSummary};
+use crate::db::report::{write_compare, DbIntervalReport, DbReport, SessionSummary};
 use crate::derive::weighted_mean;
 use crate::hardware::system_between;
 use crate::regrid::{groups, merging, named_interval_label, Hists, RegridError};
@@ -109,14 +109,21 @@ impl DbReport {
         }
         let parts: Vec<(f64, &LoadRates)> = ivs.iter().map(|i| (i.dur_s, &i.db)).collect();
         let nanos = |s: f64| Nanos((s * 1e9).round() as u64);
+        let db = combine_rates(&parts);
+        let system = system_between(&self.samples, nanos(t_s), nanos(end));
+        let per_write = match (&system, &self.writes) {
+            (Some(d), Some(w)) => write_compare(&db, d, &w.disks).per_db_write,
+            _ => None,
+        };
         Ok(DbIntervalReport {
             phase,
             t_s,
             dur_s: end - t_s,
             sessions: SessionSummary::of(&s, end - t_s),
-            db: combine_rates(&parts),
+            db,
             aas: Aas::combine(ivs.iter().map(|i| &i.aas)),
-            system: system_between(&self.samples, nanos(t_s), nanos(end)),
+            device_writes_per_db_write: per_write,
+            system,
         })
     }
 }

@@ -96,6 +96,24 @@ pub struct CacheCompare {
     pub note: Option<String>,
 }
 
+/// PostgreSQL's writes against the writes the disks under its data and WAL received: what a
+/// mirror below multiplies (the ASM study: device writes ≈ copies × the load profile's).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WriteCompare {
+    pub disks: Vec<String>,
+    /// PostgreSQL's write calls per second: buffers written (checkpointer, background writer,
+    /// backends) plus WAL writes.
+    pub db_writes_s: f64,
+    /// Writes the disks received per second, counted as the bios the layers above sent:
+    /// writes completed plus those merged into them (iostat's w/s + wrqm/s). A block layer
+    /// that joins adjacent writes (in a throttle's or a scheduler's queue) would otherwise
+    /// hide copies: under a throttle a mirror's writes merge more than a single copy's.
+    pub device_writes_s: f64,
+    /// `device_writes_s / db_writes_s`; `None` without database writes or without the disks
+    /// sampled.
+    pub per_db_write: Option<f64>,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DbSummary {
     pub elapsed_s: f64,
@@ -112,6 +130,10 @@ pub struct DbIntervalReport {
     pub sessions: SessionSummary,
     pub db: LoadRates,
     pub aas: Aas,
+    /// The disks' writes per PostgreSQL write in this interval ([`WriteCompare`]); absent
+    /// without database writes, or in documents stored before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_writes_per_db_write: Option<f64>,
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
     pub system: Option<Derived>,
 }
@@ -135,6 +157,10 @@ pub struct DbReport {
     /// Whether the measured window's operations/s settled (the run summary's criterion).
     pub steady: Option<Steady>,
     pub cache: Option<CacheCompare>,
+    /// PostgreSQL's writes against the disks' over the measured window; absent in documents
+    /// stored before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writes: Option<WriteCompare>,
     /// Operations per session over the whole run.
     pub per_session: Vec<u64>,
     pub intervals: Vec<DbIntervalReport>,
@@ -179,20 +205,31 @@ pub struct DbContext {
     pub grid: Grid,
     pub data_set: DataSet,
     pub disks: Vec<String>,
+    /// The disks under the data and the WAL, whose writes are compared with PostgreSQL's.
+    pub write_disks: Vec<String>,
     pub samples: Vec<Snapshot>,
     pub preflight: Option<Preflight>,
 }
 
-fn interval_report(iv: &DbInterval, samples: &[Snapshot]) -> DbIntervalReport {
+fn interval_report(
+    iv: &DbInterval,
+    samples: &[Snapshot],
+    write_disks: &[String],
+) -> DbIntervalReport {
     let secs = iv.secs();
+    let system = system_between(samples, Nanos(iv.start_ns), Nanos(iv.end_ns));
+    let db = iv.rates();
     DbIntervalReport {
+        device_writes_per_db_write: system
+            .as_ref()
+            .and_then(|d| write_compare(&db, d, write_disks).per_db_write),
         phase: if iv.ramp { Phase::Ramp } else { Phase::Measure },
         t_s: iv.start_ns as f64 / 1e9,
         dur_s: secs,
         sessions: SessionSummary::of(&iv.sessions, secs),
-        db: iv.rates(),
+        db,
         aas: iv.aas.clone(),
-        system: system_between(samples, Nanos(iv.start_ns), Nanos(iv.end_ns)),
+        system,
     }
 }
 
@@ -204,10 +241,13 @@ impl DbReport {
             .first()
             .zip(measured.last())
             .map(|(a, b)| (a.start_ns, b.end_ns));
-        let cache = window.and_then(|(a, b)| {
-            let d = system_between(&ctx.samples, Nanos(a), Nanos(b))?;
-            Some(cache_compare(&m.rates(), &d, &ctx.disks))
-        });
+        let whole = window.and_then(|(a, b)| system_between(&ctx.samples, Nanos(a), Nanos(b)));
+        let cache = whole
+            .as_ref()
+            .map(|d| cache_compare(&m.rates(), d, &ctx.disks));
+        let writes = whole
+            .as_ref()
+            .map(|d| write_compare(&m.rates(), d, &ctx.write_disks));
         let started_at = o
             .started
             .and_then(|t| jiff::Timestamp::try_from(t).ok())
@@ -236,11 +276,12 @@ impl DbReport {
             },
             steady: steady(&measured),
             cache,
+            writes,
             per_session: o.per_session.clone(),
             intervals: o
                 .intervals
                 .iter()
-                .map(|iv| interval_report(iv, &ctx.samples))
+                .map(|iv| interval_report(iv, &ctx.samples, &ctx.write_disks))
                 .collect(),
             warnings: Vec::new(),
             findings: Vec::new(),
@@ -271,8 +312,10 @@ pub fn cache_compare(db: &LoadRates, d: &Derived, disks: &[String]) -> CacheComp
     let dev_mb = sum(&|r| r.r_mb_s);
     let dev_reads = sum(&|r| r.r_s);
     // In reads: each block PostgreSQL asked the OS for that reached a disk caused at least
-    // one device read (read-ahead makes those reads larger, not more numerous).
-    let pct = (db.physical_reads_s > 0.0)
+    // one device read (read-ahead makes those reads larger, not more numerous). No share
+    // without a disk sampled: the data's devices were unknown (a filesystem without one).
+    let seen = disks.iter().any(|n| d.disks.contains_key(n));
+    let pct = (seen && db.physical_reads_s > 0.0)
         .then(|| ((1.0 - dev_reads / db.physical_reads_s) * 100.0).clamp(0.0, 100.0));
     CacheCompare {
         disks: disks.to_vec(),
@@ -285,9 +328,70 @@ pub fn cache_compare(db: &LoadRates, d: &Derived, disks: &[String]) -> CacheComp
     }
 }
 
+/// PostgreSQL's write calls against the write bios `disks` received in the same window.
+pub fn write_compare(db: &LoadRates, d: &Derived, disks: &[String]) -> WriteCompare {
+    let b = &db.buffers_written_s;
+    let db_writes = b.checkpointer + b.bgwriter + b.backend + db.wal_writes_s;
+    let device: f64 = disks
+        .iter()
+        .filter_map(|n| d.disks.get(n))
+        .map(|r| r.w_s + r.wrqm_s)
+        .sum();
+    let seen = disks.iter().any(|n| d.disks.contains_key(n));
+    WriteCompare {
+        disks: disks.to_vec(),
+        db_writes_s: db_writes,
+        device_writes_s: device,
+        per_db_write: (seen && db_writes > 0.0).then(|| device / db_writes),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Measured on btrfs raid1c3 over three throttled loop devices: 296 PostgreSQL writes a
+    /// second, the members completed 658 writes and merged 244 more: 3.04 copies per write
+    /// (completed writes alone said 2.22).
+    #[test]
+    fn device_writes_count_merged_bios() {
+        let db = LoadRates {
+            wal_writes_s: 4.0,
+            buffers_written_s: crate::db::profile::BuffersWritten {
+                checkpointer: 0.0,
+                bgwriter: 100.0,
+                backend: 192.0,
+            },
+            ..Default::default()
+        };
+        let mut d = Derived::default();
+        for (n, w, m) in [
+            ("loop0", 220.0, 80.0),
+            ("loop1", 219.0, 81.0),
+            ("loop2", 219.0, 83.0),
+        ] {
+            d.disks.insert(
+                n.into(),
+                DiskRates {
+                    w_s: w,
+                    wrqm_s: m,
+                    ..Default::default()
+                },
+            );
+        }
+        let disks: Vec<String> = ["loop0", "loop1", "loop2"].map(String::from).into();
+        let c = write_compare(&db, &d, &disks);
+        assert_eq!(c.db_writes_s, 296.0);
+        assert!(
+            (c.per_db_write.unwrap() - 902.0 / 296.0).abs() < 1e-9,
+            "{c:?}"
+        );
+        assert_eq!(write_compare(&db, &d, &[]).per_db_write, None, "no disks");
+        assert_eq!(
+            write_compare(&LoadRates::default(), &d, &disks).per_db_write,
+            None
+        );
+    }
 
     #[test]
     fn page_cache_share_in_blocks_not_bytes() {
@@ -321,5 +425,8 @@ mod tests {
         assert_eq!(c.page_cache_pct, Some(0.0));
         let none = cache_compare(&LoadRates::default(), &d, &["vda".to_string()]);
         assert_eq!(none.page_cache_pct, None);
+        // The data's disks unknown: no share, rather than "100% from the cache".
+        assert_eq!(cache_compare(&db, &d, &[]).page_cache_pct, None);
+        assert_eq!(cache_compare(&db, &d, &["sdb".into()]).page_cache_pct, None);
     }
 }

@@ -2,7 +2,7 @@
 //! will live or lives — filesystem, device chain, rotational, md arrays, the data set's span
 //! of each device — with the warnings (degraded array, short-stroking).
 
-use iogauge_model::preflight::{leaves, Preflight};
+use iogauge_model::preflight::{leaves, DevKind, Preflight};
 use std::path::{Path, PathBuf};
 
 /// One directory the cluster uses: its path, the data-set bytes on it and its role (`data`,
@@ -56,34 +56,55 @@ pub fn preflight(targets: &[Target]) -> Preflight {
     iogauge_probe::preflight_roles(targets)
 }
 
-/// The devices to sample (each target's device and the disks under it, each once) and the
-/// disks whose reads the database's physical reads are compared with (those under the data
-/// and the tablespaces, not the WAL's), from the chains the preflight resolved.
-pub fn devices(preflight: &Preflight) -> (Vec<String>, Vec<String>) {
+/// Which devices a database run samples and compares, by kernel name, sorted, each once.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DbDevices {
+    /// Each target's device (a btrfs over several: its members) and the disks under it.
+    pub sampled: Vec<String>,
+    /// The disks under the data and the tablespaces (not the WAL's): what PostgreSQL's
+    /// physical reads are compared with.
+    pub disks: Vec<String>,
+    /// The disks under every target, the WAL's too: what its writes are compared with.
+    pub write_disks: Vec<String>,
+}
+
+/// The devices of a run from the chains the preflight resolved.
+pub fn devices(preflight: &Preflight) -> DbDevices {
     let mut sampled = Vec::new();
     let mut disks = Vec::new();
+    let mut write_disks = Vec::new();
     for t in &preflight.targets {
         let Some(dev) = &t.device else {
             continue;
         };
         let leaves: Vec<String> = leaves(dev).iter().map(|l| l.name.clone()).collect();
-        sampled.push(dev.name.clone());
+        if dev.kind == DevKind::Btrfs {
+            // Not a block device: its members are what the filesystem writes to.
+            sampled.extend(dev.below.iter().map(|m| m.name.clone()));
+        } else {
+            sampled.push(dev.name.clone());
+        }
         sampled.extend(leaves.iter().cloned());
+        write_disks.extend(leaves.iter().cloned());
         if t.role.as_deref() != Some("wal") {
             disks.extend(leaves);
         }
     }
-    for v in [&mut sampled, &mut disks] {
+    for v in [&mut sampled, &mut disks, &mut write_disks] {
         v.sort();
         v.dedup();
     }
-    (sampled, disks)
+    DbDevices {
+        sampled,
+        disks,
+        write_disks,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iogauge_model::preflight::{BlockDev, DevKind, TargetFacts};
+    use iogauge_model::preflight::{BlockDev, TargetFacts};
 
     fn dev(name: &str, kind: DevKind, below: Vec<BlockDev>) -> BlockDev {
         BlockDev {
@@ -135,9 +156,26 @@ mod tests {
             md_arrays: vec![],
             warnings: vec![],
         };
-        let (sampled, disks) = devices(&p);
-        assert_eq!(sampled, ["md0", "sda", "sda1", "sdb", "sdc"]);
-        assert_eq!(disks, ["sdb", "sdc"]);
+        let d = devices(&p);
+        assert_eq!(d.sampled, ["md0", "sda", "sda1", "sdb", "sdc"]);
+        assert_eq!(d.disks, ["sdb", "sdc"]);
+        assert_eq!(d.write_disks, ["sda", "sdb", "sdc"], "the WAL's disk too");
+        // A btrfs over loop devices whose images are on vda: the members and the disk are
+        // sampled, not the btrfs node (no block device); the disk is compared.
+        let loop_on = |n: &str| dev(n, DevKind::Loop, vec![dev("vda", DevKind::Disk, vec![])]);
+        let fs = dev(
+            "btrfs:c37cbc50",
+            DevKind::Btrfs,
+            vec![loop_on("loop3"), loop_on("loop4")],
+        );
+        let p = Preflight {
+            targets: vec![facts(fs, "data")],
+            md_arrays: vec![],
+            warnings: vec![],
+        };
+        let d = devices(&p);
+        assert_eq!(d.sampled, ["loop3", "loop4", "vda"]);
+        assert_eq!(d.disks, ["vda"]);
     }
 
     #[test]

@@ -233,6 +233,7 @@ pub struct Prepared {
     /// The devices to sample: each target's device and the disks under it.
     pub devices: Vec<String>,
     pub disks: Vec<String>,
+    pub write_disks: Vec<String>,
 }
 
 impl Prepared {
@@ -261,7 +262,11 @@ impl Prepared {
             None => Vec::new(),
         };
         let preflight = (!targets.is_empty()).then(|| preflight::preflight(&targets));
-        let (devices, disks) = preflight
+        let preflight::DbDevices {
+            sampled: devices,
+            disks,
+            write_disks,
+        } = preflight
             .as_ref()
             .map(preflight::devices)
             .unwrap_or_default();
@@ -276,6 +281,7 @@ impl Prepared {
             preflight,
             devices,
             disks,
+            write_disks,
         })
     }
 
@@ -364,6 +370,7 @@ impl Prepared {
             grid: self.grid,
             data_set: self.data.clone(),
             disks: self.disks.clone(),
+            write_disks: self.write_disks.clone(),
             samples,
             preflight: self.preflight.clone(),
         }

@@ -12,12 +12,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
 
-/// Copies with `cp -a`: it keeps owners, modes and the `pg_wal` symlink, and reflinks where
-/// the filesystem can. No crate does all of that. Ctrl-C (`stop`) ends it early with
+/// Copies with `cp -a`: it keeps owners, modes and the `pg_wal` symlink. No crate does all of
+/// that. Never by reflink (`--reflink=never`), though btrfs and xfs could: a data file sharing
+/// its extents with the pristine copy makes the first write of every block copy-on-write
+/// there (even under btrfs's `nodatacow`), so a run after `setup` or `reset` would measure
+/// the filesystem's copying, and on btrfs its writes would all land wherever it allocates new
+/// space (two members of a three-member raid1) instead of where the data is. Ctrl-C (`stop`) ends it early with
 /// `Interrupted`; the caller removes the partial copy.
 fn cp(from: &Path, to: &Path, stop: &AtomicBool) -> Result<(), PgError> {
     let mut cmd = Command::new("cp");
-    cmd.args(["-a", "--reflink=auto"])
+    cmd.args(["-a", "--reflink=never"])
         .arg(from)
         .arg(to)
         .stdin(Stdio::null())

@@ -121,6 +121,9 @@ fn chain(d: &BlockDev) -> String {
         DevKind::Dm => format!("dm {}", d.dm_name.as_deref().unwrap_or(""))
             .trim_end()
             .to_string(),
+        DevKind::Btrfs => format!("btrfs {}", d.md_level.as_deref().unwrap_or(""))
+            .trim_end()
+            .to_string(),
         DevKind::Other => "device".into(),
     }];
     if d.below.is_empty() || d.kind == DevKind::Disk {

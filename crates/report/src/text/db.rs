@@ -8,7 +8,7 @@ use super::label::label_line;
 use super::run::steady_text;
 use iogauge_model::db::aas::Aas;
 use iogauge_model::db::profile::LoadRates;
-use iogauge_model::db::report::{CacheCompare, DbReport, SessionSummary, Setting};
+use iogauge_model::db::report::{CacheCompare, DbReport, SessionSummary, Setting, WriteCompare};
 use iogauge_model::db::setup::LoadReport;
 use iogauge_model::db::workload::Mode;
 use iogauge_stats::LatSummary;
@@ -164,6 +164,9 @@ pub fn db_run_text(r: &DbReport) -> String {
     if let Some(c) = &r.cache {
         // The findings say what the cache note said, ranked with the rest.
         cache_text(&mut s, c, r.findings.is_empty());
+    }
+    if let Some(w) = r.writes.as_ref().filter(|w| w.db_writes_s > 0.0) {
+        write_text(&mut s, w);
     }
     if let Some(st) = &r.steady {
         s.push_str(&steady_text(st, "operations/s"));
@@ -362,6 +365,19 @@ fn database_text(s: &mut String, db: &LoadRates) {
     if !by_process.is_empty() {
         let _ = writeln!(s, "          by process: {}", by_process.join("; "));
     }
+}
+
+/// PostgreSQL's writes against the write bios its disks received: what a mirror multiplies.
+fn write_text(s: &mut String, w: &WriteCompare) {
+    let _ = writeln!(
+        s,
+        "PostgreSQL wrote {:.0}/s (buffers + WAL); {} received {:.0} writes/s{}",
+        w.db_writes_s,
+        w.disks.join("+"),
+        w.device_writes_s,
+        w.per_db_write
+            .map_or(String::new(), |p| format!(": {p:.2} per PostgreSQL write"))
+    );
 }
 
 /// PostgreSQL's physical reads against the disks' reads: how much the page cache served.

@@ -4,12 +4,13 @@ use super::*;
 
 /// The shipped examples, each a test of its own below (so that busy tests share the machine's
 /// two threads); a new example without one fails here.
-const EXAMPLES: [&str; 5] = [
+const EXAMPLES: [&str; 6] = [
     "filesystems",
     "filesystems-io",
     "placement",
     "queue-depth",
     "redundancy",
+    "redundancy-db",
 ];
 
 #[test]
@@ -55,9 +56,70 @@ fn redundancy_runs_at_smoke_scale() {
     smoke("redundancy");
 }
 
+/// PostgreSQL 16+ (for O_DIRECT) on btrfs raid0, raid1 and raid1c3 over three throttled loop
+/// devices in memory: root, mkfs.btrfs, cgroup v1's blkio. Even at smoke scale a mirror's
+/// members receive more writes per PostgreSQL write than one copy's.
+#[test]
+fn redundancy_db_runs_at_smoke_scale() {
+    let (_dir, v) = smoke_with("redundancy-db", &[("PG_BIN", &pg18_bin())]);
+    let per_write = |case: &str| -> f64 {
+        let m = v["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["key"] == "device_writes_per_db_write")
+            .unwrap_or_else(|| panic!("no device writes per db write: {v}"));
+        let c = m["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["case"] == case)
+            .unwrap_or_else(|| panic!("{case}: {m}"));
+        c["describe"]["mean"].as_f64().unwrap()
+    };
+    let copies: Vec<f64> = ["raid0", "raid1", "raid1c3"]
+        .iter()
+        .map(|p| per_write(&format!("writers profile={p}")))
+        .collect();
+    assert!(copies[0] < copies[1] && copies[1] < copies[2], "{copies:?}");
+    // The three-copy writers' runs name the copies among their findings.
+    let c3 = v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "writers profile=raid1c3")
+        .unwrap();
+    let store = v["store"].as_str().unwrap();
+    let _g = shared();
+    for run in c3["runs"].as_array().unwrap() {
+        let id = run["id"].to_string();
+        let out = bin()
+            .args(["show", &id, "--json", "--store", store])
+            .output()
+            .unwrap();
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let rules: Vec<&str> = doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f["rule"].as_str())
+            .collect();
+        assert!(
+            rules.contains(&"write-multiplication"),
+            "run {id}: {rules:?}"
+        );
+    }
+}
+
 /// A shipped example at smoke scale: two runs a case, stored, and its report from those real
 /// runs rendered in a real browser without a console message.
 fn smoke(stem: &str) {
+    smoke_with(stem, &[]);
+}
+
+/// [`smoke`] with `env` set for the campaign; returns its directory and its exported JSON
+/// (with `store`, the results store's path in that directory).
+fn smoke_with(stem: &str, env: &[(&str, &str)]) -> (tempfile::TempDir, Value) {
     require_root();
     let _g = busy();
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
@@ -66,7 +128,13 @@ fn smoke(stem: &str) {
     let dir = w.path();
     let store = dir.join("s.sqlite");
     let file = examples.join(&name);
-    let out = campaign_in(dir, &store, &[file.to_str().unwrap(), "--smoke"]);
+    let out = bin()
+        .current_dir(dir)
+        .envs(env.iter().copied())
+        .args(["campaign", file.to_str().unwrap(), "--smoke", "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{name} --smoke failed: {err}");
     let v = export_json(&store, &format!("{stem}-smoke"));
@@ -107,6 +175,9 @@ fn smoke(stem: &str) {
     }
     let console = chromium_console(&page);
     assert!(console.is_empty(), "{name}: console messages {console:?}");
+    let mut v = v;
+    v["store"] = store.to_string_lossy().into_owned().into();
+    (w, v)
 }
 
 /// A database campaign on a real private PostgreSQL: the cluster set up by `start`, reset to

