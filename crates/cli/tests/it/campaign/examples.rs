@@ -56,9 +56,9 @@ fn redundancy_runs_at_smoke_scale() {
     smoke("redundancy");
 }
 
-/// PostgreSQL 16+ (for O_DIRECT) on btrfs raid0, raid1 and raid1c3 over three throttled loop
-/// devices in memory: root, mkfs.btrfs, cgroup v1's blkio. Even at smoke scale a mirror's
-/// members receive more writes per PostgreSQL write than one copy's.
+/// PostgreSQL 16+ (for O_DIRECT) on btrfs over three throttled loop devices in memory (raid0
+/// and raid1c3 under --smoke): root, mkfs.btrfs, cgroup v1's blkio. Even at smoke scale the
+/// three copies' members receive more writes per PostgreSQL write than one copy's.
 #[test]
 fn redundancy_db_runs_at_smoke_scale() {
     let (_dir, v) = smoke_with("redundancy-db", &[("PG_BIN", &pg18_bin())]);
@@ -77,11 +77,11 @@ fn redundancy_db_runs_at_smoke_scale() {
             .unwrap_or_else(|| panic!("{case}: {m}"));
         c["describe"]["mean"].as_f64().unwrap()
     };
-    let copies: Vec<f64> = ["raid0", "raid1", "raid1c3"]
+    let copies: Vec<f64> = ["raid0", "raid1c3"]
         .iter()
         .map(|p| per_write(&format!("writers profile={p}")))
         .collect();
-    assert!(copies[0] < copies[1] && copies[1] < copies[2], "{copies:?}");
+    assert!(copies[0] * 1.5 < copies[1], "{copies:?}");
     // The three-copy writers' runs name the copies among their findings.
     let c3 = v["cases"]
         .as_array()
