@@ -221,9 +221,17 @@ fn io_path(
 }
 
 /// The block devices under the targets, each chain resolved once (see
-/// [`iogauge_probe::Devices`]).
+/// [`iogauge_probe::Devices`]); a file on btrfs, which has no device of its own, by the
+/// filesystem's members.
 pub fn devices(targets: &[Target]) -> iogauge_probe::Devices {
-    iogauge_probe::Devices::under(targets.iter().filter_map(|t| t.info.device.as_deref()))
+    let names: Vec<String> = targets
+        .iter()
+        .flat_map(|t| match &t.info.device {
+            Some(d) => vec![d.clone()],
+            None => iogauge_probe::btrfs_members_of(&t.info.path),
+        })
+        .collect();
+    iogauge_probe::Devices::under(names.iter().map(String::as_str))
 }
 
 /// The boundaries of `spec`'s interval grid as offsets from its t0 (ramp, then measured

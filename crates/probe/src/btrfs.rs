@@ -33,6 +33,21 @@ pub fn kernel_name(source: &str) -> Option<String> {
     path.file_name().map(|n| n.to_string_lossy().into_owned())
 }
 
+/// The members (kernel names, sorted) of the btrfs filesystem holding `path`; none when it is
+/// not on a btrfs sysfs lists.
+pub fn btrfs_members_of(path: &Path) -> Vec<String> {
+    let source = std::fs::read_to_string("/proc/self/mountinfo")
+        .ok()
+        .zip(std::fs::canonicalize(path).ok())
+        .and_then(|(m, at)| mount_source(&m, &at));
+    source
+        .as_deref()
+        .and_then(kernel_name)
+        .and_then(|name| Sysfs::system().btrfs_members(&name).ok().flatten())
+        .map(|m| m.members)
+        .unwrap_or_default()
+}
+
 /// btrfs's block group profiles, as `allocation/data/` names their directories.
 const PROFILES: [&str; 9] = [
     "single", "dup", "raid0", "raid1", "raid1c3", "raid1c4", "raid10", "raid5", "raid6",

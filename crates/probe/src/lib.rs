@@ -16,6 +16,7 @@ pub mod preflight;
 pub mod sample;
 pub mod sysfs;
 
+pub use btrfs::btrfs_members_of;
 pub use fs::{backing_device, fs_of, fs_of_nearest, FsInfo};
 pub use grid::{
     device_of_path, devices_under, disks_under, phase_grid, sample_grid, sample_grid_with, Devices,

@@ -98,3 +98,51 @@ fn block_device_rules() {
     // Reading a device with a filesystem is fine.
     run_json(&["--target", p, "--ios", "100"]);
 }
+
+/// A file on btrfs raid1 over two loop devices: btrfs gives it no block device of its own, so
+/// the run finds the filesystem's members (the mount in mountinfo, /sys/fs/btrfs) and samples
+/// both; each member completes the writes, a copy each (needs mkfs.btrfs, which the test
+/// command installs).
+#[test]
+fn a_file_on_btrfs_over_two_devices_is_sampled_on_both() {
+    require_root();
+    let _g = heavy();
+    let d = workdir();
+    let img = |n: &str| {
+        let p = d.path().join(n);
+        sh(&format!("truncate -s 512m '{}'", p.display()));
+        p
+    };
+    let (a, b) = (Loop::new(&img("a.img")), Loop::new(&img("b.img")));
+    sh(&format!(
+        "mkfs.btrfs -q -f -d raid1 -m raid1 {} {}",
+        a.0, b.0
+    ));
+    let mnt = d.path().join("fs");
+    std::fs::create_dir_all(&mnt).unwrap();
+    sh(&format!("mount {} '{}'", a.0, mnt.display()));
+    let _m = Mount(mnt.clone());
+    let file = mnt.join("f");
+    let v = run_json(&[
+        "--target",
+        file.to_str().unwrap(),
+        "--size",
+        "32m",
+        "--rw",
+        "randwrite",
+        "--time",
+        "1s",
+    ]);
+    let rows = v["hardware"]["devices"]
+        .as_array()
+        .expect("per-device rows");
+    let writes = |dev: &str| -> f64 {
+        let n = dev.trim_start_matches("/dev/");
+        let r = rows.iter().find(|r| r["name"] == n);
+        f(&r.unwrap_or_else(|| panic!("no {n} row: {rows:?}"))["w_s"])
+    };
+    let issued = f(&v["summary"]["write"]["iops"]);
+    for m in [&a.0, &b.0] {
+        assert!(writes(m) > 0.5 * issued, "{m}: {} of {issued}", writes(m));
+    }
+}
