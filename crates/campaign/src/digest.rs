@@ -10,7 +10,6 @@
 
 use crate::view::{AasPoint, RunDigest, SeriesPoint};
 use iogauge_model::calib::CalibrationReport;
-use iogauge_model::db::profile::LoadRates;
 use iogauge_model::db::report::DbReport;
 use iogauge_model::derive::{Derived, DiskRates};
 use iogauge_model::finding::{rank, Finding, Layer};
@@ -228,7 +227,7 @@ fn db(id: i64, rep: u32, r: &DbReport, hists: &Hists) -> Result<RunDigest, Diges
         steady_left_s: steady_at(first, r.steady.as_ref().and_then(|s| s.left_at_s)),
         // In physical I/Os, as the devices see the mix: an update reads its row first, so
         // counting operations would call a writers-only run 0% reads.
-        read_share: share(s.db.physical_reads_s, physical_writes_s(&s.db))
+        read_share: share(s.db.physical_reads_s, s.db.physical_writes_s())
             .or_else(|| share(ss.reads_s, ss.updates_s)),
         aas: r
             .intervals
@@ -282,7 +281,7 @@ fn db_metrics(r: &DbReport, hists: &Hists, disks: &[String]) -> Result<Metrics, 
         if let Some(ms) = s.db.avg_read_ms {
             m.put("db_avg_read_ms", ms);
         }
-        m.put("db_physical_writes_s", physical_writes_s(&s.db));
+        m.put("db_physical_writes_s", s.db.physical_writes_s());
         if let Some(x) = r.writes.as_ref().and_then(|w| w.per_db_write) {
             m.put("device_writes_per_db_write", x);
         }
@@ -384,13 +383,6 @@ fn first_measured(mut ivs: impl Iterator<Item = (Phase, f64)>) -> Option<f64> {
 /// A steady-state time stored relative to the measured window, made relative to the run.
 fn steady_at(first_measured: Option<f64>, rel: Option<f64>) -> Option<f64> {
     Some(first_measured? + rel?)
-}
-
-/// The database's physical writes per second: data blocks written (checkpointer, background
-/// writer, backends) and WAL writes.
-fn physical_writes_s(db: &LoadRates) -> f64 {
-    let b = &db.buffers_written_s;
-    b.checkpointer + b.bgwriter + b.backend + db.wal_writes_s
 }
 
 fn share(reads: f64, writes: f64) -> Option<f64> {

@@ -33,14 +33,16 @@ pub fn kernel_name(source: &str) -> Option<String> {
     path.file_name().map(|n| n.to_string_lossy().into_owned())
 }
 
+/// [`mount_source`] of `path` on this system (/proc/self/mountinfo, `path` resolved).
+pub fn mount_source_of(path: &Path) -> Option<String> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    mount_source(&mountinfo, &std::fs::canonicalize(path).ok()?)
+}
+
 /// The members (kernel names, sorted) of the btrfs filesystem holding `path`; none when it is
 /// not on a btrfs sysfs lists.
 pub fn btrfs_members_of(path: &Path) -> Vec<String> {
-    let source = std::fs::read_to_string("/proc/self/mountinfo")
-        .ok()
-        .zip(std::fs::canonicalize(path).ok())
-        .and_then(|(m, at)| mount_source(&m, &at));
-    source
+    mount_source_of(path)
         .as_deref()
         .and_then(kernel_name)
         .and_then(|name| Sysfs::system().btrfs_members(&name).ok().flatten())

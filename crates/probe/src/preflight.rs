@@ -85,11 +85,7 @@ fn target_facts(sys: &Sysfs, path: &Path, tested: u64, warnings: &mut Vec<String
         sys.by_devnum(major, minor, &file_dev).map(Some)
     } else if facts.fs.as_deref() == Some("btrfs") {
         // btrfs's st_dev is anonymous: its mount names a member (btrfs.rs).
-        let source = std::fs::read_to_string("/proc/self/mountinfo")
-            .ok()
-            .zip(std::fs::canonicalize(&seen).ok())
-            .and_then(|(m, at)| crate::btrfs::mount_source(&m, &at));
-        match source {
+        match crate::btrfs::mount_source_of(&seen) {
             Some(src) => sys.btrfs(&src, &file_dev),
             None => Ok(None),
         }

@@ -153,7 +153,7 @@ pub struct Tracer {
 struct Sampler {
     map: Array<MapData, Sampling>,
     now: Sampling,
-    /// The previous reading: when, the disks' requests, this process's io_uring requests.
+    /// The previous reading: when, the disks' requests, the traced process's io_uring requests.
     last: Option<(Instant, u64, u64)>,
     salted: Instant,
 }
@@ -175,7 +175,7 @@ fn new_salt() -> u32 {
 
 impl Sampler {
     /// The next interval's sampling from the rates since the previous reading (cumulative
-    /// `requests` of the disks, `ring` of this process's io_uring), written to the programs
+    /// `requests` of the disks, `ring` of the traced process's io_uring), written to the programs
     /// when it changed.
     fn adapt(&mut self, requests: u64, ring: u64) {
         let at = Instant::now();
@@ -267,7 +267,7 @@ impl Tracer {
         })
     }
 
-    /// What a snapshot keeps: the disks' counters ([`Tracer::read`]) and this process's
+    /// What a snapshot keeps: the disks' counters ([`Tracer::read`]) and the traced process's
     /// io_uring's ([`Tracer::ring`]), each saying which share of its requests was timed
     /// since the reading before; then the sampling is set for the next interval from the
     /// rates since that reading.
@@ -286,8 +286,9 @@ impl Tracer {
         (layers, ring)
     }
 
-    /// This process's io_uring reads and writes since the tracer started: the kernel's
-    /// whole time for each, submit to completion. `None` when the kernel has no io_uring
+    /// The traced process's io_uring reads and writes (this one's, unless
+    /// [`Tracer::start_for`]) since the tracer started: the kernel's whole time for each,
+    /// submit to completion. `None` when the kernel has no io_uring
     /// tracepoints or the maps cannot be read.
     pub fn ring(&self) -> Option<RingCounters> {
         if !self.ring {

@@ -78,6 +78,16 @@ fn start_until(dir: &Path, store: &Path, marker: &str) -> std::process::Child {
     child
 }
 
+/// The entry of the JSON array `list` whose `field` is `want` (a case by name, a metric by
+/// key, a metric's case by case); panics naming what is missing.
+fn entry<'a>(list: &'a Value, field: &str, want: &str) -> &'a Value {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"))
+        .iter()
+        .find(|e| e[field] == want)
+        .unwrap_or_else(|| panic!("no {field} {want:?} in {list}"))
+}
+
 fn export_json(store: &Path, name: &str) -> Value {
     let out = bin()
         .args(["export", "--campaign", name, "--format", "json", "--store"])

@@ -18,7 +18,8 @@
 //! spend writing (data-file writes and the WAL's).
 //!
 //! Ground truth: `diagnose::mirror_writes` (`--layout mirror:3` over three files) and
-//! `diagnose::db_mirror_writes` (PostgreSQL on btrfs raid1c3 over three loop devices).
+//! `campaign::examples::redundancy_db_runs_at_smoke_scale` (PostgreSQL on btrfs raid1c3 over
+//! three throttled loop devices: the finding in every writers run).
 
 use super::db::{io_share, DbClass};
 use crate::made::{ev, ratio, Made};

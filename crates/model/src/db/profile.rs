@@ -140,6 +140,13 @@ pub struct BuffersWritten {
     pub backend: f64,
 }
 
+impl BuffersWritten {
+    /// By every process: checkpointer, background writer and backends.
+    pub fn total(&self) -> f64 {
+        self.checkpointer + self.bgwriter + self.backend
+    }
+}
+
 /// Rates over an interval, per second unless the name says otherwise.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LoadRates {
@@ -167,6 +174,14 @@ pub struct LoadRates {
     /// Reads and writes by process type with their average times (PostgreSQL 16+).
     #[serde(default)]
     pub by_process: ByProcess<IoRates>,
+}
+
+impl LoadRates {
+    /// PostgreSQL's write calls per second: data blocks written by every process
+    /// ([`BuffersWritten::total`]) and WAL writes.
+    pub fn physical_writes_s(&self) -> f64 {
+        self.buffers_written_s.total() + self.wal_writes_s
+    }
 }
 
 impl LoadDelta {

@@ -241,13 +241,12 @@ impl DbReport {
             .first()
             .zip(measured.last())
             .map(|(a, b)| (a.start_ns, b.end_ns));
+        let rates = m.rates();
         let whole = window.and_then(|(a, b)| system_between(&ctx.samples, Nanos(a), Nanos(b)));
-        let cache = whole
-            .as_ref()
-            .map(|d| cache_compare(&m.rates(), d, &ctx.disks));
+        let cache = whole.as_ref().map(|d| cache_compare(&rates, d, &ctx.disks));
         let writes = whole
             .as_ref()
-            .map(|d| write_compare(&m.rates(), d, &ctx.write_disks));
+            .map(|d| write_compare(&rates, d, &ctx.write_disks));
         let started_at = o
             .started
             .and_then(|t| jiff::Timestamp::try_from(t).ok())
@@ -271,7 +270,7 @@ impl DbReport {
             summary: DbSummary {
                 elapsed_s: m.secs,
                 sessions: SessionSummary::of(&m.sessions, m.secs),
-                db: m.rates(),
+                db: rates,
                 aas: m.aas.clone(),
             },
             steady: steady(&measured),
@@ -314,8 +313,7 @@ pub fn cache_compare(db: &LoadRates, d: &Derived, disks: &[String]) -> CacheComp
     // In reads: each block PostgreSQL asked the OS for that reached a disk caused at least
     // one device read (read-ahead makes those reads larger, not more numerous). No share
     // without a disk sampled: the data's devices were unknown (a filesystem without one).
-    let seen = disks.iter().any(|n| d.disks.contains_key(n));
-    let pct = (seen && db.physical_reads_s > 0.0)
+    let pct = (sampled_any(d, disks) && db.physical_reads_s > 0.0)
         .then(|| ((1.0 - dev_reads / db.physical_reads_s) * 100.0).clamp(0.0, 100.0));
     CacheCompare {
         disks: disks.to_vec(),
@@ -330,20 +328,23 @@ pub fn cache_compare(db: &LoadRates, d: &Derived, disks: &[String]) -> CacheComp
 
 /// PostgreSQL's write calls against the write bios `disks` received in the same window.
 pub fn write_compare(db: &LoadRates, d: &Derived, disks: &[String]) -> WriteCompare {
-    let b = &db.buffers_written_s;
-    let db_writes = b.checkpointer + b.bgwriter + b.backend + db.wal_writes_s;
+    let db_writes = db.physical_writes_s();
     let device: f64 = disks
         .iter()
         .filter_map(|n| d.disks.get(n))
         .map(|r| r.w_s + r.wrqm_s)
         .sum();
-    let seen = disks.iter().any(|n| d.disks.contains_key(n));
     WriteCompare {
         disks: disks.to_vec(),
         db_writes_s: db_writes,
         device_writes_s: device,
-        per_db_write: (seen && db_writes > 0.0).then(|| device / db_writes),
+        per_db_write: (sampled_any(d, disks) && db_writes > 0.0).then(|| device / db_writes),
     }
+}
+
+/// Whether any of `disks` was sampled in `d`: none means the data's devices were unknown.
+fn sampled_any(d: &Derived, disks: &[String]) -> bool {
+    disks.iter().any(|n| d.disks.contains_key(n))
 }
 
 #[cfg(test)]

@@ -10,7 +10,6 @@ use crate::svg::line::{line_chart, Axis, Series};
 use crate::svg::page::esc;
 use crate::svg::scale::Fmt;
 use iogauge_campaign::digest::DigestError;
-use iogauge_model::db::profile::LoadRates;
 use iogauge_model::db::report::{DbIntervalReport, DbReport};
 
 fn mid(iv: &DbIntervalReport) -> f64 {
@@ -18,12 +17,6 @@ fn mid(iv: &DbIntervalReport) -> f64 {
 }
 
 type Figure = fn(&DbIntervalReport) -> Option<f64>;
-
-/// Physical writes of an interval: data blocks written by every process, and WAL writes.
-fn blocks_written(db: &LoadRates) -> f64 {
-    let b = &db.buffers_written_s;
-    b.checkpointer + b.bgwriter + b.backend
-}
 
 pub(super) fn section(out: &mut String, g: &Group<DbReport>) -> Result<(), DigestError> {
     out.push_str("<h2 id=\"db\">Database runs</h2>\n<p class=\"note\">Per interval: what the sessions did, what PostgreSQL's statistics say it read and wrote (its \"physical\" reads include those the page cache served), and what the sessions waited on.</p>\n<div class=\"charts\">");
@@ -113,7 +106,9 @@ fn load_charts(out: &mut String, g: &Group<DbReport>) {
         g,
         &[
             ("physical reads/s", |iv| Some(iv.db.physical_reads_s)),
-            ("blocks written/s", |iv| Some(blocks_written(&iv.db))),
+            ("blocks written/s", |iv| {
+                Some(iv.db.buffers_written_s.total())
+            }),
             ("WAL writes/s", |iv| Some(iv.db.wal_writes_s)),
             ("commits/s", |iv| Some(iv.db.commits_s)),
         ],

@@ -82,7 +82,6 @@ fn db_row(s: &mut String, iv: &DbIntervalReport) {
             "-".into()
         }
     };
-    let b = &iv.db.buffers_written_s;
     let _ = write!(
         s,
         "{:>8.1} {:<5}{:>9.0}{:>9.0}{:>10}{:>10}{:>10.0}{:>10.0}{:>9.2}{:>6.1}",
@@ -93,7 +92,7 @@ fn db_row(s: &mut String, iv: &DbIntervalReport) {
         p99(ss.reads_s, ss.read_lat_us.p99),
         p99(ss.updates_s, ss.update_lat_us.p99),
         iv.db.physical_reads_s,
-        b.checkpointer + b.bgwriter + b.backend,
+        iv.db.buffers_written_s.total(),
         iv.db.wal_bytes_s / iogauge_stats::MIB,
         iv.aas.sessions_total()
     );

@@ -63,19 +63,8 @@ fn redundancy_runs_at_smoke_scale() {
 fn redundancy_db_runs_at_smoke_scale() {
     let (_dir, v) = smoke_with("redundancy-db", &[("PG_BIN", &pg18_bin())]);
     let per_write = |case: &str| -> f64 {
-        let m = v["metrics"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["key"] == "device_writes_per_db_write")
-            .unwrap_or_else(|| panic!("no device writes per db write: {v}"));
-        let c = m["cases"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["case"] == case)
-            .unwrap_or_else(|| panic!("{case}: {m}"));
-        c["describe"]["mean"].as_f64().unwrap()
+        let m = entry(&v["metrics"], "key", "device_writes_per_db_write");
+        f(&entry(&m["cases"], "case", case)["describe"]["mean"])
     };
     let copies: Vec<f64> = ["raid0", "raid1c3"]
         .iter()
@@ -83,12 +72,7 @@ fn redundancy_db_runs_at_smoke_scale() {
         .collect();
     assert!(copies[0] * 1.5 < copies[1], "{copies:?}");
     // The three-copy writers' runs name the copies among their findings.
-    let c3 = v["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "writers profile=raid1c3")
-        .unwrap();
+    let c3 = entry(&v["cases"], "name", "writers profile=raid1c3");
     let store = v["store"].as_str().unwrap();
     let _g = shared();
     for run in c3["runs"].as_array().unwrap() {

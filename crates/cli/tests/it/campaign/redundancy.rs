@@ -1,6 +1,6 @@
 //! The shipped redundancy example, run: the ratios it exists to show.
 
-use super::{campaign_in, export_json};
+use super::{campaign_in, entry, export_json};
 use crate::common::*;
 use std::path::Path;
 
@@ -71,25 +71,10 @@ fn redundancy_example_pays_the_mirror_write_penalty() {
     ];
     let mut measured = Vec::new();
     for (case, base, key, want, tol) in table {
-        let c = v["cases"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == case)
-            .unwrap_or_else(|| panic!("no case {case}"));
+        let c = entry(&v["cases"], "name", case);
         assert_eq!(c["baseline"], base, "{case}");
-        let m = v["metrics"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["key"] == key)
-            .unwrap_or_else(|| panic!("no metric {key}"));
-        let mc = m["cases"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|mc| mc["case"] == case)
-            .unwrap();
+        let m = entry(&v["metrics"], "key", key);
+        let mc = entry(&m["cases"], "case", case);
         let ratio = f(&mc["ratio"]["ratio"]);
         measured.push(format!("{case} {key} {ratio:.3}"));
         assert!(
