@@ -17,6 +17,11 @@
 # the PostgreSQL binaries (16 or newer for debug_io_direct). Run by `iogauge campaign` (it sets
 # $IOGAUGE and $IOGAUGE_SMOKE); needs root, btrfs-progs.
 set -eu
+usage() {
+  echo "usage: btrfs-copies.sh up ROOT raid0|raid1|raid1c3 IOPS | down ROOT" >&2
+  exit 2
+}
+case "${1:-} $#" in "up 4" | "down 2") ;; *) usage ;; esac
 action=$1
 root=$2
 blkio=/sys/fs/cgroup/blkio
@@ -30,6 +35,7 @@ if [ "$action" = up ]; then
   profile=$3
   iops=$4
   case $profile in raid0|raid1|raid1c3) ;; *) echo "btrfs-copies.sh: PROFILE is raid0, raid1 or raid1c3, not $profile" >&2; exit 2 ;; esac
+  case $iops in ''|*[!0-9]*) echo "btrfs-copies.sh: IOPS is a whole number of reads and of writes a second per member (0: no throttle), not $iops" >&2; exit 2 ;; esac
   command -v mkfs.btrfs >/dev/null || { echo "btrfs-copies.sh: mkfs.btrfs missing (apt-get install -y btrfs-progs)" >&2; exit 1; }
   [ -w "$blkio/blkio.throttle.write_iops_device" ] ||
     { echo "btrfs-copies.sh: $blkio/blkio.throttle.write_iops_device is not writable: needs root and cgroup v1's blkio" >&2; exit 1; }
@@ -81,7 +87,4 @@ elif [ "$action" = down ]; then
   done
   if mountpoint -q "$root/mem" 2>/dev/null; then umount "$root/mem"; fi
   rmdir "$root/fs" "$root/mem" "$root" 2>/dev/null || true
-else
-  echo "usage: btrfs-copies.sh up ROOT raid0|raid1|raid1c3 IOPS | down ROOT" >&2
-  exit 2
 fi

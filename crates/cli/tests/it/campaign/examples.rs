@@ -95,6 +95,37 @@ fn redundancy_db_runs_at_smoke_scale() {
     }
 }
 
+/// btrfs-copies.sh's mistakes are one line each, exit 2, before it touches the machine.
+#[test]
+fn btrfs_copies_mistakes_are_one_line() {
+    let _g = shared();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/btrfs-copies.sh");
+    let w = workdir();
+    let root = w.path().join("r");
+    let root = root.to_str().unwrap();
+    for (args, says) in [
+        (vec![], "usage: btrfs-copies.sh up ROOT"),
+        (vec!["up", root, "raid1"], "usage: btrfs-copies.sh up ROOT"),
+        (vec!["sideways", root], "usage: btrfs-copies.sh up ROOT"),
+        (
+            vec!["up", root, "raid5", "300"],
+            "PROFILE is raid0, raid1 or raid1c3, not raid5",
+        ),
+        (vec!["up", root, "raid1", "lots"], "IOPS is a whole number"),
+    ] {
+        let out = std::process::Command::new("sh")
+            .arg(&script)
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!Path::new(root).exists(), "{args:?} made {root}");
+    }
+}
+
 /// A shipped example at smoke scale: two runs a case, stored, and its report from those real
 /// runs rendered in a real browser without a console message.
 fn smoke(stem: &str) {
