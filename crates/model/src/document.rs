@@ -104,6 +104,16 @@ impl Document {
         each_kind!(self, r => &mut r.warnings)
     }
 
+    /// What the OS said about the targets before the I/O (absent in runs and database runs
+    /// stored before they recorded it).
+    pub fn preflight(&self) -> Option<&crate::preflight::Preflight> {
+        match self {
+            Document::Run(r) => r.preflight.as_ref(),
+            Document::Calibration(c) => Some(&c.preflight),
+            Document::DbRun(d) => d.preflight.as_ref(),
+        }
+    }
+
     /// What limits the storage, ranked ([`crate::finding`]).
     pub fn findings(&self) -> &[crate::finding::Finding] {
         each_kind!(self, r => &r.findings)

@@ -6,6 +6,8 @@
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
+pub mod facts;
+
 /// What the OS says about one target.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TargetFacts {
@@ -27,6 +29,93 @@ pub struct TargetFacts {
     /// calibration's targets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
+    /// The mount holding the target (absent for a block device target, and in results from
+    /// before iogauge recorded it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mount: Option<MountFacts>,
+    /// How the target's files lie on their device (a file target, a database's data
+    /// directory and tablespaces); absent when nothing was there yet to map.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<FileLayout>,
+}
+
+/// The mount holding a target, from /proc/self/mountinfo.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MountFacts {
+    /// Where it is mounted, `/srv/pg`.
+    pub point: PathBuf,
+    /// What is mounted, `/dev/sdb1`.
+    pub source: Option<String>,
+    /// The filesystem as the kernel names it, `ext4`.
+    pub fs_type: String,
+    /// The mount's options, then the filesystem's own, each once (`rw`, `noatime`,
+    /// `data=journal`, `nodatacow`): what explains ext3 beating raw or btrfs needing
+    /// `nodatacow`.
+    pub options: Vec<String>,
+}
+
+/// Files under a target and the extents they take on the device (FIEMAP), counted over
+/// files of at least [`FileLayout::MIN_FILE`] (a small file is one extent however it was
+/// written, and would say nothing).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FileLayout {
+    pub files: u64,
+    pub bytes: u64,
+    pub extents: u64,
+}
+
+impl FileLayout {
+    /// Files smaller than this are not counted.
+    pub const MIN_FILE: u64 = 1 << 20;
+    /// Above this many extents per GiB (an average extent under 4 MiB) the files count as
+    /// fragmented: one logical run of blocks becomes many device requests.
+    pub const FRAGMENTED_PER_GIB: f64 = 256.0;
+    /// Fewer counted bytes than this say nothing about fragmentation.
+    pub const MIN_BYTES: u64 = 32 << 20;
+
+    /// Extents per GiB of the counted files.
+    pub fn extents_per_gib(&self) -> Option<f64> {
+        (self.bytes > 0).then(|| self.extents as f64 / (self.bytes as f64 / f64::from(1u32 << 30)))
+    }
+
+    /// Enough bytes to judge, and more extents per GiB than [`Self::FRAGMENTED_PER_GIB`].
+    pub fn fragmented(&self) -> bool {
+        self.bytes >= Self::MIN_BYTES
+            && self
+                .extents_per_gib()
+                .is_some_and(|e| e > Self::FRAGMENTED_PER_GIB)
+    }
+}
+
+/// A request queue's settings that change what a measurement means
+/// (Documentation/ABI/stable/sysfs-block, `queue/`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct QueueFacts {
+    /// `queue/write_cache`: `write back` (the device acknowledges writes from its cache;
+    /// a flush makes them stable) or `write through` (every write is stable when done).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_cache: Option<String>,
+    /// `queue/logical_block_size`, bytes: the smallest I/O the device addresses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logical_block: Option<u32>,
+    /// `queue/physical_block_size`, bytes: smaller writes are read-modify-write inside.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub physical_block: Option<u32>,
+    /// `queue/discard_max_bytes`: 0 when the device takes no discard (TRIM/UNMAP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discard_max_bytes: Option<u64>,
+    /// `queue/nr_requests`: the requests the queue holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nr_requests: Option<u32>,
+    /// `queue/read_ahead_kb`: what a buffered read past a miss may read ahead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_ahead_kb: Option<u32>,
+}
+
+impl QueueFacts {
+    pub fn is_empty(&self) -> bool {
+        *self == QueueFacts::default()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -73,6 +162,10 @@ pub struct BlockDev {
     pub md_level: Option<String>,
     /// `loop/backing_file`, as the kernel prints it.
     pub loop_backing_file: Option<PathBuf>,
+    /// The queue's settings (a partition reports its disk's); empty in results from before
+    /// iogauge recorded them.
+    #[serde(default, skip_serializing_if = "QueueFacts::is_empty")]
+    pub queue: QueueFacts,
     /// What this device is built on: a partition's disk, md/dm slaves, the device holding a
     /// loop device's backing file (empty when that file is not on a block device).
     pub below: Vec<BlockDev>,

@@ -215,6 +215,11 @@ pub struct RunReport {
     pub meta: Meta,
     pub options: JobSpec,
     pub targets: Vec<TargetInfo>,
+    /// What the OS said about the targets before the run: their mounts, device queues and
+    /// files' layout (absent in results from before runs recorded it). Its warnings are in
+    /// `warnings` too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preflight: Option<crate::preflight::Preflight>,
     pub summary: Summary,
     /// Whether the measured window's IOPS settled (fio's `ss=iops:20%` over 5 intervals).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -326,6 +331,7 @@ impl RunReport {
             meta: Meta::new(Kind::Run, started_at, interrupted),
             options,
             targets,
+            preflight: None,
             summary,
             hardware: None,
             steady: Steady::of(intervals),

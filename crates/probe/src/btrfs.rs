@@ -129,6 +129,7 @@ impl Sysfs {
             dm_name: None,
             md_level: fs.profile,
             loop_backing_file: None,
+            queue: Default::default(),
             below,
         }))
     }

@@ -11,6 +11,7 @@
 mod btrfs;
 mod fs;
 mod grid;
+mod layout;
 pub mod mdstat;
 pub mod preflight;
 pub mod sample;
@@ -21,7 +22,8 @@ pub use fs::{backing_device, fs_of, fs_of_nearest, FsInfo};
 pub use grid::{
     device_of_path, devices_under, disks_under, phase_grid, sample_grid, sample_grid_with, Devices,
 };
+pub use layout::{extents_of, file_layout, mount_facts, mount_of};
 pub use mdstat::{parse_mdstat, read_mdstat, MdstatError};
-pub use preflight::{preflight, preflight_roles, warnings_for, SHORT_SPAN_PCT};
+pub use preflight::{layout_warnings, preflight, preflight_roles, warnings_for, SHORT_SPAN_PCT};
 pub use sample::{ram_bytes, SampleError, Sampler};
 pub use sysfs::{file_dev, parse_scheduler, Sysfs, SysfsError};

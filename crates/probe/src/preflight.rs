@@ -63,6 +63,8 @@ fn target_facts(sys: &Sysfs, path: &Path, tested: u64, warnings: &mut Vec<String
         span_pct: None,
         rotational: None,
         role: None,
+        mount: None,
+        layout: None,
     };
     let shown = path.display();
     let (seen, meta) = match nearest_existing(path) {
@@ -74,6 +76,10 @@ fn target_facts(sys: &Sysfs, path: &Path, tested: u64, warnings: &mut Vec<String
     };
     let is_block = meta.file_type().is_block_device();
     if !is_block {
+        facts.mount = crate::layout::mount_of(&seen);
+        if seen == path {
+            facts.layout = crate::layout::file_layout(path);
+        }
         match fs_of(&seen) {
             Ok(fs) => facts.fs = Some(fs.name),
             Err(e) => warnings.push(format!("could not read the filesystem of {shown}: {e}")),
@@ -200,6 +206,7 @@ pub fn warnings_for(p: &Preflight) -> Vec<String> {
             }
         }
     }
+    out.extend(layout_warnings(p));
     // A database's data set counts once per device: its data directory and tablespaces on
     // one device add up (the WAL's span says nothing). A calibration's targets stand alone.
     let mut spans: Vec<(&TargetFacts, u64)> = Vec::new();
@@ -243,6 +250,31 @@ pub fn warnings_for(p: &Preflight) -> Vec<String> {
             label(dev),
             fmt_pct(pct),
         ));
+    }
+    out
+}
+
+/// The targets whose files are fragmented ([`FileLayout::fragmented`]), one line each with
+/// their extents per GiB: what every result warns of, a run's included.
+///
+/// [`FileLayout::fragmented`]: iogauge_model::preflight::FileLayout::fragmented
+pub fn layout_warnings(p: &Preflight) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in &p.targets {
+        if let Some(l) = t.layout.filter(|l| l.fragmented()) {
+            let what = if l.files == 1 { "file" } else { "files" };
+            out.push(format!(
+                "{} is fragmented: {:.0} extents per GiB over {} in {} {what} (an extent \
+                 averages {}; contiguous files have a few per GiB): one logical run of blocks \
+                 becomes many device requests — copy the files afresh or defragment \
+                 (filefrag -v, xfs_bmap show which) before measuring",
+                t.path.display(),
+                l.extents_per_gib().unwrap_or(0.0),
+                fmt_bytes(l.bytes),
+                l.files,
+                fmt_bytes(l.bytes / l.extents.max(1)),
+            ));
+        }
     }
     out
 }

@@ -8,7 +8,7 @@
 //! from Documentation/ABI/stable/sysfs-block: `size` counts 512-byte sectors whatever the
 //! logical block size, `queue/` exists only on whole disks (and on md, dm, loop).
 
-use iogauge_model::preflight::{BlockDev, DevKind};
+use iogauge_model::preflight::{BlockDev, DevKind, QueueFacts};
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -169,6 +169,7 @@ impl Sysfs {
             dm_name: read_attr(&dir.join("dm/name"))?,
             md_level: read_attr(&dir.join("md/level"))?.filter(|l| !l.is_empty()),
             loop_backing_file: read_attr(&dir.join("loop/backing_file"))?.map(PathBuf::from),
+            queue: QueueFacts::default(),
             below: Vec::new(),
         };
         match kind {
@@ -178,12 +179,14 @@ impl Sysfs {
                 let disk = self.build(disk_dir, file_dev, stack)?;
                 dev.rotational = disk.rotational;
                 dev.scheduler = disk.scheduler.clone();
+                dev.queue = disk.queue.clone();
                 dev.below.push(disk);
             }
             _ => {
                 let (rotational, scheduler) = queue_attrs(dir)?;
                 dev.rotational = rotational;
                 dev.scheduler = scheduler;
+                dev.queue = queue_facts(&dir.join("queue"));
                 for slave in list_dir(&dir.join("slaves"))? {
                     let what = slave.file_name().unwrap_or_default().to_string_lossy();
                     dev.below
@@ -221,6 +224,25 @@ fn queue_attrs(dir: &Path) -> Result<(Option<bool>, Option<String>), SysfsError>
         ),
     };
     Ok((rotational, scheduler))
+}
+
+/// The queue's settings under `queue/` (each absent when its file is, or does not parse:
+/// they are facts to show, not to build on).
+fn queue_facts(queue: &Path) -> QueueFacts {
+    fn num<T: std::str::FromStr>(queue: &Path, name: &str) -> Option<T> {
+        read_attr(&queue.join(name)).ok()??.parse().ok()
+    }
+    QueueFacts {
+        write_cache: read_attr(&queue.join("write_cache"))
+            .ok()
+            .flatten()
+            .filter(|w| !w.is_empty()),
+        logical_block: num(queue, "logical_block_size"),
+        physical_block: num(queue, "physical_block_size"),
+        discard_max_bytes: num(queue, "discard_max_bytes"),
+        nr_requests: num(queue, "nr_requests"),
+        read_ahead_kb: num(queue, "read_ahead_kb"),
+    }
 }
 
 /// `none [mq-deadline] kyber bfq` → `mq-deadline`; a queue without a choice prints `none`.

@@ -29,9 +29,10 @@ pub use stored::{
     compare, export, gather, report, run_line, CompareOptions, Format, GatherError, ReadError,
     Report, Subject,
 };
-pub use text::calib::{calibration_body, calibration_head, matrix_csv, point_line, preflight_text};
+pub use text::calib::{calibration_body, calibration_head, matrix_csv, point_line};
 pub use text::db::{db_run_text, db_setup_text};
 pub use text::history::history_table;
+pub use text::preflight::{preflight_text, storage_lines};
 pub use text::run::{job_line, progress_line, run_text};
 pub use text::series::{calibration_intervals, db_interval_table, interval_table, with_intervals};
 pub use text::watch::{

@@ -58,6 +58,12 @@ pub struct SetupArgs {
     /// A server setting over iogauge's (repeatable): --pg-set shared_buffers=64MB.
     #[arg(long = "pg-set", value_name = "NAME=VALUE")]
     pub pg_set: Vec<String>,
+    /// Read the data with O_DIRECT, as SLOB does (Oracle's filesystemio_options=setall):
+    /// PostgreSQL 16+'s `debug_io_direct=data`, a developer option, so each single-block
+    /// read reaches the device as one block instead of through the page cache and the
+    /// kernel's read-ahead. Same as --pg-set debug_io_direct=data.
+    #[arg(long, conflicts_with = "dsn")]
+    pub direct_io: bool,
     /// WAL on another device (initdb --waldir); default: with the data. A new directory is
     /// iogauge's until `db drop`; in an existing one iogauge works in its own `iogauge-wal`.
     #[arg(long, value_name = "DIR")]
@@ -114,6 +120,14 @@ impl SetupArgs {
         overrides(&self.pg_set)
     }
 
+    /// `--direct-io` made the `--pg-set` it stands for.
+    pub fn with_direct_io(mut self) -> SetupArgs {
+        if std::mem::take(&mut self.direct_io) {
+            self.pg_set.push(DIRECT_IO.into());
+        }
+        self
+    }
+
     /// iogauge's defaults, for `db run` on a directory without a cluster (its `--pg-bin`,
     /// already checked, goes to the setup beside them).
     pub fn defaults(place: WhereArgs, pg_set: Vec<String>) -> SetupArgs {
@@ -123,6 +137,7 @@ impl SetupArgs {
             scale: 64 << 20 >> 13,
             load_parallel: 2,
             pg_set,
+            direct_io: false,
             wal_dir: None,
             target: Vec::new(),
             pg_bin: None,
@@ -142,9 +157,18 @@ pub fn overrides(pg_set: &[String]) -> anyhow::Result<Vec<(String, String)>> {
         .collect()
 }
 
+/// What `--direct-io` sets.
+pub const DIRECT_IO: &str = "debug_io_direct=data";
+
 /// A `--pg-set` value iogauge or the server refused, as one line naming the flag.
 pub fn pg_set_error(e: &PgError) -> UsageError {
     match e {
+        PgError::BadSetting { setting, why } if setting.starts_with("debug_io_direct") => {
+            UsageError(format!(
+                "--direct-io ({setting}): {why}; PostgreSQL reads with O_DIRECT from version 16 on: \
+                 give --pg-bin a PostgreSQL 16 or newer"
+            ))
+        }
         PgError::BadSetting { setting, why } => UsageError(format!("--pg-set {setting}: {why}")),
         e => UsageError(format!("--pg-set: {e}")),
     }
@@ -209,6 +233,12 @@ pub struct DbRunArgs {
     /// A server setting for this run (repeatable; private cluster, restarts it).
     #[arg(long = "pg-set", value_name = "NAME=VALUE")]
     pub pg_set: Vec<String>,
+    /// Read the data with O_DIRECT, as SLOB does (Oracle's filesystemio_options=setall):
+    /// PostgreSQL 16+'s `debug_io_direct=data`, a developer option, so each single-block
+    /// read reaches the device as one block instead of through the page cache and the
+    /// kernel's read-ahead. For this run; same as --pg-set debug_io_direct=data.
+    #[arg(long, conflicts_with = "dsn")]
+    pub direct_io: bool,
     /// The PostgreSQL bin directory for a private cluster set up by this run; an existing
     /// cluster must have been made with it. Default the newest found.
     #[arg(long, value_name = "DIR", conflicts_with = "dsn")]

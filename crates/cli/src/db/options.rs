@@ -28,8 +28,11 @@ pub struct DbRunOptions {
 }
 
 impl DbRunOptions {
-    pub fn from_args(a: DbRunArgs) -> anyhow::Result<DbRunOptions> {
+    pub fn from_args(mut a: DbRunArgs) -> anyhow::Result<DbRunOptions> {
         validate(&a)?;
+        if a.direct_io {
+            a.pg_set.push(super::args::DIRECT_IO.into());
+        }
         Ok(DbRunOptions {
             place: Place::of(a.place.dir.as_deref(), a.place.dsn.as_deref()),
             overrides: overrides(&a.pg_set)?,

@@ -115,7 +115,11 @@ pub fn setup_first(
 
 pub fn setup(s: SetupArgs) -> anyhow::Result<ExitCode> {
     s.validate()?;
+    let s = s.with_direct_io();
     let overrides = s.overrides()?;
+    let direct = overrides
+        .iter()
+        .any(|(n, v)| preflight::direct_setting(n, v));
     let (report, settings, location) = match place(&s.place) {
         Place::Private(dir) => {
             let bin = pg_bin(s.pg_bin.as_deref())?;
@@ -127,7 +131,7 @@ pub fn setup(s: SetupArgs) -> anyhow::Result<ExitCode> {
             // Before any I/O, as calibrate's: what the data set will sit on.
             print!(
                 "preflight:\n{}",
-                iogauge_report::preflight_text(&preflight::preflight(&targets))
+                iogauge_report::preflight_text(&preflight::preflight(&targets, direct))
             );
             replace_unfinished(&dir)?;
             let (cluster, report) = private(&dir, &s, &overrides, bin.as_ref())?;

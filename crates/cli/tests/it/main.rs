@@ -22,5 +22,6 @@ mod readme;
 mod report;
 mod run;
 mod steady;
+mod storage;
 mod uring_disabled;
 mod watch;

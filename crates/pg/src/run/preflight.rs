@@ -51,9 +51,69 @@ pub fn planned(
     out
 }
 
-/// The preflight of `targets`.
-pub fn preflight(targets: &[Target]) -> Preflight {
-    iogauge_probe::preflight_roles(targets)
+/// The preflight of `targets`; `direct` when the server reads its data with O_DIRECT
+/// (`debug_io_direct` holds `data`), else the read-ahead of the data's devices is weighed.
+pub fn preflight(targets: &[Target], direct: bool) -> Preflight {
+    let mut p = iogauge_probe::preflight_roles(targets);
+    if !direct {
+        let more = read_ahead_warnings(&p);
+        p.warnings.extend(more);
+    }
+    p
+}
+
+/// Read-ahead above this many database blocks draws a warning.
+pub const READ_AHEAD_BLOCKS: u32 = 32;
+
+/// Whether the server's settings have it read its data with O_DIRECT.
+pub fn reads_direct(settings: &[iogauge_model::db::report::Setting]) -> bool {
+    settings.iter().any(|s| direct_setting(&s.name, &s.setting))
+}
+
+/// Whether setting `name` to `value` has the server read its data with O_DIRECT
+/// (`debug_io_direct` listing `data`).
+pub fn direct_setting(name: &str, value: &str) -> bool {
+    name == "debug_io_direct"
+        && value
+            .trim_matches('\'')
+            .split(',')
+            .any(|v| v.trim().eq_ignore_ascii_case("data"))
+}
+
+/// PostgreSQL reads through the page cache: where a data device reads ahead many blocks, the
+/// kernel may turn its single-block reads into larger device reads (SLOB reads with
+/// O_DIRECT, `filesystemio_options=setall`). One line per device whose `read_ahead_kb`
+/// exceeds [`READ_AHEAD_BLOCKS`] 8 KiB blocks.
+pub fn read_ahead_warnings(p: &Preflight) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for t in p
+        .targets
+        .iter()
+        .filter(|t| t.role.as_deref() != Some("wal"))
+    {
+        let Some(dev) = &t.device else { continue };
+        let top = std::iter::once(dev).filter(|d| d.kind != DevKind::Btrfs);
+        for d in top.chain(leaves(dev)) {
+            let Some(ra) = d.queue.read_ahead_kb else {
+                continue;
+            };
+            if ra <= READ_AHEAD_BLOCKS * 8 || seen.contains(&d.name.as_str()) {
+                continue;
+            }
+            seen.push(&d.name);
+            out.push(format!(
+                "{} reads ahead {ra} KiB ({} of PostgreSQL's 8 KiB blocks) and PostgreSQL reads \
+                 through the page cache: the kernel may turn its single-block reads into larger \
+                 device reads; pass --direct-io (PostgreSQL 16+) so each read reaches the device \
+                 as one block, or lower /sys/block/{}/queue/read_ahead_kb",
+                d.name,
+                ra / 8,
+                d.name
+            ));
+        }
+    }
+    out
 }
 
 /// Which devices a database run samples and compares, by kernel name, sorted, each once.
@@ -117,6 +177,7 @@ mod tests {
             dm_name: None,
             md_level: None,
             loop_backing_file: None,
+            queue: Default::default(),
             below,
         }
     }
@@ -131,7 +192,46 @@ mod tests {
             span_pct: None,
             rotational: None,
             role: Some(role.into()),
+            mount: None,
+            layout: None,
         }
+    }
+
+    /// Each data device reading ahead more than 32 blocks is named once; the WAL's device and
+    /// a read-ahead of 256 KiB are not; a btrfs node is weighed by its members.
+    #[test]
+    fn read_ahead_of_the_data_devices() {
+        let ra = |name: &str, kb: u32| {
+            let mut d = dev(name, DevKind::Disk, vec![]);
+            d.queue.read_ahead_kb = Some(kb);
+            d
+        };
+        let fs = dev(
+            "btrfs:c37cbc50",
+            DevKind::Btrfs,
+            vec![ra("loop3", 2560), ra("loop4", 256)],
+        );
+        let p = Preflight {
+            targets: vec![
+                facts(fs, "data"),
+                facts(ra("loop3", 2560), "tablespace"),
+                facts(ra("vdb", 8192), "wal"),
+            ],
+            md_arrays: vec![],
+            warnings: vec![],
+        };
+        let w = read_ahead_warnings(&p);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with("loop3 reads ahead 2560 KiB (320 of PostgreSQL's 8 KiB blocks)")
+                && w[0].contains("--direct-io"),
+            "{}",
+            w[0]
+        );
+        assert!(direct_setting("debug_io_direct", "data,wal"));
+        assert!(direct_setting("debug_io_direct", "'Data'"));
+        assert!(!direct_setting("debug_io_direct", "wal"));
+        assert!(!direct_setting("io_direct", "data"));
     }
 
     /// Sampled: every target's device and the disks under it; compared with the database's

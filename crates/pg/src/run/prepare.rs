@@ -261,7 +261,8 @@ impl Prepared {
             Some(d) => preflight::targets(&server.placement()?, d, server.wal_dir().as_deref()),
             None => Vec::new(),
         };
-        let preflight = (!targets.is_empty()).then(|| preflight::preflight(&targets));
+        let direct = preflight::reads_direct(&settings);
+        let preflight = (!targets.is_empty()).then(|| preflight::preflight(&targets, direct));
         let preflight::DbDevices {
             sampled: devices,
             disks,

@@ -22,6 +22,7 @@ fn dev(
         dm_name: None,
         md_level: None,
         loop_backing_file: None,
+        queue: Default::default(),
         below,
     }
 }
@@ -55,6 +56,8 @@ fn target(path: &str, tested: u64, device: Option<BlockDev>) -> TargetFacts {
         tested_bytes: tested,
         device_bytes,
         role: None,
+        mount: None,
+        layout: None,
     }
 }
 
@@ -290,4 +293,43 @@ fn this_machine() {
     }
     let json = serde_json::to_string(&p).unwrap();
     assert_eq!(serde_json::from_str::<Preflight>(&json).unwrap(), p);
+}
+
+/// A file whose extents average under 4 MiB is named with its extents per GiB; a contiguous
+/// one, or too few bytes to judge, draws nothing.
+#[test]
+fn a_fragmented_target_is_named() {
+    use iogauge_model::preflight::FileLayout;
+    let with = |layout: FileLayout| {
+        let mut t = target("/srv/pg/data", 0, None);
+        t.layout = Some(layout);
+        warnings_for(&Preflight {
+            targets: vec![t],
+            md_arrays: vec![],
+            warnings: vec![],
+        })
+    };
+    let frag = FileLayout {
+        files: 3,
+        bytes: 2 << 30,
+        extents: 4096,
+    };
+    let w = with(frag);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].starts_with("/srv/pg/data is fragmented: 2048 extents per GiB over 2.0 GiB in 3 files (an extent averages 512.0 KiB"),
+        "{}",
+        w[0]
+    );
+    assert!(with(FileLayout {
+        extents: 64,
+        ..frag
+    })
+    .is_empty());
+    let few = FileLayout {
+        files: 1,
+        bytes: 16 << 20,
+        extents: 4096,
+    };
+    assert!(with(few).is_empty(), "16 MiB is too little to judge");
 }

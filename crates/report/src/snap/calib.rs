@@ -6,7 +6,9 @@ use crate::{calibration_body, calibration_head, point_line, preflight_text};
 use insta::assert_snapshot;
 use iogauge_model::calib::{CalibrationReport, Cell, Criterion, Point, PointReport, Step};
 use iogauge_model::iopath::{EngineKind, IoPath, MemMode, PoolInfo};
-use iogauge_model::preflight::{BlockDev, DevKind, MdArray, Preflight, TargetFacts};
+use iogauge_model::preflight::{
+    BlockDev, DevKind, FileLayout, MdArray, MountFacts, Preflight, QueueFacts, TargetFacts,
+};
 use iogauge_stats::LatSummary;
 use std::path::PathBuf;
 
@@ -46,6 +48,7 @@ fn dev(name: &str, kind: DevKind, below: Vec<BlockDev>) -> BlockDev {
         dm_name: None,
         md_level: None,
         loop_backing_file: None,
+        queue: Default::default(),
         below,
     }
 }
@@ -53,7 +56,18 @@ fn dev(name: &str, kind: DevKind, below: Vec<BlockDev>) -> BlockDev {
 /// Two targets: one on LVM over a degraded md raid1 over partitions of two disks, one on a
 /// loop device over a file; the md arrays and the warnings.
 fn layered_preflight() -> Preflight {
-    let disk = |n: &str| dev(n, DevKind::Disk, vec![]);
+    let disk = |n: &str| {
+        let mut d = dev(n, DevKind::Disk, vec![]);
+        d.queue = QueueFacts {
+            write_cache: Some("write through".into()),
+            logical_block: Some(512),
+            physical_block: Some(4096),
+            discard_max_bytes: Some(0),
+            nr_requests: Some(64),
+            read_ahead_kb: Some(128),
+        };
+        d
+    };
     let part = |n: &str, d: &str| dev(n, DevKind::Partition, vec![disk(d)]);
     let mut md = dev(
         "md0",
@@ -89,6 +103,17 @@ fn layered_preflight() -> Preflight {
                 span_pct: Some(0.78125),
                 rotational: Some(true),
                 role: None,
+                mount: Some(MountFacts {
+                    point: PathBuf::from("/srv/data"),
+                    source: Some("/dev/mapper/vg-data".into()),
+                    fs_type: "xfs".into(),
+                    options: vec!["noatime".into(), "rw".into(), "logbsize=256k".into()],
+                }),
+                layout: Some(FileLayout {
+                    files: 1,
+                    bytes: 8 << 30,
+                    extents: 9000,
+                }),
             },
             TargetFacts {
                 path: PathBuf::from("/dev/loop0"),
@@ -99,6 +124,8 @@ fn layered_preflight() -> Preflight {
                 span_pct: None,
                 rotational: Some(false),
                 role: None,
+                mount: None,
+                layout: None,
             },
         ],
         md_arrays: vec![

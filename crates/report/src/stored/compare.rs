@@ -11,6 +11,8 @@ use iogauge_campaign::digest::{catalogue, digest};
 use iogauge_campaign::{CampaignView, RunDigest};
 use iogauge_model::finding::Finding;
 use iogauge_model::history::RunStatus;
+use iogauge_model::preflight::facts::differences;
+use iogauge_model::preflight::Preflight;
 use iogauge_stats::compare::{Describe, Ratio, Statistic, Verdict};
 use iogauge_store::Store;
 use serde::Serialize;
@@ -64,12 +66,12 @@ struct MetricCompare {
     verdict: Option<String>,
 }
 
-/// Run `s` (an id as given) digested, with its label.
+/// Run `s` (an id as given) digested, with its label and preflight.
 fn load_run(
     store: &Store,
     s: &str,
     warn: &mut dyn FnMut(&str),
-) -> Result<(RunDigest, Option<String>), ReadError> {
+) -> Result<(RunDigest, Option<String>, Option<Preflight>), ReadError> {
     let Ok(id) = s.parse::<i64>() else {
         return usage(format!(
             "{s:?} is not a run id; give two ids from `iogauge history`, or two case names with --campaign NAME"
@@ -83,7 +85,12 @@ fn load_run(
         ));
     }
     let label = run.document.meta().label.clone();
-    Ok((digest(id, 1, &run.document, &run.histograms)?, label))
+    let preflight = run.document.preflight().cloned();
+    Ok((
+        digest(id, 1, &run.document, &run.histograms)?,
+        label,
+        preflight,
+    ))
 }
 
 fn compare_runs(
@@ -92,8 +99,13 @@ fn compare_runs(
     warn: &mut dyn FnMut(&str),
 ) -> Result<String, ReadError> {
     let (a, b) = (o.a, o.b);
-    let (ra, la) = load_run(store, a, warn)?;
-    let (rb, lb) = load_run(store, b, warn)?;
+    let (ra, la, pa) = load_run(store, a, warn)?;
+    let (rb, lb, pb) = load_run(store, b, warn)?;
+    // What moved besides the storage: a mount option, a write cache, a fragmented file.
+    let facts = match (&pa, &pb) {
+        (Some(pa), Some(pb)) => differences(pa, pb),
+        _ => Vec::new(),
+    };
     if ra.kind != rb.kind {
         return usage(format!(
             "run {a} is a {} and run {b} a {}: compare runs of one kind",
@@ -123,6 +135,7 @@ fn compare_runs(
             "a": {"id": ra.id, "kind": ra.kind, "label": la, "started_at": ra.started_at, "interrupted": ra.interrupted, "finding": ra.finding},
             "b": {"id": rb.id, "kind": rb.kind, "label": lb, "started_at": rb.started_at, "interrupted": rb.interrupted, "finding": rb.finding},
             "metrics": rows,
+            "facts_differ": facts,
         }))? + "\n");
     }
     let named = |id: &str, label: &Option<String>, at: &str| match label {
@@ -155,6 +168,12 @@ fn compare_runs(
         (&run_b, rb.finding.as_ref()),
         time,
     );
+    if !facts.is_empty() {
+        let _ = writeln!(s, "storage facts that differ (a → b):");
+        for f in &facts {
+            let _ = writeln!(s, "  {f}");
+        }
+    }
     Ok(s)
 }
 

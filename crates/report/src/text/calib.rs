@@ -4,11 +4,10 @@
 
 use super::findings::findings_text;
 use super::label::label_line;
+use super::preflight::preflight_text;
 use iogauge_model::calib::CalibrationReport;
 use iogauge_model::calib::{iops_per_disk, Cell, Criterion, LargeType, MatrixMode, Step};
-use iogauge_model::preflight::{BlockDev, DevKind, Preflight};
 use iogauge_model::units::fmt_size;
-use iogauge_stats::Bytes;
 use std::fmt::Write as _;
 
 /// Header and preflight.
@@ -58,87 +57,6 @@ pub fn calibration_head(r: &CalibrationReport) -> String {
         "buffered (page cache)"
     };
     let _ = writeln!(s, "  io_uring {}; {direct}", r.io_uring);
-    s
-}
-
-/// The preflight block: one line per target, then warnings.
-pub fn preflight_text(p: &Preflight) -> String {
-    let mut s = String::new();
-    for t in &p.targets {
-        // A database run's targets say what they hold (data, tablespace, wal).
-        let role = t.role.as_deref().unwrap_or("target");
-        let mut line = format!("  {role} {}", t.path.display());
-        if let Some(fs) = &t.fs {
-            let _ = write!(line, " on {fs}");
-        }
-        if let Some(d) = &t.device {
-            let _ = write!(line, ", device {}", chain(d));
-        }
-        if t.role.is_some() && t.tested_bytes == 0 {
-            if role != "wal" {
-                line.push_str("; holds no schema");
-            }
-        } else {
-            let what = if t.role.is_some() { "holds" } else { "tests" };
-            let _ = write!(line, "; {what} {}", Bytes(t.tested_bytes));
-            if let (Some(dev), Some(pct)) = (t.device_bytes, t.span_pct) {
-                let _ = write!(line, " of {} ({pct:.1}%)", Bytes(dev));
-            }
-        }
-        let _ = writeln!(s, "{line}");
-    }
-    for a in &p.md_arrays {
-        let _ = writeln!(
-            s,
-            "  md {}: {} {}{}",
-            a.name,
-            a.level.as_deref().unwrap_or("?"),
-            a.status
-                .as_deref()
-                .map(|st| format!("[{st}]"))
-                .unwrap_or_default(),
-            if a.degraded { " DEGRADED" } else { "" }
-        );
-    }
-    for w in &p.warnings {
-        let _ = writeln!(s, "  WARNING: {w}");
-    }
-    s
-}
-
-/// `md0 (md raid1) -> sda1 (partition) -> sda (disk, rotational, mq-deadline) + ...`
-fn chain(d: &BlockDev) -> String {
-    let mut facts: Vec<String> = vec![match d.kind {
-        DevKind::Disk => "disk".into(),
-        DevKind::Partition => "partition".into(),
-        DevKind::Loop => match &d.loop_backing_file {
-            Some(f) => format!("loop over {}", f.display()),
-            None => "loop".into(),
-        },
-        DevKind::Md => format!("md {}", d.md_level.as_deref().unwrap_or(""))
-            .trim_end()
-            .to_string(),
-        DevKind::Dm => format!("dm {}", d.dm_name.as_deref().unwrap_or(""))
-            .trim_end()
-            .to_string(),
-        DevKind::Btrfs => format!("btrfs {}", d.md_level.as_deref().unwrap_or(""))
-            .trim_end()
-            .to_string(),
-        DevKind::Other => "device".into(),
-    }];
-    if d.below.is_empty() || d.kind == DevKind::Disk {
-        if let Some(r) = d.rotational {
-            facts.push(if r { "rotational" } else { "non-rotational" }.into());
-        }
-        if let Some(sched) = &d.scheduler {
-            facts.push(format!("scheduler {sched}"));
-        }
-    }
-    let mut s = format!("{} ({})", d.name, facts.join(", "));
-    if !d.below.is_empty() {
-        let below: Vec<String> = d.below.iter().map(chain).collect();
-        let _ = write!(s, " -> {}", below.join(" + "));
-    }
     s
 }
 

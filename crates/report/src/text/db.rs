@@ -2,9 +2,9 @@
 //! (as an AWR load profile reads), average active sessions by wait event, and what reached
 //! the disks.
 
-use super::calib::preflight_text;
 use super::findings::findings_text;
 use super::label::label_line;
+use super::preflight::preflight_text;
 use super::run::steady_text;
 use iogauge_model::db::aas::Aas;
 use iogauge_model::db::profile::LoadRates;

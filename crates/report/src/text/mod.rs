@@ -6,6 +6,7 @@ pub(crate) mod db;
 pub(crate) mod findings;
 pub(crate) mod history;
 mod label;
+pub(crate) mod preflight;
 pub(crate) mod run;
 pub(crate) mod series;
 pub(crate) mod watch;

@@ -36,6 +36,12 @@ pub fn run_text(r: &RunReport) -> String {
     label_line(&mut s, &r.meta);
     for t in &r.targets {
         let _ = writeln!(s, "  target {}", target_line(t));
+        let facts = r.preflight.iter().flat_map(|p| &p.targets);
+        for f in facts.filter(|f| f.path == t.path) {
+            for l in super::preflight::storage_lines(f) {
+                let _ = writeln!(s, "    {l}");
+            }
+        }
     }
     if let Some(p) = &o.io_path {
         let _ = writeln!(s, "  I/O path: {}", p.line());

@@ -74,6 +74,7 @@ fn alone(
     show: &mut dyn FnMut(f64, &IntervalReport),
 ) -> anyhow::Result<Finished> {
     let stop = session.stop().clone();
+    let preflight = preflight_of(targets);
     let sampler = JobSampler::of(targets, session.tracing());
     let (outcome, recorded) = sampler.run(spec, |started| {
         let on_interval = &mut |iv: &Interval| {
@@ -85,8 +86,24 @@ fn alone(
         iogauge_engine::run_telling(spec, targets, &stop, on_interval, started)
     });
     let (report, histograms) = run_document(spec.clone(), targets, outcome?, recorded)?;
+    let mut report = report;
+    // A run warns of fragmented files; the span and chain, its own lines, stay in `preflight`.
+    report
+        .warnings
+        .extend(iogauge_probe::layout_warnings(&preflight));
+    report.preflight = Some(preflight);
     let mut doc = Document::from(report);
     doc.warnings_mut().extend(sampler.layers_warning());
     let ending = Ending::of(&doc);
     Ok(Finished::lead(doc, histograms, ending))
+}
+
+/// What the OS says about the opened targets (each created and pre-filled by now, so its
+/// files' layout is the one the run reads).
+fn preflight_of(targets: &[Target]) -> iogauge_model::preflight::Preflight {
+    let facts: Vec<_> = targets
+        .iter()
+        .map(|t| (t.info.path.clone(), t.info.size))
+        .collect();
+    iogauge_probe::preflight(&facts)
 }

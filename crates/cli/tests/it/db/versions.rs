@@ -22,26 +22,37 @@ fn db_runs_on_postgresql_15_and_18() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains(&format!("server_version={major}.")), "{text}");
         assert!(text.contains("track_wal_io_timing=on"), "{text}");
-        let (v, _) = run_json(
-            d,
-            &[
-                "--readers",
-                "1",
-                "--writers",
-                "2",
-                "--time",
-                "2s",
-                "--work-unit",
-                "8",
-            ],
-        );
+        // 18 reads with O_DIRECT, as SLOB does; 15 cannot.
+        let mut args = vec![
+            "--readers",
+            "1",
+            "--writers",
+            "2",
+            "--time",
+            "2s",
+            "--work-unit",
+            "8",
+        ];
+        args.extend(pg_bin.map(|_| "--direct-io"));
+        let (v, _) = run_json(d, &args);
         load_profile_of(&v, major);
+        read_ahead_is_weighed(&v, pg_bin.is_some());
         if let Some(b) = pg_bin {
             a_cluster_keeps_its_postgresql(d, b);
         }
         ok(&["drop", "--dir", d]);
         assert!(server_gone(&dir));
     }
+    let w = workdir();
+    let old = w.path().join("pg15");
+    let e = fails(
+        &["db", "setup", "--dir", old.to_str().unwrap(), "--direct-io"],
+        2,
+    );
+    assert!(
+        e.contains("--direct-io (debug_io_direct=data)") && e.contains("PostgreSQL 16 or newer"),
+        "{e}"
+    );
     let e = fails(
         &[
             "db",
@@ -70,6 +81,35 @@ fn db_runs_on_postgresql_15_and_18() {
     );
     assert!(e.contains("--think-time") && e.contains("MIN..MAX"), "{e}");
     assert!(!Path::new("/tmp/x-never").exists());
+}
+
+/// With `--direct-io` the server says it reads its data with O_DIRECT and the read-ahead
+/// draws no warning; without it, the preflight warns exactly when a data device reads ahead
+/// more than 32 of PostgreSQL's blocks (256 KiB).
+fn read_ahead_is_weighed(v: &Value, direct: bool) {
+    let settings = v["server"]["settings"].as_array().unwrap();
+    let set = settings
+        .iter()
+        .any(|s| s["name"] == "debug_io_direct" && s["setting"] == "data");
+    assert_eq!(set, direct, "{settings:?}");
+    fn most(d: &Value) -> u64 {
+        let below = d["below"].as_array().into_iter().flatten().map(most);
+        below
+            .chain(d["queue"]["read_ahead_kb"].as_u64())
+            .max()
+            .unwrap_or(0)
+    }
+    let pre = &v["preflight"];
+    let ra = pre["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["role"] != "wal")
+        .map(|t| most(&t["device"]))
+        .max()
+        .unwrap();
+    let warned = pre["warnings"].to_string().contains("reads ahead");
+    assert_eq!(warned, !direct && ra > 256, "read-ahead {ra} KiB: {pre}");
 }
 
 /// A PostgreSQL `major`'s load profile in a db run's JSON: the log writer's write and sync
