@@ -49,7 +49,8 @@ pub enum Command {
     /// A self-contained HTML report: of stored results by id (charts of a run, calibration or
     /// database run; several overlaid), or of a campaign with --campaign.
     Report(ReportArgs),
-    /// Two runs, or two cases of a campaign, side by side with the ratio and a verdict.
+    /// Two runs of one kind, a calibration beside a db run (the placement table), or two
+    /// cases of a campaign, side by side with the ratio and a verdict.
     Compare(CompareArgs),
     /// A campaign's tables as CSV, Markdown or JSON.
     Export(ExportArgs),

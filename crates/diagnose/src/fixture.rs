@@ -169,6 +169,7 @@ pub fn db(aas: &[(&str, f64)], cache: Option<CacheCompare>) -> DbReport {
             },
             data_set: DataSet::default(),
             disks: vec!["vda".into()],
+            num_disks: None,
             write_disks: vec!["vda".into()],
             samples: Vec::new(),
             preflight: None,

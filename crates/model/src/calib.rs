@@ -26,6 +26,15 @@ pub enum Criterion {
 }
 
 impl Criterion {
+    /// As the flag and JSON name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Criterion::Mean => "mean",
+            Criterion::P95 => "p95",
+            Criterion::P99 => "p99",
+        }
+    }
+
     pub fn of(self, l: &LatSummary) -> f64 {
         match self {
             Criterion::Mean => l.mean,

@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 pub struct HistoryFigures {
     /// The target(s), comma-separated; a database run's server location.
     pub target: String,
-    /// IOPS: a run's total, a calibration's max_iops, a database run's physical reads/s.
+    /// IOPS: a run's total, a calibration's max_iops, a database run's physical reads/s
+    /// (PostgreSQL's `blks_read`, page-cache hits included).
     pub max_iops: Option<f64>,
     /// MiB/s: a run's total, a calibration's max_mbps.
     pub max_mbps: Option<f64>,
@@ -20,7 +21,8 @@ pub struct HistoryFigures {
     /// A run's mean latency, a calibration's latency at max_iops, a database run's average
     /// read time; milliseconds.
     pub latency_ms: Option<f64>,
-    /// A calibration's `--disks`.
+    /// A calibration's `--disks`; a database run's disks behind its data (`--disks`, else
+    /// those it sampled).
     pub disks: Option<u32>,
 }
 
@@ -50,6 +52,7 @@ impl Document {
                 target: d.server.location.clone(),
                 max_iops: Some(d.summary.db.physical_reads_s),
                 latency_ms: d.summary.db.avg_read_ms,
+                disks: d.spindles(),
                 ..HistoryFigures::default()
             },
         }

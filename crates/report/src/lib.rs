@@ -1,8 +1,9 @@
 //! Renderers: every output of a result is made from its document. The terminal summaries
 //! (`text/`), the exporters (JSON and the human summary, one trait), the HTML reports of a
 //! campaign (`campaign/`) and of stored results (`result/`) on one chart toolkit (`svg/`),
-//! and the commands that read the results store back (`stored/`: report, export,
-//! compare). The caller decides where the text goes.
+//! the placement table of a calibration beside a database run (`placement`), and the
+//! commands that read the results store back (`stored/`: report, export, compare). The
+//! caller decides where the text goes.
 
 // A library never writes to the terminal: results go to its caller, who decides where.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -10,6 +11,7 @@
 mod campaign;
 mod export;
 mod num;
+mod placement;
 mod result;
 #[cfg(test)]
 mod snap;

@@ -79,7 +79,9 @@ pub struct ExportArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct CompareArgs {
-    /// The reference: a run id, or with --campaign a case name.
+    /// The reference: a run id, or with --campaign a case name. A calibration and a db run,
+    /// in either order, give the placement table (the calibration's figures beside the
+    /// database's devices').
     pub a: String,
     /// Compared with the reference: a run id, or with --campaign a case name.
     pub b: String,

@@ -243,6 +243,11 @@ pub struct DbRunArgs {
     /// cluster must have been made with it. Default the newest found.
     #[arg(long, value_name = "DIR", conflicts_with = "dsn")]
     pub pg_bin: Option<PathBuf>,
+    /// Physical disks behind the data, for the reads per disk (ORION's IOPS per spindle,
+    /// beside a calibration's --disks in `iogauge compare CAL DB`); default: the disks under
+    /// the data the run samples (an array the OS shows as one device needs this).
+    #[arg(long, value_parser = crate::values::whole(1u32, 100_000))]
+    pub disks: Option<u32>,
     /// Seed for the sessions' key choices.
     #[arg(long, default_value_t = DEFAULT_SEED, value_parser = crate::values::whole(0u64, u64::MAX))]
     pub seed: u64,

@@ -19,6 +19,8 @@ pub struct DbRunOptions {
     /// The sessions' shape, made a workload once the data set is known.
     pub workload: WorkloadSpec,
     pub grid: Grid,
+    /// `--disks`: the disks behind the data (`None`: those the run samples).
+    pub disks: Option<u32>,
     pub store: Option<PathBuf>,
     /// `--label`, checked.
     pub label: Option<String>,
@@ -57,6 +59,7 @@ impl DbRunOptions {
                 ramp: a.ramp,
                 time: a.time,
             },
+            disks: a.disks,
             store: a.result.store.store,
             label: a.result.label.checked()?,
             json: a.result.json,

@@ -36,5 +36,7 @@ pub fn prepare(o: &DbRunOptions) -> anyhow::Result<Prepared> {
         pg_bin: o.pg_bin.as_ref(),
     };
     let setup = |dir: &std::path::Path| setup_first(dir, &o.pg_set, o.pg_bin.as_ref());
-    Ok(Prepared::new(&place, &o.workload, o.grid, setup)?)
+    let mut p = Prepared::new(&place, &o.workload, o.grid, setup)?;
+    p.num_disks = o.disks;
+    Ok(p)
 }

@@ -8,6 +8,7 @@ mod benches;
 mod blockdev;
 mod calibrate;
 mod campaign;
+mod compare;
 mod completions;
 mod db;
 mod diagnose;

@@ -39,6 +39,14 @@ impl Fs {
     }
 }
 
+impl Drop for Fs {
+    /// The write cache back on: the next test given this loop device finds it as it was.
+    fn drop(&mut self) {
+        let wc = format!("/sys/block/{}/queue/write_cache", self.device());
+        let _ = std::fs::write(wc, "write back");
+    }
+}
+
 /// `iogauge run` of a few reads on `target`: its JSON and stored id.
 fn run_on(target: &Path, size: &str) -> (Value, i64) {
     let t = target.to_str().unwrap();
@@ -69,6 +77,9 @@ fn mount_options_and_write_cache_are_recorded_and_compared() {
     let wc = format!("/sys/block/{}/queue/write_cache", journal.device());
     sh(&format!("echo 'write through' > {wc}"));
     let cow = Fs::new(d.path(), "b", 256, "mkfs.btrfs -q -f", "nodatacow");
+    // A loop device keeps its queue settings from one attachment to the next: set both.
+    let wb = format!("/sys/block/{}/queue/write_cache", cow.device());
+    sh(&format!("echo 'write back' > {wb}"));
 
     let (j, jid) = run_on(&journal.dir().join("f"), "16m");
     assert!(

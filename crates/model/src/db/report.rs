@@ -161,6 +161,12 @@ pub struct DbReport {
     /// stored before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writes: Option<WriteCompare>,
+    /// The disks behind the data, for the figures per disk (ORION's IOPS per spindle):
+    /// `db run --disks`, else how many of the data's disks the run sampled (`cache.disks`);
+    /// absent in documents stored before it was kept, and for a server whose disks are
+    /// unknown (see [`DbReport::spindles`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_disks: Option<u32>,
     /// Operations per session over the whole run.
     pub per_session: Vec<u64>,
     pub intervals: Vec<DbIntervalReport>,
@@ -205,6 +211,9 @@ pub struct DbContext {
     pub grid: Grid,
     pub data_set: DataSet,
     pub disks: Vec<String>,
+    /// `db run --disks`: the disks behind the data when `disks` does not say it (an array
+    /// seen as one device, a server by DSN); `None` counts `disks`.
+    pub num_disks: Option<u32>,
     /// The disks under the data and the WAL, whose writes are compared with PostgreSQL's.
     pub write_disks: Vec<String>,
     pub samples: Vec<Snapshot>,
@@ -244,6 +253,7 @@ impl DbReport {
         let rates = m.rates();
         let whole = window.and_then(|(a, b)| system_between(&ctx.samples, Nanos(a), Nanos(b)));
         let cache = whole.as_ref().map(|d| cache_compare(&rates, d, &ctx.disks));
+        let num_disks = ctx.num_disks.or_else(|| count(&ctx.disks));
         let writes = whole
             .as_ref()
             .map(|d| write_compare(&rates, d, &ctx.write_disks));
@@ -276,6 +286,7 @@ impl DbReport {
             steady: steady(&measured),
             cache,
             writes,
+            num_disks,
             per_session: o.per_session.clone(),
             intervals: o
                 .intervals
@@ -288,6 +299,18 @@ impl DbReport {
             ranks: Vec::new(),
         }
     }
+
+    /// The disks behind the data: [`DbReport::num_disks`], or for a document stored before it
+    /// was kept the data's disks the run compared its reads with; `None` when unknown.
+    pub fn spindles(&self) -> Option<u32> {
+        self.num_disks
+            .or_else(|| count(self.cache.as_ref().map_or(&[], |c| &c.disks)))
+    }
+}
+
+/// How many `disks` there are, `None` for none.
+fn count(disks: &[String]) -> Option<u32> {
+    u32::try_from(disks.len()).ok().filter(|&n| n > 0)
 }
 
 fn steady(measured: &[&DbInterval]) -> Option<Steady> {

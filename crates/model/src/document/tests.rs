@@ -36,6 +36,24 @@ fn schema_1_documents_upgrade_to_their_types() {
     assert_eq!(d.summary.sessions.ops, 8951);
 }
 
+/// A db run stored before `db run --disks` has no `num_disks`: it reads, and its disks are
+/// the data's disks it sampled; a stored count wins over them, and is kept.
+#[test]
+fn a_db_run_without_its_disks_counts_the_sampled_ones() {
+    let Document::DbRun(mut d) = Document::from_json(DB_V1).unwrap() else {
+        panic!("a db run");
+    };
+    assert_eq!(d.num_disks, None);
+    assert_eq!(d.spindles(), Some(1), "vda");
+    d.num_disks = Some(4);
+    assert_eq!(d.spindles(), Some(4));
+    let back = Document::from_json(&Document::DbRun(d.clone()).to_json()).unwrap();
+    assert!(matches!(back, Document::DbRun(b) if b.num_disks == Some(4)));
+    d.num_disks = None;
+    d.cache = None;
+    assert_eq!(d.spindles(), None, "a server whose disks are unknown");
+}
+
 #[test]
 fn documents_round_trip_exactly() {
     for v1 in [RUN_V1, CALIBRATE_V1, DB_V1] {

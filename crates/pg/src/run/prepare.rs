@@ -233,6 +233,9 @@ pub struct Prepared {
     /// The devices to sample: each target's device and the disks under it.
     pub devices: Vec<String>,
     pub disks: Vec<String>,
+    /// `db run --disks`: the disks behind the data for the figures per disk (`None`: as
+    /// many as `disks`).
+    pub num_disks: Option<u32>,
     pub write_disks: Vec<String>,
 }
 
@@ -282,6 +285,7 @@ impl Prepared {
             preflight,
             devices,
             disks,
+            num_disks: None,
             write_disks,
         })
     }
@@ -371,6 +375,7 @@ impl Prepared {
             grid: self.grid,
             data_set: self.data.clone(),
             disks: self.disks.clone(),
+            num_disks: self.num_disks,
             write_disks: self.write_disks.clone(),
             samples,
             preflight: self.preflight.clone(),

@@ -1,10 +1,11 @@
-//! The page of `iogauge report ID [ID…]`: a paragraph per result, then one section per kind
-//! (runs, calibrations, database runs; each kind's results share their charts), then each
-//! result's text summary.
+//! The page of `iogauge report ID [ID…]`: a paragraph per result, the placement table when
+//! the results hold one calibration and one database run, then one section per kind (runs,
+//! calibrations, database runs; each kind's results share their charts), then each result's
+//! text summary.
 
 use super::findings::findings_html;
 use super::item::{Group, Item, Stored};
-use super::{calib, db, run};
+use super::{calib, db, placement, run};
 use crate::export::{Exporter, Text};
 use crate::num::fmt_num;
 use crate::svg::page::{close_page, colour, esc, open_page};
@@ -43,6 +44,13 @@ pub fn result_html(results: &[Stored]) -> Result<String, DigestError> {
         summary(&mut out, it, items.len() > 1);
     }
     let (runs, calibrations, db_runs) = by_kind(&items);
+    // One calibration and one database run: the placement study's table first.
+    if let ([(c, cal)], [(d, db)]) = (calibrations.items.as_slice(), db_runs.items.as_slice()) {
+        placement::section(
+            &mut out,
+            &crate::placement::placement((c.s.id, cal), (d.s.id, db)),
+        );
+    }
     if !runs.items.is_empty() {
         run::section(&mut out, &runs)?;
     }

@@ -178,6 +178,30 @@ fn kinds_mix_and_labels_are_escaped() {
     );
 }
 
+/// One calibration and one db run: the placement table, a row per figure, before the kinds'
+/// sections; with a second calibration there is no pair to set side by side.
+#[test]
+fn a_calibration_and_a_db_run_get_the_placement_table() {
+    let (run, cal, db) = (doc(RUN), doc(CALIBRATE), doc(DB_RUN));
+    let page = html(&[(1, &run, vec![]), (4, &db, vec![]), (3, &cal, vec![])]);
+    clean(&page);
+    let at = page.find("id=\"placement\"").expect("the placement table");
+    assert!(
+        at < page.find("id=\"runs\"").unwrap(),
+        "before the kinds' sections"
+    );
+    let table = &page[at..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert!(
+        table.contains("<th>calibration 3</th><th>db run 4</th>"),
+        "{table}"
+    );
+    assert_eq!(table.matches("<tr data-metric=").count(), 7, "{table}");
+    assert!(table.contains("<tr data-metric=\"reads_s\"><td class=\"l\">reads/s</td><td>62382</td><td>62.68</td><td>0.001</td>"), "{table}");
+    let two = html(&[(3, &cal, vec![]), (5, &cal, vec![]), (4, &db, vec![])]);
+    assert!(!two.contains("id=\"placement\""));
+}
+
 #[test]
 fn the_busiest_cpu_is_drawn_when_samples_keep_each_cpu() {
     let mut d = doc(RUN);

@@ -12,6 +12,7 @@ mod calib;
 mod db;
 mod findings;
 mod history;
+mod placement;
 mod run;
 mod series;
 mod watch;

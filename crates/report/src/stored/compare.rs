@@ -1,20 +1,23 @@
-//! `iogauge compare A B` as a function: two stored runs of one kind, figure by figure, or two
-//! cases of a campaign with the confidence interval of their ratio and its verdict; as text
-//! (one table) or JSON.
+//! `iogauge compare A B` as a function: two stored runs of one kind, figure by figure; a
+//! calibration and a database run as the placement study's table ([`crate::placement`]); or
+//! two cases of a campaign with the confidence interval of their ratio and its verdict; as
+//! text (one table) or JSON.
 
 use super::error::{usage, ReadError};
 use super::open::{open_view, stored_run};
 use crate::campaign::limits::{case_finding, time_of};
 use crate::num::fmt_num;
+use crate::placement::placement;
 use crate::text::findings::{contrast, finding_line};
+use crate::text::placement::placement_text;
 use iogauge_campaign::digest::{catalogue, digest};
-use iogauge_campaign::{CampaignView, RunDigest};
+use iogauge_campaign::CampaignView;
 use iogauge_model::finding::Finding;
 use iogauge_model::history::RunStatus;
 use iogauge_model::preflight::facts::differences;
-use iogauge_model::preflight::Preflight;
+use iogauge_model::{Document, Kind};
 use iogauge_stats::compare::{Describe, Ratio, Statistic, Verdict};
-use iogauge_store::Store;
+use iogauge_store::{Store, StoredRun};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -66,12 +69,8 @@ struct MetricCompare {
     verdict: Option<String>,
 }
 
-/// Run `s` (an id as given) digested, with its label and preflight.
-fn load_run(
-    store: &Store,
-    s: &str,
-    warn: &mut dyn FnMut(&str),
-) -> Result<(RunDigest, Option<String>, Option<Preflight>), ReadError> {
+/// Stored result `s` (an id as given); `warn` hears when it was interrupted.
+fn load_run(store: &Store, s: &str, warn: &mut dyn FnMut(&str)) -> Result<StoredRun, ReadError> {
     let Ok(id) = s.parse::<i64>() else {
         return usage(format!(
             "{s:?} is not a run id; give two ids from `iogauge history`, or two case names with --campaign NAME"
@@ -84,13 +83,16 @@ fn load_run(
             "run {id} was interrupted: its figures cover only the part that ran"
         ));
     }
-    let label = run.document.meta().label.clone();
-    let preflight = run.document.preflight().cloned();
-    Ok((
-        digest(id, 1, &run.document, &run.histograms)?,
-        label,
-        preflight,
-    ))
+    Ok(run)
+}
+
+/// What `compare` calls a result of `kind`.
+fn noun(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Run => "run",
+        Kind::Calibrate => "calibration",
+        Kind::DbRun => "db run",
+    }
 }
 
 fn compare_runs(
@@ -99,19 +101,37 @@ fn compare_runs(
     warn: &mut dyn FnMut(&str),
 ) -> Result<String, ReadError> {
     let (a, b) = (o.a, o.b);
-    let (ra, la, pa) = load_run(store, a, warn)?;
-    let (rb, lb, pb) = load_run(store, b, warn)?;
+    let (sa, sb) = (load_run(store, a, warn)?, load_run(store, b, warn)?);
+    let pair = |c: &StoredRun, d: &StoredRun| match (&c.document, &d.document) {
+        (Document::Calibration(cal), Document::DbRun(db)) => {
+            Some(placement((c.row.id, cal), (d.row.id, db)))
+        }
+        _ => None,
+    };
+    // The placement study: the calibration first, in whichever order they were given.
+    if let Some(p) = pair(&sa, &sb).or_else(|| pair(&sb, &sa)) {
+        return Ok(if o.json {
+            serde_json::to_string_pretty(&p)? + "\n"
+        } else {
+            placement_text(&p)
+        });
+    }
+    let (ka, kb) = (sa.document.kind(), sb.document.kind());
+    if ka != kb {
+        return usage(format!(
+            "run {a} is a {} and run {b} a {}: compare two results of one kind, or a calibration with a db run",
+            noun(ka),
+            noun(kb)
+        ));
+    }
     // What moved besides the storage: a mount option, a write cache, a fragmented file.
-    let facts = match (&pa, &pb) {
+    let facts = match (sa.document.preflight(), sb.document.preflight()) {
         (Some(pa), Some(pb)) => differences(pa, pb),
         _ => Vec::new(),
     };
-    if ra.kind != rb.kind {
-        return usage(format!(
-            "run {a} is a {} and run {b} a {}: compare runs of one kind",
-            ra.kind, rb.kind
-        ));
-    }
+    let digested = |r: &StoredRun| digest(r.row.id, 1, &r.document, &r.histograms);
+    let (ra, rb) = (digested(&sa)?, digested(&sb)?);
+    let (la, lb) = (&sa.document.meta().label, &sb.document.meta().label);
     let rows: Vec<MetricCompare> = catalogue()
         .iter()
         .filter_map(|m| {
@@ -144,8 +164,8 @@ fn compare_runs(
     };
     let mut s = format!(
         "{} against {}: single runs, so no confidence interval; a campaign's repetitions give one\n",
-        named(a, &la, &ra.started_at),
-        named(b, &lb, &rb.started_at)
+        named(a, la, &ra.started_at),
+        named(b, lb, &rb.started_at)
     );
     let (run_a, run_b) = (format!("run {a}"), format!("run {b}"));
     line(

@@ -6,18 +6,14 @@ use super::findings::findings_text;
 use super::label::label_line;
 use super::preflight::preflight_text;
 use iogauge_model::calib::CalibrationReport;
-use iogauge_model::calib::{iops_per_disk, Cell, Criterion, LargeType, MatrixMode, Step};
+use iogauge_model::calib::{iops_per_disk, Cell, LargeType, MatrixMode, Step};
 use iogauge_model::units::fmt_size;
 use std::fmt::Write as _;
 
 /// Header and preflight.
 pub fn calibration_head(r: &CalibrationReport) -> String {
     let o = &r.options;
-    let crit = match o.criterion {
-        Criterion::Mean => "mean",
-        Criterion::P95 => "p95",
-        Criterion::P99 => "p99",
-    };
+    let crit = o.criterion.name();
     let mut s = String::new();
     // ORION's -type: sequential large I/Os are one stream per outstanding I/O.
     let sizes = match o.large_type {

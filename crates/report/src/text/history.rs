@@ -1,5 +1,6 @@
 //! `iogauge history`: one line per stored run, newest first, with the columns of Oracle's
-//! DBA_RSRC_IO_CALIBRATE (start, end, max_iops, max_mbps, max_pmbps, latency, disks).
+//! DBA_RSRC_IO_CALIBRATE (start, end, max_iops, max_mbps, max_pmbps, latency, disks), and a
+//! line for each other kind saying what the columns hold for it.
 
 use iogauge_model::history::{RunRow, RunStatus};
 use iogauge_model::Kind;
@@ -50,7 +51,7 @@ pub fn history_table(rows: &[RunRow]) -> String {
         );
     }
     if rows.iter().any(|r| r.kind == Kind::DbRun) {
-        s.push_str("db: max_iops and lat_ms are PostgreSQL's reads/s and mean read time (page-cache hits included), not the devices'\n");
+        s.push_str("db: max_iops and lat_ms are PostgreSQL's reads/s and mean read time (page-cache hits included), not the devices' (`compare CAL DB` sets those beside a calibration); disks are those behind its data (db run --disks, else the disks sampled)\n");
     }
     s
 }

@@ -1,11 +1,13 @@
 //! The text a terminal shows: a run's, a calibration's and a database run's summaries, the
-//! time series as tables, the history table and the live lines of `watch`.
+//! time series as tables, the history table, the placement table of `compare CAL DB` and the
+//! live lines of `watch`.
 
 pub(crate) mod calib;
 pub(crate) mod db;
 pub(crate) mod findings;
 pub(crate) mod history;
 mod label;
+pub(crate) mod placement;
 pub(crate) mod preflight;
 pub(crate) mod run;
 pub(crate) mod series;

@@ -270,6 +270,7 @@ fn db_and_watch_flags_are_refused_naming_the_flag_or_accepted() {
         dbrun("--redo-stress", &["none", "lite", "heavy"], &[]),
         dbrun("--driver", &["server", "client"], &[]),
         dbrun("--hot-schema-every", &["1", "8"], &[]),
+        dbrun("--disks", &["1", "12", "100000"], &[]),
         Flag {
             cmd: &["db", "run"],
             context: &["--dir", "{wd}/pg", "--sessions", "2"],
