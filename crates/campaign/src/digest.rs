@@ -119,6 +119,17 @@ fn run(id: i64, rep: u32, r: &RunReport, hists: &Hists) -> Result<RunDigest, Dig
     if let Some(h) = &r.hardware {
         m.put("device_iops", h.read.device_iops + h.write.device_iops);
         m.put("device_mbps", h.read.device_mbps + h.write.device_mbps);
+        m.put("device_read_iops", h.read.device_iops);
+        m.put("device_write_iops", h.write.device_iops);
+    }
+    if r.options.like.is_some() && s.elapsed_s > 0.0 {
+        // The raw stand-in of a db run (`run --like`): its reads and writes under the
+        // database's names, so a campaign or compare puts it beside the db runs (raw = 1).
+        m.put("db_physical_reads_s", s.read.iops);
+        m.put("db_physical_writes_s", s.write.iops);
+        if s.read.ios > 0 {
+            m.put("db_avg_read_ms", s.read.lat_us.mean / 1e3);
+        }
     }
     let first = first_measured(r.intervals.iter().map(|i| (i.phase, i.t_s)));
     let mut steady_from_s = steady_at(first, r.steady.as_ref().and_then(|s| s.reached_at_s));

@@ -8,4 +8,5 @@ pub mod profile;
 pub mod regrid;
 pub mod report;
 pub mod setup;
+pub mod shape;
 pub mod workload;

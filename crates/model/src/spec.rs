@@ -347,6 +347,17 @@ pub struct JobSpec {
     /// from the engine's outcome when the result is recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_path: Option<IoPath>,
+    /// `--like`: the db run whose device I/O this job replays ([`crate::db::shape`]), and the
+    /// shape it took from it; its figures stand in for that run's database's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub like: Option<Like>,
+}
+
+/// `run --like ID`: the stored db run replayed and the shape taken from it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Like {
+    pub run: i64,
+    pub shape: crate::db::shape::IoShape,
 }
 
 /// The offset generators' seed when `--seed` is not given.
@@ -457,6 +468,7 @@ impl JobSpec {
             layout: None,
             io: IoPathOpts::default(),
             io_path: None,
+            like: None,
         }
     }
 

@@ -13,6 +13,12 @@ use std::time::Duration;
 pub struct RunArgs {
     #[command(flatten)]
     pub io: TargetArgs,
+    /// Replay the I/O a stored db run drove at its data disks (read:write mix, request size,
+    /// requests in flight) on --target: the raw-device stand-in for a database (the
+    /// filesystem study's RAW = 1). Sets --rw, --read-pct, --bs and --qd.
+    #[arg(long, value_name = "DB_RUN_ID", conflicts_with_all = ["rw", "read_pct", "bs", "qd"],
+          value_parser = crate::values::result_id)]
+    pub like: Option<i64>,
     /// read | write | randread | randwrite | randrw.
     #[arg(long, default_value = "randread", value_parser = str::parse::<RwMode>)]
     pub rw: RwMode,

@@ -4,7 +4,7 @@
 use super::args::RunArgs;
 use crate::target::options::{io_setup, Targets};
 use crate::usage::{check_interval, check_time, usage, UsageError};
-use iogauge_model::spec::{JobSpec, RwMode};
+use iogauge_model::spec::{JobSpec, Like, RwMode};
 use iogauge_model::units::fmt_size;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -27,7 +27,7 @@ pub struct RunOptions {
 impl RunOptions {
     pub fn from_args(a: RunArgs) -> Result<RunOptions, UsageError> {
         let mut spec = JobSpec::new(a.rw);
-        if let Some(p) = a.read_pct {
+        if let (Some(p), None) = (a.read_pct, a.like) {
             if a.rw != RwMode::RandRw {
                 return usage(format!(
                     "--read-pct applies to --rw randrw only (got --rw {})",
@@ -38,6 +38,13 @@ impl RunOptions {
         }
         spec.bs = a.bs;
         spec.qd = a.qd;
+        if let Some(id) = a.like {
+            let like = like(id, a.result.store.store.as_deref())?;
+            let (rw, read_pct, bs, qd) = like.shape.job();
+            (spec.rw, spec.read_pct, spec.qd) = (rw, read_pct, qd);
+            spec.bs = iogauge_model::spec::BlockSplit::single(bs);
+            spec.like = Some(like);
+        }
         spec.workers = a.workers;
         spec.time = match (a.time, a.ios) {
             (Some(t), _) => Some(check_time(t)?),
@@ -98,4 +105,32 @@ impl RunOptions {
             shared_offsets: a.shared_offsets,
         })
     }
+}
+
+/// The shape of stored db run `id`'s device I/O ([`iogauge_model::db::shape`]).
+fn like(id: i64, store: Option<&std::path::Path>) -> Result<Like, UsageError> {
+    let flag = format!("--like {id}");
+    let store = iogauge_store::Store::open_reader_resolved(store)
+        .map_err(|e| UsageError(format!("{flag}: {e}")))?;
+    let run = store
+        .get(id)
+        .map_err(|e| UsageError(format!("{flag}: {e}")))?
+        .ok_or_else(|| {
+            UsageError(format!(
+                "{flag}: no run {id} in {}; `iogauge history` lists the stored runs",
+                store.path().display()
+            ))
+        })?;
+    let iogauge_model::Document::DbRun(db) = &run.document else {
+        return usage(format!(
+            "{flag}: run {id} is a {}, not a db run; give a db run's id from `iogauge history`",
+            run.row.kind
+        ));
+    };
+    let shape = db.device_shape().ok_or_else(|| {
+        UsageError(format!(
+            "{flag}: db run {id} has no device figures of its data disks (a server by --dsn, or storage iogauge could not resolve), so there is no shape to replay; give --rw, --bs and --qd"
+        ))
+    })?;
+    Ok(Like { run: id, shape })
 }

@@ -159,7 +159,68 @@ fn a_calibration_beside_a_db_run() {
             && e.contains("a calibration with a db run"),
         "{e}"
     );
+    raw_stand_in(&store, &p("raw"), (&db, db_id), &run_id);
     on(&store, &["db", "drop", "--dir", &pg]);
+}
+
+/// `run --like DB` replays the db run's device I/O on a file (the raw stand-in): the shape
+/// is the one its data disks did, the job is made of it, `compare RAW DB` puts the two side
+/// by side under the database's names; a run's id or an explicit --bs is refused in a line.
+fn raw_stand_in(store: &Path, target: &str, (db, db_id): (&Value, i64), run_id: &str) {
+    let like = db_id.to_string();
+    let (raw, raw_id) = stored(
+        store,
+        &[
+            "run", "--like", &like, "--target", target, "--size", "16m", "--time", "1s",
+        ],
+    );
+    let l = &raw["options"]["like"];
+    assert_eq!(l["run"].as_i64(), Some(db_id), "{l}");
+    let shape = &l["shape"];
+    let dev_reads = f(&db["cache"]["device_reads_s"]);
+    let reads = f(&shape["reads_s"]);
+    assert!(
+        (reads - dev_reads).abs() <= dev_reads * 0.05 + 1.0,
+        "the shape's reads {reads}/s against the db run's device reads {dev_reads}/s"
+    );
+    // Readers only: random reads of the disks' request size, at their depth.
+    assert_eq!(raw["options"]["rw"], "randread", "{shape}");
+    let bs = ((f(&shape["read_kib"]) / 4.0).round().max(1.0) as u64) * 4096;
+    assert_eq!(u(&raw["options"]["bs"][0]["bs"]), bs, "{}", raw["options"]);
+    let depth = f(&shape["depth"]).round().max(1.0) as u64;
+    assert_eq!(u(&raw["options"]["qd"]), depth);
+    let (text, _) = on(store, &["show", &raw_id.to_string()]);
+    assert!(
+        text.contains(&format!("like db run {db_id}: its data disks did")),
+        "{text}"
+    );
+    let (cmp, _) = on(store, &["compare", &raw_id.to_string(), &like, "--json"]);
+    let cmp: Value = serde_json::from_str(&cmp).unwrap();
+    let metrics: Vec<&str> = cmp["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["metric"].as_str())
+        .collect();
+    for m in ["db_physical_reads_s", "db_avg_read_ms", "device_iops"] {
+        assert!(metrics.contains(&m), "{m} in {metrics:?}");
+    }
+    let st = store.to_str().unwrap();
+    let e = fails(
+        &["run", "--like", run_id, "--target", target, "--store", st],
+        2,
+    );
+    assert!(
+        e.contains(&format!(
+            "--like {run_id}: run {run_id} is a run, not a db run"
+        )),
+        "{e}"
+    );
+    let e = fails(
+        &["run", "--like", &like, "--bs", "4k", "--target", target],
+        2,
+    );
+    assert!(e.contains("--like") && e.contains("--bs"), "{e}");
 }
 
 /// `history` shows each result's disks: `--disks`, or the disks a db run sampled; and says

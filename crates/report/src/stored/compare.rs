@@ -117,9 +117,13 @@ fn compare_runs(
         });
     }
     let (ka, kb) = (sa.document.kind(), sb.document.kind());
-    if ka != kb {
+    // A raw stand-in (`run --like`) beside db runs: their figures share the database's names.
+    let stand_in = |d: &Document| matches!(d, Document::Run(r) if r.options.like.is_some());
+    let raw_beside_db = (ka, kb) == (Kind::Run, Kind::DbRun) && stand_in(&sa.document)
+        || (ka, kb) == (Kind::DbRun, Kind::Run) && stand_in(&sb.document);
+    if ka != kb && !raw_beside_db {
         return usage(format!(
-            "run {a} is a {} and run {b} a {}: compare two results of one kind, or a calibration with a db run",
+            "run {a} is a {} and run {b} a {}: compare two results of one kind, a calibration with a db run, or a db run with its raw stand-in (run --like)",
             noun(ka),
             noun(kb)
         ));

@@ -34,15 +34,7 @@ pub fn run_text(r: &RunReport) -> String {
         }
     );
     label_line(&mut s, &r.meta);
-    for t in &r.targets {
-        let _ = writeln!(s, "  target {}", target_line(t));
-        let facts = r.preflight.iter().flat_map(|p| &p.targets);
-        for f in facts.filter(|f| f.path == t.path) {
-            for l in super::preflight::storage_lines(f) {
-                let _ = writeln!(s, "    {l}");
-            }
-        }
-    }
+    like_and_targets(&mut s, r);
     if let Some(p) = &o.io_path {
         let _ = writeln!(s, "  I/O path: {}", p.line());
     }
@@ -333,6 +325,27 @@ fn hardware_text(h: &iogauge_model::hardware::Hardware, notes: bool) -> String {
         let _ = writeln!(s, "note: {n}");
     }
     s
+}
+
+/// The db run a `--like` job replays, then each target with its storage facts.
+fn like_and_targets(s: &mut String, r: &RunReport) {
+    if let Some(l) = &r.options.like {
+        let sh = &l.shape;
+        let _ = writeln!(
+            s,
+            "  like db run {}: its data disks did {:.0} reads/s of {:.1} KiB and {:.0} writes/s of {:.1} KiB, {:.1} in flight; this job replays that shape, its figures standing in for the database's",
+            l.run, sh.reads_s, sh.read_kib, sh.writes_s, sh.write_kib, sh.depth
+        );
+    }
+    for t in &r.targets {
+        let _ = writeln!(s, "  target {}", target_line(t));
+        let facts = r.preflight.iter().flat_map(|p| &p.targets);
+        for f in facts.filter(|f| f.path == t.path) {
+            for l in super::preflight::storage_lines(f) {
+                let _ = writeln!(s, "    {l}");
+            }
+        }
+    }
 }
 
 fn target_line(t: &TargetInfo) -> String {

@@ -1,0 +1,125 @@
+//! The I/O a database run drove at its data disks, as a synthetic job can replay it: `iogauge
+//! run --like DB_RUN_ID --target DEV` puts the same read:write mix, request sizes and
+//! concurrency on a raw device or file, the stand-in for the filesystem study's RAW = 1
+//! (PostgreSQL cannot run on a raw device). Derived from the run's stored device samples over
+//! its measured window, so any db run stored with its samples can be replayed.
+
+use super::report::DbReport;
+use crate::spec::RwMode;
+use iogauge_stats::Phase;
+use serde::{Deserialize, Serialize};
+
+/// What the data disks completed over the measured window, summed over the disks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IoShape {
+    pub reads_s: f64,
+    pub writes_s: f64,
+    /// Mean request sizes (iostat's rareq-sz, wareq-sz), KiB.
+    pub read_kib: f64,
+    pub write_kib: f64,
+    /// Requests in flight on average (iostat's aqu-sz, summed over the disks).
+    pub depth: f64,
+}
+
+/// A direction below this share of the requests is left out of the replay.
+const MINOR_PCT: f64 = 2.0;
+
+impl IoShape {
+    /// The job that replays the shape: the mode (random: a database's single-block reads
+    /// and its buffers' writes land anywhere in its files), the share of reads, one block
+    /// size (the dominant direction's mean request, rounded to 4 KiB, at least 4 KiB) and the
+    /// depth (rounded, at least 1).
+    pub fn job(&self) -> (RwMode, u8, u64, u32) {
+        let total = self.reads_s + self.writes_s;
+        let read_pct = if total > 0.0 {
+            self.reads_s / total * 100.0
+        } else {
+            100.0
+        };
+        let (rw, kib) = if read_pct >= 100.0 - MINOR_PCT {
+            (RwMode::RandRead, self.read_kib)
+        } else if read_pct <= MINOR_PCT {
+            (RwMode::RandWrite, self.write_kib)
+        } else if read_pct >= 50.0 {
+            (RwMode::RandRw, self.read_kib)
+        } else {
+            (RwMode::RandRw, self.write_kib)
+        };
+        let bs = ((kib / 4.0).round().max(1.0) as u64) * 4096;
+        let pct = read_pct.round().clamp(0.0, 100.0) as u8;
+        (rw, pct, bs, self.depth.round().max(1.0) as u32)
+    }
+}
+
+impl DbReport {
+    /// The shape of the I/O at the data disks ([`crate::db::report::CacheCompare::disks`])
+    /// over the measured intervals, each weighted by its length; `None` without device
+    /// samples of those disks or without I/O.
+    pub fn device_shape(&self) -> Option<IoShape> {
+        let disks = &self.cache.as_ref()?.disks;
+        let (mut secs, mut r, mut w, mut rkib, mut wkib, mut depth) =
+            (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+        for iv in self.intervals.iter().filter(|i| i.phase == Phase::Measure) {
+            let Some(sys) = &iv.system else { continue };
+            let d = iv.dur_s;
+            for rates in disks.iter().filter_map(|n| sys.disks.get(n)) {
+                r += rates.r_s * d;
+                w += rates.w_s * d;
+                rkib += rates.r_mb_s * 1024.0 * d;
+                wkib += rates.w_mb_s * 1024.0 * d;
+                depth += rates.aqu_sz * d;
+            }
+            secs += d;
+        }
+        (secs > 0.0 && r + w > 0.0).then(|| IoShape {
+            reads_s: r / secs,
+            writes_s: w / secs,
+            read_kib: if r > 0.0 { rkib / r } else { 0.0 },
+            write_kib: if w > 0.0 { wkib / w } else { 0.0 },
+            depth: depth / secs,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(reads_s: f64, writes_s: f64, read_kib: f64, write_kib: f64, depth: f64) -> IoShape {
+        IoShape {
+            reads_s,
+            writes_s,
+            read_kib,
+            write_kib,
+            depth,
+        }
+    }
+
+    #[test]
+    fn the_job_that_replays_a_shape() {
+        // Single-block reads at 3.4 in flight, no writes to speak of.
+        assert_eq!(
+            shape(5000.0, 40.0, 8.1, 64.0, 3.4).job(),
+            (RwMode::RandRead, 99, 8192, 3)
+        );
+        // Reads with writes merged by the writeback: the reads' size.
+        assert_eq!(
+            shape(3000.0, 1000.0, 8.0, 120.0, 12.6).job(),
+            (RwMode::RandRw, 75, 8192, 13)
+        );
+        // Writes dominate: their size; read-ahead's larger reads do not set it.
+        assert_eq!(
+            shape(100.0, 900.0, 256.0, 16.3, 0.2).job(),
+            (RwMode::RandRw, 10, 16384, 1)
+        );
+        assert_eq!(
+            shape(0.0, 800.0, 0.0, 8.0, 2.0).job(),
+            (RwMode::RandWrite, 0, 8192, 2)
+        );
+        assert_eq!(
+            shape(10.0, 0.0, 1.0, 0.0, 0.0).job().2,
+            4096,
+            "at least 4 KiB"
+        );
+    }
+}
