@@ -15,6 +15,7 @@ pub mod digest;
 pub mod load;
 pub mod metric;
 pub mod plan;
+pub mod relative;
 mod secrets;
 pub mod spec;
 #[cfg(test)]
@@ -25,6 +26,7 @@ pub use analysis::{metrics, warnings};
 pub use digest::{catalogue, digest, lat_curves, DigestError, Metric};
 pub use load::{load, CheckLine, LoadError, Loaded};
 pub use plan::PlannedRun;
+pub use relative::{relative, RelativeCase, RelativeFigure, RelativeMetric, RelativeView};
 pub use spec::{Campaign, Case, Command, Order, SpecError, Warmup};
 pub use view::{
     AasPoint, CampaignView, CaseView, Environment, LatCurve, MetricCase, MetricView, RunDigest,

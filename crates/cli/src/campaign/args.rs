@@ -62,6 +62,10 @@ pub struct ReportArgs {
     /// The campaign, by the name `iogauge campaign` stored it under.
     #[arg(long)]
     pub campaign: Option<String>,
+    /// With --campaign: every figure a ratio to the baseline case (= 1), no absolute figure
+    /// anywhere (for results whose licence allows only normalised figures).
+    #[arg(long)]
+    pub relative: bool,
     #[command(flatten)]
     pub out: Output,
     #[command(flatten)]
@@ -73,6 +77,10 @@ pub struct ExportArgs {
     /// csv (one row per case and metric), md (Markdown tables) or json (everything).
     #[arg(long, value_parser = ["csv", "md", "json"])]
     pub format: String,
+    /// Every figure a ratio to the baseline case (= 1), no absolute figure anywhere (for
+    /// results whose licence allows only normalised figures).
+    #[arg(long)]
+    pub relative: bool,
     #[command(flatten)]
     pub out: CampaignOutput,
 }

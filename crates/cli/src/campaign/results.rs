@@ -12,11 +12,20 @@ use std::process::ExitCode;
 
 /// `iogauge report ID [ID…]` or `iogauge report --campaign NAME`.
 pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
-    let out = output_path(&a.out)?;
     let subject = match &a.campaign {
-        Some(name) => Subject::Campaign(name),
+        Some(name) => Subject::Campaign {
+            name,
+            relative: a.relative,
+        },
+        None if a.relative => {
+            return Err(UsageError(
+                "--relative needs --campaign NAME: figures are relative to a campaign's baseline case, and stored results by id have none".into(),
+            )
+            .into())
+        }
         None => Subject::Results(&a.ids),
     };
+    let out = output_path(&a.out)?;
     let r = iogauge_report::report(a.store.store.as_deref(), subject)?;
     write_output(out, &r.html)?;
     if let Some(p) = out {
@@ -34,7 +43,12 @@ pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
         "md" => Format::Markdown,
         _ => Format::Json,
     };
-    let text = iogauge_report::export(a.out.store.store.as_deref(), &a.out.campaign, format)?;
+    let text = iogauge_report::export(
+        a.out.store.store.as_deref(),
+        &a.out.campaign,
+        format,
+        a.relative,
+    )?;
     write_output(out, &text)?;
     Ok(ExitCode::SUCCESS)
 }

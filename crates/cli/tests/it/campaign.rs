@@ -313,6 +313,7 @@ fn a_changed_campaign_needs_fresh() {
 mod examples;
 mod read_back;
 mod redundancy;
+mod relative;
 
 /// `case` sets each case up once before its first run (its warm-up included) and `case_end`
 /// takes it down after its last, with the case's variables; `pre` runs inside them.

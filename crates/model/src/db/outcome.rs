@@ -3,6 +3,7 @@
 
 use crate::db::aas::Aas;
 use crate::db::profile::{LoadDelta, LoadRates};
+use crate::db::relations::RelationWindow;
 use iogauge_stats::LatHist;
 use std::ops::AddAssign;
 use std::time::SystemTime;
@@ -112,6 +113,9 @@ pub struct DbOutcome {
     pub server_version: String,
     /// Wall-clock time of t0.
     pub started: Option<SystemTime>,
+    /// The statio counters per relation at the measured window's start and end; `None`
+    /// when the run ended before the window began.
+    pub relations: Option<RelationWindow>,
 }
 
 impl DbOutcome {

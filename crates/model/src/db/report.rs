@@ -5,6 +5,7 @@
 use crate::db::aas::Aas;
 use crate::db::outcome::{DbInterval, DbOutcome, SessionTotals};
 use crate::db::profile::LoadRates;
+use crate::db::relations::RelationIo;
 use crate::db::workload::{Grid, Workload};
 use crate::derive::{Derived, DiskRates};
 use crate::finding::Finding;
@@ -169,6 +170,11 @@ pub struct DbReport {
     pub num_disks: Option<u32>,
     /// Operations per session over the whole run.
     pub per_session: Vec<u64>,
+    /// Blocks read and hit per second per relation over the measured window, busiest
+    /// first ([`crate::db::relations`]: what PostgreSQL does and does not count per
+    /// relation); absent in documents stored before it was kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relations: Vec<RelationIo>,
     pub intervals: Vec<DbIntervalReport>,
     pub warnings: Vec<String>,
     /// What limits the storage, ranked by the share of the time each explains
@@ -288,6 +294,7 @@ impl DbReport {
             writes,
             num_disks,
             per_session: o.per_session.clone(),
+            relations: o.relations.as_ref().map_or_else(Vec::new, |w| w.rates()),
             intervals: o
                 .intervals
                 .iter()

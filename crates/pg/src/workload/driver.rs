@@ -351,6 +351,7 @@ impl Collector {
                 }
                 self.closed = self.closed.max(slot);
             }
+            Msg::Relations(w) => self.outcome.relations = Some(w),
             Msg::SessionDone { started, result } | Msg::SamplerDone { started, result } => {
                 self.done += 1;
                 if let Err(e) = result {

@@ -1,15 +1,18 @@
 //! The database sampler: on its own connection, reads the cumulative load counters at t0 and
 //! at every interval boundary, and `pg_stat_activity` every 100 ms in between. The last
 //! snapshot waits for the sessions to finish (they flush their statistics first), so the
-//! totals include everything they did.
+//! totals include everything they did. The counters per relation are read only twice, as
+//! the measured window starts (after the ramp) and after the last snapshot.
 
 use crate::dsn::connect;
 use crate::error::PgError;
 use crate::sample::aas::{sample, AasAcc, SAMPLE_EVERY, SAMPLE_SQL};
 use crate::sample::profile::{snapshot, snapshot_sql};
+use crate::sample::relations::{snapshot_relations, RELATIONS_SQL};
 use crate::server::child::wait_until;
 use crate::workload::shared::{Msg, Shared};
 use crate::workload::worker::{connect_failed, run_error};
+use iogauge_model::db::relations::{RelationCounters, RelationWindow};
 use postgres::Config;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
@@ -41,12 +44,21 @@ fn run(
         .ok_or_else(|| PgError::Usage("PostgreSQL 14 or newer is needed (pg_stat_wal)".into()))?;
     let snap = c.prepare(&sql).map_err(err)?;
     let act = c.prepare(SAMPLE_SQL).map_err(err)?;
+    let rel = c.prepare(RELATIONS_SQL).map_err(err)?;
     let Some(t0) = sh.gate.arrive() else {
         return Ok(());
     };
     *started = true;
     let snap_sql = |c: &mut postgres::Client| snapshot(c, &snap);
     let mut prev = snap_sql(&mut c).map_err(err)?;
+    // The relations at the measured window's start: now, or as the ramp's last slot ends.
+    let mut rel_start: Option<(Instant, Vec<RelationCounters>)> = None;
+    if !sh.slots[0].ramp {
+        rel_start = Some((
+            Instant::now(),
+            snapshot_relations(&mut c, &rel).map_err(err)?,
+        ));
+    }
     let last = sh.slots.len() - 1;
     let mut slot = 0;
     let mut acc = AasAcc::default();
@@ -68,6 +80,12 @@ fn run(
             });
             prev = s;
             slot += 1;
+            if sh.slots[slot - 1].ramp && !sh.slots[slot].ramp {
+                rel_start = Some((
+                    Instant::now(),
+                    snapshot_relations(&mut c, &rel).map_err(err)?,
+                ));
+            }
             continue;
         }
         if now >= next_sample {
@@ -88,5 +106,13 @@ fn run(
         load: Box::new(s.since(&prev)),
         aas: acc.finish(),
     });
+    if let Some((at, start)) = rel_start {
+        let end = snapshot_relations(&mut c, &rel).map_err(err)?;
+        let _ = tx.send(Msg::Relations(RelationWindow {
+            start,
+            end,
+            secs: at.elapsed().as_secs_f64(),
+        }));
+    }
     Ok(())
 }

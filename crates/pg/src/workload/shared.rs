@@ -104,6 +104,8 @@ pub(crate) enum Msg {
         load: Box<LoadDelta>,
         aas: Aas,
     },
+    /// The counters per relation over the measured window (sent once, before `SamplerDone`).
+    Relations(iogauge_model::db::relations::RelationWindow),
     SamplerDone {
         started: bool,
         result: Result<(), PgError>,

@@ -224,7 +224,7 @@ fn run(out: &mut String, view: &CampaignView, r: &RunDigest) {
     out.push_str("</div>\n");
 }
 
-fn environment(out: &mut String, view: &CampaignView) {
+pub(super) fn environment(out: &mut String, view: &CampaignView) {
     let e = &view.environment;
     out.push_str("<h2 id=\"env\">Environment</h2>\n<table class=\"env\">");
     let row = |out: &mut String, k: &str, v: &str| {

@@ -233,7 +233,7 @@ fn status(r: &RunDigest) -> &'static str {
     }
 }
 
-fn environment(s: &mut String, v: &CampaignView) {
+pub(super) fn environment(s: &mut String, v: &CampaignView) {
     let e = &v.environment;
     let _ = writeln!(s, "## Environment\n");
     let _ = writeln!(s, "| | |\n|---|---|");

@@ -3,7 +3,10 @@
 
 use super::error::{usage, ReadError};
 use super::open::{open_view, stored_run};
-use crate::campaign::{campaign_csv, campaign_html, campaign_json, campaign_markdown};
+use crate::campaign::{
+    campaign_csv, campaign_csv_relative, campaign_html, campaign_html_relative, campaign_json,
+    campaign_json_relative, campaign_markdown, campaign_markdown_relative,
+};
 use crate::result::{result_html, Stored};
 use iogauge_store::Store;
 use std::path::Path;
@@ -12,8 +15,9 @@ use std::path::Path;
 pub enum Subject<'a> {
     /// Stored results of any kind, in this order (`iogauge report ID [ID…]`).
     Results(&'a [i64]),
-    /// A campaign (`--campaign NAME`).
-    Campaign(&'a str),
+    /// A campaign (`--campaign NAME`); with `relative` (`--relative`) every figure is a
+    /// ratio to its baseline case, and no absolute figure is shown.
+    Campaign { name: &'a str, relative: bool },
 }
 
 /// A report, and what it holds in words for the line that names the file written.
@@ -27,9 +31,13 @@ pub struct Report {
 pub fn report(store: Option<&Path>, subject: Subject) -> Result<Report, ReadError> {
     match subject {
         Subject::Results(ids) => results_report(store, ids),
-        Subject::Campaign(name) => {
+        Subject::Campaign { name, relative } => {
             let view = open_view(store, name)?;
-            let html = campaign_html(&view);
+            let html = if relative {
+                campaign_html_relative(&view)
+            } else {
+                campaign_html(&view)
+            };
             let contents = format!(
                 "{} cases, {} runs",
                 view.cases.len(),
@@ -78,12 +86,21 @@ pub enum Format {
     Json,
 }
 
-/// Campaign `name` from the store at `store` in `format`.
-pub fn export(store: Option<&Path>, name: &str, format: Format) -> Result<String, ReadError> {
+/// Campaign `name` from the store at `store` in `format`; with `relative`, in ratios to its
+/// baseline case only.
+pub fn export(
+    store: Option<&Path>,
+    name: &str,
+    format: Format,
+    relative: bool,
+) -> Result<String, ReadError> {
     let view = open_view(store, name)?;
-    Ok(match format {
-        Format::Csv => campaign_csv(&view),
-        Format::Markdown => campaign_markdown(&view),
-        Format::Json => campaign_json(&view),
+    Ok(match (format, relative) {
+        (Format::Csv, false) => campaign_csv(&view),
+        (Format::Markdown, false) => campaign_markdown(&view),
+        (Format::Json, false) => campaign_json(&view),
+        (Format::Csv, true) => campaign_csv_relative(&view),
+        (Format::Markdown, true) => campaign_markdown_relative(&view),
+        (Format::Json, true) => campaign_json_relative(&view),
     })
 }

@@ -161,6 +161,7 @@ pub fn db_run_text(r: &DbReport) -> String {
     sessions_text(&mut s, &r.summary.sessions);
     database_text(&mut s, &r.summary.db);
     s.push_str(&aas_lines(&r.summary.aas));
+    super::relations::relations_text(&mut s, &r.relations);
     if let Some(c) = &r.cache {
         // The findings say what the cache note said, ranked with the rest.
         cache_text(&mut s, c, r.findings.is_empty());

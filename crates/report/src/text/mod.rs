@@ -9,6 +9,7 @@ pub(crate) mod history;
 mod label;
 pub(crate) mod placement;
 pub(crate) mod preflight;
+pub(crate) mod relations;
 pub(crate) mod run;
 pub(crate) mod series;
 pub(crate) mod watch;

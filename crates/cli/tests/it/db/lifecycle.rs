@@ -156,10 +156,11 @@ fn cache_limit_sends_reads_to_the_disk() {
     let dir = w.path().join("pg");
     let d = dir.to_str().unwrap();
     ok(&["setup", "--dir", d, "--schemas", "2", "--scale", "8000"]);
-    let (v, _) = run_json(
+    let (v, id) = run_json(
         d,
         &["--readers", "2", "--time", "2s", "--cache-limit", "80M"],
     );
+    reads_per_relation(&v, id);
     let c = &v["cache"];
     assert!(f(&c["db_physical_reads_s"]) > 100.0, "{c}");
     let pct = f(&c["page_cache_pct"]);
@@ -171,6 +172,41 @@ fn cache_limit_sends_reads_to_the_disk() {
     let aas = &v["summary"]["aas"]["sessions"];
     assert!(f(&aas["DataFileRead"]) > 0.2, "{aas}");
     ok(&["drop", "--dir", d]);
+}
+
+/// The reads per relation (pg_statio) of iogauge's schemas: their tables and indexes are
+/// there, their blocks read/s add up to most of PostgreSQL's blks_read/s and never more (the
+/// rest is the catalog's), and the summary's table shows them.
+fn reads_per_relation(v: &Value, id: i64) {
+    let rels = v["relations"].as_array().expect("relations in the JSON");
+    let ours: Vec<&Value> = rels
+        .iter()
+        .filter(|r| r["schema"].as_str().unwrap().starts_with("iogauge_"))
+        .collect();
+    for (schema, rel, kind) in [("iogauge_1", "cf1", "table"), ("iogauge_2", "cf1", "table")] {
+        assert!(
+            ours.iter()
+                .any(|r| r["schema"] == schema && r["relation"] == rel && r["kind"] == kind),
+            "no {schema}.{rel} in {rels:?}"
+        );
+    }
+    assert!(ours.iter().any(|r| r["kind"] == "index"), "{rels:?}");
+    let read = |r: &Value| {
+        ["heap_blks_read_s", "idx_blks_read_s"]
+            .iter()
+            .filter_map(|k| r[*k].as_f64())
+            .sum::<f64>()
+    };
+    let sum: f64 = ours.iter().map(|r| read(r)).sum();
+    let blks_read_s = f(&v["summary"]["db"]["physical_reads_s"]);
+    // The two windows differ by the few ms of the snapshot queries: 1% of slack above.
+    assert!(
+        sum <= blks_read_s * 1.01 && sum > 0.5 * blks_read_s,
+        "relations read {sum}/s, the database {blks_read_s}/s"
+    );
+    let text = text_of(&["show", &id.to_string()]);
+    assert!(text.contains("relations by blocks read/s"), "{text}");
+    assert!(text.contains("iogauge_1.cf1"), "{text}");
 }
 
 #[test]

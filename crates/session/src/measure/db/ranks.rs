@@ -337,6 +337,10 @@ fn merge(
     let mut out = DbOutcome {
         server_version: own.map(|o| o.server_version.clone()).unwrap_or_default(),
         started: own.and_then(|o| o.started),
+        // Rank 0's sampler saw the one server whole; servers of their own are not merged.
+        relations: own
+            .filter(|_| !own_servers)
+            .and_then(|o| o.relations.clone()),
         ..DbOutcome::default()
     };
     let mut by_index: std::collections::BTreeMap<u32, DbInterval> = Default::default();
