@@ -13,6 +13,9 @@ use std::time::Duration;
 
 pub use iogauge_stats::units::{fmt_size, parse_duration, parse_size, MAX_DURATION, MIN_ALIGN};
 
+mod like;
+pub use like::{IoShape, Like};
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RwMode {
@@ -351,13 +354,6 @@ pub struct JobSpec {
     /// shape it took from it; its figures stand in for that run's database's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub like: Option<Like>,
-}
-
-/// `run --like ID`: the stored db run replayed and the shape taken from it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Like {
-    pub run: i64,
-    pub shape: crate::db::shape::IoShape,
 }
 
 /// The offset generators' seed when `--seed` is not given.

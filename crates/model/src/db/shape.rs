@@ -5,21 +5,8 @@
 //! its measured window, so any db run stored with its samples can be replayed.
 
 use super::report::DbReport;
-use crate::spec::RwMode;
+use crate::spec::{IoShape, RwMode};
 use iogauge_stats::Phase;
-use serde::{Deserialize, Serialize};
-
-/// What the data disks completed over the measured window, summed over the disks.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct IoShape {
-    pub reads_s: f64,
-    pub writes_s: f64,
-    /// Mean request sizes (iostat's rareq-sz, wareq-sz), KiB.
-    pub read_kib: f64,
-    pub write_kib: f64,
-    /// Requests in flight on average (iostat's aqu-sz, summed over the disks).
-    pub depth: f64,
-}
 
 /// A direction below this share of the requests is left out of the replay.
 const MINOR_PCT: f64 = 2.0;
