@@ -38,6 +38,16 @@ pub(super) fn rel(x: Option<f64>) -> String {
 }
 
 /// The 95 % interval of a figure, "lo–hi", or "-".
+/// Each run's ratio, comma-separated; `-` without runs.
+pub(super) fn runs_text(f: &RelativeFigure) -> String {
+    let runs: Vec<String> = f.runs.iter().map(|(_, x)| rel(Some(*x))).collect();
+    if runs.is_empty() {
+        "-".into()
+    } else {
+        runs.join(", ")
+    }
+}
+
 pub(super) fn rel_ci(f: &RelativeFigure) -> String {
     match (f.ratio, f.ci95) {
         (Some(_), Some(ci)) => format!("{}–{}", rel(Some(ci.lo)), rel(Some(ci.hi))),
@@ -97,7 +107,6 @@ pub fn campaign_markdown_relative(view: &CampaignView) -> String {
         );
         let _ = writeln!(s, "|---|---|--:|--:|--:|---|---|");
         for f in &m.cases {
-            let runs: Vec<String> = f.runs.iter().map(|(_, x)| rel(Some(*x))).collect();
             let _ = writeln!(
                 s,
                 "| {} | {} | {} | {} | {} | {} | {} |",
@@ -106,11 +115,7 @@ pub fn campaign_markdown_relative(view: &CampaignView) -> String {
                 f.n,
                 rel(f.ratio),
                 rel_ci(f),
-                if runs.is_empty() {
-                    "-".into()
-                } else {
-                    runs.join(", ")
-                },
+                runs_text(f),
                 cell(f.verdict.as_deref().unwrap_or("-"))
             );
         }

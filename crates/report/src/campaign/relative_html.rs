@@ -8,7 +8,7 @@
 use super::bars;
 use super::html::{environment, plural};
 use super::html_table::swatch;
-use super::relative::{rel, rel_ci, relative_note};
+use super::relative::{rel, rel_ci, relative_note, runs_text};
 use crate::svg::page::{close_page, esc, open_page};
 use iogauge_campaign::{relative, CampaignView, RelativeView};
 use std::fmt::Write as _;
@@ -87,18 +87,13 @@ fn table(out: &mut String, view: &CampaignView, r: &RelativeView) {
             esc(out, &f.case);
             out.push_str("</td><td>");
             esc(out, &f.relative_to);
-            let runs: Vec<String> = f.runs.iter().map(|(_, x)| rel(Some(*x))).collect();
             let _ = write!(
                 out,
                 "</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">",
                 f.n,
                 rel(f.ratio),
                 rel_ci(f),
-                if runs.is_empty() {
-                    "-".into()
-                } else {
-                    runs.join(", ")
-                }
+                runs_text(f)
             );
             esc(out, f.verdict.as_deref().unwrap_or("-"));
             out.push_str("</td></tr>\n");
