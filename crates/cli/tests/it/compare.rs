@@ -194,6 +194,11 @@ fn raw_stand_in(store: &Path, target: &str, (db, db_id): (&Value, i64), run_id: 
         text.contains(&format!("like db run {db_id}: its data disks did")),
         "{text}"
     );
+    let (cmp, _) = on(store, &["compare", &raw_id.to_string(), &like]);
+    assert!(
+        cmp.contains("the run replays the db run's device I/O (run --like)"),
+        "{cmp}"
+    );
     let (cmp, _) = on(store, &["compare", &raw_id.to_string(), &like, "--json"]);
     let cmp: Value = serde_json::from_str(&cmp).unwrap();
     let metrics: Vec<&str> = cmp["metrics"]

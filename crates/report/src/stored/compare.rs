@@ -192,13 +192,27 @@ fn compare_runs(
         (&run_b, rb.finding.as_ref()),
         time,
     );
+    notes(&mut s, raw_beside_db, &facts);
+    Ok(s)
+}
+
+/// What the table does not say: a raw stand-in's figures beside PostgreSQL's, and the
+/// storage facts that differ between the two results.
+fn notes(s: &mut String, raw_beside_db: bool, facts: &[String]) {
+    if raw_beside_db {
+        // The stand-in's figures are its device's; PostgreSQL's count what the page cache
+        // served as reads too (unless it read with O_DIRECT: db run --direct-io).
+        let _ = writeln!(
+            s,
+            "the run replays the db run's device I/O (run --like): its db_* figures are the raw device's; the db run's db_physical_reads_s and db_avg_read_ms include page-cache hits unless it ran with --direct-io, so compare device_* for the storage alone"
+        );
+    }
     if !facts.is_empty() {
         let _ = writeln!(s, "storage facts that differ (a → b):");
-        for f in &facts {
+        for f in facts {
             let _ = writeln!(s, "  {f}");
         }
     }
-    Ok(s)
 }
 
 /// Each side's top finding in a line, then the sentence saying where their limits differ;
