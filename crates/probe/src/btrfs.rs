@@ -8,22 +8,16 @@
 //! `raid1c3`… over them) become one [`DevKind::Btrfs`] node with the members' chains below it,
 //! as an md array's are.
 
+use crate::layout::mount_of;
 use crate::sysfs::{Sysfs, SysfsError};
-use iogauge_model::preflight::{BlockDev, DevKind};
-use procfs::process::MountInfos;
-use procfs::FromBufRead;
+use iogauge_model::preflight::{BlockDev, DevKind, MountFacts};
 use std::path::{Path, PathBuf};
 
-/// The source of the mount holding `path` (absolute, symlinks resolved), from mountinfo's
-/// text (`/dev/loop3`), when that mount is btrfs; `None` otherwise.
-pub fn mount_source(mountinfo: &str, path: &Path) -> Option<String> {
-    let infos = MountInfos::from_buf_read(mountinfo.as_bytes()).ok()?;
-    // The last of equally long mount points is the one on top.
-    let m = infos
-        .into_iter()
-        .filter(|m| path.starts_with(&m.mount_point))
-        .max_by_key(|m| m.mount_point.components().count())?;
-    (m.fs_type == "btrfs").then_some(m.mount_source).flatten()
+/// The source of `mount` (`/dev/loop3`, one of the filesystem's members) when it is btrfs.
+pub fn member_source(mount: &MountFacts) -> Option<&str> {
+    (mount.fs_type == "btrfs")
+        .then_some(mount.source.as_deref())
+        .flatten()
 }
 
 /// The kernel name of a mount source: `/dev/loop3` → `loop3`, a symlink (`/dev/mapper/vg-x`,
@@ -33,17 +27,12 @@ pub fn kernel_name(source: &str) -> Option<String> {
     path.file_name().map(|n| n.to_string_lossy().into_owned())
 }
 
-/// [`mount_source`] of `path` on this system (/proc/self/mountinfo, `path` resolved).
-pub fn mount_source_of(path: &Path) -> Option<String> {
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    mount_source(&mountinfo, &std::fs::canonicalize(path).ok()?)
-}
-
 /// The members (kernel names, sorted) of the btrfs filesystem holding `path`; none when it is
 /// not on a btrfs sysfs lists.
 pub fn btrfs_members_of(path: &Path) -> Vec<String> {
-    mount_source_of(path)
-        .as_deref()
+    mount_of(path)
+        .as_ref()
+        .and_then(member_source)
         .and_then(kernel_name)
         .and_then(|name| Sysfs::system().btrfs_members(&name).ok().flatten())
         .map(|m| m.members)
@@ -150,7 +139,10 @@ mod tests {
 
     #[test]
     fn the_mount_holding_a_path_names_a_member() {
-        let at = |p: &str| mount_source(MOUNTINFO, Path::new(p));
+        let at = |p: &str| {
+            let mount = crate::layout::mount_facts(MOUNTINFO, Path::new(p))?;
+            member_source(&mount).map(str::to_string)
+        };
         assert_eq!(at("/tmp/rx/fs/pg/data").as_deref(), Some("/dev/loop3"));
         assert_eq!(at("/tmp/rx/fs").as_deref(), Some("/dev/loop3"));
         assert_eq!(at("/tmp/rx/fs/t/x"), None, "a tmpfs mounted inside it");
@@ -160,7 +152,10 @@ mod tests {
             "a prefix of the name is not a parent"
         );
         assert_eq!(at("/tmp/rx/mem/m1.img"), None, "tmpfs is not btrfs");
-        assert_eq!(mount_source("not mountinfo", Path::new("/tmp/rx/fs")), None);
+        assert_eq!(
+            crate::layout::mount_facts("not mountinfo", Path::new("/tmp/rx/fs")),
+            None
+        );
     }
 
     fn tree(fsids: &[(&str, &[&str])]) -> tempfile::TempDir {

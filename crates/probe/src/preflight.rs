@@ -90,9 +90,9 @@ fn target_facts(sys: &Sysfs, path: &Path, tested: u64, warnings: &mut Vec<String
     let found = if major != 0 {
         sys.by_devnum(major, minor, &file_dev).map(Some)
     } else if facts.fs.as_deref() == Some("btrfs") {
-        // btrfs's st_dev is anonymous: its mount names a member (btrfs.rs).
-        match crate::btrfs::mount_source_of(&seen) {
-            Some(src) => sys.btrfs(&src, &file_dev),
+        // btrfs's st_dev is anonymous: its mount (read above) names a member (btrfs.rs).
+        match facts.mount.as_ref().and_then(crate::btrfs::member_source) {
+            Some(src) => sys.btrfs(src, &file_dev),
             None => Ok(None),
         }
     } else {
