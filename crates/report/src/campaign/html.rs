@@ -22,15 +22,25 @@ pub fn campaign_html(view: &CampaignView) -> String {
     limits_html(&mut out, view);
     metric_charts(&mut out, view);
     latency(&mut out, view);
-    out.push_str("<h2 id=\"rw\">Read : write mix</h2>\n<p class=\"note\">Mean share of reads among the workload's I/Os over each case's runs; a tick marks each run.</p>\n");
-    cases::rw(&mut out, view);
+    rw_section(&mut out, view);
     run_details(&mut out, view);
-    out.push_str("<h2 id=\"file\">Campaign file</h2>\n<pre class=\"file\">");
-    esc(&mut out, &view.file);
-    out.push_str("</pre>\n");
-    environment(&mut out, view);
-    close_page(&mut out);
+    file_and_close(&mut out, view);
     out
+}
+
+/// Each case's share of reads, with a tick per run.
+pub(super) fn rw_section(out: &mut String, view: &CampaignView) {
+    out.push_str("<h2 id=\"rw\">Read : write mix</h2>\n<p class=\"note\">Mean share of reads among the workload's I/Os over each case's runs; a tick marks each run.</p>\n");
+    cases::rw(out, view);
+}
+
+/// The campaign file as run, the environment, and the page's end.
+pub(super) fn file_and_close(out: &mut String, view: &CampaignView) {
+    out.push_str("<h2 id=\"file\">Campaign file</h2>\n<pre class=\"file\">");
+    esc(out, &view.file);
+    out.push_str("</pre>\n");
+    environment(out, view);
+    close_page(out);
 }
 
 fn header(out: &mut String, view: &CampaignView, runs: usize) {

@@ -6,10 +6,10 @@
 //! findings and warnings, which quote absolute figures, are left out, and the page says so.
 
 use super::bars;
-use super::html::{environment, plural};
+use super::html::{file_and_close, plural, rw_section};
 use super::html_table::swatch;
 use super::relative::{rel, rel_ci, relative_note, runs_text};
-use crate::svg::page::{close_page, esc, open_page};
+use crate::svg::page::{esc, open_page};
 use iogauge_campaign::{relative, CampaignView, RelativeView};
 use std::fmt::Write as _;
 
@@ -48,13 +48,8 @@ pub fn campaign_html_relative(view: &CampaignView) -> String {
         }
         out.push_str("</div>\n");
     }
-    out.push_str("<h2 id=\"rw\">Read : write mix</h2>\n<p class=\"note\">Mean share of reads among the workload's I/Os over each case's runs; a tick marks each run.</p>\n");
-    super::cases::rw(&mut out, view);
-    out.push_str("<h2 id=\"file\">Campaign file</h2>\n<pre class=\"file\">");
-    esc(&mut out, &view.file);
-    out.push_str("</pre>\n");
-    environment(&mut out, view);
-    close_page(&mut out);
+    rw_section(&mut out, view);
+    file_and_close(&mut out, view);
     out
 }
 
