@@ -2,8 +2,12 @@
 # Builds (up) or removes (down) the storage of the filesystem campaigns under ROOT: one sparse
 # image file per kind, all on the same disk, each attached as a direct-I/O loop device (so the
 # host's page cache does not cache it twice). "raw" stays a bare device, reachable as the
-# symlink ROOT/raw/data; ext4, xfs and btrfs are formatted and mounted at ROOT/FS. With --db an
-# iogauge PostgreSQL cluster is loaded in ROOT/FS/pg (small under --smoke).
+# symlink ROOT/raw/data; ext4, xfs and btrfs are formatted and mounted at ROOT/FS. With --db two
+# iogauge PostgreSQL clusters are loaded per filesystem (small under --smoke): ROOT/FS/pg-data
+# with its WAL beside the data, and ROOT/FS/pg-apart with its WAL on a device of its own (one
+# more image, ext4 at ROOT/wal, shared by every filesystem's pg-apart); ROOT/data-log and
+# ROOT/apart-log are where the raw stand-in's log writer goes for each (the raw device itself,
+# a file on the WAL's device).
 #
 #   fs-loop.sh up ROOT [--db] KIND...      fs-loop.sh down ROOT KIND...
 #
@@ -19,6 +23,16 @@ if [ "$action" = up ]; then
   # a sparse image's holes would answer reads without any I/O.
   if [ "${IOGAUGE_SMOKE:-0}" = 1 ]; then scale=16m; schemas=2; fill=64; else scale=512m; schemas=4; fill=1024; fi
   mkdir -p "$root"
+  if [ $db = 1 ] && [ ! -f "$root/wal.loop" ]; then
+    truncate -s 8G "$root/wal.img"
+    dev=$(losetup --find --show --direct-io=on "$root/wal.img")
+    echo "$dev" > "$root/wal.loop"
+    mkfs.ext4 -q -F "$dev"
+    mkdir -p "$root/wal"
+    mount "$dev" "$root/wal"
+    truncate -s 64M "$root/wal/raw.log"
+    ln -sfn wal/raw.log "$root/apart-log"
+  fi
   for fs in "$@"; do
     if [ -f "$root/$fs.loop" ]; then continue; fi
     [ "$fs" = raw ] || command -v "mkfs.$fs" >/dev/null ||
@@ -31,6 +45,7 @@ if [ "$action" = up ]; then
         dd if=/dev/urandom of="$dev" bs=1M count=$fill oflag=direct status=none
         mkdir -p "$root/raw"
         ln -sfn "$dev" "$root/raw/data"
+        if [ $db = 1 ]; then ln -sfn "$dev" "$root/data-log"; fi
         continue ;;
       ext4) mkfs.ext4 -q -F "$dev" ;;
       xfs) mkfs.xfs -q -f "$dev" ;;
@@ -40,20 +55,31 @@ if [ "$action" = up ]; then
     mkdir -p "$root/$fs"
     mount "$dev" "$root/$fs"
     if [ $db = 1 ]; then
-      "$IOGAUGE" db setup --dir "$root/$fs/pg" --schemas "$schemas" --scale "$scale" >/dev/null
+      "$IOGAUGE" db setup --dir "$root/$fs/pg-data" --schemas "$schemas" --scale "$scale" >/dev/null
+      "$IOGAUGE" db setup --dir "$root/$fs/pg-apart" --wal-dir "$root/wal/$fs" \
+        --schemas "$schemas" --scale "$scale" >/dev/null
     fi
   done
 elif [ "$action" = down ]; then
   for fs in "$@"; do
-    if [ -d "$root/$fs/pg" ] && mountpoint -q "$root/$fs"; then
-      "$IOGAUGE" db drop --dir "$root/$fs/pg" >/dev/null || true
-    fi
+    for pg in pg-data pg-apart; do
+      if [ -d "$root/$fs/$pg" ] && mountpoint -q "$root/$fs"; then
+        "$IOGAUGE" db drop --dir "$root/$fs/$pg" >/dev/null || true
+      fi
+    done
     if mountpoint -q "$root/$fs" 2>/dev/null; then umount "$root/$fs"; fi
     if [ -f "$root/$fs.loop" ]; then losetup -d "$(cat "$root/$fs.loop")" || true; rm -f "$root/$fs.loop"; fi
     rm -f "$root/$fs.img"
     if [ -L "$root/$fs/data" ]; then rm -f "$root/$fs/data"; fi
     rmdir "$root/$fs" 2>/dev/null || true
   done
+  rm -f "$root/data-log" "$root/apart-log"
+  if [ -f "$root/wal.loop" ]; then
+    if mountpoint -q "$root/wal"; then umount "$root/wal"; fi
+    losetup -d "$(cat "$root/wal.loop")" || true
+    rm -f "$root/wal.loop" "$root/wal.img"
+    rmdir "$root/wal" 2>/dev/null || true
+  fi
   rmdir "$root" 2>/dev/null || true
 else
   echo "usage: fs-loop.sh up ROOT [--db] KIND... | down ROOT KIND..." >&2

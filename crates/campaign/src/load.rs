@@ -170,9 +170,12 @@ fn check_cases(
 /// The index within `cases` of the first case whose command line does not parse, and why.
 fn first_bad(c: &Campaign, cases: &[Case], check: CheckLine) -> Option<(usize, String)> {
     cases.iter().enumerate().find_map(|(i, case)| {
+        // A stand-in's `--like` is the id of a run made later: any id parses.
+        let like = case.like.as_ref().map(|_| ["--like", "1"]);
         let argv: Vec<&str> = std::iter::once("iogauge")
-            .chain(c.command.words().iter().copied())
+            .chain(case.command(c.command).words().iter().copied())
             .chain(case.args.iter().map(String::as_str))
+            .chain(like.into_iter().flatten())
             .collect();
         check(&argv).err().map(|msg| (i, msg))
     })

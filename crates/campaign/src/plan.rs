@@ -11,6 +11,38 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+/// `order` with each stand-in's (case, rep) moved to just after its source's, when it came
+/// before: everything else keeps its place.
+fn after_sources(order: Vec<(usize, u32)>, sources: &[Option<usize>]) -> Vec<(usize, u32)> {
+    if sources.iter().all(Option::is_none) {
+        return order;
+    }
+    let mut out = Vec::with_capacity(order.len());
+    let mut seen = BTreeSet::new();
+    let mut held: Vec<(usize, u32)> = Vec::new();
+    for (case, rep) in order {
+        if let Some(s) = sources[case] {
+            if !seen.contains(&(s, rep)) {
+                held.push((case, rep));
+                continue;
+            }
+        }
+        out.push((case, rep));
+        seen.insert((case, rep));
+        // What waited for this run goes right after it (a stand-in is never a source).
+        held.retain(|&(c, r)| {
+            let ready = r == rep && sources[c] == Some(case);
+            if ready {
+                out.push((c, r));
+                seen.insert((c, r));
+            }
+            !ready
+        });
+    }
+    out.extend(held);
+    out
+}
+
 /// One run to make.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PlannedRun {
@@ -22,8 +54,24 @@ pub struct PlannedRun {
 }
 
 impl Campaign {
-    /// Every measured (case, repetition) in the order the file asks for.
+    /// Every measured (case, repetition) in the order the file asks for, except that a raw
+    /// stand-in's repetition waits for its source's (it replays that run).
     pub fn measured_order(&self) -> Vec<(usize, u32)> {
+        after_sources(self.file_order(), &self.sources())
+    }
+
+    /// For each case, the index of the case it stands in for (`[stand_in]`), if any.
+    pub fn sources(&self) -> Vec<Option<usize>> {
+        self.cases
+            .iter()
+            .map(|c| {
+                let like = c.like.as_ref()?;
+                self.cases.iter().position(|s| &s.name == like)
+            })
+            .collect()
+    }
+
+    fn file_order(&self) -> Vec<(usize, u32)> {
         let n = self.cases.len();
         let reps = 1..=self.repeat;
         match self.order {
@@ -85,7 +133,7 @@ impl Campaign {
         let c = &self.cases[case];
         let dur = |flag: &str| c.option(flag).and_then(|v| parse_duration(v).ok());
         let ramp = dur("ramp").unwrap_or_default();
-        match self.command {
+        match c.command(self.command) {
             Command::Run => {
                 let time = dur("time").unwrap_or(Duration::from_secs(10));
                 let steady = if c.option("steady").is_some() {

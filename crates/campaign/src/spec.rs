@@ -25,6 +25,10 @@
 //! qd = "${qd}"
 //! region = "${region}"
 //!
+//! [stand_in]                  # "db run" only: cases run as `run --like` of another case's
+//! cases = { fs = "raw" }      # run (same repetition), the raw device's stand-in; its flags
+//! like = { fs = "ext4" }      # in [stand_in.options] (see `spec::stand_in`)
+//!
 //! [smoke]                     # flags (and [smoke.vars] value lists) under --smoke
 //! time = "1s"
 //!
@@ -43,6 +47,7 @@ use serde::Deserialize;
 use toml::{Table, Value};
 
 mod expand;
+mod stand_in;
 mod types;
 use expand::{apply_smoke, check_smoke_table, expand, scalar as scalar_text};
 pub use expand::{substitute, MAX_CASES};
@@ -64,6 +69,7 @@ struct RawFile {
     baseline: Option<Value>,
     statistic: Option<Value>,
     launcher: Option<String>,
+    stand_in: Option<Value>,
     #[serde(default)]
     vars: Table,
     #[serde(default)]
@@ -120,7 +126,10 @@ impl Campaign {
         } else {
             check_smoke_table(&raw.smoke)?;
         }
-        let cases = expand(&raw.case, &vars, &options, &naming)?;
+        let mut cases = expand(&raw.case, &vars, &options, &naming)?;
+        if let Some(s) = raw.stand_in {
+            stand_in::apply(s, command, &mut cases, smoke)?;
+        }
         check_runs(cases.len(), repeat)?;
         let (baseline, baseline_vars) = baseline(raw.baseline, &cases)?;
         let c = Campaign {

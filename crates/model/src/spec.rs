@@ -14,7 +14,7 @@ use std::time::Duration;
 pub use iogauge_stats::units::{fmt_size, parse_duration, parse_size, MAX_DURATION, MIN_ALIGN};
 
 mod like;
-pub use like::{IoShape, Like};
+pub use like::{IoShape, Like, LogShape};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

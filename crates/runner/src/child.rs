@@ -20,10 +20,12 @@ pub const INTERRUPTED_EXIT: i32 = 130;
 /// would vanish with this process, failing the child's output. Its stderr (progress,
 /// warnings, errors) passes through. Ctrl-C reaches the child too (same process group on a
 /// terminal, and forwarded here otherwise); if this process dies, the kernel interrupts the
-/// child, which stores what ran, marked interrupted.
+/// child, which stores what ran, marked interrupted. A raw stand-in runs `iogauge run
+/// --like SOURCE` (`source`: the stored id of the run it replays).
 pub(crate) fn run_child(
     c: &Campaign,
     case: &Case,
+    source: Option<i64>,
     tag: &CampaignTag,
     store: &Path,
     stop: &AtomicBool,
@@ -38,9 +40,11 @@ pub(crate) fn run_child(
         }
         _ => Command::new(exe),
     };
-    cmd.args(c.command.words())
-        .args(&case.args)
-        .arg("--json")
+    cmd.args(case.command(c.command).words()).args(&case.args);
+    if let Some(id) = source {
+        cmd.arg("--like").arg(id.to_string());
+    }
+    cmd.arg("--json")
         .arg("--store")
         .arg(store)
         .env(CAMPAIGN_ENV, serde_json::to_string(tag)?)

@@ -44,6 +44,15 @@ pub enum RunnerError {
         case: String,
         status: ExitStatus,
     },
+    /// A stand-in's source run is not stored (the plan runs it first, so only a store
+    /// changed under the campaign gets here).
+    #[error("campaign {name}: case {case:?} repetition {rep} replays case {like:?}'s repetition {rep}, which is not stored complete; run the campaign again to make it")]
+    NoSource {
+        name: String,
+        case: String,
+        like: String,
+        rep: u32,
+    },
     #[error(transparent)]
     Json(#[from] serde_json::Error),
     #[error("starting an iogauge run")]

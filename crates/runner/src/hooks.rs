@@ -55,7 +55,8 @@ impl<'a> Hooks<'a> {
 
     /// The database reset (when asked for), then `pre`.
     pub fn before_run(&self, case: &Case, run: &PlannedRun) -> Result<(), RunnerError> {
-        if self.c.commands.reset_db {
+        // A raw stand-in has no database to reset.
+        if self.c.commands.reset_db && case.like.is_none() {
             self.reset_db(case)?;
         }
         self.shell("pre", self.c.commands.pre.as_deref(), Some(case), Some(run))

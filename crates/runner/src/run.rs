@@ -10,6 +10,7 @@ use crate::machine::this_machine;
 use crate::pending::done_runs;
 use iogauge_campaign::view::Definition;
 use iogauge_campaign::{Campaign, CampaignView, Loaded, PlannedRun};
+use iogauge_model::history::RunStatus;
 use iogauge_report::gather;
 use iogauge_session::now;
 use iogauge_store::{CampaignLock, CampaignRow, CampaignTag, Store};
@@ -200,14 +201,16 @@ impl Runs<'_> {
             if stopped() {
                 return Ok(false);
             }
-            let code = run_child(real, &real.cases[run.case], &tag, self.store, self.stop)?;
+            let source = self.source_of(run)?;
+            let case = &real.cases[run.case];
+            let code = run_child(real, case, source, &tag, self.store, self.stop)?;
             match code {
                 0 => {}
                 INTERRUPTED_EXIT => return Ok(false),
                 code => {
                     return Err(RunnerError::RunFailed {
                         name: c.name.clone(),
-                        case: case.name.clone(),
+                        case: c.cases[run.case].name.clone(),
                         rep: run.rep,
                         code,
                     }
@@ -228,5 +231,31 @@ impl Runs<'_> {
             }
         }
         Ok(!stopped())
+    }
+
+    /// A raw stand-in's source: the stored id of its source case's measured run of the same
+    /// repetition (the plan puts that run first); `None` for any other case.
+    fn source_of(&self, run: &PlannedRun) -> Result<Option<i64>, RunnerError> {
+        let c = &self.loaded.shown;
+        let Some(like) = &c.cases[run.case].like else {
+            return Ok(None);
+        };
+        let store = Store::open(self.store)?;
+        let id = store
+            .campaign_runs(&c.name, self.generation)?
+            .into_iter()
+            .filter(|r| &r.case == like && r.rep == run.rep && !r.warmup)
+            .filter(|r| r.status == RunStatus::Complete)
+            .map(|r| r.run_id)
+            .max();
+        match id {
+            Some(id) => Ok(Some(id)),
+            None => Err(RunnerError::NoSource {
+                name: c.name.clone(),
+                case: c.cases[run.case].name.clone(),
+                like: like.clone(),
+                rep: run.rep,
+            }),
+        }
     }
 }

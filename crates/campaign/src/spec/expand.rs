@@ -167,7 +167,12 @@ pub(super) fn expand(
                     "two cases are named {name:?}: give each [[case]] its own name"
                 ));
             }
-            cases.push(Case { name, vars, args });
+            cases.push(Case {
+                name,
+                vars,
+                args,
+                like: None,
+            });
         }
     }
     Ok(cases)
@@ -210,7 +215,10 @@ fn check_var_name(k: &str, what: &str) -> Result<(), SpecError> {
 }
 
 /// The command line of one case: `--key value` per option, `${var}` replaced.
-fn args_of(options: &Table, vars: &[(String, String)]) -> Result<Vec<String>, SpecError> {
+pub(super) fn args_of(
+    options: &Table,
+    vars: &[(String, String)],
+) -> Result<Vec<String>, SpecError> {
     let mut args = Vec::new();
     for (k, v) in options {
         let flag = flag_name(k);

@@ -93,9 +93,23 @@ pub struct Case {
     pub vars: Vec<(String, String)>,
     /// The flags after the command words (`--qd 4 --time 10s`).
     pub args: Vec<String>,
+    /// A raw stand-in (`[stand_in]` of a `db run` campaign): this case runs `iogauge run
+    /// --like` of the named case's run of the same repetition, with `args` from
+    /// `[stand_in.options]`. Stored definitions from before it have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub like: Option<String>,
 }
 
 impl Case {
+    /// The command this case's runs use: `run` for a raw stand-in, else the campaign's.
+    pub fn command(&self, campaign: Command) -> Command {
+        if self.like.is_some() {
+            Command::Run
+        } else {
+            campaign
+        }
+    }
+
     pub fn vars_map(&self) -> BTreeMap<String, String> {
         self.vars.iter().cloned().collect()
     }
@@ -172,6 +186,11 @@ impl Campaign {
         for c in &self.cases {
             text.push('\n');
             text.push_str(&c.name);
+            // A stand-in replays another case: which one is part of what it measures.
+            if let Some(like) = &c.like {
+                text.push_str("\0like\0");
+                text.push_str(like);
+            }
             for a in &c.args {
                 text.push('\0');
                 text.push_str(a);

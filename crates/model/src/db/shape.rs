@@ -5,7 +5,7 @@
 //! its measured window, so any db run stored with its samples can be replayed.
 
 use super::report::DbReport;
-use crate::spec::{IoShape, RwMode};
+use crate::spec::{IoShape, LogShape, RwMode};
 use iogauge_stats::Phase;
 
 /// A direction below this share of the requests is left out of the replay.
@@ -58,13 +58,51 @@ impl DbReport {
             }
             secs += d;
         }
-        (secs > 0.0 && r + w > 0.0).then(|| IoShape {
+        if secs <= 0.0 || r + w <= 0.0 {
+            return None;
+        }
+        let log = self.log_shape();
+        // The WAL on the data disks: its writes are the log writer's to replay, not the data
+        // job's (the devices count one request per WAL write, near enough).
+        let wal_on_data = self
+            .writes
+            .as_ref()
+            .is_some_and(|wc| wc.disks.iter().all(|d| disks.contains(d)));
+        let wal_w = match &log {
+            Some(l) if wal_on_data => l.writes_s,
+            _ => 0.0,
+        };
+        Some(IoShape {
             reads_s: r / secs,
-            writes_s: w / secs,
+            writes_s: (w / secs - wal_w).max(0.0),
             read_kib: if r > 0.0 { rkib / r } else { 0.0 },
             write_kib: if w > 0.0 { wkib / w } else { 0.0 },
             depth: depth / secs,
+            log,
+            reads_per_op: match self.summary.sessions.ops_s {
+                ops if ops > 0.0 => Some(r / secs / ops),
+                _ => None,
+            },
         })
+    }
+
+    /// The WAL stream over the measured window, from PostgreSQL's own counters; `None`
+    /// without WAL writes and syncs.
+    fn log_shape(&self) -> Option<LogShape> {
+        let db = &self.summary.db;
+        (db.wal_writes_s > 0.0 && db.wal_syncs_s > 0.0).then(|| LogShape {
+            writes_s: db.wal_writes_s,
+            write_kib: db.wal_bytes_s / db.wal_writes_s / 1024.0,
+            commits_per_sync: db.commits_s / db.wal_syncs_s,
+        })
+    }
+}
+
+impl LogShape {
+    /// The log writer's write size: the mean WAL write rounded up to 4 KiB (direct I/O's
+    /// alignment; PostgreSQL writes whole 8 KiB WAL pages).
+    pub fn bs(&self) -> u64 {
+        ((self.write_kib / 4.0).ceil().max(1.0) as u64) * 4096
     }
 }
 
@@ -79,6 +117,8 @@ mod tests {
             read_kib,
             write_kib,
             depth,
+            log: None,
+            reads_per_op: None,
         }
     }
 
@@ -108,5 +148,17 @@ mod tests {
             4096,
             "at least 4 KiB"
         );
+    }
+
+    #[test]
+    fn the_log_writer_writes_whole_4k_blocks() {
+        let log = |kib| LogShape {
+            writes_s: 100.0,
+            write_kib: kib,
+            commits_per_sync: 1.0,
+        };
+        assert_eq!(log(8.0).bs(), 8192);
+        assert_eq!(log(9.3).bs(), 12288, "rounded up, not down");
+        assert_eq!(log(0.2).bs(), 4096);
     }
 }

@@ -20,4 +20,25 @@ pub struct IoShape {
     pub write_kib: f64,
     /// Requests in flight on average (iostat's aqu-sz, summed over the disks).
     pub depth: f64,
+    /// The database's log stream (PostgreSQL's WAL writes and syncs), replayed beside the
+    /// data I/O as a log writer; `None` without WAL syncs (a read-only run) and in shapes
+    /// stored before it. When the WAL shares the data disks, `writes_s` leaves its writes out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<LogShape>,
+    /// Device reads per session operation (reads/s over the sessions' operations/s): an
+    /// operation waits for that many reads in a row, which is how a replay's read latency is
+    /// put beside the db run's per operation; `None` in shapes stored before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reads_per_op: Option<f64>,
+}
+
+/// The WAL stream of a db run over its measured window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LogShape {
+    /// WAL writes per second and their mean size (`wal_write`, `wal_bytes / wal_write`).
+    pub writes_s: f64,
+    pub write_kib: f64,
+    /// Commits per WAL sync: how many commits one sync served (group commit), so a replay's
+    /// syncs count as that many commits.
+    pub commits_per_sync: f64,
 }

@@ -51,9 +51,20 @@ pub fn campaign_run_label(c: &Campaign, plan: &[PlannedRun], i: usize) -> String
     )
 }
 
-/// The command line of case `case`, as a user would type it: `iogauge run --bs 8k …`.
+/// The command line of case `case`, as a user would type it: `iogauge run --bs 8k …`; a
+/// raw stand-in's ends with the run it replays.
 pub fn campaign_command(c: &Campaign, case: usize) -> String {
-    format!("iogauge {} {}", c.command, c.cases[case].args.join(" "))
+    let case = &c.cases[case];
+    let like = case
+        .like
+        .as_ref()
+        .map(|l| format!(" --like <{l:?}'s run of this repetition>"))
+        .unwrap_or_default();
+    format!(
+        "iogauge {} {}{like}",
+        case.command(c.command),
+        case.args.join(" ")
+    )
 }
 
 /// `campaign --dry-run`: one line per run still to make with its estimated duration, then

@@ -35,10 +35,91 @@ fn filesystems_io_runs_at_smoke_scale() {
 }
 
 /// Builds loop filesystems and PostgreSQL clusters: root, mkfs.xfs and mkfs.btrfs, which the
-/// test command installs.
+/// test command installs. The raw cases are stand-ins replaying the ext4 runs of the same
+/// repetition, and every metric of every filesystem case has a ratio against raw.
 #[test]
 fn filesystems_runs_at_smoke_scale() {
-    smoke("filesystems");
+    let (_dir, v) = smoke_with("filesystems", &[]);
+    let store = v["store"].as_str().unwrap().to_string();
+    let mut shown = Vec::new();
+    for m in v["metrics"].as_array().unwrap() {
+        let key = m["key"].as_str().unwrap();
+        for c in m["cases"].as_array().unwrap() {
+            let case = c["case"].as_str().unwrap();
+            if case.contains("fs=raw") {
+                continue;
+            }
+            let base = case.replace(&fs_of(case), "fs=raw");
+            let r = &c["ratio"]["ratio"];
+            assert!(
+                r.as_f64().is_some_and(|r| r > 0.0),
+                "{case}: {key} has no ratio against {base}: {c}"
+            );
+            if case.contains("fs=xfs") {
+                shown.push(format!("{case} {key} {:.2}", f(r)));
+            }
+        }
+    }
+    // Each test's defining metrics are among them.
+    let keys: Vec<&str> = v["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["key"].as_str())
+        .collect();
+    for k in [
+        "db_physical_reads_s",
+        "commits_s",
+        "wal_mbps",
+        "wal_write_ms",
+        "wal_sync_ms",
+        "op_update_lat_mean_ms",
+        "op_read_lat_mean_ms",
+    ] {
+        assert!(keys.contains(&k), "no {k} in {keys:?}");
+    }
+    // A raw case's runs are `run --like` of its ext4 partner's run of the same repetition.
+    let _g = shared();
+    let runs = |name: &str| -> Vec<(u64, String)> {
+        entry(&v["cases"], "name", name)["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["rep"].as_u64().unwrap(), r["id"].to_string()))
+            .collect()
+    };
+    for test in ["read-only", "read-write", "redo"] {
+        let ext4 = runs(&format!("{test} fs=ext4 sessions=2"));
+        for (rep, id) in runs(&format!("{test} fs=raw sessions=2")) {
+            let out = bin()
+                .args(["show", &id, "--json", "--store", &store])
+                .output()
+                .unwrap();
+            let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let like = doc["options"]["like"]["run"].to_string();
+            let partner = ext4.iter().find(|(r, _)| *r == rep).unwrap();
+            assert_eq!(like, partner.1, "{test} rep {rep}");
+            let logged = !doc["log"].is_null();
+            assert_eq!(
+                logged,
+                test != "read-only",
+                "{test}: log writer {}",
+                doc["log"]
+            );
+        }
+    }
+    eprintln!(
+        "filesystems example, smoke scale, xfs/raw: {}",
+        shown.join(", ")
+    );
+}
+
+/// `fs=ext4` in a case name: its filesystem variable.
+fn fs_of(case: &str) -> String {
+    case.split(' ')
+        .find(|w| w.starts_with("fs="))
+        .unwrap()
+        .to_string()
 }
 
 #[test]
