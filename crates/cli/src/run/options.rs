@@ -43,6 +43,7 @@ impl RunOptions {
             let (rw, read_pct, bs, qd) = like.shape.job();
             (spec.rw, spec.read_pct, spec.qd) = (rw, read_pct, qd);
             spec.bs = iogauge_model::spec::BlockSplit::single(bs);
+            spec.rate_iops = like.shape.minor_data_rate();
             spec.like = Some(like);
         }
         spec.workers = a.workers;
@@ -53,7 +54,7 @@ impl RunOptions {
         };
         spec.ios = a.ios;
         spec.ramp = a.ramp;
-        spec.rate_iops = a.rate_iops;
+        spec.rate_iops = a.rate_iops.or(spec.rate_iops);
         spec.dist = a.dist;
         spec.interval = check_interval(a.interval)?;
         if let Some(criterion) = a.steady {

@@ -98,6 +98,20 @@ impl DbReport {
     }
 }
 
+/// Data requests below this share of the log's writes are replayed at their own rate.
+const MINOR_DATA: f64 = 0.1;
+
+impl IoShape {
+    /// The data job's rate cap, when its requests are minor beside the log writer's (a run
+    /// whose data sat in the buffer cache and only the log wrote): replayed closed-loop they
+    /// would be a load the database never made. `None`: as fast as the depth allows.
+    pub fn minor_data_rate(&self) -> Option<u64> {
+        let data = self.reads_s + self.writes_s;
+        let log = self.log.as_ref()?.writes_s;
+        (data < MINOR_DATA * log).then(|| data.ceil().max(1.0) as u64)
+    }
+}
+
 impl LogShape {
     /// The log writer's write size: the mean WAL write rounded up to 4 KiB (direct I/O's
     /// alignment; PostgreSQL writes whole 8 KiB WAL pages).
@@ -148,6 +162,23 @@ mod tests {
             4096,
             "at least 4 KiB"
         );
+    }
+
+    #[test]
+    fn minor_data_is_replayed_at_its_own_rate() {
+        let mut s = shape(40.0, 20.0, 8.0, 8.0, 1.0);
+        assert_eq!(s.minor_data_rate(), None, "no log: closed loop");
+        s.log = Some(LogShape {
+            writes_s: 1000.0,
+            write_kib: 8.0,
+            commits_per_sync: 1.0,
+        });
+        assert_eq!(s.minor_data_rate(), Some(60));
+        s.reads_s = 400.0;
+        assert_eq!(s.minor_data_rate(), None, "data is 42% of the log's writes");
+        let mut s2 = shape(0.2, 0.0, 8.0, 0.0, 1.0);
+        s2.log = s.log.clone();
+        assert_eq!(s2.minor_data_rate(), Some(1), "at least one a second");
     }
 
     #[test]
