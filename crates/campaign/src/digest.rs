@@ -16,10 +16,12 @@ use iogauge_model::finding::{rank, Finding, Layer};
 use iogauge_model::run::{DirSummary, IntervalReport, RunReport};
 use iogauge_model::Document;
 use iogauge_stats::{LatHist, LatSummary, Phase, MIB};
+use log::log_metrics;
 use std::collections::BTreeMap;
 
 mod curves;
 mod error;
+mod log;
 pub use crate::metric::{catalogue, metric, Metric, CATALOGUE};
 pub use curves::{lat_curves, CURVE_PERCENTILES};
 pub use error::DigestError;
@@ -130,6 +132,9 @@ fn run(id: i64, rep: u32, r: &RunReport, hists: &Hists) -> Result<RunDigest, Dig
         if s.read.ios > 0 {
             m.put("db_avg_read_ms", s.read.lat_us.mean / 1e3);
         }
+    }
+    for (key, v) in log_metrics(r) {
+        m.put(key, v);
     }
     let first = first_measured(r.intervals.iter().map(|i| (i.phase, i.t_s)));
     let mut steady_from_s = steady_at(first, r.steady.as_ref().and_then(|s| s.reached_at_s));

@@ -38,6 +38,11 @@ pub const CATALOGUE: &[Metric] = &[
     m("write_lat_p99_ms", "write latency p99", "ms", false),
     m("write_lat_p99_9_ms", "write latency p99.9", "ms", false),
     m("write_lat_p99_99_ms", "write latency p99.99", "ms", false),
+    // iogauge run --log-bs: the log writer beside the job (write + fdatasync, again and again).
+    m("log_writes_s", "log writes/s", "writes/s", true),
+    m("log_mbps", "log throughput", "MiB/s", true),
+    m("log_write_ms", "log write time", "ms", false),
+    m("log_sync_ms", "log fdatasync time", "ms", false),
     // iogauge calibrate: CALIBRATE_IO's figures.
     m("max_iops", "max_iops", "IOPS", true),
     m("latency_ms", "latency at max_iops", "ms", false),

@@ -6,7 +6,7 @@
 use crate::job::JobOutcome;
 use crate::target::Target;
 use iogauge_model::regrid::interval_histograms;
-use iogauge_model::run::{RunReport, SteadyWaitReport};
+use iogauge_model::run::{LogSummary, RunReport, SteadyWaitReport};
 use iogauge_model::spec::JobSpec;
 use iogauge_model::system::Snapshot;
 use iogauge_model::target::TargetInfo;
@@ -73,6 +73,14 @@ pub fn document_of(
         ("read".to_string(), total.read.lat.encode()?),
         ("write".to_string(), total.write.lat.encode()?),
     ];
+    if let Some(l) = &outcome.log {
+        let (target, n) = (l.target.clone(), l.writes);
+        r.log = Some(LogSummary::of(
+            l.bs, target, n, l.elapsed, &l.write, &l.sync,
+        ));
+        histograms.push(("log_write".to_string(), l.write.encode()?));
+        histograms.push(("log_sync".to_string(), l.sync.encode()?));
+    }
     histograms.extend(interval_histograms(&outcome.intervals)?);
     Ok((r, histograms))
 }

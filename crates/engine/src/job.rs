@@ -5,6 +5,7 @@
 use crate::driver;
 use crate::error::EngineError;
 use crate::iopath;
+use crate::logwriter::{self, LogCtx, LogOutcome};
 use crate::offsets::{Extent, OpGen, Space};
 use crate::placement::{layout, placement};
 use crate::pool::BufPool;
@@ -31,6 +32,8 @@ pub struct JobOutcome {
     pub steady_wait: Option<SteadyOutcome>,
     /// The memory and I/O path the job ran on.
     pub io_path: IoPath,
+    /// `--log-bs`: what the log writer beside the job did.
+    pub log: Option<LogOutcome>,
 }
 
 /// The job's side of `--steady`: feeds ramp intervals to the detector and, once steady,
@@ -74,6 +77,19 @@ fn on_grid(d: Duration, every: Duration) -> Duration {
     every * d.as_nanos().div_ceil(every.as_nanos()) as u32
 }
 
+/// The job's phases (ramp, then the measured window; `--steady`'s longest ramp), with no
+/// I/O quota or rate of their own.
+fn phases(spec: &JobSpec, steady_timeout: Option<Duration>) -> Plan {
+    Plan {
+        ramp: spec.ramp,
+        time: spec.time,
+        ios: None,
+        every: spec.interval,
+        rate: None,
+        steady_timeout,
+    }
+}
+
 /// Splits `total` into `n` nearly equal shares (the first ones one larger).
 fn share(total: u64, n: u64, i: u64) -> u64 {
     total / n + u64::from(i < total % n)
@@ -88,14 +104,16 @@ pub fn run(
     stop: &AtomicBool,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Result<JobOutcome, EngineError> {
-    run_telling(spec, targets, stop, on_interval, &|_| {})
+    run_telling(spec, targets, None, stop, on_interval, &|_| {})
 }
 
 /// [`run`], telling `started` the job's t0 the moment every worker is released: where a
-/// sampler beside the job starts its grid ([`grid`]).
+/// sampler beside the job starts its grid ([`grid`]). Under `--log-bs` the log writer runs
+/// beside the workers, on `log` (its `--log-target`) or at the end of the first target.
 pub fn run_telling(
     spec: &JobSpec,
     targets: &[Target],
+    log: Option<&Target>,
     stop: &AtomicBool,
     on_interval: &mut dyn FnMut(&Interval),
     started: &(dyn Fn(Instant) + Sync),
@@ -117,8 +135,13 @@ pub fn run_telling(
     };
     let n = threads as u64;
     let (pool, uring, io_path) = io_path(spec, threads * qd as usize)?;
-    let gate = Gate::telling(threads, started);
-    let halt = AtomicBool::new(false);
+    let log_region = spec
+        .log
+        .as_ref()
+        .map(|l| logwriter::region(l, targets, log))
+        .transpose()?;
+    let gate = Gate::telling(threads + usize::from(log_region.is_some()), started);
+    let (halt, done) = (AtomicBool::new(false), AtomicBool::new(false));
     let ramp_end = RampEnd::new();
     let steady_timeout = spec.steady.map(|w| on_grid(w.timeout, spec.interval));
     let mut watch = spec.steady.map(|w| SteadyWatch {
@@ -130,6 +153,17 @@ pub fn run_telling(
         window: None,
     });
     let (tx, rx) = channel::<Msg>();
+    // The log writer's as they are, each worker's with its share of the quota and the rate.
+    let phases = phases(spec, steady_timeout);
+    let log_ctx = log_region.map(|region| LogCtx {
+        region,
+        plan: phases,
+        gate: &gate,
+        halt: &halt,
+        done: &done,
+        ramp_end: spec.steady.map(|_| &ramp_end),
+        seed: spec.seed ^ u64::MAX,
+    });
 
     std::thread::scope(|scope| {
         for id in 0..threads {
@@ -139,12 +173,9 @@ pub fn run_telling(
                 targets,
                 gen: OpGen::new(spec, space.clone(), id as u32, threads as u32),
                 plan: Plan {
-                    ramp: spec.ramp,
-                    time: spec.time,
                     ios: spec.ios.map(|t| share(t, n, id as u64)),
-                    every: spec.interval,
                     rate: spec.rate_iops.map(|r| r as f64 / n as f64),
-                    steady_timeout,
+                    ..phases
                 },
                 qd,
                 pool: &pool,
@@ -169,8 +200,15 @@ pub fn run_telling(
             }
         }
         drop(tx);
-        let (intervals, interrupted) =
-            collect(threads, &rx, stop, &halt, &gate, &mut watch, on_interval)?;
+        let log_thread = log_ctx
+            .map(|c| logwriter::spawn(scope, c))
+            .transpose()
+            .inspect_err(|_| gate.abort())?;
+        let collected = collect(threads, &rx, stop, &halt, &gate, &mut watch, on_interval);
+        done.store(true, Ordering::Relaxed);
+        // A panic in the log thread is the scope's to raise, as a worker's would be.
+        let log = log_thread.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        let (intervals, interrupted) = collected?;
         Ok(JobOutcome {
             started: gate.started().unwrap_or_else(SystemTime::now),
             intervals,
@@ -180,6 +218,7 @@ pub fn run_telling(
                 ramp: ramp_end.get().unwrap_or(w.timeout),
             }),
             io_path,
+            log: log.transpose()?,
         })
     })
 }

@@ -15,6 +15,7 @@ mod error;
 pub mod iopath;
 mod job;
 pub mod layout;
+pub mod logwriter;
 pub mod marker;
 pub mod offsets;
 mod placement;

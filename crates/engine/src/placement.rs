@@ -14,7 +14,8 @@ pub fn layout(spec: &JobSpec, targets: &[Target]) -> Result<Space, EngineError> 
     let align = spec.align();
     let mut extents = Vec::with_capacity(targets.len());
     for (i, t) in targets.iter().enumerate() {
-        if t.info.size < spec.bs.max() {
+        let size = data_size(spec, i, t)?;
+        if size < spec.bs.max() {
             return Err(EngineError::Region {
                 path: t.info.path.clone(),
                 why: format!(
@@ -24,11 +25,11 @@ pub fn layout(spec: &JobSpec, targets: &[Target]) -> Result<Space, EngineError> 
                 ),
             });
         }
-        let (start, end) = spec.region.resolve(t.info.size, align).ok_or_else(|| EngineError::Region {
+        let (start, end) = spec.region.resolve(size, align).ok_or_else(|| EngineError::Region {
             path: t.info.path.clone(),
             why: format!(
-                "--region {} lies outside its {} bytes (or holds no aligned block); pick a region inside the target",
-                spec.region, t.info.size
+                "--region {} lies outside its {size} bytes (or holds no aligned block); pick a region inside the target",
+                spec.region
             ),
         })?;
         extents.push(Extent {
@@ -49,6 +50,27 @@ pub fn layout(spec: &JobSpec, targets: &[Target]) -> Result<Space, EngineError> 
     })?;
     check_dist(spec, space.total(), targets.len())?;
     Ok(space)
+}
+
+/// Bytes of target `i` the job's region is taken from: all of it, but for the log writer's
+/// region at the end of the first target (`--log-bs` without `--log-target`), which must
+/// leave room for one block of the job.
+fn data_size(spec: &JobSpec, i: usize, t: &Target) -> Result<u64, EngineError> {
+    let Some(log) = &spec.log else {
+        return Ok(t.info.size);
+    };
+    if i == 0 && log.in_first_target() && t.info.size < log.size.saturating_add(spec.bs.max()) {
+        return Err(EngineError::Region {
+            path: t.info.path.clone(),
+            why: format!(
+                "its {} cannot hold the log writer's --log-size {} at its end and a --bs {} block of the job before it; use a larger target, a smaller --log-size, or --log-target",
+                fmt_size(t.info.size),
+                fmt_size(log.size),
+                fmt_size(spec.bs.max())
+            ),
+        });
+    }
+    Ok(log.data_size(i, t.info.size))
 }
 
 /// `--dist hotspot:SIZE@OFFSET:EVERY` must lie inside the span the offsets are drawn from

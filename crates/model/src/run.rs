@@ -15,8 +15,11 @@ use iogauge_stats::{
     detect, measured_totals, DirStats, Interval, Nanos, PerDir, Phase, SteadyConfig,
     SteadyCriterion, SteadyReport,
 };
+pub use log::LogSummary;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, SystemTime};
+
+mod log;
 
 /// One interval of the series (differential: only its own I/Os).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -254,6 +257,9 @@ pub struct RunReport {
     /// Over MPI ranks: from rank 0's end of I/O until it held every rank's part, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gather_ms: Option<f64>,
+    /// `--log-bs`: what the log-writer stream beside the job did (absent without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<LogSummary>,
 }
 
 /// One MPI rank's part of a job.
@@ -344,6 +350,7 @@ impl RunReport {
             ranks: Vec::new(),
             start_skew_ms: None,
             gather_ms: None,
+            log: None,
         }
     }
 }
@@ -415,6 +422,36 @@ mod tests {
         let back: RunReport = serde_json::from_str(&text).unwrap();
         assert_eq!(back, r);
         assert_eq!(serde_json::to_string(&back).unwrap(), text);
+    }
+
+    /// A run stored before `--log-bs` existed has neither `log` nor `options.log`: it loads
+    /// with both `None`, and a run with a log writer keeps it through JSON.
+    #[test]
+    fn runs_without_a_log_writer_still_load() {
+        let r = RunReport::from_series(
+            JobSpec::new(RwMode::RandRead),
+            vec![],
+            SystemTime::UNIX_EPOCH,
+            &series(),
+            false,
+        );
+        let old = serde_json::to_value(&r).unwrap();
+        assert!(old.get("log").is_none() && old["options"].get("log").is_none());
+        let back: RunReport = serde_json::from_value(old).unwrap();
+        assert_eq!((back.log, back.options.log), (None, None));
+        let mut with = r.clone();
+        with.options.log = Some(crate::spec::LogStream {
+            bs: 8192,
+            target: None,
+            size: 1 << 26,
+            rate: Some(100),
+        });
+        with.log = Some(LogSummary {
+            writes: 7,
+            ..LogSummary::default()
+        });
+        let text = serde_json::to_string(&with).unwrap();
+        assert_eq!(serde_json::from_str::<RunReport>(&text).unwrap(), with);
     }
 
     #[test]

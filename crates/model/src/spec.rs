@@ -14,7 +14,9 @@ use std::time::Duration;
 pub use iogauge_stats::units::{fmt_size, parse_duration, parse_size, MAX_DURATION, MIN_ALIGN};
 
 mod like;
+mod log;
 pub use like::{IoShape, Like, LogShape};
+pub use log::{LogStream, DEFAULT_LOG_SIZE, LOG_ALIGN};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -354,6 +356,9 @@ pub struct JobSpec {
     /// shape it took from it; its figures stand in for that run's database's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub like: Option<Like>,
+    /// `--log-bs` and its companions: the log-writer stream beside the job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<LogStream>,
 }
 
 /// The offset generators' seed when `--seed` is not given.
@@ -465,6 +470,7 @@ impl JobSpec {
             io: IoPathOpts::default(),
             io_path: None,
             like: None,
+            log: None,
         }
     }
 

@@ -5,8 +5,9 @@ use crate::store_args::ResultArgs;
 use crate::target::args::TargetArgs;
 use clap::Args;
 use iogauge_model::spec::{parse_steady_criterion, BlockSplit, Dist, RwMode};
-use iogauge_model::units::parse_duration;
+use iogauge_model::units::{parse_duration, parse_size, BlockSize};
 use iogauge_stats::SteadyCriterion;
+use std::path::PathBuf;
 use std::time::Duration;
 
 #[derive(Args, Debug)]
@@ -71,5 +72,28 @@ pub struct RunArgs {
     #[arg(long)]
     pub shared_offsets: bool,
     #[command(flatten)]
+    pub log: LogArgs,
+    #[command(flatten)]
     pub result: ResultArgs,
+}
+
+/// `run`'s log writer beside the job (`--log-bs` turns it on).
+#[derive(Args, Debug)]
+pub struct LogArgs {
+    /// Beside the job, a log writer (a database's WAL writer): one thread writing SIZE bytes
+    /// sequentially, each write followed by fdatasync, wrapping around in --log-size.
+    #[arg(long, value_name = "SIZE", value_parser = str::parse::<BlockSize>)]
+    pub log_bs: Option<BlockSize>,
+    /// The log writer's own file or device (as PostgreSQL's --waldir on a device of its
+    /// own), created at --log-size when missing. Default: the last --log-size bytes of the
+    /// (first) --target, which the job's --region then leaves out.
+    #[arg(long, value_name = "PATH", requires = "log_bs", value_parser = crate::values::path_item)]
+    pub log_target: Option<PathBuf>,
+    /// Bytes the log writer wraps around in (a multiple of 4k). Default: 64m.
+    #[arg(long, value_name = "SIZE", requires = "log_bs", value_parser = parse_size)]
+    pub log_size: Option<u64>,
+    /// Cap on log writes per second. Default: back to back.
+    #[arg(long, value_name = "N", requires = "log_bs",
+          value_parser = crate::values::whole(1u64, 10_000_000))]
+    pub log_rate: Option<u64>,
 }

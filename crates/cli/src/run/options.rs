@@ -4,7 +4,7 @@
 use super::args::RunArgs;
 use crate::target::options::{io_setup, Targets};
 use crate::usage::{check_interval, check_time, usage, UsageError};
-use iogauge_model::spec::{JobSpec, Like, RwMode};
+use iogauge_model::spec::{JobSpec, Like, LogStream, RwMode};
 use iogauge_model::units::fmt_size;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -13,6 +13,8 @@ use std::time::Duration;
 pub struct RunOptions {
     pub spec: JobSpec,
     pub targets: Targets,
+    /// `--log-target`: the log writer's own target (`None`: none, or at the end of the first).
+    pub log_target: Option<Targets>,
     pub json: bool,
     /// Trace the block layer beside the sampler (not `--no-trace`).
     pub trace: bool,
@@ -96,8 +98,16 @@ impl RunOptions {
                 "--shared-offsets applies to a job over MPI ranks (mpirun -np N iogauge run ...); drop it",
             );
         }
+        spec.log = super::log::stream(&a.log, &a.io, &spec)?;
+        // The log at the end of the first target writes there, whatever the job does.
+        let in_first = spec.log.as_ref().is_some_and(LogStream::in_first_target);
+        let allow_overwrite = a.io.allow_overwrite;
+        let targets = Targets::from_args(a.io, spec.direct, spec.rw.writes() || in_first)?;
+        let log_target =
+            super::log::target(spec.log.as_ref(), &targets, spec.direct, allow_overwrite)?;
         Ok(RunOptions {
-            targets: Targets::from_args(a.io, spec.direct, spec.rw.writes())?,
+            targets,
+            log_target,
             spec,
             json: a.result.json,
             trace: !a.result.no_trace,

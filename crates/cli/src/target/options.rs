@@ -112,6 +112,11 @@ fn identity(path: &Path, hops: u32) -> Option<Identity> {
     }
 }
 
+/// Whether `a` and `b` name one file or device (compared as [`Identity`], not as text).
+pub fn same_target(a: &Path, b: &Path) -> bool {
+    identity(a, 0).is_some_and(|x| identity(b, 0).is_some_and(|y| x == y))
+}
+
 /// Refuses two targets that are one file or one device: a mirror's copies would share an
 /// inode and a concat would count the same blocks twice, with or without --layout.
 fn check_distinct(targets: &[PathBuf]) -> Result<(), UsageError> {

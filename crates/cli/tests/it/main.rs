@@ -17,6 +17,7 @@ mod hostile;
 mod io_path;
 mod layers;
 mod layout;
+mod logwriter;
 mod mpi;
 mod plan;
 mod readme;

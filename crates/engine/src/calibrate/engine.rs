@@ -226,7 +226,7 @@ impl EngineProber<'_> {
         let j = self.point_job(step, bs, n);
         let (targets, stop) = (self.targets, self.stop);
         let (outcome, samples) = self.sampling.beside(&j, &mut |started| {
-            crate::job::run_telling(&j, targets, stop, on_interval, started)
+            crate::job::run_telling(&j, targets, None, stop, on_interval, started)
         });
         Ok((outcome?, samples))
     }

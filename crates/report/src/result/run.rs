@@ -57,6 +57,7 @@ pub(super) fn section(out: &mut String, g: &Group<RunReport>) -> Result<(), Dige
     super::layers::section(out, g);
     curves(out, g)?;
     devices_table(out, g);
+    log_table(out, g);
     Ok(())
 }
 
@@ -139,6 +140,38 @@ fn devices_table(out: &mut String, g: &Group<RunReport>) {
                 num(d.device_mbps)
             );
         }
+    }
+    out.push_str("</tbody></table></div>\n");
+}
+
+/// `run --log-bs`: what each run's log writer did (write + fdatasync), one row per run that
+/// had one; nothing when none did.
+fn log_table(out: &mut String, g: &Group<RunReport>) {
+    let rows: Vec<_> = g
+        .items
+        .iter()
+        .filter_map(|(it, r)| Some((it, r.log.as_ref()?)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Log writer</h3>\n<p class=\"note\">Beside the job, one thread writing sequentially, each write followed by fdatasync (what a database's log writer does and a commit waits on); means and p99 in ms.</p>\n<div class=\"tw\"><table class=\"res\"><thead><tr><th class=\"l\">result</th><th class=\"l\">target</th><th>write size</th><th>writes/s</th><th>MiB/s</th><th>write ms</th><th>fdatasync ms</th><th>write p99 ms</th><th>fdatasync p99 ms</th></tr></thead><tbody>");
+    for (it, l) in rows {
+        out.push_str("<tr><td class=\"l\">");
+        esc(out, &it.name());
+        out.push_str("</td><td class=\"l\">");
+        esc(out, &l.target.display().to_string());
+        let _ = write!(
+            out,
+            "</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            iogauge_model::units::fmt_size(l.bs),
+            num(l.writes_s),
+            num(l.mbps),
+            num(l.write_lat_us.mean / 1e3),
+            num(l.sync_lat_us.mean / 1e3),
+            num(l.write_lat_us.p99 / 1e3),
+            num(l.sync_lat_us.p99 / 1e3)
+        );
     }
     out.push_str("</tbody></table></div>\n");
 }

@@ -60,6 +60,37 @@ fn a_run_has_its_series_curves_and_device_table() {
     assert!(page.contains("<title>iogauge result 7</title>"));
     assert!(page.contains("Workload and devices") && page.contains("<td>read</td>"));
     assert!(page.contains("class=\"ramp\"") || page.contains("class=\"steady\""));
+    assert!(!page.contains("Log writer"), "no log writer, no table");
+}
+
+/// A run with a log writer (`run --log-bs`) gets its row: size, writes/s and times in ms.
+#[test]
+fn a_run_with_a_log_writer_has_its_row() {
+    let mut d = doc(RUN);
+    let Document::Run(r) = &mut d else {
+        panic!("a run fixture")
+    };
+    let mut l = iogauge_model::run::LogSummary {
+        bs: 8192,
+        target: "/wal/<x>".into(),
+        writes: 2000,
+        writes_s: 1000.0,
+        mbps: 7.8125,
+        ..Default::default()
+    };
+    l.sync_lat_us.mean = 1500.0;
+    r.log = Some(l);
+    let page = html(&[(7, &d, vec![])]);
+    clean(&page);
+    let row = &page[page.find("<h3>Log writer</h3>").expect("the table")..];
+    for cell in [
+        "/wal/&lt;x&gt;",
+        "<td>8k</td>",
+        "<td>1000</td>",
+        "<td>1.50</td>",
+    ] {
+        assert!(row.contains(cell), "{cell}: {row}");
+    }
 }
 
 #[test]

@@ -7,6 +7,7 @@ pub(crate) mod db;
 pub(crate) mod findings;
 pub(crate) mod history;
 mod label;
+pub(crate) mod log;
 pub(crate) mod placement;
 pub(crate) mod preflight;
 pub(crate) mod relations;

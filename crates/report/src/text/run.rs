@@ -3,6 +3,7 @@
 
 use super::findings::findings_text;
 use super::label::label_line;
+use super::log::log_line;
 use iogauge_model::run::{DirSummary, RankReport, RunReport};
 use iogauge_model::target::TargetInfo;
 use iogauge_model::units::fmt_size;
@@ -60,6 +61,7 @@ pub fn run_text(r: &RunReport) -> String {
         let _ = writeln!(s, "(no I/O completed in the measured window)");
     }
     s.push_str(&time_split_line(r));
+    s.push_str(&log_line(r));
     if let Some(l) = &r.layout {
         s.push_str(&layout_text(l));
     }

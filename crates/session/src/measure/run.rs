@@ -48,12 +48,14 @@ pub fn place(
 }
 
 /// Runs the job of `spec` on `targets` (this rank's part of it over ranks; `region` its
-/// slice from [`place`]), publishing each interval live and showing it with `show` (alone
-/// only), and returns the document to store.
+/// slice from [`place`]), with its log writer on `log` (`--log-target`; alone only: the
+/// command refuses `--log-bs` over several ranks), publishing each interval live and
+/// showing it with `show` (alone only), and returns the document to store.
 pub fn run(
     session: &mut Session,
     spec: &JobSpec,
     targets: &[Target],
+    log: Option<&Target>,
     region: Option<Region>,
     show: &mut dyn FnMut(f64, &IntervalReport),
 ) -> anyhow::Result<Finished> {
@@ -62,7 +64,7 @@ pub fn run(
         Team::Ranks(_) => ranks::run(session, spec, targets, region),
         _ => {
             let _ = region;
-            alone(session, spec, targets, show)
+            alone(session, spec, targets, log, show)
         }
     }
 }
@@ -71,6 +73,7 @@ fn alone(
     session: &mut Session,
     spec: &JobSpec,
     targets: &[Target],
+    log: Option<&Target>,
     show: &mut dyn FnMut(f64, &IntervalReport),
 ) -> anyhow::Result<Finished> {
     let stop = session.stop().clone();
@@ -83,7 +86,7 @@ fn alone(
             session.publish(&rep, at);
             show(at, &rep);
         };
-        iogauge_engine::run_telling(spec, targets, &stop, on_interval, started)
+        iogauge_engine::run_telling(spec, targets, log, &stop, on_interval, started)
     });
     let (report, histograms) = run_document(spec.clone(), targets, outcome?, recorded)?;
     let mut report = report;

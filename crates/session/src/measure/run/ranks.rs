@@ -93,7 +93,7 @@ pub(super) fn run(
                 feed.publish(&rep, iv.end.as_secs_f64());
             }
         };
-        iogauge_engine::run_telling(spec, targets, &stop, on_interval, started)
+        iogauge_engine::run_telling(spec, targets, None, &stop, on_interval, started)
     });
     if outcome.is_err() {
         stop.store(true, Ordering::Relaxed);
@@ -283,6 +283,8 @@ fn merged(spec: &JobSpec, parts: Vec<Part>, own: Own) -> anyhow::Result<(Documen
                 .collect();
             anyhow!("no rank ran, nothing to store: {}", why.join("; "))
         })?,
+        // `--log-bs` is refused over more than one rank (see the cli's `run`).
+        log: None,
     };
     // The job's devices: the host's own, when every rank ran on rank 0's host.
     let recorded = match one_host {
