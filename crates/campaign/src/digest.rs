@@ -22,6 +22,7 @@ use std::collections::BTreeMap;
 mod curves;
 mod error;
 mod log;
+mod stand_in;
 pub use crate::metric::{catalogue, metric, Metric, CATALOGUE};
 pub use curves::{lat_curves, CURVE_PERCENTILES};
 pub use error::DigestError;
@@ -124,15 +125,8 @@ fn run(id: i64, rep: u32, r: &RunReport, hists: &Hists) -> Result<RunDigest, Dig
         m.put("device_read_iops", h.read.device_iops);
         m.put("device_write_iops", h.write.device_iops);
     }
-    if r.options.like.is_some() && s.elapsed_s > 0.0 {
-        // The raw stand-in of a db run (`run --like`): its reads and writes under the
-        // database's names, so a campaign or compare puts it beside the db runs (raw = 1).
-        m.put("db_physical_reads_s", s.read.iops);
-        m.put("db_physical_writes_s", s.write.iops);
-        if s.read.ios > 0 {
-            m.put("db_avg_read_ms", s.read.lat_us.mean / 1e3);
-        }
-    }
+    // A raw stand-in of a db run: its figures under the database's names too.
+    stand_in::put(&mut m, r);
     for (key, v) in log_metrics(r) {
         m.put(key, v);
     }

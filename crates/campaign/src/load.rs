@@ -170,8 +170,9 @@ fn check_cases(
 /// The index within `cases` of the first case whose command line does not parse, and why.
 fn first_bad(c: &Campaign, cases: &[Case], check: CheckLine) -> Option<(usize, String)> {
     cases.iter().enumerate().find_map(|(i, case)| {
-        // A stand-in's `--like` is the id of a run made later: any id parses.
-        let like = case.like.as_ref().map(|_| ["--like", "1"]);
+        // A stand-in's `--like` is the id of a run made later, which the check cannot look up:
+        // its line is checked as a run with a log writer, which the same flags shape.
+        let like = case.like.as_ref().map(|_| ["--log-bs", "8k"]);
         let argv: Vec<&str> = std::iter::once("iogauge")
             .chain(case.command(c.command).words().iter().copied())
             .chain(case.args.iter().map(String::as_str))

@@ -1,8 +1,7 @@
 //! A run's log-writer figures (`run --log-bs`) as digest metrics: `log_writes_s`,
-//! `log_mbps`, and the mean write and `fdatasync` times in ms. On a raw stand-in of a db run
-//! (`run --like`) the same figures also go under the database's WAL names, so a campaign
-//! normalises a database's WAL throughput, write and sync times to the raw device (raw = 1),
-//! as its reads and writes already are. A leaf: the digest puts what it returns.
+//! `log_mbps`, and the mean write and `fdatasync` times in ms (a raw stand-in of a db run
+//! also puts them under the database's WAL names: [`super::stand_in`]). A leaf: the digest
+//! puts what it returns.
 
 use iogauge_model::run::RunReport;
 
@@ -13,27 +12,19 @@ pub(super) fn log_metrics(r: &RunReport) -> Vec<(&'static str, f64)> {
         return Vec::new();
     };
     let (write_ms, sync_ms) = (l.write_lat_us.mean / 1e3, l.sync_lat_us.mean / 1e3);
-    let mut out = vec![
+    vec![
         ("log_writes_s", l.writes_s),
         ("log_mbps", l.mbps),
         ("log_write_ms", write_ms),
         ("log_sync_ms", sync_ms),
-    ];
-    if r.options.like.is_some() {
-        out.extend([
-            ("wal_mbps", l.mbps),
-            ("wal_write_ms", write_ms),
-            ("wal_sync_ms", sync_ms),
-        ]);
-    }
-    out
+    ]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use iogauge_model::run::LogSummary;
-    use iogauge_model::spec::{IoShape, JobSpec, Like, RwMode};
+    use iogauge_model::spec::{JobSpec, RwMode};
 
     fn run(log: Option<LogSummary>) -> RunReport {
         let mut r = RunReport::from_series(
@@ -48,7 +39,7 @@ mod tests {
     }
 
     #[test]
-    fn log_figures_in_ms_and_under_wal_names_for_a_stand_in() {
+    fn log_figures_in_ms() {
         let mut l = LogSummary {
             writes: 100,
             elapsed_s: 1.0,
@@ -71,19 +62,6 @@ mod tests {
         for (k, _) in &got {
             assert!(crate::metric::metric(k).is_some(), "{k} in the catalogue");
         }
-        let mut like = run(Some(l));
-        like.options.like = Some(Like {
-            run: 1,
-            shape: IoShape {
-                reads_s: 1.0,
-                writes_s: 1.0,
-                read_kib: 8.0,
-                write_kib: 8.0,
-                depth: 1.0,
-            },
-        });
-        let got = log_metrics(&like);
-        assert!(got.contains(&("wal_sync_ms", 1.5)) && got.contains(&("wal_mbps", 0.78)));
         assert!(log_metrics(&run(None)).is_empty());
     }
 }

@@ -81,19 +81,19 @@ pub struct RunArgs {
 #[derive(Args, Debug)]
 pub struct LogArgs {
     /// Beside the job, a log writer (a database's WAL writer): one thread writing SIZE bytes
-    /// sequentially, each write followed by fdatasync, wrapping around in --log-size.
+    /// sequentially, each write followed by fdatasync, wrapping around in --log-size. With
+    /// --like, a db run that wrote WAL sets it (its mean WAL write).
     #[arg(long, value_name = "SIZE", value_parser = str::parse::<BlockSize>)]
     pub log_bs: Option<BlockSize>,
     /// The log writer's own file or device (as PostgreSQL's --waldir on a device of its
-    /// own), created at --log-size when missing. Default: the last --log-size bytes of the
-    /// (first) --target, which the job's --region then leaves out.
-    #[arg(long, value_name = "PATH", requires = "log_bs", value_parser = crate::values::path_item)]
+    /// own), created at --log-size when missing. Default (or the first --target itself): the
+    /// last --log-size bytes of the first --target, which the job's --region then leaves out.
+    #[arg(long, value_name = "PATH", value_parser = crate::values::path_item)]
     pub log_target: Option<PathBuf>,
     /// Bytes the log writer wraps around in (a multiple of 4k). Default: 64m.
-    #[arg(long, value_name = "SIZE", requires = "log_bs", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub log_size: Option<u64>,
     /// Cap on log writes per second. Default: back to back.
-    #[arg(long, value_name = "N", requires = "log_bs",
-          value_parser = crate::values::whole(1u64, 10_000_000))]
+    #[arg(long, value_name = "N", value_parser = crate::values::whole(1u64, 10_000_000))]
     pub log_rate: Option<u64>,
 }

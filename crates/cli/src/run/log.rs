@@ -11,15 +11,36 @@ use iogauge_engine::{Access, TargetSpec};
 use iogauge_model::spec::{fmt_size, JobSpec, LogStream, DEFAULT_LOG_SIZE, LOG_ALIGN};
 
 /// The log stream `a` asks for beside `spec`'s job (its block sizes and layout set) on the
-/// targets of `io`, or `None` without `--log-bs`.
+/// targets of `io`, or `None` without `--log-bs`. Under `--like` a db run that wrote WAL
+/// gives the size (its mean WAL write) when `--log-bs` does not; one that wrote none gives
+/// no log writer, and the other `--log-*` flags then go unused. A `--log-target` that is the
+/// job's first target puts the log at its end, as leaving it out does.
 pub fn stream(
     a: &LogArgs,
     io: &TargetArgs,
     spec: &JobSpec,
 ) -> Result<Option<LogStream>, UsageError> {
-    let Some(bs) = a.log_bs.map(|b| b.bytes()) else {
+    let like = spec.like.as_ref();
+    let from_like = like.and_then(|l| l.shape.log.as_ref()).map(|l| l.bs());
+    let Some(bs) = a.log_bs.map(|b| b.bytes()).or(from_like) else {
+        let given = a.log_target.is_some() || a.log_size.is_some() || a.log_rate.is_some();
+        if let (Some(l), true) = (like, given) {
+            eprintln!(
+                "note: db run {} made no WAL syncs (read-only), so there is no log writer to replay; the --log-* flags are unused",
+                l.run
+            );
+        } else if given {
+            return usage(
+                "--log-target, --log-size and --log-rate shape the log writer: add --log-bs SIZE (or --like a db run that wrote WAL)",
+            );
+        }
         return Ok(None);
     };
+    let in_first = a
+        .log_target
+        .as_deref()
+        .zip(io.targets.first())
+        .is_some_and(|(l, t)| same_target(l, t));
     let size = a.log_size.unwrap_or(DEFAULT_LOG_SIZE);
     if size == 0 || !size.is_multiple_of(LOG_ALIGN) {
         return usage(format!(
@@ -35,7 +56,7 @@ pub fn stream(
     }
     let log = LogStream {
         bs,
-        target: a.log_target.clone(),
+        target: a.log_target.clone().filter(|_| !in_first),
         size,
         rate: a.log_rate,
     };
@@ -75,7 +96,7 @@ pub fn target(
     }
     if let Some(t) = targets.specs.iter().find(|t| same_target(&t.path, path)) {
         return usage(format!(
-            "--log-target {} is the job's target {}; give the log a file or device of its own, or drop --log-target to put it at the end of the target",
+            "--log-target {} is the job's target {}; give the log a file or device of its own, or give the first --target (or no --log-target) to put it at that target's end",
             path.display(),
             t.path.display()
         ));

@@ -181,8 +181,11 @@ fn a_log_that_cannot_work_is_refused() {
     let e = run(&["--size", "8m", "--log-size", "1m"]);
     assert!(e.contains("--log-bs"), "{e}");
     assert!(!t.exists(), "nothing created for a refused command line");
+    // The first target named as --log-target is its end, as no --log-target is: it must fit.
     let e = run(&["--size", "8m", "--log-bs", "8k", "--log-target", ts]);
-    assert!(e.contains("--log-target") && e.contains("own"), "{e}");
+    assert!(e.contains("--log-size 64m does not fit"), "{e}");
+    let e = run(&["--size", "8m", "--log-target", "wal"]);
+    assert!(e.contains("add --log-bs"), "{e}");
     // An existing file exactly the log's size: no room for the job before the log.
     std::fs::write(&t, vec![0u8; 1 << 20]).unwrap();
     let e = run(&["--allow-overwrite", "--log-bs", "8k", "--log-size", "1m"]);

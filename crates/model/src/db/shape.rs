@@ -87,13 +87,19 @@ impl DbReport {
     }
 
     /// The WAL stream over the measured window, from PostgreSQL's own counters; `None`
-    /// without WAL writes and syncs.
+    /// without updates (a read-only run's WAL, from pruning or hint bits, commits nothing
+    /// and stays in the data job's writes) or without WAL writes and syncs.
     fn log_shape(&self) -> Option<LogShape> {
         let db = &self.summary.db;
-        (db.wal_writes_s > 0.0 && db.wal_syncs_s > 0.0).then(|| LogShape {
+        let logs = db.rows_updated_s > 0.0 && db.wal_writes_s > 0.0 && db.wal_syncs_s > 0.0;
+        logs.then(|| LogShape {
             writes_s: db.wal_writes_s,
             write_kib: db.wal_bytes_s / db.wal_writes_s / 1024.0,
             commits_per_sync: db.commits_s / db.wal_syncs_s,
+            commits_per_op: match self.summary.sessions.ops_s {
+                ops if ops > 0.0 => db.commits_s / ops,
+                _ => 0.0,
+            },
         })
     }
 }
@@ -172,6 +178,7 @@ mod tests {
             writes_s: 1000.0,
             write_kib: 8.0,
             commits_per_sync: 1.0,
+            commits_per_op: 0.0,
         });
         assert_eq!(s.minor_data_rate(), Some(60));
         s.reads_s = 400.0;
@@ -187,6 +194,7 @@ mod tests {
             writes_s: 100.0,
             write_kib: kib,
             commits_per_sync: 1.0,
+            commits_per_op: 0.0,
         };
         assert_eq!(log(8.0).bs(), 8192);
         assert_eq!(log(9.3).bs(), 12288, "rounded up, not down");

@@ -41,4 +41,8 @@ pub struct LogShape {
     /// Commits per WAL sync: how many commits one sync served (group commit), so a replay's
     /// syncs count as that many commits.
     pub commits_per_sync: f64,
+    /// Commits per session operation (the share of operations that update); 0 in shapes
+    /// stored before it.
+    #[serde(default)]
+    pub commits_per_op: f64,
 }

@@ -338,6 +338,23 @@ fn like_and_targets(s: &mut String, r: &RunReport) {
             "  like db run {}: its data disks did {:.0} reads/s of {:.1} KiB and {:.0} writes/s of {:.1} KiB, {:.1} in flight; this job replays that shape, its figures standing in for the database's",
             l.run, sh.reads_s, sh.read_kib, sh.writes_s, sh.write_kib, sh.depth
         );
+        if let Some(log) = &sh.log {
+            let _ = writeln!(
+                s,
+                "  its WAL: {:.0} writes/s of {:.1} KiB, {:.2} commits per sync; the log writer replays it back to back",
+                log.writes_s, log.write_kib, log.commits_per_sync
+            );
+        }
+        if let Some(rate) = r
+            .options
+            .rate_iops
+            .filter(|_| sh.minor_data_rate().is_some())
+        {
+            let _ = writeln!(
+                s,
+                "  its data I/O is minor beside its WAL's: replayed at {rate}/s, not as fast as the depth allows"
+            );
+        }
     }
     for t in &r.targets {
         let _ = writeln!(s, "  target {}", target_line(t));

@@ -1,0 +1,159 @@
+//! A raw stand-in's figures (`run --like DB_RUN_ID`) under the database's names, so a
+//! campaign or `compare` sets them beside the db runs' (raw = 1). What each one is on the raw
+//! side:
+//! - physical reads and writes/s, average read time: the replay's data reads and writes
+//!   (with the log writer's writes), device latency with no page cache in front;
+//! - commits/s: the log writer's syncs times the db run's commits per sync (group commit);
+//! - WAL MB/s, write time, sync time: the log writer's writes and fdatasyncs;
+//! - operations/s: what the raw device sustains at the db run's device reads per operation
+//!   and, when it committed, commits per operation, whichever allows fewer;
+//! - read and update latency, means only: a session's operation as the raw device would
+//!   serve it: the db run's device reads per operation, one after another, at the replay's
+//!   read latency (an update adds one log write and its sync). Percentiles of such a sum are
+//!   not known, and buffer accesses (logical reads) have no raw counterpart: those stay
+//!   without a ratio.
+
+use super::Metrics;
+use iogauge_model::run::RunReport;
+
+/// Puts the stand-in's figures into `m`; nothing for a run that is not one.
+pub(super) fn put(m: &mut Metrics, r: &RunReport) {
+    let (Some(like), s) = (&r.options.like, &r.summary) else {
+        return;
+    };
+    if s.elapsed_s <= 0.0 {
+        return;
+    }
+    let log = r.log.as_ref().filter(|l| l.writes > 0);
+    let log_writes_s = log.map_or(0.0, |l| l.writes_s);
+    m.put("db_physical_reads_s", s.read.iops);
+    m.put("db_physical_writes_s", s.write.iops + log_writes_s);
+    if let Some(h) = &r.hardware {
+        let writes = s.write.iops + log_writes_s;
+        if writes > 0.0 {
+            m.put("device_writes_per_db_write", h.write.device_iops / writes);
+        }
+    }
+    // Shapes stored before reads per operation were kept count one.
+    let unit = like.shape.reads_per_op.unwrap_or(1.0);
+    let read_ms = (s.read.ios > 0).then(|| s.read.lat_us.mean / 1e3);
+    if let Some(ms) = read_ms {
+        m.put("db_avg_read_ms", ms);
+        m.put("op_read_lat_mean_ms", unit * ms);
+    }
+    let by_reads = (unit > 0.0 && s.read.ios > 0).then(|| s.read.iops / unit);
+    let (Some(l), Some(shape)) = (log, &like.shape.log) else {
+        if let Some(ops) = by_reads {
+            m.put("ops_s", ops);
+        }
+        return;
+    };
+    let commits = l.writes_s * shape.commits_per_sync;
+    let by_commits = (shape.commits_per_op > 0.0).then(|| commits / shape.commits_per_op);
+    let ops = match (by_reads, by_commits) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    if let Some(ops) = ops {
+        m.put("ops_s", ops);
+    }
+    let (write_ms, sync_ms) = (l.write_lat_us.mean / 1e3, l.sync_lat_us.mean / 1e3);
+    // Every log write is followed by its sync.
+    m.put("commits_s", commits);
+    m.put("wal_mbps", l.mbps);
+    m.put("wal_write_ms", write_ms);
+    m.put("wal_sync_ms", sync_ms);
+    m.put(
+        "op_update_lat_mean_ms",
+        unit * read_ms.unwrap_or(0.0) + write_ms + sync_ms,
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iogauge_model::run::LogSummary;
+    use iogauge_model::spec::{IoShape, JobSpec, Like, LogShape, RwMode};
+    use std::collections::BTreeMap;
+
+    /// A stand-in that read 1000/s at 0.5 ms and wrote 100/s, its log writer 200 writes/s at
+    /// 0.25 ms + 1.5 ms, replaying a db run with 3 device reads per operation and 2 commits
+    /// per sync.
+    fn stand_in(log: bool) -> RunReport {
+        let mut r = RunReport::from_series(
+            JobSpec::new(RwMode::RandRw),
+            Vec::new(),
+            std::time::SystemTime::UNIX_EPOCH,
+            &[],
+            false,
+        );
+        r.summary.elapsed_s = 10.0;
+        (r.summary.read.ios, r.summary.read.iops) = (10_000, 1000.0);
+        r.summary.read.lat_us.mean = 500.0;
+        r.summary.write.iops = 100.0;
+        let mut l = LogSummary {
+            writes: 2000,
+            elapsed_s: 10.0,
+            writes_s: 200.0,
+            mbps: 1.6,
+            ..LogSummary::default()
+        };
+        (l.write_lat_us.mean, l.sync_lat_us.mean) = (250.0, 1500.0);
+        r.log = log.then_some(l);
+        r.options.like = Some(Like {
+            run: 1,
+            shape: IoShape {
+                reads_s: 1000.0,
+                writes_s: 100.0,
+                read_kib: 8.0,
+                write_kib: 8.0,
+                depth: 4.0,
+                log: log.then_some(LogShape {
+                    writes_s: 150.0,
+                    write_kib: 8.0,
+                    commits_per_sync: 2.0,
+                    commits_per_op: 0.5,
+                }),
+                reads_per_op: Some(3.0),
+            },
+        });
+        r
+    }
+
+    fn metrics(r: &RunReport) -> BTreeMap<String, f64> {
+        let mut m = Metrics::default();
+        put(&mut m, r);
+        m.0
+    }
+
+    #[test]
+    fn a_stand_in_under_the_database_names() {
+        let m = metrics(&stand_in(true));
+        let want = [
+            ("db_physical_reads_s", 1000.0),
+            ("db_physical_writes_s", 300.0),
+            ("db_avg_read_ms", 0.5),
+            ("op_read_lat_mean_ms", 1.5),
+            ("commits_s", 400.0),
+            ("wal_mbps", 1.6),
+            ("wal_write_ms", 0.25),
+            ("wal_sync_ms", 1.5),
+            ("op_update_lat_mean_ms", 3.25),
+            // Reads allow 1000 / 3 operations/s, commits 400 / 0.5: the reads limit.
+            ("ops_s", 1000.0 / 3.0),
+        ];
+        for (k, v) in want {
+            assert!((m[k] - v).abs() < 1e-9, "{k}: {} want {v}", m[k]);
+            assert!(crate::metric::metric(k).is_some(), "{k} in the catalogue");
+        }
+        assert_eq!(m.len(), want.len(), "{m:?}");
+        // Read-only: no WAL figures, and nothing at all for a run that is no stand-in.
+        let m = metrics(&stand_in(false));
+        assert!(!m.contains_key("commits_s") && !m.contains_key("op_update_lat_mean_ms"));
+        assert_eq!(m["db_physical_writes_s"], 100.0);
+        assert!((m["ops_s"] - 1000.0 / 3.0).abs() < 1e-9);
+        let mut plain = stand_in(true);
+        plain.options.like = None;
+        assert!(metrics(&plain).is_empty());
+    }
+}
