@@ -134,14 +134,6 @@ fn filesystems_runs_at_smoke_scale() {
     );
 }
 
-/// `fs=ext4` in a case name: its filesystem variable.
-fn fs_of(case: &str) -> String {
-    case.split(' ')
-        .find(|w| w.starts_with("fs="))
-        .unwrap()
-        .to_string()
-}
-
 #[test]
 fn placement_runs_at_smoke_scale() {
     smoke("placement");
