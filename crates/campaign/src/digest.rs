@@ -17,6 +17,7 @@ use iogauge_model::run::{DirSummary, IntervalReport, RunReport};
 use iogauge_model::Document;
 use iogauge_stats::{LatHist, LatSummary, Phase, MIB};
 use log::log_metrics;
+use stand_in::stand_in_metrics;
 use std::collections::BTreeMap;
 
 mod curves;
@@ -126,7 +127,9 @@ fn run(id: i64, rep: u32, r: &RunReport, hists: &Hists) -> Result<RunDigest, Dig
         m.put("device_write_iops", h.write.device_iops);
     }
     // A raw stand-in of a db run: its figures under the database's names too.
-    stand_in::put(&mut m, r);
+    for (key, v) in stand_in_metrics(r) {
+        m.put(key, v);
+    }
     for (key, v) in log_metrics(r) {
         m.put(key, v);
     }
