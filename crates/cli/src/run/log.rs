@@ -26,7 +26,7 @@ pub fn stream(
         let given = a.log_target.is_some() || a.log_size.is_some() || a.log_rate.is_some();
         if let (Some(l), true) = (like, given) {
             eprintln!(
-                "note: db run {} made no WAL syncs (read-only), so there is no log writer to replay; the --log-* flags are unused",
+                "note: db run {} made no updates (read-only), so there is no WAL stream to replay; the --log-* flags are unused",
                 l.run
             );
         } else if given {

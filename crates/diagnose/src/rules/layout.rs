@@ -43,7 +43,13 @@ pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
     let (Document::Run(r), Some(k)) = (doc, w.work) else {
         return Vec::new();
     };
-    if k.write.iops <= 0.0 {
+    // The log writer's writes (`--log-bs`) land on the first target's disks unless it has a
+    // target of its own: workload writes too.
+    let in_first = r.options.log.as_ref().is_some_and(|l| l.target.is_none());
+    let log = r.log.as_ref().filter(|_| in_first);
+    let writes = k.write.iops + log.map_or(0.0, |l| l.writes_s);
+    let kib = k.write.iops * k.write.kib + log.map_or(0.0, |l| l.writes_s * l.bs as f64 / 1024.0);
+    if writes <= 0.0 {
         return Vec::new();
     }
     let (amp, title) = match &r.layout {
@@ -61,27 +67,30 @@ pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
             )
         }
         None => {
-            let a = ratio(w.bottom_sum(|d| d.w_s), k.write.iops);
+            // In bytes: a copy carries the data again, while each fsync's cache flush counts
+            // as one more write request carrying none.
+            let a = ratio(w.bottom_sum(|d| d.w_mb_s) * 1024.0, kib);
             if !k.direct || a < DEVICE_RATIO {
                 return Vec::new();
             }
             (
                 a,
                 format!(
-                    "the disks completed {a:.2}× the workload's writes: a mirror below, journaling or other writers on the same disks multiply them"
+                    "the disks wrote {a:.2}× the workload's bytes: a mirror below, journaling or other writers on the same disks multiply its writes"
                 ),
             )
         }
     };
-    let impact = (1.0 - 1.0 / amp) * (1.0 - k.read_share());
+    let read_share = k.read.iops / (k.read.iops + writes);
+    let impact = (1.0 - 1.0 / amp) * (1.0 - read_share);
     vec![Made {
         rule: "write-multiplication",
         layer: Layer::Layout,
         title,
         impact,
         evidence: vec![
-            ev("workload writes", k.write.iops, "IOPS"),
-            ev("device writes", k.write.iops * amp, "IOPS"),
+            ev("workload writes", writes, "IOPS"),
+            ev("device writes", writes * amp, "IOPS"),
             ev("device writes per workload write", amp, "×"),
         ],
         next: "size the devices for workload writes × copies (mirror:2 halves the write IOPS, mirror:3 thirds them); `iogauge plan` does the arithmetic",

@@ -8,6 +8,10 @@ use super::report::DbReport;
 use crate::spec::{IoShape, LogShape, RwMode};
 use iogauge_stats::Phase;
 
+/// PostgreSQL's block (BLCKSZ, 8 KiB in the builds iogauge starts), KiB: the size of each
+/// buffer it writes.
+const BLOCK_KIB: f64 = 8.0;
+
 /// A direction below this share of the requests is left out of the replay.
 const MINOR_PCT: f64 = 2.0;
 
@@ -41,42 +45,34 @@ impl IoShape {
 impl DbReport {
     /// The shape of the I/O at the data disks ([`crate::db::report::CacheCompare::disks`])
     /// over the measured intervals, each weighted by its length; `None` without device
-    /// samples of those disks or without I/O.
+    /// samples of those disks or without I/O. Its writes are PostgreSQL's data-block writes
+    /// (buffers written by every process, one block each), not the disks': those also hold
+    /// the filesystem's journal and metadata and the WAL, which a raw device would not have
+    /// or which the log writer replays.
     pub fn device_shape(&self) -> Option<IoShape> {
         let disks = &self.cache.as_ref()?.disks;
-        let (mut secs, mut r, mut w, mut rkib, mut wkib, mut depth) =
-            (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+        let (mut secs, mut r, mut rkib, mut depth) = (0.0, 0.0, 0.0, 0.0);
         for iv in self.intervals.iter().filter(|i| i.phase == Phase::Measure) {
             let Some(sys) = &iv.system else { continue };
             let d = iv.dur_s;
             for rates in disks.iter().filter_map(|n| sys.disks.get(n)) {
                 r += rates.r_s * d;
-                w += rates.w_s * d;
                 rkib += rates.r_mb_s * 1024.0 * d;
-                wkib += rates.w_mb_s * 1024.0 * d;
                 depth += rates.aqu_sz * d;
             }
             secs += d;
         }
-        if secs <= 0.0 || r + w <= 0.0 {
+        let log = self.log_shape();
+        let writes_s = self.summary.db.buffers_written_s.total();
+        let logs = log.is_some();
+        if secs <= 0.0 || (r <= 0.0 && writes_s <= 0.0 && !logs) {
             return None;
         }
-        let log = self.log_shape();
-        // The WAL on the data disks: its writes are the log writer's to replay, not the data
-        // job's (the devices count one request per WAL write, near enough).
-        let wal_on_data = self
-            .writes
-            .as_ref()
-            .is_some_and(|wc| wc.disks.iter().all(|d| disks.contains(d)));
-        let wal_w = match &log {
-            Some(l) if wal_on_data => l.writes_s,
-            _ => 0.0,
-        };
         Some(IoShape {
             reads_s: r / secs,
-            writes_s: (w / secs - wal_w).max(0.0),
+            writes_s,
             read_kib: if r > 0.0 { rkib / r } else { 0.0 },
-            write_kib: if w > 0.0 { wkib / w } else { 0.0 },
+            write_kib: if writes_s > 0.0 { BLOCK_KIB } else { 0.0 },
             depth: depth / secs,
             log,
             reads_per_op: match self.summary.sessions.ops_s {

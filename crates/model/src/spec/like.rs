@@ -10,19 +10,22 @@ pub struct Like {
     pub shape: IoShape,
 }
 
-/// What a db run's data disks completed over the measured window, summed over the disks.
+/// The I/O a db run asked of its storage over the measured window: the reads its data disks
+/// completed (summed over the disks) and the data blocks PostgreSQL wrote.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IoShape {
     pub reads_s: f64,
+    /// PostgreSQL's buffers written per second (shapes stored before the log writer: the
+    /// disks' writes, journal and WAL included).
     pub writes_s: f64,
-    /// Mean request sizes (iostat's rareq-sz, wareq-sz), KiB.
+    /// The disks' mean read size (iostat's rareq-sz) and the block written, KiB.
     pub read_kib: f64,
     pub write_kib: f64,
     /// Requests in flight on average (iostat's aqu-sz, summed over the disks).
     pub depth: f64,
     /// The database's log stream (PostgreSQL's WAL writes and syncs), replayed beside the
-    /// data I/O as a log writer; `None` without WAL syncs (a read-only run) and in shapes
-    /// stored before it. When the WAL shares the data disks, `writes_s` leaves its writes out.
+    /// data I/O as a log writer; `None` without updates (a read-only run) and in shapes
+    /// stored before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<LogShape>,
     /// Device reads per session operation (reads/s over the sessions' operations/s): an

@@ -64,10 +64,13 @@ pub fn verdicts_text(view: &CampaignView) -> String {
         view.baseline,
         view.statistic.plural()
     );
+    // A metric only baselines have compares nothing (a raw stand-in's IOPS in a database
+    // campaign).
     let shown = view
         .metrics
         .iter()
         .filter(|m| HEADLINE.contains(&m.key.as_str()))
+        .filter(|m| m.cases.iter().any(|c| !view.is_baseline(&c.case)))
         .take(4);
     for m in shown {
         let _ = writeln!(s, "\n{} ({}):", m.label, m.unit);

@@ -335,8 +335,8 @@ fn like_and_targets(s: &mut String, r: &RunReport) {
         let sh = &l.shape;
         let _ = writeln!(
             s,
-            "  like db run {}: its data disks did {:.0} reads/s of {:.1} KiB and {:.0} writes/s of {:.1} KiB, {:.1} in flight; this job replays that shape, its figures standing in for the database's",
-            l.run, sh.reads_s, sh.read_kib, sh.writes_s, sh.write_kib, sh.depth
+            "  like db run {}: its data disks did {:.0} reads/s of {:.1} KiB at {:.1} in flight, PostgreSQL wrote {:.0} blocks/s of {:.1} KiB; this job replays that shape, its figures standing in for the database's",
+            l.run, sh.reads_s, sh.read_kib, sh.depth, sh.writes_s, sh.write_kib
         );
         if let Some(log) = &sh.log {
             let _ = writeln!(

@@ -232,3 +232,38 @@ fn throttled() {
     );
     assert_top(&v, "throttle", 0.5, &[]);
 }
+
+/// A log writer beside a job writes to the same disk: its writes are the workload's, not
+/// copies. Paced job writes with a log writer back to back would otherwise read as the disks
+/// doing several times the workload's writes (a mirror that is not there).
+#[test]
+fn a_log_writer_is_no_mirror() {
+    let _g = heavy();
+    let d = workdir();
+    let p = file(&d, "data", "128m");
+    let v = run_json(&[
+        "--target",
+        &p,
+        "--allow-overwrite",
+        "--rw",
+        "randwrite",
+        "--bs",
+        "8k",
+        "--rate-iops",
+        "200",
+        "--log-bs",
+        "8k",
+        "--log-size",
+        "16m",
+        "--time",
+        "3s",
+    ]);
+    let log = v["log"]["writes_s"].as_f64().unwrap();
+    assert!(log > 400.0, "the log writer outpaces the job: {log}/s");
+    let rules: Vec<String> = super::findings(&v).into_iter().map(|f| f.0).collect();
+    assert!(
+        !rules.iter().any(|r| r == "write-multiplication"),
+        "{rules:?}: {}",
+        v["findings"]
+    );
+}
