@@ -267,3 +267,50 @@ fn a_log_writer_is_no_mirror() {
         v["findings"]
     );
 }
+
+/// A real two-copy mirror under a plain run: btrfs raid1 over two loop devices, mounted
+/// nodatacow so O_DIRECT writes land in place. The disks write every byte twice, and the
+/// finding says so from the devices alone (no `--layout`).
+#[test]
+fn a_kernel_mirror_below_doubles_the_bytes() {
+    let _g = heavy();
+    let d = workdir();
+    let members: Vec<Loop> = (0..2)
+        .map(|i| Loop::direct(&d.path().join(format!("m{i}.img")), 320))
+        .collect();
+    sh(&format!(
+        "mkfs.btrfs -q -f -d raid1 -m raid1 {} {}",
+        members[0].0, members[1].0
+    ));
+    let mnt = d.path().join("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    sh(&format!(
+        "mount -o nodatacow {} '{}'",
+        members[0].0,
+        mnt.display()
+    ));
+    let _m = Mount(mnt.clone());
+    let p = mnt.join("data").display().to_string();
+    let v = run_json(&[
+        "--target",
+        &p,
+        "--size",
+        "96m",
+        "--rw",
+        "randwrite",
+        "--bs",
+        "64k",
+        "--qd",
+        "8",
+        "--time",
+        "3s",
+    ]);
+    let f = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "write-multiplication")
+        .unwrap_or_else(|| panic!("no write-multiplication: {}", v["findings"]));
+    let amp = f["evidence"][2]["value"].as_f64().unwrap();
+    assert!((1.8..2.4).contains(&amp), "{amp}: {}", f["title"]);
+}
