@@ -49,6 +49,12 @@ if [ "$action" = up ]; then
     for i in 1 2 3; do
       truncate -s "$size" "$root/mem/m$i.img"
       losetup --find --show "$root/mem/m$i.img" > "$root/m$i.loop"
+      # A loop device keeps its queue settings from its last attachment: start from the
+      # kernel's defaults.
+      q=/sys/block/$(basename "$(cat "$root/m$i.loop")")/queue
+      echo none > "$q/scheduler" 2>/dev/null || true
+      echo 128 > "$q/nr_requests" 2>/dev/null || true
+      echo "write back" > "$q/write_cache" 2>/dev/null || true
     done
   fi
   # shellcheck disable=SC2046

@@ -18,6 +18,14 @@ root=$2
 shift 2
 db=0
 if [ "${1:-}" = --db ]; then db=1; shift; fi
+# A loop device keeps its queue settings from its last attachment (another tool's
+# nr_requests, write cache or scheduler): every case starts from the kernel's defaults.
+loop_defaults() {
+  q=/sys/block/${1#/dev/}/queue
+  echo none > "$q/scheduler" 2>/dev/null || true
+  echo 128 > "$q/nr_requests" 2>/dev/null || true
+  echo "write back" > "$q/write_cache" 2>/dev/null || true
+}
 if [ "$action" = up ]; then
   # The raw device's first FILL MiB (the span the campaign tests) get incompressible data:
   # a sparse image's holes would answer reads without any I/O.
@@ -27,6 +35,7 @@ if [ "$action" = up ]; then
     truncate -s 8G "$root/wal.img"
     dev=$(losetup --find --show --direct-io=on "$root/wal.img")
     echo "$dev" > "$root/wal.loop"
+    loop_defaults "$dev"
     mkfs.ext4 -q -F "$dev"
     mkdir -p "$root/wal"
     mount "$dev" "$root/wal"
@@ -40,6 +49,7 @@ if [ "$action" = up ]; then
     truncate -s 8G "$root/$fs.img"
     dev=$(losetup --find --show --direct-io=on "$root/$fs.img")
     echo "$dev" > "$root/$fs.loop"
+    loop_defaults "$dev"
     case $fs in
       raw)
         dd if=/dev/urandom of="$dev" bs=1M count=$fill oflag=direct status=none

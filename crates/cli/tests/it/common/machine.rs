@@ -35,7 +35,17 @@ impl Loop {
 }
 
 impl Drop for Loop {
+    /// The queue's settings back to a loop device's defaults, then detached: the kernel keeps
+    /// them for the next attachment of this loop number (another test's, or a campaign's).
     fn drop(&mut self) {
+        let q = format!("/sys/block/{}/queue", self.0.trim_start_matches("/dev/"));
+        for (f, v) in [
+            ("scheduler", "none"),
+            ("nr_requests", "128"),
+            ("write_cache", "write back"),
+        ] {
+            let _ = std::fs::write(format!("{q}/{f}"), v);
+        }
         let _ = std::process::Command::new("losetup")
             .args(["-d", &self.0])
             .status();
