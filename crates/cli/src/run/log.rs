@@ -58,7 +58,7 @@ pub fn stream(
         bs,
         target: a.log_target.clone().filter(|_| !in_first),
         size,
-        rate: a.log_rate,
+        rate: a.log_rate.or(like.and_then(|l| l.shape.log_rate())),
     };
     if log.in_first_target() {
         if spec.layout.is_some() {

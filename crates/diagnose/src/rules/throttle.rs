@@ -15,7 +15,8 @@
 //!   workload's I/Os (not a cache), and the CPU cannot be the limit ([`super::cpu::plausible`]
 //!   at 80%: else the time above the devices may be the CPU's). The finding says a limit above the devices is *likely* and
 //!   names the tracer as the way to tell. Impact = (application latency − await) ÷
-//!   application latency.
+//!   application latency. Not beside a log writer (`run --log-bs`): its syncs' cache flushes
+//!   hold the job's requests above the queue with no limit at all.
 //!
 //! Ground truth: a stripe over two loop devices, one with cgroup v1
 //! `blkio.throttle.read_iops_device` (`diagnose::member_throttled`); the traced scenario
@@ -44,7 +45,10 @@ pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
         // traced stage: the devices' await against the application's latency still shows it.
     }
     match doc {
-        Document::Run(_) => untraced(w).into_iter().collect(),
+        // A log writer's syncs flush the device's cache, and the job's requests wait behind
+        // each flush: time above the queue that no limit makes, while the workload's figures
+        // leave the log's I/O out. The untraced inference does not hold there.
+        Document::Run(r) if r.log.is_none() => untraced(w).into_iter().collect(),
         _ => Vec::new(),
     }
 }

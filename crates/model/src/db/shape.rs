@@ -112,6 +112,17 @@ impl IoShape {
         let log = self.log.as_ref()?.writes_s;
         (data < MINOR_DATA * log).then(|| data.ceil().max(1.0) as u64)
     }
+
+    /// The log writer's rate cap: the db run's WAL writes/s while its data I/O is the main
+    /// load (the sessions' pace set its commits, and a log writer back to back would measure
+    /// a load the database never made); `None`, back to back, when the log is the load (a
+    /// redo test: how fast the log goes is the measure).
+    pub fn log_rate(&self) -> Option<u64> {
+        let log = self.log.as_ref()?;
+        self.minor_data_rate()
+            .is_none()
+            .then(|| log.writes_s.ceil().max(1.0) as u64)
+    }
 }
 
 impl LogShape {
@@ -177,8 +188,14 @@ mod tests {
             commits_per_op: 0.0,
         });
         assert_eq!(s.minor_data_rate(), Some(60));
+        assert_eq!(s.log_rate(), None, "the log is the load: back to back");
         s.reads_s = 400.0;
         assert_eq!(s.minor_data_rate(), None, "data is 42% of the log's writes");
+        assert_eq!(
+            s.log_rate(),
+            Some(1000),
+            "the data is the load: the log at its rate"
+        );
         let mut s2 = shape(0.2, 0.0, 8.0, 0.0, 1.0);
         s2.log = s.log.clone();
         assert_eq!(s2.minor_data_rate(), Some(1), "at least one a second");

@@ -341,8 +341,14 @@ fn like_and_targets(s: &mut String, r: &RunReport) {
         if let Some(log) = &sh.log {
             let _ = writeln!(
                 s,
-                "  its WAL: {:.0} writes/s of {:.1} KiB, {:.2} commits per sync; the log writer replays it back to back",
-                log.writes_s, log.write_kib, log.commits_per_sync
+                "  its WAL: {:.0} writes/s of {:.1} KiB, {:.2} commits per sync; the log writer replays it {}",
+                log.writes_s,
+                log.write_kib,
+                log.commits_per_sync,
+                match sh.log_rate() {
+                    Some(r) => format!("at its rate ({r}/s: the data I/O was the load)"),
+                    None => "back to back (the log was the load)".into(),
+                }
             );
         }
         if let Some(rate) = r
