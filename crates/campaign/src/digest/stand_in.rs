@@ -5,8 +5,10 @@
 //!   (with the log writer's writes), device latency with no page cache in front;
 //! - commits/s: the log writer's syncs times the db run's commits per sync (group commit);
 //! - WAL MB/s, write time, sync time: the log writer's writes and fdatasyncs;
-//! - operations/s: what the raw device sustains at the db run's device reads per operation
-//!   and, when it committed, commits per operation, whichever allows fewer;
+//! - operations/s: what the stream that was the load sustains, at the db run's device reads
+//!   per operation (data) or commits per operation (log); the other stream is replayed at
+//!   the db run's own rate, so its rates (reads and writes/s, or commits/s and WAL MB/s)
+//!   are left out, its latencies kept;
 //! - read and update latency, means only: a session's operation as the raw device would
 //!   serve it: the db run's device reads per operation, one after another, at the replay's
 //!   read latency (an update adds one log write and its sync). Percentiles of such a sum are
@@ -14,6 +16,7 @@
 //!   without a ratio.
 
 use iogauge_model::run::RunReport;
+use iogauge_model::spec::Like;
 
 /// The stand-in's figures, keys from the catalogue; none for a run that is not one. A leaf:
 /// the digest puts what it returns.
@@ -27,12 +30,19 @@ pub(super) fn stand_in_metrics(r: &RunReport) -> Vec<(&'static str, f64)> {
     m
 }
 
-fn figures(m: &mut Vec<(&'static str, f64)>, r: &RunReport, like: &iogauge_model::spec::Like) {
+fn figures(m: &mut Vec<(&'static str, f64)>, r: &RunReport, like: &Like) {
     let s = &r.summary;
     let log = r.log.as_ref().filter(|l| l.writes > 0);
     let log_writes_s = log.map_or(0.0, |l| l.writes_s);
-    m.push(("db_physical_reads_s", s.read.iops));
-    m.push(("db_physical_writes_s", s.write.iops + log_writes_s));
+    let shape_log = like.shape.log.as_ref();
+    // The stream replayed at its own rate (the one that was not the load) gives no rates of
+    // its own: they would be the db run's by construction. Its latencies still compare.
+    let data_free = !shape_log.is_some_and(|l| l.is_load);
+    let log_free = log.is_some() && shape_log.is_some_and(|l| l.is_load);
+    if data_free {
+        m.push(("db_physical_reads_s", s.read.iops));
+        m.push(("db_physical_writes_s", s.write.iops + log_writes_s));
+    }
     if let Some(h) = &r.hardware {
         let writes = s.write.iops + log_writes_s;
         if writes > 0.0 {
@@ -46,26 +56,21 @@ fn figures(m: &mut Vec<(&'static str, f64)>, r: &RunReport, like: &iogauge_model
         m.push(("db_avg_read_ms", ms));
         m.push(("op_read_lat_mean_ms", unit * ms));
     }
-    let by_reads = (unit > 0.0 && s.read.ios > 0).then(|| s.read.iops / unit);
-    let (Some(l), Some(shape)) = (log, &like.shape.log) else {
-        if let Some(ops) = by_reads {
-            m.push(("ops_s", ops));
-        }
+    if data_free && unit > 0.0 && s.read.ios > 0 {
+        m.push(("ops_s", s.read.iops / unit));
+    }
+    let (Some(l), Some(shape)) = (log, shape_log) else {
         return;
     };
     let commits = l.writes_s * shape.commits_per_sync;
-    let by_commits = (shape.commits_per_op > 0.0).then(|| commits / shape.commits_per_op);
-    let ops = match (by_reads, by_commits) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
-    if let Some(ops) = ops {
-        m.push(("ops_s", ops));
+    if log_free {
+        m.push(("commits_s", commits));
+        m.push(("wal_mbps", l.mbps));
+        if shape.commits_per_op > 0.0 {
+            m.push(("ops_s", commits / shape.commits_per_op));
+        }
     }
     let (write_ms, sync_ms) = (l.write_lat_us.mean / 1e3, l.sync_lat_us.mean / 1e3);
-    // Every log write is followed by its sync.
-    m.push(("commits_s", commits));
-    m.push(("wal_mbps", l.mbps));
     m.push(("wal_write_ms", write_ms));
     m.push(("wal_sync_ms", sync_ms));
     m.push((
@@ -118,6 +123,7 @@ mod tests {
                     write_kib: 8.0,
                     commits_per_sync: 2.0,
                     commits_per_op: 0.5,
+                    is_load: true,
                 }),
                 reads_per_op: Some(3.0),
             },
@@ -132,9 +138,8 @@ mod tests {
     #[test]
     fn a_stand_in_under_the_database_names() {
         let m = metrics(&stand_in(true));
+        // The log was the load: the data's rates are the db run's, left out.
         let want = [
-            ("db_physical_reads_s", 1000.0),
-            ("db_physical_writes_s", 300.0),
             ("db_avg_read_ms", 0.5),
             ("op_read_lat_mean_ms", 1.5),
             ("commits_s", 400.0),
@@ -142,14 +147,34 @@ mod tests {
             ("wal_write_ms", 0.25),
             ("wal_sync_ms", 1.5),
             ("op_update_lat_mean_ms", 3.25),
-            // Reads allow 1000 / 3 operations/s, commits 400 / 0.5: the reads limit.
-            ("ops_s", 1000.0 / 3.0),
+            // By the log: 400 commits/s at 0.5 commits per operation.
+            ("ops_s", 800.0),
         ];
         for (k, v) in want {
             assert!((m[k] - v).abs() < 1e-9, "{k}: {} want {v}", m[k]);
             assert!(crate::metric::metric(k).is_some(), "{k} in the catalogue");
         }
         assert_eq!(m.len(), want.len(), "{m:?}");
+        // The data was the load: the log's rates are left out, its times kept.
+        let mut data_load = stand_in(true);
+        if let Some(l) = data_load
+            .options
+            .like
+            .as_mut()
+            .and_then(|l| l.shape.log.as_mut())
+        {
+            l.is_load = false;
+        }
+        let m = metrics(&data_load);
+        assert!(
+            !m.contains_key("commits_s") && !m.contains_key("wal_mbps"),
+            "{m:?}"
+        );
+        assert_eq!((m["db_physical_reads_s"], m["wal_sync_ms"]), (1000.0, 1.5));
+        assert!(
+            (m["ops_s"] - 1000.0 / 3.0).abs() < 1e-9,
+            "reads at 3 a operation"
+        );
         // Read-only: no WAL figures, and nothing at all for a run that is no stand-in.
         let m = metrics(&stand_in(false));
         assert!(!m.contains_key("commits_s") && !m.contains_key("op_update_lat_mean_ms"));

@@ -96,32 +96,37 @@ impl DbReport {
                 ops if ops > 0.0 => db.commits_s / ops,
                 _ => 0.0,
             },
+            // What the sessions waited on, as the run's own diagnosis ranked it.
+            is_load: self
+                .findings
+                .iter()
+                .any(|f| f.rule == "db-wal" && f.impact >= LOG_LOAD_SHARE),
         })
     }
 }
 
-/// Data requests below this share of the log's writes are replayed at their own rate.
-const MINOR_DATA: f64 = 0.1;
+/// The share of DB time waiting for the WAL from which the log is the db run's load.
+const LOG_LOAD_SHARE: f64 = 0.5;
 
 impl IoShape {
-    /// The data job's rate cap, when its requests are minor beside the log writer's (a run
-    /// whose data sat in the buffer cache and only the log wrote): replayed closed-loop they
-    /// would be a load the database never made. `None`: as fast as the depth allows.
+    /// The data job's rate cap when the log was the load (a redo test, whose data sat in the
+    /// buffer cache): the data replayed closed-loop would be a load the database never made.
+    /// `None`: as fast as the depth allows.
     pub fn minor_data_rate(&self) -> Option<u64> {
         let data = self.reads_s + self.writes_s;
-        let log = self.log.as_ref()?.writes_s;
-        (data < MINOR_DATA * log).then(|| data.ceil().max(1.0) as u64)
+        self.log
+            .as_ref()
+            .filter(|l| l.is_load)
+            .map(|_| data.ceil().max(1.0) as u64)
     }
 
-    /// The log writer's rate cap: the db run's WAL writes/s while its data I/O is the main
-    /// load (the sessions' pace set its commits, and a log writer back to back would measure
-    /// a load the database never made); `None`, back to back, when the log is the load (a
-    /// redo test: how fast the log goes is the measure).
+    /// The log writer's rate cap: the db run's WAL writes/s while the data I/O was the load
+    /// (the sessions' pace set its commits, and a log writer back to back would measure a
+    /// load the database never made); `None`, back to back, when the log was the load (how
+    /// fast the log goes is then the measure).
     pub fn log_rate(&self) -> Option<u64> {
-        let log = self.log.as_ref()?;
-        self.minor_data_rate()
-            .is_none()
-            .then(|| log.writes_s.ceil().max(1.0) as u64)
+        let log = self.log.as_ref().filter(|l| !l.is_load)?;
+        Some(log.writes_s.ceil().max(1.0) as u64)
     }
 }
 
@@ -178,27 +183,30 @@ mod tests {
     }
 
     #[test]
-    fn minor_data_is_replayed_at_its_own_rate() {
+    fn the_load_closed_loop_the_other_stream_at_its_rate() {
         let mut s = shape(40.0, 20.0, 8.0, 8.0, 1.0);
-        assert_eq!(s.minor_data_rate(), None, "no log: closed loop");
-        s.log = Some(LogShape {
-            writes_s: 1000.0,
+        assert_eq!((s.minor_data_rate(), s.log_rate()), (None, None), "no log");
+        let mut log = LogShape {
+            writes_s: 999.2,
             write_kib: 8.0,
             commits_per_sync: 1.0,
-            commits_per_op: 0.0,
-        });
-        assert_eq!(s.minor_data_rate(), Some(60));
-        assert_eq!(s.log_rate(), None, "the log is the load: back to back");
-        s.reads_s = 400.0;
-        assert_eq!(s.minor_data_rate(), None, "data is 42% of the log's writes");
+            commits_per_op: 1.0,
+            is_load: false,
+        };
+        s.log = Some(log.clone());
         assert_eq!(
-            s.log_rate(),
-            Some(1000),
-            "the data is the load: the log at its rate"
+            s.minor_data_rate(),
+            None,
+            "the data was the load: closed loop"
         );
-        let mut s2 = shape(0.2, 0.0, 8.0, 0.0, 1.0);
-        s2.log = s.log.clone();
-        assert_eq!(s2.minor_data_rate(), Some(1), "at least one a second");
+        assert_eq!(s.log_rate(), Some(1000), "the log at its rate");
+        log.is_load = true;
+        s.log = Some(log);
+        assert_eq!(s.minor_data_rate(), Some(60), "the data at its rate");
+        assert_eq!(s.log_rate(), None, "the log back to back");
+        s.reads_s = 0.2;
+        s.writes_s = 0.0;
+        assert_eq!(s.minor_data_rate(), Some(1), "at least one a second");
     }
 
     #[test]
@@ -208,6 +216,7 @@ mod tests {
             write_kib: kib,
             commits_per_sync: 1.0,
             commits_per_op: 0.0,
+            is_load: false,
         };
         assert_eq!(log(8.0).bs(), 8192);
         assert_eq!(log(9.3).bs(), 12288, "rounded up, not down");

@@ -48,4 +48,8 @@ pub struct LogShape {
     /// stored before it.
     #[serde(default)]
     pub commits_per_op: f64,
+    /// The log was the db run's load: its sessions spent most of their time waiting for the
+    /// WAL (a redo test), so how fast the log goes is the measure.
+    #[serde(default)]
+    pub is_load: bool,
 }

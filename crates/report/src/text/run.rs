@@ -358,7 +358,7 @@ fn like_and_targets(s: &mut String, r: &RunReport) {
         {
             let _ = writeln!(
                 s,
-                "  its data I/O is minor beside its WAL's: replayed at {rate}/s, not as fast as the depth allows"
+                "  its sessions waited on the WAL: the data I/O replayed at its rate ({rate}/s), the log back to back"
             );
         }
     }
