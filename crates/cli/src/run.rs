@@ -42,7 +42,11 @@ pub fn run(mut opts: RunOptions) -> anyhow::Result<ExitCode> {
     let line = LiveLine::stderr();
     let show = &mut |at, rep: &_| line.show(at, rep);
     let log = log.as_ref().and_then(|l| l.first());
-    let finished = measure::run::run(&mut session, &opts.spec, &targets, log, slice, show)?;
+    let over = measure::run::Over {
+        region: slice,
+        keep_series: opts.keep_rank_series,
+    };
+    let finished = measure::run::run(&mut session, &opts.spec, &targets, log, over, show)?;
     line.clear();
     conclude(session, finished, opts.json)
 }

@@ -13,6 +13,7 @@ pub mod device;
 pub mod layout;
 pub mod members;
 pub mod queue;
+pub mod ranks;
 pub mod readahead;
 pub mod span;
 pub mod throttle;
@@ -22,7 +23,7 @@ pub mod writecache;
 pub type Rule = fn(&Document, &Whole) -> Vec<Finding>;
 
 /// Every rule, in stack order.
-pub const RULES: [Rule; 11] = [
+pub const RULES: [Rule; 12] = [
     cpu::check,
     cache::check,
     readahead::check,
@@ -33,5 +34,6 @@ pub const RULES: [Rule; 11] = [
     layout::check,
     members::check,
     span::check,
+    ranks::check,
     db::check,
 ];

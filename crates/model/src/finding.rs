@@ -33,6 +33,8 @@ pub enum Layer {
     Members,
     /// The tested span: a short-stroked region flattering the device.
     Span,
+    /// A job over MPI ranks held back by its slowest ranks (stragglers).
+    Ranks,
     /// The database's I/O waits (single-block and multi-block reads).
     DbIo,
     /// The database's lock and lightweight-lock waits: the sessions wait on each other.

@@ -29,6 +29,28 @@ pub struct LiveInterval {
     /// Seconds from the job's start to the end of the interval.
     pub elapsed_s: f64,
     pub interval: IntervalReport,
+    /// Over MPI ranks: how many ranks' counts the interval holds, and the slowest and
+    /// fastest of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<LiveRanks>,
+}
+
+/// Over MPI ranks, one live interval: the ranks whose counts reached rank 0 in time (a
+/// later one is left out of the live view, never of the result) of the job's, and the
+/// slowest and fastest of them by IOPS.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LiveRanks {
+    pub heard: u32,
+    pub of: u32,
+    pub slowest: RankRate,
+    pub fastest: RankRate,
+}
+
+/// One rank's IOPS in an interval.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RankRate {
+    pub rank: u32,
+    pub iops: f64,
 }
 
 /// Where a private cluster listens (no password: unix socket, peer authentication), as a

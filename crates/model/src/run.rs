@@ -3,10 +3,11 @@
 //! against the hardware. Built from the engine's recorded series by
 //! [`RunReport::from_series`], so a stored run can be re-rendered without re-running it.
 
-use crate::derive::Derived;
 use crate::finding::Finding;
-use crate::hardware::{compare as compare_hardware, system_between, Hardware};
+use crate::hardware::{compare as compare_hardware, Hardware};
+pub use crate::interval::IntervalReport;
 use crate::meta::{Kind, Meta};
+pub use crate::ranks::{GatherReport, RankReport};
 use crate::spec::{JobSpec, LayoutOpts};
 pub use crate::summary::{DirSummary, Summary};
 use crate::system::Snapshot;
@@ -20,43 +21,6 @@ use serde::{Deserialize, Serialize};
 use std::time::{Duration, SystemTime};
 
 mod log;
-
-/// One interval of the series (differential: only its own I/Os).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct IntervalReport {
-    pub phase: Phase,
-    /// Start, seconds from the job's start.
-    pub t_s: f64,
-    pub dur_s: f64,
-    pub read: DirSummary,
-    pub write: DirSummary,
-    /// What the devices, CPU and memory did in the same interval (`disks`, `cpu`, `mem`,
-    /// `psi_some_pct`), when the run sampled them.
-    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
-    pub system: Option<Derived>,
-}
-
-impl IntervalReport {
-    pub fn of(iv: &Interval) -> Self {
-        let d = iv.duration();
-        IntervalReport {
-            phase: iv.phase,
-            t_s: iv.start.as_secs_f64(),
-            dur_s: d.as_secs_f64(),
-            read: DirSummary::of(&iv.io.read, d),
-            write: DirSummary::of(&iv.io.write, d),
-            system: None,
-        }
-    }
-
-    /// The interval with the device figures of the snapshots at its ends.
-    pub fn with_system(iv: &Interval, samples: &[Snapshot]) -> Self {
-        IntervalReport {
-            system: system_between(samples, iv.start, iv.end),
-            ..Self::of(iv)
-        }
-    }
-}
 
 /// Steady state of the measured window, reported (not yet waited for: `--steady` is to come).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -257,34 +221,13 @@ pub struct RunReport {
     /// Over MPI ranks: from rank 0's end of I/O until it held every rank's part, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gather_ms: Option<f64>,
+    /// Over MPI ranks: what the job's end cost rank 0 (absent in documents stored before the
+    /// tree gather).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gather: Option<GatherReport>,
     /// `--log-bs`: what the log-writer stream beside the job did (absent without it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<LogSummary>,
-}
-
-/// One MPI rank's part of a job.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RankReport {
-    pub rank: u32,
-    pub host: String,
-    /// The rank's target paths (`{rank}` and `{host}` replaced).
-    pub targets: Vec<std::path::PathBuf>,
-    /// The part of each target this rank used when it shared a target for writing with the
-    /// others (its 1/N of `--region`); `None`: the job's region.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub region: Option<crate::spec::Region>,
-    /// The rank's own measured window, as a run's summary.
-    pub summary: Summary,
-    /// The rank's workload against its host's devices.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hardware: Option<Hardware>,
-    /// Why the rank's part ended early, if it did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// What the rank sent rank 0: its live reports (48 bytes after every interval) and its
-    /// part at the end (document and interval series with histograms), bytes.
-    #[serde(default)]
-    pub sent_bytes: u64,
 }
 
 impl RunReport {
@@ -350,6 +293,7 @@ impl RunReport {
             ranks: Vec::new(),
             start_skew_ms: None,
             gather_ms: None,
+            gather: None,
             log: None,
         }
     }

@@ -2,7 +2,7 @@
 //! interval (`iogauge_store::live`). A session that cannot publish still runs; its result
 //! says why the live view stopped.
 
-use iogauge_model::live::{LiveHeader, LiveInterval};
+use iogauge_model::live::{LiveHeader, LiveInterval, LiveRanks};
 use iogauge_model::run::IntervalReport;
 use iogauge_store::live::LiveWriter;
 use std::path::Path;
@@ -26,13 +26,21 @@ impl Feed {
     }
 
     /// Publishes one finished interval, `elapsed_s` from the job's start to its end.
-    pub(crate) fn publish(&mut self, interval: &IntervalReport, elapsed_s: f64) {
+    /// Over ranks, `ranks` says how many ranks the interval holds and which were slowest and
+    /// fastest.
+    pub(crate) fn publish(
+        &mut self,
+        interval: &IntervalReport,
+        elapsed_s: f64,
+        ranks: Option<LiveRanks>,
+    ) {
         let Feed::On(w) = self else {
             return;
         };
         let line = LiveInterval {
             elapsed_s,
             interval: interval.clone(),
+            ranks,
         };
         if let Err(e) = w.push(&line) {
             *self = Feed::Failed(format!("live view for `iogauge watch` stopped: {e}"));

@@ -8,19 +8,33 @@
 //! `OMPI_COMM_WORLD_SIZE`, PMI's `PMI_SIZE`, PMIx's `PMIX_RANK`). A build without the `mpi`
 //! feature is always one process; the binary refuses to run under a launcher then.
 
+mod cpu;
+#[cfg(feature = "mpi")]
+mod gather;
+#[cfg(any(feature = "mpi", test))]
+mod live;
 mod place;
 mod quiet;
 #[cfg(feature = "mpi")]
 mod talk;
+mod tree;
 #[cfg(feature = "mpi")]
 mod world;
 
+pub use cpu::thread_cpu_ms;
+#[cfg(feature = "mpi")]
+pub use gather::Gathered;
+#[cfg(any(feature = "mpi", test))]
+pub use live::LiveAgg;
 pub use place::{
     hostname, names_a_rank, per_rank, per_rank_text, rank_cores, rank_seed, slice_of, LOST,
 };
 pub use quiet::{Quiet, RUNTIME, USAGE};
 #[cfg(feature = "mpi")]
-pub use talk::{Talk, LIVE_BYTES};
+pub use talk::Talk;
+#[cfg(test)]
+pub use tree::fold;
+pub use tree::{join_rows, lost_rows, Bundle, RankRow, Shape};
 #[cfg(feature = "mpi")]
 pub use world::World;
 

@@ -133,7 +133,7 @@ impl Session {
 
     /// Publishes one finished interval, `elapsed_s` from the job's start to its end.
     pub fn publish(&mut self, interval: &IntervalReport, elapsed_s: f64) {
-        self.feed.publish(interval, elapsed_s);
+        self.feed.publish(interval, elapsed_s, None);
     }
 
     /// Finishes the document (the live feed's warning, the end time), stores it with its

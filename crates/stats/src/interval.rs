@@ -80,7 +80,10 @@ impl Interval {
             end_ns: self.end.0,
             ios: [self.io.read.ios, self.io.write.ios],
             bytes: [self.io.read.bytes.0, self.io.write.bytes.0],
-            lat: [self.io.read.lat.encode()?, self.io.write.lat.encode()?],
+            lat: [
+                self.io.read.lat.encode_wire()?,
+                self.io.write.lat.encode_wire()?,
+            ],
             members: self.members.clone(),
         })
     }
@@ -113,17 +116,54 @@ impl Interval {
 /// phase and index order.
 pub fn merge_series(series: &[Vec<Interval>]) -> Vec<Interval> {
     let mut out: Vec<Interval> = Vec::new();
-    for iv in series.iter().flatten() {
-        match out
-            .iter_mut()
-            .find(|o| (o.phase, o.index) == (iv.phase, iv.index))
-        {
-            Some(o) => o.absorb(iv),
-            None => out.push(iv.clone()),
+    for s in series {
+        absorb_series(&mut out, s);
+    }
+    out
+}
+
+/// Folds `other` into `into` (both in phase and index order, as [`merge_series`] leaves
+/// them): intervals of the same phase and index absorbed, the others taken as they are, in
+/// one pass over both.
+pub fn absorb_series(into: &mut Vec<Interval>, other: &[Interval]) {
+    let key = |i: &Interval| (i.phase, i.index);
+    let in_order = |v: &[Interval]| v.windows(2).all(|w| key(&w[0]) <= key(&w[1]));
+    if !in_order(into) {
+        into.sort_by_key(key);
+    }
+    let sorted;
+    let other = match in_order(other) {
+        true => other,
+        false => {
+            sorted = {
+                let mut o = other.to_vec();
+                o.sort_by_key(key);
+                o
+            };
+            &sorted[..]
+        }
+    };
+    let mut out: Vec<Interval> = Vec::with_capacity(into.len().max(other.len()));
+    // An interval whose phase and index the last one kept has is absorbed into it.
+    let mut keep = |iv: std::borrow::Cow<'_, Interval>| match out.last_mut() {
+        Some(last) if key(last) == key(&iv) => last.absorb(&iv),
+        _ => out.push(iv.into_owned()),
+    };
+    let mut mine = std::mem::take(into).into_iter().peekable();
+    let mut theirs = other.iter().peekable();
+    loop {
+        let take_mine = match (mine.peek(), theirs.peek()) {
+            (Some(a), Some(b)) => key(a) <= key(b),
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => break,
+        };
+        match take_mine {
+            true => keep(std::borrow::Cow::Owned(mine.next().expect("peeked"))),
+            false => keep(std::borrow::Cow::Borrowed(theirs.next().expect("peeked"))),
         }
     }
-    out.sort_by_key(|i| (i.phase, i.index));
-    out
+    *into = out;
 }
 
 /// The measured window of a finished series: totals over `Phase::Measure` intervals and the

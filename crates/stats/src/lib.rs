@@ -18,7 +18,7 @@ pub mod units;
 pub use counters::{DirStats, Direction, PerDir};
 pub use fnv::fnv1a;
 pub use hist::{HistError, LatHist, LatSummary};
-pub use interval::{measured_totals, merge_series, Interval, Phase, WireInterval};
+pub use interval::{absorb_series, measured_totals, merge_series, Interval, Phase, WireInterval};
 pub use steady::{
     detect, window_stats, SteadyConfig, SteadyCriterion, SteadyDetector, SteadyReport, WindowStats,
 };

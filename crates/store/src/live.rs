@@ -161,6 +161,7 @@ mod tests {
                 io,
                 members: Vec::new(),
             }),
+            ranks: None,
         }
     }
 

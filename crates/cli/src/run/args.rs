@@ -71,6 +71,11 @@ pub struct RunArgs {
     /// overlap).
     #[arg(long)]
     pub shared_offsets: bool,
+    /// Over MPI ranks: keep every rank's own interval series in the result (`ranks[].
+    /// intervals`); by default each rank keeps a summary row and only the job's series is
+    /// kept.
+    #[arg(long)]
+    pub keep_rank_series: bool,
     #[command(flatten)]
     pub log: LogArgs,
     #[command(flatten)]

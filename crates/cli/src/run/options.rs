@@ -24,6 +24,8 @@ pub struct RunOptions {
     /// `--shared-offsets` (over MPI ranks; read by the MPI build only).
     #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     pub shared_offsets: bool,
+    /// `--keep-rank-series` (over MPI ranks).
+    pub keep_rank_series: bool,
 }
 
 impl RunOptions {
@@ -93,10 +95,15 @@ impl RunOptions {
                 ));
             }
         }
-        if a.shared_offsets && iogauge_session::ranks::launched().is_none() {
-            return usage(
-                "--shared-offsets applies to a job over MPI ranks (mpirun -np N iogauge run ...); drop it",
-            );
+        for (given, flag) in [
+            (a.shared_offsets, "--shared-offsets"),
+            (a.keep_rank_series, "--keep-rank-series"),
+        ] {
+            if given && iogauge_session::ranks::launched().is_none() {
+                return usage(format!(
+                    "{flag} applies to a job over MPI ranks (mpirun -np N iogauge run ...); drop it"
+                ));
+            }
         }
         spec.log = super::log::stream(&a.log, &a.io, &spec)?;
         // The log at the end of the first target writes there, whatever the job does.
@@ -114,6 +121,7 @@ impl RunOptions {
             store: a.result.store.store,
             label: a.result.label.checked()?,
             shared_offsets: a.shared_offsets,
+            keep_rank_series: a.keep_rank_series,
         })
     }
 }

@@ -14,6 +14,8 @@ mod calibrate;
 mod db;
 #[cfg(feature = "mpi")]
 mod faults;
+#[cfg(feature = "mpi")]
+mod scale;
 
 /// A binary built without the feature: this test binary's own `iogauge` when it is one, else
 /// the plain build `scripts/test` makes beside the MPI one (`IOGAUGE_TEST_PLAIN_BIN`).

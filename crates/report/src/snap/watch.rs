@@ -28,6 +28,7 @@ fn live(iv: &IntervalReport) -> LiveInterval {
     LiveInterval {
         elapsed_s: iv.t_s + iv.dur_s,
         interval: iv.clone(),
+        ranks: None,
     }
 }
 

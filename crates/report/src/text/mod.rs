@@ -10,6 +10,7 @@ mod label;
 pub(crate) mod log;
 pub(crate) mod placement;
 pub(crate) mod preflight;
+mod ranks;
 pub(crate) mod relations;
 pub(crate) mod run;
 pub(crate) mod series;

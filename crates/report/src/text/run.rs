@@ -4,7 +4,8 @@
 use super::findings::findings_text;
 use super::label::label_line;
 use super::log::log_line;
-use iogauge_model::run::{DirSummary, RankReport, RunReport};
+use super::ranks::ranks_text;
+use iogauge_model::run::{DirSummary, RunReport};
 use iogauge_model::target::TargetInfo;
 use iogauge_model::units::fmt_size;
 use std::fmt::Write as _;
@@ -127,66 +128,6 @@ fn time_split_line(r: &RunReport) -> String {
         p[n - 1],
         sp.app_us
     )
-}
-
-/// A job over MPI ranks: one row per rank (host, IOPS, MiB/s, p99 of its reads or else
-/// writes, its host's device IOPS), then the spread of IOPS between ranks and the start skew.
-fn ranks_text(r: &RunReport) -> String {
-    let mut s = format!(
-        "\n{} ranks{}:\n{:>6}  {:<16}{:>11}{:>9}{:>11}{:>12}\n",
-        r.ranks.len(),
-        r.start_skew_ms
-            .map_or(String::new(), |k| format!(", started within {k:.3} ms")),
-        "rank",
-        "host",
-        "IOPS",
-        "MiB/s",
-        "p99 us",
-        "device IOPS"
-    );
-    let iops = |x: &RankReport| x.summary.read.iops + x.summary.write.iops;
-    for x in &r.ranks {
-        let main = if x.summary.read.ios > 0 {
-            &x.summary.read
-        } else {
-            &x.summary.write
-        };
-        let dev = x.hardware.as_ref().map_or("-".into(), |h| {
-            format!("{:.0}", h.read.device_iops + h.write.device_iops)
-        });
-        let _ = writeln!(
-            s,
-            "{:>6}  {:<16}{:>11.0}{:>9.1}{:>11.0}{:>12}{}",
-            x.rank,
-            x.host,
-            iops(x),
-            x.summary.read.mbps + x.summary.write.mbps,
-            main.lat_us.p99,
-            dev,
-            x.error
-                .as_ref()
-                .map_or(String::new(), |e| format!("  FAILED: {e}"))
-        );
-    }
-    // The spread of the ranks that ran to the end (a failed rank's is its failure).
-    let all: Vec<f64> = r
-        .ranks
-        .iter()
-        .filter(|x| x.error.is_none())
-        .map(iops)
-        .collect();
-    let (lo, hi) = all
-        .iter()
-        .fold((f64::INFINITY, 0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
-    let mean = all.iter().sum::<f64>() / all.len().max(1) as f64;
-    if all.len() > 1 && mean > 0.0 {
-        let _ = writeln!(
-            s,
-            "spread between ranks: IOPS {lo:.0}–{hi:.0} ({:.1}% of the mean)",
-            (hi - lo) / mean * 100.0
-        );
-    }
-    s
 }
 
 /// The job in one line: `randrw (70% reads) 8k, QD 32 x 2 workers, io_uring, O_DIRECT`.

@@ -1,6 +1,8 @@
 //! `iogauge calibrate`: preflight, the three steps (and ORION's matrix), figures and
 //! verdicts — on this process, or over ranks (see `ranks`), rank 0 running the search.
 
+#[cfg(any(feature = "mpi", test))]
+mod bundle;
 #[cfg(feature = "mpi")]
 mod ranks;
 mod show;

@@ -3,6 +3,8 @@
 //! over ranks (see `ranks`): SLOB across RAC instances, the sessions of one server shared
 //! between the ranks, or a private cluster per rank.
 
+#[cfg(any(feature = "mpi", test))]
+mod bundle;
 #[cfg(feature = "mpi")]
 mod ranks;
 mod sessions;

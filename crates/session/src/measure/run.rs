@@ -4,8 +4,15 @@
 //! (the same intervals by index, histograms added) into ONE run: `summary` and `intervals`
 //! of the whole job, `ranks` with each rank's own summary and devices, and the start skew.
 
+#[cfg(any(feature = "mpi", test))]
+mod bundle;
+#[cfg(feature = "mpi")]
+mod document;
+mod over;
 #[cfg(feature = "mpi")]
 mod ranks;
+
+pub use over::Over;
 
 use super::Finished;
 use crate::finish::Ending;
@@ -47,23 +54,23 @@ pub fn place(
     Ok(None)
 }
 
-/// Runs the job of `spec` on `targets` (this rank's part of it over ranks; `region` its
-/// slice from [`place`]), with its log writer on `log` (`--log-target`; alone only: the
-/// command refuses `--log-bs` over several ranks), publishing each interval live and
-/// showing it with `show` (alone only), and returns the document to store.
+/// Runs the job of `spec` on `targets` (this rank's part of it over ranks, as `over` says),
+/// with its log writer on `log` (`--log-target`; alone only: the command refuses `--log-bs`
+/// over several ranks), publishing each interval live and showing it with `show` (alone
+/// only), and returns the document to store.
 pub fn run(
     session: &mut Session,
     spec: &JobSpec,
     targets: &[Target],
     log: Option<&Target>,
-    region: Option<Region>,
+    over: Over,
     show: &mut dyn FnMut(f64, &IntervalReport),
 ) -> anyhow::Result<Finished> {
     match &session.team {
         #[cfg(feature = "mpi")]
-        Team::Ranks(_) => ranks::run(session, spec, targets, region),
+        Team::Ranks(_) => ranks::run(session, spec, targets, over),
         _ => {
-            let _ = region;
+            let _ = over;
             alone(session, spec, targets, log, show)
         }
     }

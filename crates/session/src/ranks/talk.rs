@@ -1,6 +1,9 @@
-//! The small messages of a running job over ranks: live counts to rank 0 after every
-//! interval, stops to every rank, and each rank's part at the end.
+//! The small messages of a running job over ranks: live counts up the ranks' [`Shape`] after
+//! every interval, reduced on the way ([`LiveAgg`]), a stop passed from neighbour to
+//! neighbour, and (a star's) each rank's part at the end.
 
+use super::live::{self, LiveAgg};
+use super::tree::Shape;
 use iogauge_stats::Interval;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
@@ -9,88 +12,159 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Message tags: a rank's part at the end, its counts after each interval (to rank 0), and a
-/// stop (to every other rank).
+/// Message tags: a rank's part at the end, its counts after each interval (to its parent),
+/// and a stop (to its neighbours).
 pub(crate) const PART: i32 = 1;
 pub(crate) const LIVE: i32 = 2;
 const STOP: i32 = 3;
-/// One live report: six u64.
-pub const LIVE_BYTES: u64 = 48;
 
 /// The small messages of a running job, off the I/O threads (on the collecting thread,
 /// between intervals), point to point so that ranks ending at different intervals never wait
-/// on each other: after each interval a rank sends rank 0 its counts (one message of 6 × 8
-/// bytes: rank, phase and index, reads, writes, read bytes, write bytes) and looks for a stop
-/// from any rank; a rank that stops (Ctrl-C, an error) tells every other rank once, so all
-/// stop at their next interval boundary.
+/// on each other for long: after each interval a rank adds its counts to what its children
+/// sent for that interval (waiting for them a tenth of an interval at most) and sends its
+/// parent one entry per interval it holds; it looks for a stop from any rank; a rank that
+/// stops (Ctrl-C, an error) tells its neighbours once, and each passes it on, so all stop at
+/// their next interval boundary after at most `depth` hops.
 pub struct Talk<'a> {
-    world: &'a SimpleCommunicator,
-    rank: u32,
-    size: u32,
+    pub(crate) world: &'a SimpleCommunicator,
+    pub(crate) rank: u32,
+    pub(crate) size: u32,
+    pub(crate) shape: Shape,
     stop: Arc<AtomicBool>,
     told: bool,
+    /// Live messages this rank sent its parent, and their bytes.
     pub live_sent: u64,
-    /// Rank 0: every live report received, per rank, when each rank was last heard, and the
-    /// reports' totals per interval.
+    pub live_sent_bytes: u64,
+    /// Bytes of live messages this rank received from its children.
+    pub live_received_bytes: u64,
+    /// How long a rank waits after its own interval for its children's.
+    wait: Duration,
+    /// By rank (only its children's are ever filled in): live messages received, when last
+    /// heard, the reads and writes they counted, and the latest interval reported.
     heard: Vec<u64>,
-    heard_at: Vec<Instant>,
-    /// Rank 0: reads and writes each rank reported live.
+    pub(crate) heard_at: Vec<Instant>,
     reported: Vec<[u64; 2]>,
-    totals: BTreeMap<u64, [u64; 4]>,
+    last_key: Vec<Option<u64>>,
+    /// Entries received or made, not yet passed up (rank 0: not yet shown), by interval.
+    pending: BTreeMap<u64, LiveAgg>,
 }
 
 impl<'a> Talk<'a> {
-    pub fn new(world: &'a SimpleCommunicator, stop: Arc<AtomicBool>) -> Talk<'a> {
+    /// `interval`: the job's, for how long a rank waits for its children's counts.
+    pub fn new(
+        world: &'a SimpleCommunicator,
+        stop: Arc<AtomicBool>,
+        shape: Shape,
+        interval: Duration,
+    ) -> Talk<'a> {
+        let n = world.size() as usize;
         Talk {
             world,
             rank: world.rank() as u32,
             size: world.size() as u32,
+            shape,
             stop,
             told: false,
             live_sent: 0,
-            heard: vec![0; world.size() as usize],
-            heard_at: vec![Instant::now(); world.size() as usize],
-            reported: vec![[0; 2]; world.size() as usize],
-            totals: BTreeMap::new(),
+            live_sent_bytes: 0,
+            live_received_bytes: 0,
+            wait: (interval / 10).min(Duration::from_millis(100)),
+            heard: vec![0; n],
+            heard_at: vec![Instant::now(); n],
+            reported: vec![[0; 2]; n],
+            last_key: vec![None; n],
+            pending: BTreeMap::new(),
         }
+    }
+
+    /// No live view is shown (a calibration's points): a rank passes its counts up at once,
+    /// without waiting for its children's.
+    pub fn without_live_view(mut self) -> Self {
+        self.wait = Duration::ZERO;
+        self
     }
 
     fn key(iv: &Interval) -> u64 {
         (u64::from(iv.phase == iogauge_stats::Phase::Measure) << 32) | u64::from(iv.index)
     }
 
-    /// After interval `iv`: report it (rank ≠ 0), hear and pass on stops; rank 0 gets the
-    /// other ranks' counts of this interval received so far.
-    pub fn interval(&mut self, iv: &Interval) -> [u64; 4] {
-        if self.rank != 0 {
-            let msg = [
-                u64::from(self.rank),
-                Self::key(iv),
-                iv.io.read.ios,
-                iv.io.write.ios,
-                iv.io.read.bytes.0,
-                iv.io.write.bytes.0,
-            ];
-            self.world.process_at_rank(0).send_with_tag(&msg[..], LIVE);
-            self.live_sent += 1;
-        } else {
-            self.drain_live();
-        }
+    /// After interval `iv`: its counts, with the children's for it, go up (rank ≠ 0); stops
+    /// are heard and passed on. Rank 0 gets the job's entry for this interval: every rank
+    /// whose counts reached it in time (a later one is left out of the live view; the
+    /// stored result has all).
+    pub fn interval(&mut self, iv: &Interval) -> Option<LiveAgg> {
+        let key = Self::key(iv);
+        let io = [
+            iv.io.read.ios,
+            iv.io.write.ios,
+            iv.io.read.bytes.0,
+            iv.io.write.bytes.0,
+        ];
+        self.pending
+            .entry(key)
+            .or_default()
+            .add(&LiveAgg::one(key, self.rank, io));
+        self.wait_for_children(key);
         self.watch();
-        self.totals.remove(&Self::key(iv)).unwrap_or_default()
+        match self.shape.parent(self.rank) {
+            Some(p) => {
+                let entries: Vec<LiveAgg> =
+                    std::mem::take(&mut self.pending).into_values().collect();
+                self.send_live(p, &entries);
+                None
+            }
+            None => {
+                let got = self.pending.remove(&key);
+                // Entries for intervals shown already are late: left out.
+                self.pending = self.pending.split_off(&key);
+                got
+            }
+        }
     }
 
-    /// Between intervals of a job that reports no counts (a database run): rank 0 takes in
-    /// what arrived; the others send a beat at most once per `every`, so rank 0 can tell a
-    /// rank alive from one gone; stops are heard and passed on.
-    pub fn tick(&mut self, every: Duration, last: &mut Instant) {
-        if self.rank == 0 {
+    /// Until every child has reported interval `key` or a tenth of an interval has passed.
+    fn wait_for_children(&mut self, key: u64) {
+        if self.wait.is_zero() {
             self.drain_live();
-        } else if last.elapsed() >= every {
-            *last = Instant::now();
-            let msg = [u64::from(self.rank), u64::MAX, 0, 0, 0, 0];
-            self.world.process_at_rank(0).send_with_tag(&msg[..], LIVE);
-            self.live_sent += 1;
+            return;
+        }
+        let until = Instant::now() + self.wait;
+        let kids = self.shape.children(self.rank, self.size);
+        loop {
+            self.drain_live();
+            let all = kids
+                .iter()
+                .all(|c| self.last_key[*c as usize].is_some_and(|k| k >= key));
+            if all || Instant::now() >= until {
+                return;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    fn send_live(&mut self, to: u32, entries: &[LiveAgg]) {
+        let msg = live::encode(self.rank, entries);
+        self.world
+            .process_at_rank(to as i32)
+            .send_with_tag(&msg[..], LIVE);
+        self.live_sent += 1;
+        self.live_sent_bytes += 8 * msg.len() as u64;
+    }
+
+    /// Between intervals of a job that reports no counts (a database run), and while a rank
+    /// waits for its children's parts: what arrived is taken in; a rank sends its parent a
+    /// beat at most once per `every`, so the parent can tell a rank alive from one gone;
+    /// stops are heard and passed on.
+    pub fn tick(&mut self, every: Duration, last: &mut Instant) {
+        self.drain_live();
+        if let Some(p) = self.shape.parent(self.rank) {
+            if last.elapsed() >= every {
+                *last = Instant::now();
+                // Counts a rank holds go with its beat.
+                let entries: Vec<LiveAgg> =
+                    std::mem::take(&mut self.pending).into_values().collect();
+                self.send_live(p, &entries);
+            }
         }
         self.watch();
     }
@@ -101,7 +175,7 @@ impl<'a> Talk<'a> {
         self.pass_stop();
     }
 
-    fn drain_live(&mut self) {
+    pub(crate) fn drain_live(&mut self) {
         while let Some(m) = self
             .world
             .any_process()
@@ -113,20 +187,24 @@ impl<'a> Talk<'a> {
     }
 
     fn count_live(&mut self, v: &[u64]) {
-        if let [rank, key, r, w, rb, wb] = *v {
-            self.heard[rank as usize] += 1;
-            self.heard_at[rank as usize] = Instant::now();
-            let rep = &mut self.reported[rank as usize];
-            rep[0] += r;
-            rep[1] += w;
-            let t = self.totals.entry(key).or_default();
-            for (a, b) in t.iter_mut().zip([r, w, rb, wb]) {
-                *a += b;
-            }
+        let Some((from, entries)) = live::decode(v) else {
+            return;
+        };
+        let Some(f) = (from < self.size).then_some(from as usize) else {
+            return;
+        };
+        self.live_received_bytes += 8 * v.len() as u64;
+        self.heard[f] += 1;
+        self.heard_at[f] = Instant::now();
+        for e in entries {
+            self.reported[f][0] += e.io[0];
+            self.reported[f][1] += e.io[1];
+            self.last_key[f] = self.last_key[f].max(Some(e.key));
+            self.pending.entry(e.key).or_default().add(&e);
         }
     }
 
-    fn hear_stop(&mut self) {
+    pub(crate) fn hear_stop(&mut self) {
         while let Some(m) = self
             .world
             .any_process()
@@ -137,25 +215,40 @@ impl<'a> Talk<'a> {
         }
     }
 
-    /// Tells every other rank to stop, once, when this one is stopping.
+    /// Whether this job is stopping (a stop of its own or heard).
+    pub(crate) fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Tells this rank's neighbours to stop, once, when this one is stopping (each passes it
+    /// on in turn: every rank hears it, from at most 2(N−1) messages in all).
     pub fn pass_stop(&mut self) {
-        if self.told || !self.stop.load(Ordering::Relaxed) {
+        if self.told || !self.stopping() {
             return;
         }
         self.told = true;
-        for r in (0..self.size).filter(|&r| r != self.rank) {
+        for r in self.shape.neighbours(self.rank, self.size) {
             self.world
                 .process_at_rank(r as i32)
                 .send_with_tag(&[1u8][..], STOP);
         }
     }
 
-    /// Rank 0: every other rank's part (its last message, tag PART), by rank; `None` for a
-    /// rank given up as lost. Polled, never a blocking receive, so that a rank that died
-    /// (killed outright, its host gone) does not keep what the others measured from being
-    /// stored: a rank alive reports after every `interval`, so one silent for a beat and a
-    /// bit after this job was stopped (`since` or its last report, whichever is later) is
-    /// gone; a job ending normally waits ten beats and ten seconds.
+    /// How long a rank silent since `since` (or its last message, whichever is later) is
+    /// waited for before it is given up as lost: a beat and a bit once the job was stopped,
+    /// ten beats and ten seconds for a job ending normally.
+    pub fn grace(&self, interval: Duration) -> Duration {
+        if self.stopping() {
+            interval.mul_f64(1.2) + Duration::from_millis(100)
+        } else {
+            interval * 10 + Duration::from_secs(10)
+        }
+    }
+
+    /// Rank 0 of a star: every other rank's part (its last message, tag PART), by rank;
+    /// `None` for a rank given up as lost. Polled, never a blocking receive, so that a rank
+    /// that died (killed outright, its host gone) does not keep what the others measured from
+    /// being stored (see [`Talk::grace`]).
     pub fn parts(&mut self, since: Instant, interval: Duration) -> Vec<Option<Vec<u8>>> {
         let n = self.size as usize;
         let mut got: Vec<Option<Vec<u8>>> = vec![None; n];
@@ -174,11 +267,7 @@ impl<'a> Talk<'a> {
                 waiting[r] = false;
                 continue;
             }
-            let grace = if self.stop.load(Ordering::Relaxed) {
-                interval.mul_f64(1.2) + Duration::from_millis(100)
-            } else {
-                interval * 10 + Duration::from_secs(10)
-            };
+            let grace = self.grace(interval);
             for (r, w) in waiting.iter_mut().enumerate() {
                 if *w && self.heard_at[r].max(since).elapsed() > grace {
                     *w = false;
@@ -189,19 +278,25 @@ impl<'a> Talk<'a> {
         got
     }
 
-    /// Rank 0: the live reports heard from rank `r`, and the reads and writes they counted.
+    /// The live reports heard from rank `r` (a child), and the reads and writes they counted
+    /// (over its subtree).
     pub fn live_heard(&self, r: u32) -> (u64, [u64; 2]) {
         (self.heard[r as usize], self.reported[r as usize])
     }
 
-    /// Rank 0, after rank `r`'s part: the live reports it sent that are still unread.
+    /// After child `r`'s part: the live reports it sent that are still unread.
     pub fn finish_live(&mut self, r: u32, sent: u64) {
         while self.heard[r as usize] < sent {
             let (v, _) = self
                 .world
                 .process_at_rank(r as i32)
                 .receive_vec_with_tag::<u64>(LIVE);
+            let before = self.heard[r as usize];
             self.count_live(&v);
+            if self.heard[r as usize] == before {
+                // Not a message this build sends: counted so the loop ends.
+                self.heard[r as usize] += 1;
+            }
         }
     }
 }

@@ -4,6 +4,7 @@
 
 use super::quiet::{Quiet, RUNTIME, USAGE};
 use super::talk::{Talk, PART};
+use super::tree::Shape;
 use anyhow::anyhow;
 use mpi::collective::SystemOperation;
 use mpi::environment::Universe;
@@ -46,9 +47,14 @@ impl World {
         &self.comm
     }
 
-    /// The messages of a running job (see [`Talk`]).
-    pub fn talk(&self, stop: Arc<AtomicBool>) -> Talk<'_> {
-        Talk::new(&self.comm, stop)
+    /// The messages of a running job of `interval` over `shape` (see [`Talk`]).
+    pub fn talk(
+        &self,
+        stop: Arc<AtomicBool>,
+        shape: Shape,
+        interval: std::time::Duration,
+    ) -> Talk<'_> {
+        Talk::new(&self.comm, stop, shape, interval)
     }
 
     /// Whether `ok` holds on every rank (a collective: every rank must call it at this point).

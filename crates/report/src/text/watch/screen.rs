@@ -3,7 +3,7 @@
 //! followed run's IOPS and p99 latency as sparklines, with a database panel for a database
 //! run. Drawn into a ratatui frame the caller's terminal gives.
 
-use super::line::{db_rates_line, live_split, load_text};
+use super::line::{db_rates_line, live_split, load_text, ranks_part};
 use iogauge_model::derive::{Derived, PerCpuRates};
 use iogauge_model::live::{DbNow, LiveHeader, LiveInterval};
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -239,6 +239,9 @@ fn workload(f: &mut Frame, fr: &WatchScreen, area: Rect) {
                 i.write.iops,
                 i.write.lat_us.p99
             ) + &live_split(i).map_or(String::new(), |s| format!("; {s}"))
+                + &iv
+                    .ranks
+                    .map_or(String::new(), |r| format!("; {}", ranks_part(&r)))
         },
     );
     let block = Block::default()

@@ -2,8 +2,9 @@
 //! each point it tells every rank the point (one broadcast), each rank takes its share of the
 //! outstanding I/Os (`n / N`, the first `n mod N` ranks one more) over its own workers, all
 //! flush and start together (the all-reduce agreeing that every flush went well is the
-//! barrier between points), and rank 0 merges the ranks' interval series and histograms
-//! exactly into the point the search decides from. max_iops and max_mbps are the whole
+//! barrier between points), and the ranks' interval series and histograms are merged
+//! exactly up the binomial tree (see [`crate::ranks::Shape`]) into the point the search
+//! decides from. max_iops and max_mbps are the whole
 //! job's; max_pmbps stays one process on one host (rank 0 alone runs step 3), as
 //! CALIBRATE_IO's is one process.
 //!
@@ -11,10 +12,11 @@
 //! next interval boundary; the search sees an interrupted point and ends, and rank 0 stores
 //! what was measured, with the failing rank and its error.
 
+use super::bundle::{PointPart, PointRow};
 use super::show::Show;
 use crate::finish::Ending;
 use crate::measure::Finished;
-use crate::ranks::{hostname, rank_cores, Talk, Team, World, LOST};
+use crate::ranks::{hostname, rank_cores, Shape, Talk, Team, World};
 use crate::{JobSampler, Session};
 use anyhow::{anyhow, Context};
 use iogauge_engine::calibrate::{
@@ -27,7 +29,7 @@ use iogauge_model::preflight::Preflight;
 use iogauge_model::spec::Region;
 use iogauge_model::system::Snapshot;
 use iogauge_model::Document;
-use iogauge_stats::{measured_totals, merge_series, Interval, LatHist, WireInterval};
+use iogauge_stats::{measured_totals, Interval, LatHist};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,21 +46,6 @@ struct Intro {
     host: String,
     targets: Vec<PathBuf>,
     preflight: Preflight,
-}
-
-/// One rank's part of one point.
-#[derive(Default, Serialize, Deserialize)]
-struct PointPart {
-    workers: u32,
-    /// The I/Os of its measured window (of its first job).
-    ios: u64,
-    /// Its series: for a curve's point one; for a matrix cell two (small, then large), one
-    /// left empty when the rank had no share of that kind.
-    series: Vec<Vec<WireInterval>>,
-    interrupted: bool,
-    error: Option<String>,
-    /// Live reports the rank has sent rank 0 so far (one after each interval of its jobs).
-    live_sent: u64,
 }
 
 fn step_code(s: Step) -> u64 {
@@ -123,13 +110,16 @@ impl Ranks<'_> {
         let flushed = self.prober.begin_point(busy);
         // Every rank flushed (or failed to): the point starts together.
         let ok = self.world.all_ok(flushed.is_ok());
-        let mut part = PointPart::default();
+        let mut part = PointRow {
+            rank: self.rank,
+            ..PointRow::default()
+        };
         let outcomes = match flushed {
             Err(e) => Err(e),
             Ok(()) if !ok => {
                 // Another rank failed: it says why.
                 part.interrupted = true;
-                return part;
+                return PointPart::own(part, Vec::new());
             }
             Ok(()) if !busy => Ok((Vec::new(), Vec::new())),
             Ok(()) => {
@@ -149,27 +139,30 @@ impl Ranks<'_> {
                 }
             }
         };
-        match outcomes {
+        let series = match outcomes {
             Ok((os, samples)) => self.fill(&mut part, (os, samples), what, step, mine),
-            Err(e) => part.error = Some(e.to_string()),
-        }
+            Err(e) => {
+                part.error = Some(e.to_string());
+                Vec::new()
+            }
+        };
         if part.error.is_some() {
             self.stop.store(true, Ordering::Relaxed);
         }
         self.talk.watch();
-        part.live_sent = self.talk.live_sent;
-        part
+        PointPart::own(part, series)
     }
 
-    /// A part from the outcomes of this rank's jobs (and the samples beside its first).
+    /// A row from the outcomes of this rank's jobs (and the samples beside its first), and
+    /// its series, one per kind.
     fn fill(
         &mut self,
-        part: &mut PointPart,
+        part: &mut PointRow,
         (os, samples): (Vec<JobOutcome>, Vec<Snapshot>),
         what: u64,
         step: Step,
         mine: [u32; 2],
-    ) {
+    ) -> Vec<Vec<Interval>> {
         part.interrupted = os.iter().any(|o| o.interrupted);
         if what != MIXED && mine[0] > 0 {
             part.workers = self.prober.workers(step, mine[0]);
@@ -178,85 +171,50 @@ impl Ranks<'_> {
             let (t, _) = measured_totals(&o.intervals);
             part.ios = t.read.ios + t.write.ios;
         }
-        let mut wire = Vec::new();
+        let mut series = Vec::new();
         let mut samples = Some(samples);
         let mut jobs = os.into_iter();
         let kinds = if what == MIXED { 2 } else { 1 };
         for s in mine.iter().take(kinds) {
             // A kind this rank had no share of ran no job.
             let Some(o) = (*s > 0).then(|| jobs.next()).flatten() else {
-                wire.push(Vec::new());
+                series.push(Vec::new());
                 continue;
             };
-            match o.intervals.iter().map(Interval::to_wire).collect() {
-                Ok(w) => wire.push(w),
-                Err(e) => part.error = Some(e.to_string()),
-            }
-            if wire.len() == 1 {
+            series.push(o.intervals);
+            if series.len() == 1 {
                 self.last = Some((samples.take().unwrap_or_default(), o.io_path));
             }
         }
-        part.series = wire;
+        series
     }
 
-    /// Rank 0: tells every rank the order, runs its own share, gathers the others' parts.
-    /// `None` when a rank was interrupted or failed (its failure kept for the document).
-    fn gather(&mut self, order: Order) -> anyhow::Result<Option<Vec<PointPart>>> {
+    /// Rank 0: tells every rank the order, runs its own share, gathers the others' parts up
+    /// the tree. `None` when a rank was interrupted or failed (its failure kept for the
+    /// document).
+    fn gather(&mut self, order: Order) -> anyhow::Result<Option<PointPart>> {
         let mut o = order;
         let since = std::time::Instant::now();
         self.world.broadcast(&mut o[..]);
-        let mut parts = vec![self.point(order)];
-        let beat =
-            iogauge_model::spec::JobSpec::new(iogauge_model::spec::RwMode::RandRead).interval;
-        for (r, bytes) in self.talk.parts(since, beat).into_iter().enumerate().skip(1) {
-            let p = match bytes {
-                Some(bytes) => {
-                    self.sent[r] += bytes.len() as u64;
-                    let p: PointPart = serde_json::from_slice(&bytes).context("a rank's point")?;
-                    self.talk.finish_live(r as u32, p.live_sent);
-                    p
-                }
-                None => PointPart {
-                    error: Some(LOST.into()),
-                    ..PointPart::default()
-                },
-            };
-            parts.push(p);
-        }
-        let mut whole = true;
-        for (r, p) in parts.iter().enumerate() {
+        let own = self.point(order);
+        let Some((whole, _)) = self.talk.gather(own, since, beat())? else {
+            return Err(anyhow!("rank 0 is the tree's root"));
+        };
+        let mut complete = true;
+        for p in &whole.rows {
             if let Some(e) = &p.error {
-                self.failures.push((r as u32, e.clone()));
+                self.failures.push((p.rank, e.clone()));
             }
-            whole &= p.error.is_none() && !p.interrupted;
+            self.sent[p.rank as usize] += p.sent;
+            complete &= p.error.is_none() && !p.interrupted;
         }
-        Ok(whole.then_some(parts))
+        Ok(complete.then_some(whole))
     }
+}
 
-    /// The ranks' series of kind `k` (0: small or only, 1: large), merged.
-    fn merged(
-        &self,
-        parts: &[PointPart],
-        order: &Order,
-        k: usize,
-    ) -> anyhow::Result<Vec<Interval>> {
-        let mut series = Vec::new();
-        for (r, p) in parts.iter().enumerate() {
-            if shares(order, r as u32, self.size)[k] == 0 {
-                continue;
-            }
-            let wire = p
-                .series
-                .get(k)
-                .ok_or_else(|| anyhow!("rank {r}'s point has no series"))?;
-            series.push(
-                wire.iter()
-                    .map(Interval::from_wire)
-                    .collect::<Result<Vec<_>, _>>()?,
-            );
-        }
-        Ok(merge_series(&series))
-    }
+/// The interval of a calibration's jobs: how often the ranks hear from each other.
+fn beat() -> std::time::Duration {
+    iogauge_model::spec::JobSpec::new(iogauge_model::spec::RwMode::RandRead).interval
 }
 
 impl Prober for Ranks<'_> {
@@ -265,13 +223,13 @@ impl Prober for Ranks<'_> {
     fn measure(&mut self, step: Step, bs: u64, n: u32) -> anyhow::Result<Option<Measured>> {
         let order = [MEASURE, step_code(step), bs, u64::from(n), 0, 0];
         self.last = None;
-        let Some(parts) = self.gather(order)? else {
+        let Some(mut whole) = self.gather(order)? else {
             return Ok(None);
         };
-        let intervals = self.merged(&parts, &order, 0)?;
-        let workers = parts.iter().map(|p| p.workers).sum();
+        let intervals = whole.kind(0)?;
+        let workers = whole.rows.iter().map(|p| p.workers).sum();
         let (mut point, hist) = point_of(step, n, workers, &intervals);
-        point.rank_ios = parts.iter().map(|p| p.ios).collect();
+        point.rank_ios = whole.rows.iter().map(|p| p.ios).collect();
         (self.on_point)(&point);
         // Rank 0 always has a share: its devices and I/O path go in the record.
         let (samples, io_path) = self
@@ -302,15 +260,11 @@ impl Prober for Ranks<'_> {
             large_bs,
             u64::from(large),
         ];
-        let Some(parts) = self.gather(order)? else {
+        let Some(mut whole) = self.gather(order)? else {
             return Ok(None);
         };
-        let s = (small > 0)
-            .then(|| self.merged(&parts, &order, 0))
-            .transpose()?;
-        let l = (large > 0)
-            .then(|| self.merged(&parts, &order, 1))
-            .transpose()?;
+        let s = (small > 0).then(|| whole.kind(0)).transpose()?;
+        let l = (large > 0).then(|| whole.kind(1)).transpose()?;
         Ok(Some(cell_of(small, large, s.as_deref(), l.as_deref())))
     }
 }
@@ -349,7 +303,9 @@ pub(super) fn calibrate(
     };
     let mut ranks = Ranks {
         world,
-        talk: world.talk(stop.clone()),
+        talk: world
+            .talk(stop.clone(), Shape::Binomial, beat())
+            .without_live_view(),
         prober,
         stop: &stop,
         rank,
@@ -369,9 +325,10 @@ pub(super) fn calibrate(
             if order[0] == END {
                 break;
             }
+            let since = std::time::Instant::now();
             let part = ranks.point(order);
-            failed = failed.or(part.error.clone());
-            world.send_part(&serde_json::to_vec(&part)?);
+            failed = failed.or(part.rows[0].error.clone());
+            ranks.talk.gather(part, since, beat())?;
         }
         return Ok(Finished::Member {
             rank,

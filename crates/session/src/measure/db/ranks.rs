@@ -9,155 +9,61 @@
 //!   wait events of the servers add up.
 //!
 //! Either way the ranks start their sessions together (every rank's sessions connected, then
-//! one all-reduce), the sessions' histograms are merged exactly on rank 0, each rank's own
-//! summary and load profile is kept in `ranks`, and only rank 0 stores and prints.
+//! one all-reduce), the sessions' histograms are merged exactly up the binomial tree (see
+//! [`crate::ranks::Shape`]), each rank's own summary and load profile is kept in `ranks`,
+//! and only rank 0 stores and prints.
 
+use super::bundle::{DbPart, DbRow};
 use super::sessions::{ending, layers, measure, Shared};
 use crate::finish::Ending;
 use crate::measure::Finished;
-use crate::ranks::{hostname, Talk, Team, LIVE_BYTES, LOST};
+use crate::ranks::{hostname, Shape, Team};
 use crate::Session;
-use anyhow::Context;
-use iogauge_model::db::aas::Aas;
-use iogauge_model::db::outcome::{DbInterval, DbOutcome, SessionTotals};
-use iogauge_model::db::profile::LoadDelta;
+use anyhow::anyhow;
+use iogauge_model::db::outcome::DbOutcome;
 use iogauge_model::db::report::{DbRank, DbReport, DbSummary};
 use iogauge_model::Document;
 use iogauge_pg::{db_document, driver, Prepared};
-use iogauge_stats::{HistError, LatHist};
-use serde::{Deserialize, Serialize};
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// One interval of a rank's run as sent to rank 0 (histograms encoded).
-#[derive(Serialize, Deserialize)]
-struct WireDb {
-    index: u32,
-    start_ns: u64,
-    end_ns: u64,
-    ramp: bool,
-    read_ops: u64,
-    update_ops: u64,
-    rows_read: u64,
-    rows_updated: u64,
-    read_lat: Vec<u8>,
-    update_lat: Vec<u8>,
-    per_session: Vec<u64>,
-    load: LoadDelta,
-    aas: Aas,
-}
-
-impl WireDb {
-    fn of(iv: &DbInterval) -> Result<WireDb, HistError> {
-        let s = &iv.sessions;
-        Ok(WireDb {
-            index: iv.index,
-            start_ns: iv.start_ns,
-            end_ns: iv.end_ns,
-            ramp: iv.ramp,
-            read_ops: s.read_ops,
-            update_ops: s.update_ops,
-            rows_read: s.rows_read,
-            rows_updated: s.rows_updated,
-            read_lat: s.read_lat.encode()?,
-            update_lat: s.update_lat.encode()?,
-            per_session: s.per_session.clone(),
-            load: iv.load.clone(),
-            aas: iv.aas.clone(),
-        })
-    }
-
-    fn interval(self) -> Result<DbInterval, HistError> {
-        Ok(DbInterval {
-            index: self.index,
-            start_ns: self.start_ns,
-            end_ns: self.end_ns,
-            ramp: self.ramp,
-            sessions: SessionTotals {
-                read_ops: self.read_ops,
-                update_ops: self.update_ops,
-                rows_read: self.rows_read,
-                rows_updated: self.rows_updated,
-                read_lat: LatHist::decode(&self.read_lat)?,
-                update_lat: LatHist::decode(&self.update_lat)?,
-                per_session: self.per_session,
-            },
-            load: self.load,
-            aas: self.aas,
-        })
-    }
-}
-
-/// What a rank sends rank 0 at the end.
-#[derive(Serialize, Deserialize)]
-struct Part {
-    host: String,
-    location: String,
-    first_session: u32,
-    sessions: u32,
-    intervals: Vec<WireDb>,
-    per_session: Vec<u64>,
-    session_schema: Vec<u32>,
-    interrupted: bool,
-    error: Option<String>,
-    summary: Option<DbSummary>,
-    live_sent: u64,
-}
-
-impl Part {
-    /// A rank that sent no part.
-    fn lost() -> Part {
-        Part {
-            host: String::new(),
-            location: String::new(),
-            first_session: 0,
-            sessions: 0,
-            intervals: Vec::new(),
-            per_session: Vec::new(),
-            session_schema: Vec::new(),
-            interrupted: true,
-            error: Some(LOST.into()),
-            summary: None,
-            live_sent: 0,
-        }
-    }
-}
-
-/// A rank's outcome and its own summary, as a part.
+/// This rank's row and part from its outcome and its own summary.
 fn part_of(
-    host: &str,
+    (rank, host): (u32, &str),
     p: &Prepared,
+    own_servers: bool,
     outcome: &Result<DbOutcome, String>,
     summary: Option<DbSummary>,
-    live_sent: u64,
-) -> Part {
-    let mut part = Part {
+) -> DbPart {
+    let sessions = p.workload.sessions();
+    let mut row = DbRow {
+        rank,
         host: host.to_string(),
         location: p.server.location.clone(),
         first_session: p.workload.first_session,
-        sessions: p.workload.sessions(),
-        intervals: Vec::new(),
-        per_session: Vec::new(),
-        session_schema: Vec::new(),
+        sessions,
+        offset: match own_servers {
+            true => rank * sessions,
+            false => p.workload.first_session,
+        },
         interrupted: true,
-        error: None,
         summary,
-        live_sent,
+        ..DbRow::default()
     };
-    match outcome {
+    let intervals = match outcome {
         Ok(o) => {
-            match o.intervals.iter().map(WireDb::of).collect() {
-                Ok(w) => part.intervals = w,
-                Err(e) => part.error = Some(e.to_string()),
-            }
-            part.per_session = o.per_session.clone();
-            part.session_schema = o.session_schema.clone();
-            part.interrupted = o.interrupted;
-            part.error = part.error.take().or_else(|| o.error.clone());
+            row.per_session = o.per_session.clone();
+            row.session_schema = o.session_schema.clone();
+            row.interrupted = o.interrupted;
+            row.error = o.error.clone();
+            o.intervals.clone()
         }
-        Err(e) => part.error = Some(e.clone()),
-    }
-    part
+        Err(e) => {
+            row.error = Some(e.clone());
+            Vec::new()
+        }
+    };
+    DbPart::own(row, intervals, own_servers || rank == 0)
 }
 
 /// The database run over ranks, once every rank's server is prepared and its share made:
@@ -175,7 +81,7 @@ pub(super) fn run(
     let (rank, size, host) = (world.rank(), world.size(), hostname());
     let own_servers = shared.own_servers;
     let layers = layers(&p, session.tracing());
-    let mut talk = world.talk(stop.clone());
+    let mut talk = world.talk(stop.clone(), Shape::Binomial, p.grid.interval);
     let started_at = Instant::now();
     let mut ready_called = false;
     let (outcome, samples, sample_error) = {
@@ -211,10 +117,12 @@ pub(super) fn run(
         Err(e) => Err(e.clone()),
     };
     let summary = own.as_ref().ok().map(|(r, _)| r.summary.clone());
-    let mut part = part_of(&host, &p, &outcome, summary, talk.live_sent);
-    if let (Err(e), None) = (&own, &part.error) {
-        part.error = Some(e.clone());
+    let mut part = part_of((rank, &host), &p, own_servers, &outcome, summary);
+    if let (Err(e), None) = (&own, &part.rows[0].error) {
+        part.rows[0].error = Some(e.clone());
     }
+    part.rows[0].sent = talk.live_sent_bytes;
+    let error = part.rows[0].error.clone();
     // The server's shutdown warnings and the tracer's, this rank's to say.
     let stopped = |p: &mut Prepared| -> Vec<String> {
         let mut w = p.stop_server(lost);
@@ -222,24 +130,27 @@ pub(super) fn run(
         w
     };
     if rank != 0 {
-        // The part goes first, then the server stops: a clean shutdown can take longer than
-        // rank 0 waits for a silent rank once a job has stopped. Its shutdown's warnings are
-        // this rank's to say.
-        world.send_part(&serde_json::to_vec(&part)?);
+        // The part goes up first, then the server stops: a clean shutdown can take longer
+        // than a parent waits for a silent rank once a job has stopped. Its shutdown's
+        // warnings are this rank's to say.
+        talk.gather(part, started_at, p.grid.interval)?;
         return Ok(Finished::Member {
             rank,
-            error: part.error,
+            error,
             warnings: stopped(&mut p),
         });
     }
     let shutdown = stopped(&mut p);
     let own = own.ok();
-    let mut parts = gathered(&mut talk, part, started_at, p.grid.interval)?;
-    let merged = merge(&mut parts, own_servers, outcome.as_ref().ok())?;
-    let one_host = parts
+    let Some((mut whole, _)) = talk.gather(part, started_at, p.grid.interval)? else {
+        return Err(anyhow!("rank 0 is the tree's root"));
+    };
+    let merged = whole.outcome(outcome.as_ref().ok(), own_servers)?;
+    let one_host = whole
+        .rows
         .iter()
-        .filter(|(_, q, _)| !q.host.is_empty())
-        .all(|(_, q, _)| q.host == host);
+        .filter(|q| !q.host.is_empty())
+        .all(|q| q.host == host);
     let mut ctx = p.context(if one_host { samples } else { Vec::new() });
     if let (false, Some(job)) = (own_servers, shared.workload) {
         ctx.workload = job;
@@ -252,7 +163,7 @@ pub(super) fn run(
             report.warnings.push(w.clone());
         }
     }
-    let failed = ranks_into(&mut report, parts);
+    let failed = ranks_into(&mut report, std::mem::take(&mut whole.rows));
     let ending = match failed.is_empty() {
         true => ending(&merged),
         false => Ending::Failed(failed.join("; ")),
@@ -276,108 +187,26 @@ fn job_warnings(own_servers: bool, size: u32, one_host: bool) -> Vec<String> {
     warnings
 }
 
-/// Rank 0's own part first, then every other rank's as it arrives (a silent rank's as lost),
-/// each with its intervals taken out and the bytes it sent.
-fn gathered(
-    talk: &mut Talk<'_>,
-    mut own: Part,
-    started_at: Instant,
-    interval: Duration,
-) -> anyhow::Result<Vec<(Vec<WireDb>, Part, u64)>> {
-    let mut parts = vec![(std::mem::take(&mut own.intervals), own, 0u64)];
-    for (r, bytes) in talk
-        .parts(started_at, interval)
-        .into_iter()
-        .enumerate()
-        .skip(1)
-    {
-        match bytes {
-            Some(b) => {
-                let mut q: Part = serde_json::from_slice(&b).context("a rank's part")?;
-                talk.finish_live(r as u32, q.live_sent);
-                parts.push((std::mem::take(&mut q.intervals), q, b.len() as u64));
-            }
-            None => parts.push((Vec::new(), Part::lost(), 0)),
-        }
-    }
-    Ok(parts)
-}
-
 /// Each rank's row in the report, a failed rank's error among its warnings; returns the
 /// failures, one "rank N: error" each.
-fn ranks_into(report: &mut DbReport, parts: Vec<(Vec<WireDb>, Part, u64)>) -> Vec<String> {
+fn ranks_into(report: &mut DbReport, rows: Vec<DbRow>) -> Vec<String> {
     let mut failed = Vec::new();
-    for (r, (_, q, bytes)) in parts.into_iter().enumerate() {
+    for q in rows {
+        let r = q.rank;
         if let Some(e) = &q.error {
             failed.push(format!("rank {r}: {e}"));
             report.warnings.push(format!("rank {r} failed: {e}"));
         }
         report.ranks.push(DbRank {
-            rank: r as u32,
+            rank: r,
             host: q.host,
             location: q.location,
             first_session: q.first_session,
             sessions: q.sessions,
             summary: q.summary.unwrap_or_default(),
             error: q.error,
-            sent_bytes: bytes + q.live_sent * LIVE_BYTES,
+            sent_bytes: q.sent,
         });
     }
     failed
-}
-
-/// The ranks' outcomes as one: intervals by index, sessions added (their numbers laid end
-/// to end), the servers' load and wait events added when each rank had its own server, else
-/// rank 0's (its sampler saw the one server whole).
-fn merge(
-    parts: &mut [(Vec<WireDb>, Part, u64)],
-    own_servers: bool,
-    own: Option<&DbOutcome>,
-) -> anyhow::Result<DbOutcome> {
-    let mut out = DbOutcome {
-        server_version: own.map(|o| o.server_version.clone()).unwrap_or_default(),
-        started: own.and_then(|o| o.started),
-        // Rank 0's sampler saw the one server whole; servers of their own are not merged.
-        relations: own
-            .filter(|_| !own_servers)
-            .and_then(|o| o.relations.clone()),
-        ..DbOutcome::default()
-    };
-    let mut by_index: std::collections::BTreeMap<u32, DbInterval> = Default::default();
-    let mut offset = 0usize;
-    for (r, (wire, q, _)) in parts.iter_mut().enumerate() {
-        out.interrupted |= q.interrupted;
-        if out.error.is_none() {
-            out.error = q.error.clone();
-        }
-        let n = q.per_session.len();
-        for w in std::mem::take(wire) {
-            let mut iv = w.interval()?;
-            let mut shifted = vec![0; offset];
-            shifted.append(&mut iv.sessions.per_session);
-            iv.sessions.per_session = shifted;
-            match by_index.get_mut(&iv.index) {
-                None => {
-                    if r > 0 && !own_servers {
-                        iv.load = LoadDelta::default();
-                        iv.aas = Aas::default();
-                    }
-                    by_index.insert(iv.index, iv);
-                }
-                Some(acc) => {
-                    acc.sessions += &iv.sessions;
-                    acc.end_ns = acc.end_ns.max(iv.end_ns);
-                    if own_servers {
-                        acc.load += &iv.load;
-                        acc.aas.add_server(&iv.aas);
-                    }
-                }
-            }
-        }
-        out.per_session.extend(q.per_session.iter().copied());
-        out.session_schema.extend(q.session_schema.iter().copied());
-        offset += n;
-    }
-    out.intervals = by_index.into_values().collect();
-    Ok(out)
 }
