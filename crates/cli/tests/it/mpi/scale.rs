@@ -200,3 +200,51 @@ fn a_throttled_rank_is_named_a_straggler() {
         "{text}"
     );
 }
+
+/// `calibrate` over 5 ranks: each point's parts merged up the tree are the ranks' together
+/// (the point's I/Os their sum, every rank with a share of it did I/O, one worker each on
+/// this 2-core host), one stored calibration with a row per rank.
+#[test]
+fn a_calibration_over_five_ranks_merges_each_point_up_the_tree() {
+    require_root();
+    let _g = heavy();
+    let w = workdir();
+    let store = w.path().join("results.sqlite");
+    let target = w.path().join("c.{rank}");
+    let (code, out, err) = mpirun(
+        5,
+        &store,
+        &[
+            "calibrate",
+            "--target",
+            target.to_str().unwrap(),
+            "--size",
+            "32m",
+            "--max-latency",
+            "50ms",
+            "--point-time",
+            "500ms",
+            "--json",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let v: Value = serde_json::from_str(&out).expect("one JSON document");
+    assert_eq!(rows(&v).len(), 5);
+    assert!(f(&v["max_iops"]) > 0.0);
+    let points = v["points"].as_array().unwrap();
+    assert!(!points.is_empty());
+    for p in points {
+        let by_rank: Vec<u64> = p["rank_ios"].as_array().unwrap().iter().map(u).collect();
+        assert_eq!(by_rank.len(), 5, "{p}");
+        assert_eq!(u(&p["ios"]), by_rank.iter().sum::<u64>(), "{p}");
+        if p["step"] != "single" {
+            let n = u(&p["outstanding"]);
+            // Rank r's share: n / 5, the first n mod 5 ranks one more.
+            for (r, ios) in by_rank.iter().enumerate() {
+                let share = n / 5 + u64::from((r as u64) < n % 5);
+                assert_eq!(*ios > 0, share > 0, "rank {r}: {p}");
+            }
+        }
+    }
+    assert_eq!(stored_runs(&store), 1);
+}
