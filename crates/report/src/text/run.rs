@@ -303,7 +303,12 @@ fn like_and_targets(s: &mut String, r: &RunReport) {
             );
         }
     }
-    for t in &r.targets {
+    // Over many ranks, one line a rank would bury the summary: the first few stand for all.
+    let shown = match r.targets.len() > super::ranks::ALL_ROWS {
+        true => 4,
+        false => r.targets.len(),
+    };
+    for t in &r.targets[..shown] {
         let _ = writeln!(s, "  target {}", target_line(t));
         let facts = r.preflight.iter().flat_map(|p| &p.targets);
         for f in facts.filter(|f| f.path == t.path) {
@@ -311,6 +316,13 @@ fn like_and_targets(s: &mut String, r: &RunReport) {
                 let _ = writeln!(s, "    {l}");
             }
         }
+    }
+    if shown < r.targets.len() {
+        let _ = writeln!(
+            s,
+            "  … and {} more targets (every one is in the JSON's targets[])",
+            r.targets.len() - shown
+        );
     }
 }
 
