@@ -20,6 +20,17 @@ pub struct Gathered {
 }
 
 impl Talk<'_> {
+    /// Rank 0: [`Talk::gather`], the job's whole bundle.
+    pub fn gather_at_root<B: Bundle>(
+        &mut self,
+        mine: B,
+        since: Instant,
+        interval: Duration,
+    ) -> anyhow::Result<(B, Gathered)> {
+        self.gather(mine, since, interval)?
+            .ok_or_else(|| anyhow::anyhow!("only rank 0 ends a gather holding the job's part"))
+    }
+
     /// This rank's bundle with its children's subtrees folded in (each child waited for
     /// while it is alive, see [`Talk::grace`]; one silent past that is given up with its
     /// subtree), sent to its parent (`None`) or, on rank 0, returned. A rank waiting beats

@@ -1,6 +1,6 @@
 //! The small messages of a running job over ranks: live counts up the ranks' [`Shape`] after
-//! every interval, reduced on the way ([`LiveAgg`]), a stop passed from neighbour to
-//! neighbour, and (a star's) each rank's part at the end.
+//! every interval, reduced on the way ([`LiveAgg`]), and a stop passed from neighbour to
+//! neighbour (each rank's part at the end goes up in `gather`).
 
 use super::live::{self, LiveAgg};
 use super::tree::Shape;
@@ -108,9 +108,7 @@ impl<'a> Talk<'a> {
         self.watch();
         match self.shape.parent(self.rank) {
             Some(p) => {
-                let entries: Vec<LiveAgg> =
-                    std::mem::take(&mut self.pending).into_values().collect();
-                self.send_live(p, &entries);
+                self.send_pending(p);
                 None
             }
             None => {
@@ -142,8 +140,10 @@ impl<'a> Talk<'a> {
         }
     }
 
-    fn send_live(&mut self, to: u32, entries: &[LiveAgg]) {
-        let msg = live::encode(self.rank, entries);
+    /// Every entry this rank holds, to its parent `to`, in one message (none: a beat).
+    fn send_pending(&mut self, to: u32) {
+        let entries: Vec<LiveAgg> = std::mem::take(&mut self.pending).into_values().collect();
+        let msg = live::encode(self.rank, &entries);
         self.world
             .process_at_rank(to as i32)
             .send_with_tag(&msg[..], LIVE);
@@ -161,9 +161,7 @@ impl<'a> Talk<'a> {
             if last.elapsed() >= every {
                 *last = Instant::now();
                 // Counts a rank holds go with its beat.
-                let entries: Vec<LiveAgg> =
-                    std::mem::take(&mut self.pending).into_values().collect();
-                self.send_live(p, &entries);
+                self.send_pending(p);
             }
         }
         self.watch();
@@ -243,39 +241,6 @@ impl<'a> Talk<'a> {
         } else {
             interval * 10 + Duration::from_secs(10)
         }
-    }
-
-    /// Rank 0 of a star: every other rank's part (its last message, tag PART), by rank;
-    /// `None` for a rank given up as lost. Polled, never a blocking receive, so that a rank
-    /// that died (killed outright, its host gone) does not keep what the others measured from
-    /// being stored (see [`Talk::grace`]).
-    pub fn parts(&mut self, since: Instant, interval: Duration) -> Vec<Option<Vec<u8>>> {
-        let n = self.size as usize;
-        let mut got: Vec<Option<Vec<u8>>> = vec![None; n];
-        let mut waiting: Vec<bool> = (0..n).map(|r| r != 0).collect();
-        while waiting.iter().any(|w| *w) {
-            self.drain_live();
-            self.hear_stop();
-            if let Some(m) = self
-                .world
-                .any_process()
-                .immediate_matched_probe_with_tag(PART)
-            {
-                let r = m.1.source_rank() as usize;
-                let (bytes, _) = m.matched_receive_vec::<u8>();
-                got[r] = Some(bytes);
-                waiting[r] = false;
-                continue;
-            }
-            let grace = self.grace(interval);
-            for (r, w) in waiting.iter_mut().enumerate() {
-                if *w && self.heard_at[r].max(since).elapsed() > grace {
-                    *w = false;
-                }
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        got
     }
 
     /// The live reports heard from rank `r` (a child), and the reads and writes they counted

@@ -64,15 +64,6 @@ impl Shape {
         n.extend(self.children(rank, size));
         n
     }
-
-    /// The longest path from a rank to rank 0, in hops.
-    pub fn depth(self, size: u32) -> u32 {
-        match self {
-            _ if size <= 1 => 0,
-            Shape::Star => 1,
-            Shape::Binomial => u32::BITS - (size - 1).leading_zeros(),
-        }
-    }
 }
 
 /// What goes up the tree at the end of a job: one rank's part, and once merged, a whole
@@ -157,6 +148,14 @@ pub fn fold<B: Bundle>(shape: Shape, own: Vec<B>) -> B {
 mod tests {
     use super::*;
 
+    /// ⌈log2 N⌉: the longest path to rank 0 up a binomial tree of `size` ranks.
+    fn depth(size: u32) -> u32 {
+        match size {
+            0 | 1 => 0,
+            n => u32::BITS - (n - 1).leading_zeros(),
+        }
+    }
+
     /// Every rank but 0 has one parent, is its parent's child, lies in its parent's subtree;
     /// the subtrees of a rank's children and itself partition its own; rank 0 has ⌈log2 N⌉
     /// children.
@@ -181,22 +180,22 @@ mod tests {
                 assert!(seen[1..].iter().all(|s| *s == 1), "{shape:?} {size}");
             }
             let kids = Shape::Binomial.children(0, size).len() as u32;
-            assert_eq!(kids, Shape::Binomial.depth(size), "{size}");
+            assert_eq!(kids, depth(size), "{size}");
         }
         assert_eq!(Shape::Binomial.children(0, 8), [1, 2, 4]);
         assert_eq!(Shape::Binomial.children(4, 8), [5, 6]);
         assert_eq!(Shape::Binomial.children(4, 6), [5]);
         assert_eq!(Shape::Binomial.parent(6), Some(4));
-        assert_eq!(Shape::Binomial.depth(1000), 10);
-        assert_eq!(Shape::Binomial.depth(1024), 10);
-        assert_eq!(Shape::Binomial.depth(1025), 11);
+        assert_eq!(depth(1000), 10);
+        assert_eq!(depth(1024), 10);
+        assert_eq!(depth(1025), 11);
     }
 
     /// Every path up the tree is at most `depth` hops.
     #[test]
     fn every_path_is_at_most_log2_hops() {
         for size in [2u32, 3, 5, 8, 64, 1000] {
-            let d = Shape::Binomial.depth(size);
+            let d = depth(size);
             for r in 0..size {
                 let (mut at, mut hops) = (r, 0);
                 while let Some(p) = Shape::Binomial.parent(at) {

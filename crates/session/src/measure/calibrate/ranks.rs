@@ -18,7 +18,7 @@ use crate::finish::Ending;
 use crate::measure::Finished;
 use crate::ranks::{hostname, rank_cores, Shape, Talk, Team, World};
 use crate::{JobSampler, Session};
-use anyhow::{anyhow, Context};
+use anyhow::Context;
 use iogauge_engine::calibrate::{
     self as search, calibration_document, cell_of, point_of, EngineProber, Prober,
 };
@@ -197,9 +197,7 @@ impl Ranks<'_> {
         let since = std::time::Instant::now();
         self.world.broadcast(&mut o[..]);
         let own = self.point(order);
-        let Some((whole, _)) = self.talk.gather(own, since, beat())? else {
-            return Err(anyhow!("rank 0 is the tree's root"));
-        };
+        let (whole, _) = self.talk.gather_at_root(own, since, beat())?;
         let mut complete = true;
         for p in &whole.rows {
             if let Some(e) = &p.error {

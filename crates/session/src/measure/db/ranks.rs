@@ -19,7 +19,6 @@ use crate::finish::Ending;
 use crate::measure::Finished;
 use crate::ranks::{hostname, Shape, Team};
 use crate::Session;
-use anyhow::anyhow;
 use iogauge_model::db::outcome::DbOutcome;
 use iogauge_model::db::report::{DbRank, DbReport, DbSummary};
 use iogauge_model::Document;
@@ -142,9 +141,7 @@ pub(super) fn run(
     }
     let shutdown = stopped(&mut p);
     let own = own.ok();
-    let Some((mut whole, _)) = talk.gather(part, started_at, p.grid.interval)? else {
-        return Err(anyhow!("rank 0 is the tree's root"));
-    };
+    let (mut whole, _) = talk.gather_at_root(part, started_at, p.grid.interval)?;
     let merged = whole.outcome(outcome.as_ref().ok(), own_servers)?;
     let one_host = whole
         .rows
