@@ -449,11 +449,10 @@ fn ranks_writing_a_shared_target_split_its_region() {
 
 /// `--shared-offsets` means something only over ranks: outside mpirun it is a usage error.
 #[test]
-fn shared_offsets_outside_mpirun_is_a_usage_error() {
+fn a_ranks_only_flag_outside_mpirun_is_a_usage_error() {
     let _g = shared();
-    let e = fails(&["run", "--shared-offsets", "--time", "1s"], 2);
-    assert!(
-        e.contains("--shared-offsets") && e.contains("mpirun"),
-        "{e}"
-    );
+    for flag in ["--shared-offsets", "--keep-rank-series"] {
+        let e = fails(&["run", flag, "--time", "1s"], 2);
+        assert!(e.contains(flag) && e.contains("mpirun"), "{e}");
+    }
 }
