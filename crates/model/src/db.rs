@@ -1,8 +1,9 @@
-//! A database run as data: the workload and its grid, the load profile's counters and
+//! A database run as data: which engine (`engine`), the workload and its grid, the load profile's counters and
 //! rates, average active sessions by wait event, reads per relation (`relations`), what the run returned (`outcome`), the
 //! stored document (`report`) and what `db setup` loaded (`setup`).
 
 pub mod aas;
+pub mod engine;
 pub mod outcome;
 pub mod profile;
 pub mod regrid;

@@ -11,6 +11,15 @@ pub enum PgError {
          {searched}; install them, e.g. `apt-get install postgresql`"
     )]
     NoPostgres { searched: String },
+    #[error(
+        "MariaDB server binaries (mariadbd, mariadb-install-db) not found {searched}; install \
+         them, e.g. `apt-get install mariadb-server`, or name their directory with --mysql-bin"
+    )]
+    NoMariadb { searched: String },
+    #[error("cannot connect to MariaDB at {server}: {why}; check the DSN and that the server is running")]
+    MariaConnect { server: String, why: String },
+    #[error("MariaDB at {server}: {why}")]
+    Maria { server: String, why: String },
     #[error("{path}: {why}")]
     Dir { path: PathBuf, why: String },
     #[error("{path}: {source}")]
@@ -82,6 +91,8 @@ impl PgError {
         matches!(
             self,
             PgError::NoPostgres { .. }
+                | PgError::NoMariadb { .. }
+                | PgError::MariaConnect { .. }
                 | PgError::Dir { .. }
                 | PgError::Dsn { .. }
                 | PgError::Connect { .. }

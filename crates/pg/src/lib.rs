@@ -54,6 +54,7 @@
 
 mod dsn;
 mod error;
+pub mod maria;
 mod run;
 mod sample;
 pub mod schema;

@@ -5,6 +5,8 @@
 //! workload `db run` asked for, before the data set is known.
 
 pub(crate) mod batch;
+pub(crate) mod collect;
+pub(crate) mod drive;
 pub mod driver;
 pub(crate) mod ops;
 pub(crate) mod role;

@@ -3,9 +3,10 @@
 use crate::store_args::ResultArgs;
 use crate::usage::UsageError;
 use clap::{Args, Subcommand};
+use iogauge_model::db::engine::Engine;
 use iogauge_model::db::workload::{Driver, Hotspot, RedoStress};
 use iogauge_model::units::{parse_duration, parse_size, parse_whole, split_range};
-use iogauge_pg::{check_overlaps, parse_override, PgBin, PgError, SchemaSpec, DEFAULT_DIR};
+use iogauge_pg::{check_overlaps, parse_override, PgBin, PgError, Place, SchemaSpec, DEFAULT_DIR};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -33,12 +34,72 @@ pub enum DbCommand {
 /// Which server.
 #[derive(Args, Debug, Clone)]
 pub struct WhereArgs {
-    /// Directory of the private cluster, on the storage under test. Default ./iogauge-pg.
+    /// Directory of the private cluster, on the storage under test. Default ./iogauge-pg
+    /// (./iogauge-mariadb with --engine mariadb).
     #[arg(long, value_name = "DIR", conflicts_with = "dsn")]
     pub dir: Option<PathBuf>,
-    /// An existing server instead (postgres://user:pass@host/db or key=value form).
+    /// An existing server instead (postgres://user:pass@host/db or key=value form;
+    /// mysql://user:pass@host:port/db for MariaDB/MySQL).
     #[arg(long, value_name = "DSN")]
     pub dsn: Option<String>,
+    /// The database: postgres (default) or mariadb (InnoDB; also MySQL). A mysql:// DSN
+    /// implies mariadb.
+    #[arg(long, value_name = "ENGINE", value_parser = engine)]
+    pub engine: Option<Engine>,
+    /// The MariaDB binaries for a private server (mariadbd, mariadb-install-db); default
+    /// the first on PATH or in /usr/sbin.
+    #[arg(long, value_name = "DIR", conflicts_with = "dsn")]
+    pub mysql_bin: Option<PathBuf>,
+}
+
+impl WhereArgs {
+    /// The engine asked for, or the one a mysql:// DSN names; one that contradicts its DSN
+    /// is refused.
+    pub fn engine(&self) -> Result<Engine, UsageError> {
+        let by_dsn = self.dsn.as_deref().map(|d| {
+            if iogauge_pg::maria::is_mysql_dsn(d) {
+                Engine::Mariadb
+            } else {
+                Engine::Postgres
+            }
+        });
+        match (self.engine, by_dsn) {
+            (Some(e), Some(d)) if e != d => Err(UsageError(format!(
+                "--engine {e} with a {} DSN: give the DSN of a {} server (mysql://… for mariadb), or drop --engine",
+                d.product(),
+                e.product()
+            ))),
+            (Some(e), _) | (None, Some(e)) => Ok(e),
+            (None, None) => Ok(Engine::Postgres),
+        }
+        .and_then(|e| {
+            if e == Engine::Postgres && self.mysql_bin.is_some() {
+                return Err(UsageError(
+                    "--mysql-bin picks MariaDB's binaries: add --engine mariadb".into(),
+                ));
+            }
+            Ok(e)
+        })
+    }
+
+    /// `--dsn`, else `--dir`, else the engine's default directory.
+    pub fn place(&self, engine: Engine) -> Place {
+        let default = match engine {
+            Engine::Postgres => Path::new(DEFAULT_DIR),
+            Engine::Mariadb => Path::new(DEFAULT_MARIA_DIR),
+        };
+        Place::of(
+            Some(self.dir.as_deref().unwrap_or(default)),
+            self.dsn.as_deref(),
+        )
+    }
+}
+
+/// Where a private MariaDB lives when no --dir is given.
+pub const DEFAULT_MARIA_DIR: &str = "iogauge-mariadb";
+
+fn engine(s: &str) -> Result<Engine, String> {
+    s.parse()
 }
 
 #[derive(Args, Debug)]
@@ -214,8 +275,9 @@ pub struct DbRunArgs {
     /// operations inside the database, one round trip per batch, latency measured there, as
     /// pgio and SLOB do) or client (one statement and round trip per operation, latency
     /// includes the round trip; costs more client CPU).
-    #[arg(long, default_value = "server", value_parser = driver)]
-    pub driver: Driver,
+    /// Default server on PostgreSQL; MariaDB has the client driver only.
+    #[arg(long, value_parser = driver)]
+    pub driver: Option<Driver>,
     /// Measured time.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub time: Duration,

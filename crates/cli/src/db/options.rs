@@ -2,13 +2,17 @@
 
 use super::args::{overrides, pg_bin, DbRunArgs};
 use crate::usage::{check_interval, check_time, UsageError};
-use iogauge_model::db::workload::Grid;
+use iogauge_model::db::engine::Engine;
+use iogauge_model::db::workload::{Driver, Grid};
 use iogauge_pg::{PgBin, Place, WorkloadSpec};
 use std::path::PathBuf;
 
 /// A validated `db run`.
 pub struct DbRunOptions {
+    pub engine: Engine,
     pub place: Place,
+    /// `--mysql-bin` (MariaDB).
+    pub maria_bin: Option<PathBuf>,
     /// `--pg-set` as (name, value).
     pub overrides: Vec<(String, String)>,
     /// The raw `--pg-set` values, for a first-run setup.
@@ -32,11 +36,31 @@ pub struct DbRunOptions {
 impl DbRunOptions {
     pub fn from_args(mut a: DbRunArgs) -> anyhow::Result<DbRunOptions> {
         validate(&a)?;
+        let engine = a.place.engine()?;
         if a.direct_io {
+            if engine == Engine::Mariadb {
+                return Err(UsageError(
+                    "--direct-io sets PostgreSQL's debug_io_direct; MariaDB reads with O_DIRECT already (innodb_flush_method)".into(),
+                )
+                .into());
+            }
             a.pg_set.push(super::args::DIRECT_IO.into());
         }
+        let driver = match (engine, a.driver) {
+            (Engine::Mariadb, Some(Driver::Server)) => {
+                return Err(UsageError(
+                    "--driver server runs a PL/pgSQL procedure (PostgreSQL); with --engine mariadb use --driver client, the default".into(),
+                )
+                .into())
+            }
+            (_, Some(d)) => d,
+            (Engine::Postgres, None) => Driver::Server,
+            (Engine::Mariadb, None) => Driver::Client,
+        };
         Ok(DbRunOptions {
-            place: Place::of(a.place.dir.as_deref(), a.place.dsn.as_deref()),
+            engine,
+            place: a.place.place(engine),
+            maria_bin: a.place.mysql_bin.clone(),
             overrides: overrides(&a.pg_set)?,
             pg_set: a.pg_set,
             pg_bin: pg_bin(a.pg_bin.as_deref())?,
@@ -51,7 +75,7 @@ impl DbRunOptions {
                 hot_schema_every: a.hot_schema_every,
                 hotspot: a.hotspot,
                 think_time: a.think_time,
-                driver: a.driver,
+                driver,
                 seed: a.seed,
             },
             grid: Grid {

@@ -5,8 +5,9 @@
 use super::options::DbRunOptions;
 use super::setup::setup_first;
 use crate::session::conclude_with;
+use iogauge_model::db::engine::Engine;
 use iogauge_model::{Document, Kind};
-use iogauge_pg::{Prepared, RunPlace};
+use iogauge_pg::{Place, Prepared, RunPlace};
 use iogauge_session::{measure, Session};
 use std::process::ExitCode;
 
@@ -29,7 +30,14 @@ pub fn run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
 /// The server of `o` opened (a missing private cluster set up first, with the loading bar)
 /// and the workload put on its data set.
 pub fn prepare(o: &DbRunOptions) -> anyhow::Result<Prepared> {
+    if o.engine == Engine::Mariadb {
+        if let Place::Private(dir) = &o.place {
+            super::maria::setup_first(dir, o.maria_bin.as_deref())?;
+        }
+    }
     let place = RunPlace {
+        engine: o.engine,
+        maria_bin: o.maria_bin.as_deref(),
         place: &o.place,
         overrides: &o.overrides,
         cache_limit: o.cache_limit,

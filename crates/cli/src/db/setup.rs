@@ -17,11 +17,11 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 fn place(w: &WhereArgs) -> Place {
-    Place::of(w.dir.as_deref(), w.dsn.as_deref())
+    w.place(iogauge_model::db::engine::Engine::Postgres)
 }
 
 /// A bar on a terminal while the schemas load.
-fn progress_bar(total: u64) -> ProgressBar {
+pub(super) fn progress_bar(total: u64) -> ProgressBar {
     let bar = ProgressBar::with_draw_target(
         Some(total),
         if std::io::stderr().is_terminal() {
@@ -98,6 +98,8 @@ pub fn setup_first(
         WhereArgs {
             dir: Some(dir.to_path_buf()),
             dsn: None,
+            engine: None,
+            mysql_bin: None,
         },
         pg_set.to_vec(),
     );

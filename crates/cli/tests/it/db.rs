@@ -52,5 +52,6 @@ fn server_gone(dir: &Path) -> bool {
 
 mod errors;
 mod lifecycle;
+mod mariadb;
 mod placement;
 mod versions;

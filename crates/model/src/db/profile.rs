@@ -32,6 +32,43 @@ pub struct LoadDelta {
     /// PostgreSQL 16+; all zero before).
     #[serde(default)]
     pub by_process: ByProcess<IoCounts>,
+    /// InnoDB's own counters (MariaDB; absent for PostgreSQL).
+    #[serde(default, skip_serializing_if = "InnoDb::is_zero")]
+    pub innodb: InnoDb,
+}
+
+/// What InnoDB counts beside the figures every engine has (`SHOW GLOBAL STATUS`): its data
+/// file I/O, the pages it wrote, and the doublewrite buffer, which writes every page twice.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InnoDb {
+    /// `Innodb_data_reads`, `Innodb_data_writes`, `Innodb_data_fsyncs`: read, write and
+    /// fsync calls on InnoDB's files.
+    pub data_reads: u64,
+    pub data_writes: u64,
+    pub data_fsyncs: u64,
+    /// `Innodb_pages_written`: data pages written to their place.
+    pub pages_written: u64,
+    /// `Innodb_dblwr_pages_written`, `Innodb_dblwr_writes`: the same pages written to the
+    /// doublewrite area first, and the writes that took them there.
+    pub dblwr_pages: u64,
+    pub dblwr_writes: u64,
+}
+
+impl InnoDb {
+    pub fn is_zero(&self) -> bool {
+        *self == InnoDb::default()
+    }
+
+    fn zip(&self, o: &InnoDb, f: impl Fn(u64, u64) -> u64) -> InnoDb {
+        InnoDb {
+            data_reads: f(self.data_reads, o.data_reads),
+            data_writes: f(self.data_writes, o.data_writes),
+            data_fsyncs: f(self.data_fsyncs, o.data_fsyncs),
+            pages_written: f(self.pages_written, o.pages_written),
+            dblwr_pages: f(self.dblwr_pages, o.dblwr_pages),
+            dblwr_writes: f(self.dblwr_writes, o.dblwr_writes),
+        }
+    }
 }
 
 /// Reads and writes of one process type, and the milliseconds they took.
@@ -211,6 +248,7 @@ impl LoadDelta {
             buffers_bgwriter: d(self.buffers_bgwriter, earlier.buffers_bgwriter),
             buffers_backend: d(self.buffers_backend, earlier.buffers_backend),
             by_process: self.by_process.zip(&earlier.by_process, IoCounts::since),
+            innodb: self.innodb.zip(&earlier.innodb, u64::saturating_sub),
         }
     }
 
@@ -267,6 +305,7 @@ impl AddAssign<&LoadDelta> for LoadDelta {
         self.buffers_bgwriter += o.buffers_bgwriter;
         self.buffers_backend += o.buffers_backend;
         self.by_process = self.by_process.zip(&o.by_process, IoCounts::plus);
+        self.innodb = self.innodb.zip(&o.innodb, |a, b| a + b);
     }
 }
 

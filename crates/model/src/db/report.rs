@@ -57,6 +57,9 @@ pub struct Setting {
 /// Where the server ran and what it was set to.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DbServer {
+    /// PostgreSQL or MariaDB (absent in documents from before MariaDB: PostgreSQL).
+    #[serde(default)]
+    pub engine: super::engine::Engine,
     /// A private cluster iogauge started (else an existing server by DSN).
     pub private: bool,
     pub version: String,
@@ -258,7 +261,10 @@ impl DbReport {
             .map(|(a, b)| (a.start_ns, b.end_ns));
         let rates = m.rates();
         let whole = window.and_then(|(a, b)| system_between(&ctx.samples, Nanos(a), Nanos(b)));
-        let cache = whole.as_ref().map(|d| cache_compare(&rates, d, &ctx.disks));
+        let page = ctx.server.engine.page_bytes();
+        let cache = whole
+            .as_ref()
+            .map(|d| cache_compare(&rates, d, &ctx.disks, page));
         let num_disks = ctx.num_disks.or_else(|| count(&ctx.disks));
         let writes = whole
             .as_ref()
@@ -329,15 +335,18 @@ fn steady(measured: &[&DbInterval]) -> Option<Steady> {
     Steady::of_series(&ops, &starts, measured.first()?.secs())
 }
 
-/// 8 KiB blocks, as PostgreSQL's default `block_size`.
-const BLOCK: f64 = 8192.0;
-
-/// PostgreSQL's reads from the OS against what `disks` completed in the same window.
-pub fn cache_compare(db: &LoadRates, d: &Derived, disks: &[String]) -> CacheCompare {
+/// The database's reads from the OS (pages of `page_bytes`) against what `disks` completed
+/// in the same window.
+pub fn cache_compare(
+    db: &LoadRates,
+    d: &Derived,
+    disks: &[String],
+    page_bytes: u64,
+) -> CacheCompare {
     let sum = |f: &dyn Fn(&DiskRates) -> f64| -> f64 {
         disks.iter().filter_map(|n| d.disks.get(n)).map(f).sum()
     };
-    let db_mb = db.physical_reads_s * BLOCK / (1 << 20) as f64;
+    let db_mb = db.physical_reads_s * page_bytes as f64 / (1 << 20) as f64;
     let dev_mb = sum(&|r| r.r_mb_s);
     let dev_reads = sum(&|r| r.r_s);
     // In reads: each block PostgreSQL asked the OS for that reached a disk caused at least
@@ -439,7 +448,7 @@ mod tests {
                 ..Default::default()
             },
         );
-        let c = cache_compare(&db, &d, &["vda".to_string()]);
+        let c = cache_compare(&db, &d, &["vda".to_string()], 8192);
         assert!((c.db_read_mb_s - 10.0).abs() < 1e-9);
         assert!((c.page_cache_pct.unwrap() - 45.0).abs() < 1e-9);
         assert!(c.note.is_none(), "the findings say it");
@@ -448,16 +457,19 @@ mod tests {
         let vda = d.disks.get_mut("vda").unwrap();
         vda.r_mb_s = 12.0;
         vda.r_s = 160.0;
-        let c = cache_compare(&db, &d, &["vda".to_string()]);
+        let c = cache_compare(&db, &d, &["vda".to_string()], 8192);
         assert!((c.page_cache_pct.unwrap() - 87.5).abs() < 1e-9, "{c:?}");
         // Every block a device read of its own: none from the cache.
         d.disks.get_mut("vda").unwrap().r_s = 1300.0;
-        let c = cache_compare(&db, &d, &["vda".to_string()]);
+        let c = cache_compare(&db, &d, &["vda".to_string()], 8192);
         assert_eq!(c.page_cache_pct, Some(0.0));
-        let none = cache_compare(&LoadRates::default(), &d, &["vda".to_string()]);
+        let none = cache_compare(&LoadRates::default(), &d, &["vda".to_string()], 8192);
         assert_eq!(none.page_cache_pct, None);
         // The data's disks unknown: no share, rather than "100% from the cache".
-        assert_eq!(cache_compare(&db, &d, &[]).page_cache_pct, None);
-        assert_eq!(cache_compare(&db, &d, &["sdb".into()]).page_cache_pct, None);
+        assert_eq!(cache_compare(&db, &d, &[], 8192).page_cache_pct, None);
+        assert_eq!(
+            cache_compare(&db, &d, &["sdb".into()], 8192).page_cache_pct,
+            None
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! could cache it, the document built from the sessions' outcome, and the operations'
 //! latency histograms.
 
+use iogauge_model::db::engine::Engine;
 use iogauge_model::db::outcome::{DbInterval, DbOutcome};
 use iogauge_model::db::regrid::OPS;
 use iogauge_model::db::report::{DataSet, DbContext, DbReport, Setting};
@@ -9,9 +10,11 @@ use iogauge_model::regrid::{groups, named_interval_label};
 use iogauge_model::Histograms;
 use iogauge_stats::{HistError, Phase};
 
-/// The data set of `schemas` × `blocks` 8 KiB rows against `ram_bytes` and shared_buffers;
-/// with the warning a DBA needs when it fits in RAM and nothing keeps the OS from caching it.
+/// The data set of `schemas` × `blocks` rows, one page of `engine`'s each, against
+/// `ram_bytes` and the database's cache (shared_buffers, InnoDB's buffer pool); with the
+/// warning a DBA needs when it fits in RAM and nothing keeps the OS from caching it.
 pub fn data_set(
+    engine: Engine,
     schemas: u32,
     blocks: u64,
     settings: &[Setting],
@@ -21,23 +24,28 @@ pub fn data_set(
     let d = DataSet {
         schemas,
         blocks_per_schema: blocks,
-        bytes: u64::from(schemas) * blocks * 8192,
+        bytes: u64::from(schemas) * blocks * engine.page_bytes(),
         ram_bytes,
         shared_buffers_bytes: shared_buffers(settings),
     };
-    let warning = (!cache_limited && d.bytes < d.ram_bytes).then(|| {
+    let direct = crate::run::preflight::reads_direct(settings);
+    let warning = (!cache_limited && !direct && d.bytes < d.ram_bytes).then(|| {
         format!(
-            "the data set ({} MiB) fits in RAM ({} MiB): the OS page cache can serve reads PostgreSQL counts as physical; use --cache-limit (root) or a larger --scale",
+            "the data set ({} MiB) fits in RAM ({} MiB): the OS page cache can serve reads {} counts as physical; use --cache-limit (root) or a larger --scale",
             d.bytes >> 20,
-            d.ram_bytes >> 20
+            d.ram_bytes >> 20,
+            engine.product()
         )
     });
     (d, warning)
 }
 
-/// shared_buffers in bytes from the settings read back (`setting` in `unit`s, e.g. 8kB).
+/// The database's own cache in bytes from the settings read back (`setting` in `unit`s, e.g.
+/// 8kB): shared_buffers, or InnoDB's buffer pool.
 pub fn shared_buffers(settings: &[Setting]) -> Option<u64> {
-    let s = settings.iter().find(|s| s.name == "shared_buffers")?;
+    let s = settings
+        .iter()
+        .find(|s| s.name == "shared_buffers" || s.name == "innodb_buffer_pool_size")?;
     let n: u64 = s.setting.parse().ok()?;
     let unit = match s.unit.as_deref() {
         Some("8kB") => 8192,
@@ -110,7 +118,14 @@ mod tests {
 
     #[test]
     fn a_data_set_that_fits_in_ram_is_said_unless_the_cache_is_limited() {
-        let (d, w) = data_set(4, 8192, &setting("2048", Some("8kB")), 1 << 30, false);
+        let (d, w) = data_set(
+            Engine::Postgres,
+            4,
+            8192,
+            &setting("2048", Some("8kB")),
+            1 << 30,
+            false,
+        );
         assert_eq!(
             (d.bytes, d.shared_buffers_bytes),
             (256 << 20, Some(16 << 20))
@@ -118,7 +133,11 @@ mod tests {
         assert!(w
             .unwrap()
             .starts_with("the data set (256 MiB) fits in RAM (1024 MiB)"));
-        assert!(data_set(4, 8192, &[], 1 << 30, true).1.is_none());
-        assert!(data_set(4, 8192, &[], 1 << 20, false).1.is_none());
+        assert!(data_set(Engine::Postgres, 4, 8192, &[], 1 << 30, true)
+            .1
+            .is_none());
+        assert!(data_set(Engine::Postgres, 4, 8192, &[], 1 << 20, false)
+            .1
+            .is_none());
     }
 }

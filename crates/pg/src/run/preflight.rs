@@ -71,8 +71,12 @@ pub fn reads_direct(settings: &[iogauge_model::db::report::Setting]) -> bool {
 }
 
 /// Whether setting `name` to `value` has the server read its data with O_DIRECT
-/// (`debug_io_direct` listing `data`).
+/// (`debug_io_direct` listing `data`; InnoDB's `innodb_flush_method=O_DIRECT`).
 pub fn direct_setting(name: &str, value: &str) -> bool {
+    if name == "innodb_flush_method" {
+        // MariaDB/InnoDB: O_DIRECT and O_DIRECT_NO_FSYNC read data files without the cache.
+        return value.to_ascii_uppercase().starts_with("O_DIRECT");
+    }
     name == "debug_io_direct"
         && value
             .trim_matches('\'')

@@ -9,6 +9,7 @@ use super::document::{data_set, db_document};
 use super::preflight;
 use crate::dsn::{connect, parse_dsn};
 use crate::error::{chain_text, error_text, PgError};
+use crate::maria::{self, MariaBin, MariaServer, MariaTarget};
 use crate::schema;
 use crate::server::bin::PgBin;
 use crate::server::cgroup::drop_os_cache;
@@ -16,6 +17,7 @@ use crate::server::cluster::Cluster;
 use crate::server::place::{check_dir, has_cluster, setup_finished, Place};
 use crate::workload::driver;
 use crate::workload::spec::WorkloadSpec;
+use iogauge_model::db::engine::Engine;
 use iogauge_model::db::outcome::DbOutcome;
 use iogauge_model::db::report::{DataSet, DbContext, DbReport, DbServer, Setting};
 use iogauge_model::db::workload::{Grid, Workload};
@@ -32,8 +34,14 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// Why an existing server's devices are not sampled.
+const ELSEWHERE: &str =
+    "an existing server: device figures are not sampled (the server may be elsewhere)";
+
 /// What `db run` asked of the server.
 pub struct RunPlace<'a> {
+    /// PostgreSQL or MariaDB.
+    pub engine: Engine,
     pub place: &'a Place,
     /// `--pg-set` (a private cluster only).
     pub overrides: &'a [(String, String)],
@@ -42,19 +50,34 @@ pub struct RunPlace<'a> {
     /// `--pg-bin` (a private cluster only): the PostgreSQL a new cluster is made with; an
     /// existing cluster must have been made with it.
     pub pg_bin: Option<&'a PgBin>,
+    /// `--mysql-bin` (MariaDB, a private server only).
+    pub maria_bin: Option<&'a Path>,
+}
+
+/// The engine's own part of a server ready for a run.
+enum Conn {
+    Pg {
+        cfg: Config,
+        /// The private cluster; dropping it stops the server.
+        cluster: Option<Box<Cluster>>,
+    },
+    Maria {
+        target: MariaTarget,
+        /// The private server; dropping it stops it.
+        server: Option<MariaServer>,
+    },
 }
 
 /// A server ready for a run.
 pub struct RunServer {
-    pub cfg: Config,
+    pub engine: Engine,
+    conn: Conn,
     /// The cluster directory, or the DSN without its password.
     pub location: String,
     /// A private cluster's data directory: where its I/O lands.
     pub data_dir: Option<PathBuf>,
     /// Notes for the result (an existing server's devices are not sampled).
     pub warnings: Vec<String>,
-    /// The private cluster; dropping it stops the server.
-    cluster: Option<Cluster>,
 }
 
 impl RunServer {
@@ -65,6 +88,9 @@ impl RunServer {
         p: &RunPlace<'_>,
         setup: impl FnOnce(&Path) -> Result<Cluster, PgError>,
     ) -> Result<RunServer, PgError> {
+        if p.engine == Engine::Mariadb {
+            return Self::maria(p);
+        }
         match p.place {
             Place::Private(dir) => Self::private(dir, p, setup),
             Place::Dsn(dsn) => {
@@ -81,14 +107,14 @@ impl RunServer {
                     ));
                 }
                 Ok(RunServer {
-                    cfg: parse_dsn(dsn)?,
+                    engine: Engine::Postgres,
+                    conn: Conn::Pg {
+                        cfg: parse_dsn(dsn)?,
+                        cluster: None,
+                    },
                     location: redact_dsn(dsn),
                     data_dir: None,
-                    warnings: vec![
-                        "an existing server: device figures are not sampled (the server may be elsewhere)"
-                            .into(),
-                    ],
-                    cluster: None,
+                    warnings: vec![ELSEWHERE.into()],
                 })
             }
         }
@@ -140,22 +166,93 @@ impl RunServer {
         }
         c.start()?;
         Ok(RunServer {
-            cfg: c.config(),
+            engine: Engine::Postgres,
             location: dir.display().to_string(),
             data_dir: Some(c.data_dir()),
             warnings: Vec::new(),
-            cluster: Some(c),
+            conn: Conn::Pg {
+                cfg: c.config(),
+                cluster: Some(Box::new(c)),
+            },
         })
+    }
+
+    /// A MariaDB: a private server iogauge set up in `--dir` (started, in a memory cgroup
+    /// with `--cache-limit`), or the user's by `--dsn`.
+    fn maria(p: &RunPlace<'_>) -> Result<RunServer, PgError> {
+        if !p.overrides.is_empty() {
+            return Err(PgError::Usage(
+                "--pg-set configures PostgreSQL; MariaDB runs with iogauge's settings".into(),
+            ));
+        }
+        match p.place {
+            Place::Dsn(dsn) => {
+                if p.maria_bin.is_some() {
+                    return Err(PgError::Usage(
+                        "--mysql-bin picks the MariaDB of a private server (--dir); a --dsn server runs its own".into(),
+                    ));
+                }
+                Ok(RunServer {
+                    engine: Engine::Mariadb,
+                    conn: Conn::Maria {
+                        target: MariaTarget::dsn(dsn)?,
+                        server: None,
+                    },
+                    location: redact_dsn(dsn),
+                    data_dir: None,
+                    warnings: vec![ELSEWHERE.into()],
+                })
+            }
+            Place::Private(dir) => {
+                if !maria::setup_finished(dir) {
+                    return Err(PgError::Usage(format!(
+                        "--dir {}: no finished MariaDB setup here; run `iogauge db setup --engine mariadb --dir {}` first",
+                        dir.display(),
+                        dir.display()
+                    )));
+                }
+                let mut s = MariaServer::open(dir, MariaBin::find(p.maria_bin)?)?;
+                if p.cache_limit.is_some() {
+                    drop_os_cache()?;
+                }
+                s.start(p.cache_limit, &AtomicBool::new(false))?;
+                Ok(RunServer {
+                    engine: Engine::Mariadb,
+                    location: dir.display().to_string(),
+                    data_dir: Some(s.data_dir()),
+                    warnings: Vec::new(),
+                    conn: Conn::Maria {
+                        target: s.target(),
+                        server: Some(s),
+                    },
+                })
+            }
+        }
     }
 
     /// A private cluster iogauge started (else an existing server).
     pub fn is_private(&self) -> bool {
-        self.cluster.is_some()
+        match &self.conn {
+            Conn::Pg { cluster, .. } => cluster.is_some(),
+            Conn::Maria { server, .. } => server.is_some(),
+        }
+    }
+
+    /// The private PostgreSQL cluster, if that is what runs.
+    fn cluster(&self) -> Option<&Cluster> {
+        match &self.conn {
+            Conn::Pg { cluster, .. } => cluster.as_deref(),
+            Conn::Maria { .. } => None,
+        }
     }
 
     /// The schemas iogauge loaded: (schemas, blocks per schema).
     pub fn data_set(&self) -> Result<(u32, u64), PgError> {
-        schema::discover(&self.cfg)?.ok_or_else(|| {
+        let found = match &self.conn {
+            Conn::Pg { cfg, .. } => schema::discover(cfg)?,
+            Conn::Maria { target, .. } => maria::schema::discover(target)?,
+        };
+        found.ok_or_else(|| {
             PgError::Usage(format!(
                 "{}: no iogauge schemas loaded; run `iogauge db setup` first",
                 self.location
@@ -165,20 +262,28 @@ impl RunServer {
 
     /// Where the data set lives, as [`schema::placement`] says.
     pub fn placement(&self) -> Result<Vec<(Option<PathBuf>, u64)>, PgError> {
-        schema::placement(&self.cfg)
+        match &self.conn {
+            Conn::Pg { cfg, .. } => schema::placement(cfg),
+            // One tablespace: the data directory (bytes: weighed by the preflight's sizes).
+            Conn::Maria { .. } => Ok(vec![(None, 0)]),
+        }
     }
 
     /// A private cluster's separate WAL directory (`db setup --wal-dir`).
     pub fn wal_dir(&self) -> Option<PathBuf> {
-        self.cluster.as_ref()?.wal_dir().map(Path::to_path_buf)
+        self.cluster()?.wal_dir().map(Path::to_path_buf)
     }
 
     /// The settings in force.
     pub fn settings(&self) -> Result<Vec<Setting>, PgError> {
-        match &self.cluster {
+        let cfg = match &self.conn {
+            Conn::Maria { target, .. } => return maria::settings(target),
+            Conn::Pg { cfg, .. } => cfg,
+        };
+        match self.cluster() {
             Some(c) => c.settings(),
             None => {
-                let mut client = connect(&self.cfg)?;
+                let mut client = connect(cfg)?;
                 crate::server::settings::settings(&mut client).map_err(|e| PgError::Server {
                     server: self.location.clone(),
                     why: error_text(&e),
@@ -189,31 +294,53 @@ impl RunServer {
 
     /// Where `iogauge watch` can reach a private server: its unix socket, no password.
     pub fn socket(&self) -> Option<SocketAddr> {
-        self.cluster.as_ref()?;
-        let dir = self.cfg.get_hosts().iter().find_map(|h| match h {
+        self.cluster()?;
+        let Conn::Pg { cfg, .. } = &self.conn else {
+            return None;
+        };
+        let dir = cfg.get_hosts().iter().find_map(|h| match h {
             Host::Unix(p) => Some(p.clone()),
             Host::Tcp(_) => None,
         })?;
         Some(SocketAddr {
             socket_dir: dir,
-            port: self.cfg.get_ports().first().copied().unwrap_or(5432),
-            user: self.cfg.get_user()?.to_string(),
-            dbname: self.cfg.get_dbname()?.to_string(),
+            port: cfg.get_ports().first().copied().unwrap_or(5432),
+            user: cfg.get_user()?.to_string(),
+            dbname: cfg.get_dbname()?.to_string(),
         })
     }
 
     /// A private server's failure since it started: it died, or crashed and restarted (see
     /// [`Cluster::failure`]). `None` for a server by DSN: its log is not iogauge's to read.
     pub fn failure(&mut self) -> Option<String> {
-        self.cluster.as_mut()?.failure()
+        match &mut self.conn {
+            Conn::Pg { cluster, .. } => cluster.as_deref_mut()?.failure(),
+            Conn::Maria { server, .. } => server.as_mut()?.failure(),
+        }
     }
 
     /// Stops a private server: a clean shutdown, part of the run; an immediate one when the
     /// run is `lost` already (the server crashed, a session failed), which does not wait
     /// for a crash recovery nor a checkpoint. A warning if it failed.
     pub fn stop(&mut self, lost: bool) -> Option<String> {
-        let mut c = self.cluster.take()?;
-        let stopped = if lost { c.stop_now() } else { c.stop() };
+        let stopped = match &mut self.conn {
+            Conn::Pg { cluster, .. } => {
+                let mut c = cluster.take()?;
+                if lost {
+                    c.stop_now()
+                } else {
+                    c.stop()
+                }
+            }
+            Conn::Maria { server, .. } => {
+                let mut s = server.take()?;
+                if lost {
+                    s.stop_now()
+                } else {
+                    s.stop()
+                }
+            }
+        };
         stopped.err().map(|e| format!("stopping the server: {e}"))
     }
 }
@@ -253,6 +380,7 @@ impl Prepared {
         let workload = spec.workload(schemas, blocks);
         let settings = server.settings()?;
         let (data, ram_note) = data_set(
+            place.engine,
             schemas,
             blocks,
             &settings,
@@ -303,14 +431,14 @@ impl Prepared {
         started: impl FnOnce(Instant) + Send,
         sync: driver::Sync<'_>,
     ) -> Result<DbOutcome, PgError> {
-        driver::run_synced(
-            &self.server.cfg,
-            &self.workload,
-            &self.grid,
-            stop,
-            started,
-            sync,
-        )
+        match &self.server.conn {
+            Conn::Pg { cfg, .. } => {
+                driver::run_synced(cfg, &self.workload, &self.grid, stop, started, sync)
+            }
+            Conn::Maria { target, .. } => {
+                maria::run(target, &self.workload, &self.grid, stop, started, sync)
+            }
+        }
     }
 
     /// The run's document and histograms (the server still up: see `stop_server`).
@@ -365,6 +493,7 @@ impl Prepared {
     pub fn context(&self, samples: Vec<Snapshot>) -> DbContext {
         DbContext {
             server: DbServer {
+                engine: self.server.engine,
                 private: self.server.is_private(),
                 version: String::new(),
                 location: self.server.location.clone(),

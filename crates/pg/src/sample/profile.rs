@@ -149,6 +149,7 @@ pub(crate) fn snapshot(c: &mut Client, stmt: &Statement) -> Result<LoadDelta, po
         buffers_bgwriter: u(17),
         buffers_backend: u(18),
         by_process: by_process(&r.get::<_, Vec<f64>>(19)),
+        innodb: Default::default(),
     })
 }
 

@@ -21,17 +21,8 @@ use std::time::{Duration, Instant};
 /// How long the final snapshot waits for sessions to leave after the end or a stop.
 const DRAIN_LIMIT: Duration = Duration::from_secs(60);
 
-pub(crate) fn sampler(sh: &Shared, cfg: &Config, version_num: i32, tx: &Sender<Msg>) {
-    let mut started = false;
-    let result = run(sh, cfg, version_num, tx, &mut started);
-    if result.is_err() {
-        sh.halt.store(true, Ordering::SeqCst);
-        sh.gate.abort();
-    }
-    let _ = tx.send(Msg::SamplerDone { started, result });
-}
-
-fn run(
+/// The sampler's run (see `drive::Sessions::sampler`).
+pub(crate) fn sampler(
     sh: &Shared,
     cfg: &Config,
     version_num: i32,

@@ -1,13 +1,13 @@
-//! What the sessions, the sampler and the collector share: the start gate, the run's common
-//! state, the messages to the collector, and a session's loop state ([`Run`], [`Tally`])
-//! that both drivers (client in `worker`, server in `batch`) work with.
+//! What the sessions, the sampler and the collector share, whichever engine runs them: the
+//! start gate, the run's common state, the messages to the collector, and a session's loop
+//! state ([`Run`], [`Tally`]) that every driver (PostgreSQL's client in `worker` and server
+//! in `batch`, MariaDB's in `maria::sessions`) works with.
 
 use crate::error::PgError;
 use crate::workload::ops::OpGen;
 use iogauge_model::db::aas::Aas;
 use iogauge_model::db::profile::LoadDelta;
 use iogauge_model::db::workload::{Slot, Workload};
-use postgres::{CancelToken, Config};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Condvar, Mutex};
@@ -66,9 +66,9 @@ impl Gate {
     }
 }
 
-/// What sessions and the sampler share.
+/// What sessions and the sampler share (what is an engine's own lives in its
+/// [`Sessions`](crate::workload::driver::Sessions)).
 pub(crate) struct Shared {
-    pub cfg: Config,
     pub wl: Workload,
     pub slots: Vec<Slot>,
     pub gate: Gate,
@@ -76,9 +76,6 @@ pub(crate) struct Shared {
     pub halt: AtomicBool,
     /// Sessions not yet finished.
     pub running: AtomicUsize,
-    pub tokens: Mutex<Vec<Option<CancelToken>>>,
-    /// PostgreSQL 15+: sessions flush their statistics before they leave.
-    pub flush_stats: bool,
 }
 
 /// A session's work in one interval.

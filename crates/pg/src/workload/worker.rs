@@ -17,8 +17,13 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
+use crate::sample::aas::SESSION_APP;
+use crate::workload::drive::Sessions;
+use crate::workload::sampler::sampler;
 use crate::workload::shared::{Msg, Shared};
 use crate::workload::sql::{read_sql, update_sql, SESSION_SETUP};
+use postgres::{CancelToken, NoTls};
+use std::sync::Mutex;
 
 /// A session's prepared statements for the client driver.
 struct Stmts {
@@ -65,16 +70,65 @@ pub(crate) fn connect_failed(who: &str, e: PgError) -> PgError {
     }
 }
 
-/// Runs session `id` to its end and reports it; never panics on server trouble.
-pub(crate) fn session(id: usize, sh: &Shared, tx: &Sender<Msg>) {
-    let mut started = false;
-    let result = run(id, sh, tx, &mut started);
-    if result.is_err() {
-        sh.halt.store(true, Ordering::SeqCst);
-        sh.gate.abort();
+/// PostgreSQL's part of a run (see `drive::Sessions`): each session's connection settings,
+/// the sampler's, and the sessions' cancel tokens.
+pub(crate) struct PgSessions {
+    cfg: Config,
+    sampler_cfg: Config,
+    tokens: Mutex<Vec<Option<CancelToken>>>,
+    version_num: i32,
+}
+
+impl PgSessions {
+    pub fn new(cfg: &Config, sessions: usize, version_num: i32) -> PgSessions {
+        let mut scfg = cfg.clone();
+        scfg.application_name(SESSION_APP);
+        let mut sampler_cfg = cfg.clone();
+        sampler_cfg.application_name("iogauge-sampler");
+        PgSessions {
+            cfg: scfg,
+            sampler_cfg,
+            tokens: Mutex::new((0..sessions).map(|_| None).collect()),
+            version_num,
+        }
     }
-    sh.running.fetch_sub(1, Ordering::SeqCst);
-    let _ = tx.send(Msg::SessionDone { started, result });
+
+    fn token(&self, id: usize, t: Option<CancelToken>) {
+        self.tokens.lock().unwrap_or_else(|p| p.into_inner())[id] = t;
+    }
+}
+
+impl Sessions for PgSessions {
+    const PREFIX: &'static str = "pg";
+
+    fn session(
+        &self,
+        id: usize,
+        sh: &Shared,
+        tx: &Sender<Msg>,
+        started: &mut bool,
+    ) -> Result<(), PgError> {
+        run(self, id, sh, tx, started)
+    }
+
+    fn sampler(&self, sh: &Shared, tx: &Sender<Msg>, started: &mut bool) -> Result<(), PgError> {
+        sampler(sh, &self.sampler_cfg, self.version_num, tx, started)
+    }
+
+    fn cancel_all(&self) {
+        let tokens: Vec<_> = self
+            .tokens
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .flatten()
+            .cloned()
+            .collect();
+        for t in tokens {
+            // A failed cancel means the connection is gone already; the session sees that.
+            let _ = t.cancel_query(NoTls);
+        }
+    }
 }
 
 enum Prepared {
@@ -82,11 +136,17 @@ enum Prepared {
     Server(Statement),
 }
 
-fn run(id: usize, sh: &Shared, tx: &Sender<Msg>, started: &mut bool) -> Result<(), PgError> {
+fn run(
+    pg: &PgSessions,
+    id: usize,
+    sh: &Shared,
+    tx: &Sender<Msg>,
+    started: &mut bool,
+) -> Result<(), PgError> {
     let wl = &sh.wl;
     let who = format!("session {id}");
-    let mut c = connect(&sh.cfg).map_err(|e| connect_failed(&who, e))?;
-    let err = |e: postgres::Error| run_error(&sh.cfg, &who, &e);
+    let mut c = connect(&pg.cfg).map_err(|e| connect_failed(&who, e))?;
+    let err = |e: postgres::Error| run_error(&pg.cfg, &who, &e);
     c.batch_execute(SESSION_SETUP).map_err(err)?;
     let own_schema = wl.schema_of(id as u32);
     let prepared = match wl.driver {
@@ -101,7 +161,7 @@ fn run(id: usize, sh: &Shared, tx: &Sender<Msg>, started: &mut bool) -> Result<(
         },
         Driver::Server => Prepared::Server(c.prepare(&batch::call_sql(own_schema)).map_err(err)?),
     };
-    sh.tokens.lock().unwrap_or_else(|p| p.into_inner())[id] = Some(c.cancel_token());
+    pg.token(id, Some(c.cancel_token()));
     let Some(t0) = sh.gate.arrive() else {
         return Ok(());
     };
@@ -118,14 +178,14 @@ fn run(id: usize, sh: &Shared, tx: &Sender<Msg>, started: &mut bool) -> Result<(
         Prepared::Server(call) => batch::server_loop(&mut c, call, &mut r),
     };
     r.tally.finish();
-    sh.tokens.lock().unwrap_or_else(|p| p.into_inner())[id] = None;
+    pg.token(id, None);
     if let Err(e) = outcome {
         // A halt cancels what is in flight: the end of the run, not an error.
         if !(sh.halt.load(Ordering::Relaxed) && e.code() == Some(&SqlState::QUERY_CANCELED)) {
             return Err(err(e));
         }
     }
-    if sh.flush_stats {
+    if pg.version_num >= 150000 {
         // Publish this backend's pending statistics now, so the final snapshot has them.
         c.batch_execute("SELECT pg_stat_force_next_flush()")
             .map_err(err)?;

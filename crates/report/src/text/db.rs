@@ -7,6 +7,7 @@ use super::label::label_line;
 use super::preflight::preflight_text;
 use super::run::steady_text;
 use iogauge_model::db::aas::Aas;
+use iogauge_model::db::engine::Engine;
 use iogauge_model::db::profile::LoadRates;
 use iogauge_model::db::report::{CacheCompare, DbReport, SessionSummary, Setting, WriteCompare};
 use iogauge_model::db::setup::LoadReport;
@@ -164,10 +165,10 @@ pub fn db_run_text(r: &DbReport) -> String {
     super::relations::relations_text(&mut s, &r.relations);
     if let Some(c) = &r.cache {
         // The findings say what the cache note said, ranked with the rest.
-        cache_text(&mut s, c, r.findings.is_empty());
+        cache_text(&mut s, c, r.findings.is_empty(), r.server.engine);
     }
     if let Some(w) = r.writes.as_ref().filter(|w| w.db_writes_s > 0.0) {
-        write_text(&mut s, w);
+        write_text(&mut s, w, r.server.engine);
     }
     if let Some(st) = &r.steady {
         s.push_str(&steady_text(st, "operations/s"));
@@ -252,12 +253,13 @@ fn run_head(s: &mut String, r: &DbReport) {
     let w = &r.workload;
     let _ = writeln!(
         s,
-        "iogauge db run: {}, work unit {}, redo stress {}, {} driver{}, on PostgreSQL {} ({} {}), {:.0} s{}",
+        "iogauge db run: {}, work unit {}, redo stress {}, {} driver{}, on {} {} ({} {}), {:.0} s{}",
         mode_text(&w.mode),
         w.work_unit,
         w.redo_stress.name(),
         w.driver.name(),
         knobs_text(w),
+        r.server.engine.product(),
         r.server.version,
         if r.server.private {
             "private cluster"
@@ -368,24 +370,31 @@ fn database_text(s: &mut String, db: &LoadRates) {
     }
 }
 
-/// PostgreSQL's writes against the write bios its disks received: what a mirror multiplies.
-fn write_text(s: &mut String, w: &WriteCompare) {
+/// The database's writes against the write bios its disks received: what a mirror
+/// multiplies.
+fn write_text(s: &mut String, w: &WriteCompare, e: Engine) {
+    let what = match e {
+        Engine::Postgres => "buffers + WAL",
+        Engine::Mariadb => "pages flushed + redo",
+    };
+    let db = e.product();
     let _ = writeln!(
         s,
-        "PostgreSQL wrote {:.0}/s (buffers + WAL); {} received {:.0} writes/s{}",
+        "{db} wrote {:.0}/s ({what}); {} received {:.0} writes/s{}",
         w.db_writes_s,
         w.disks.join("+"),
         w.device_writes_s,
         w.per_db_write
-            .map_or(String::new(), |p| format!(": {p:.2} per PostgreSQL write"))
+            .map_or(String::new(), |p| format!(": {p:.2} per {db} write"))
     );
 }
 
 /// PostgreSQL's physical reads against the disks' reads: how much the page cache served.
-fn cache_text(s: &mut String, c: &CacheCompare, note: bool) {
+fn cache_text(s: &mut String, c: &CacheCompare, note: bool, e: Engine) {
     let _ = writeln!(
         s,
-        "\nPostgreSQL read {:.0} blocks/s ({:.1} MiB/s) from the OS; {} completed {:.0} reads/s ({:.1} MiB/s){}",
+        "\n{} read {:.0} blocks/s ({:.1} MiB/s) from the OS; {} completed {:.0} reads/s ({:.1} MiB/s){}",
+        e.product(),
         c.db_physical_reads_s,
         c.db_read_mb_s,
         c.disks.join("+"),

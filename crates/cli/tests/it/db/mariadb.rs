@@ -1,0 +1,166 @@
+//! The SLOB method on MariaDB (Debian's 10.11, InnoDB): a private server set up, run with
+//! readers and writers, and dropped, on a filesystem of its own over a loop device so the
+//! device figures are the database's alone.
+
+use super::*;
+
+/// Debian's MariaDB is there (scripts/test installs mariadb-server): a loud failure, not a
+/// skip, when it is not.
+fn require_mariadb() {
+    assert!(
+        Path::new("/usr/sbin/mariadbd").exists()
+            || std::process::Command::new("sh")
+                .args(["-c", "command -v mariadbd"])
+                .status()
+                .is_ok_and(|s| s.success()),
+        "mariadbd is not installed: run the tests with scripts/test, which installs mariadb-server"
+    );
+}
+
+/// ext4 on a direct-I/O loop device, mounted at `at`; unmounted and detached when dropped.
+struct OwnFs {
+    at: std::path::PathBuf,
+    _dev: Loop,
+}
+
+impl OwnFs {
+    fn new(work: &Path, mib: usize) -> OwnFs {
+        let dev = Loop::direct(&work.join("maria.img"), mib);
+        sh(&format!("mkfs.ext4 -q -F {}", dev.0));
+        let at = work.join("mnt");
+        std::fs::create_dir_all(&at).unwrap();
+        sh(&format!("mount {} '{}'", dev.0, at.display()));
+        OwnFs { at, _dev: dev }
+    }
+}
+
+impl Drop for OwnFs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.at).status();
+    }
+}
+
+#[test]
+fn mariadb_setup_run_readers_and_writers_drop() {
+    require_root();
+    require_mariadb();
+    let _g = heavy();
+    let w = workdir();
+    let fs = OwnFs::new(w.path(), 320);
+    let dir = fs.at.join("maria");
+    let d = dir.to_str().unwrap();
+    let m = ["--engine", "mariadb", "--dir", d];
+    let mut a = vec!["setup"];
+    a.extend_from_slice(&m);
+    a.extend_from_slice(&["--schemas", "2", "--scale", "32M"]);
+    let text = String::from_utf8_lossy(&ok(&a).stdout).into_owned();
+    assert!(text.contains("loaded 2 schemas x 2048 rows"), "{text}");
+    assert!(text.contains("innodb_flush_method=O_DIRECT"), "{text}");
+    assert!(server_gone(&dir), "setup left its server running");
+
+    let mut a = vec!["run"];
+    a.extend_from_slice(&m);
+    a.extend_from_slice(&[
+        "--readers",
+        "2",
+        "--writers",
+        "2",
+        "--json",
+        "--time",
+        "3s",
+        "--interval",
+        "500ms",
+        "--cache-limit",
+        "256M",
+    ]);
+    let out = ok(&a);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let id = stored_id(&out.stderr);
+    assert!(server_gone(&dir), "run left its server running");
+    assert_eq!(v["server"]["engine"], "mariadb");
+    assert!(
+        v["server"]["version"].as_str().unwrap().contains("MariaDB"),
+        "{}",
+        v["server"]
+    );
+    let s = &v["summary"]["sessions"];
+    assert!(f(&s["reads_s"]) > 0.0 && f(&s["updates_s"]) > 0.0, "{s}");
+    let db = &v["summary"]["db"];
+    assert!(f(&db["wal_bytes_s"]) > 0.0, "redo written: {db}");
+    assert!(f(&db["rows_updated_s"]) > 0.0, "{db}");
+    // Every page the buffer pool missed was one device read: O_DIRECT, read-ahead off.
+    let c = &v["cache"];
+    let (dbr, dev) = (f(&c["db_physical_reads_s"]), f(&c["device_reads_s"]));
+    assert!(dbr > 100.0, "{c}");
+    let ratio = dev / dbr;
+    assert!(
+        (0.9..=1.1).contains(&ratio),
+        "device/database reads {ratio:.3}: {c}"
+    );
+    // A 16 KiB page each.
+    let per = f(&c["device_read_mb_s"]) * 1024.0 / dev;
+    assert!(
+        (15.0..=17.0).contains(&per),
+        "{per:.1} KiB per device read: {c}"
+    );
+
+    let text = text_of(&["show", &id.to_string()]);
+    assert!(text.contains("on MariaDB 10."), "{text}");
+    assert!(text.contains("MariaDB read "), "{text}");
+
+    let mut a = vec!["drop"];
+    a.extend_from_slice(&m);
+    ok(&a);
+    assert!(!dir.exists(), "drop removes the directory iogauge created");
+}
+
+/// PostgreSQL's flags with --engine mariadb, and an engine that contradicts its DSN: one line
+/// each, naming the flag.
+#[test]
+fn mariadb_mistakes_are_one_line_each() {
+    let _g = shared();
+    let w = workdir();
+    let d = w.path().join("m");
+    let d = d.to_str().unwrap();
+    let e = fails(
+        &[
+            "db", "setup", "--engine", "mariadb", "--dir", d, "--pg-set", "a=b",
+        ],
+        2,
+    );
+    assert!(e.contains("--pg-set") && e.contains("mariadb"), "{e}");
+    let e = fails(
+        &[
+            "db",
+            "run",
+            "--engine",
+            "postgres",
+            "--dsn",
+            "mysql://u:s3cret@h/db",
+        ],
+        2,
+    );
+    assert!(
+        e.contains("--engine postgres") && !e.contains("s3cret"),
+        "{e}"
+    );
+    let e = fails(&["db", "run", "--engine", "oracle"], 2);
+    assert!(e.contains("postgres or mariadb"), "{e}");
+    let e = fails(
+        &[
+            "db",
+            "run",
+            "--engine",
+            "mariadb",
+            "--dir",
+            d,
+            "--driver",
+            "server",
+            "--readers",
+            "1",
+        ],
+        2,
+    );
+    assert!(e.contains("--driver server"), "{e}");
+    assert!(!Path::new(d).exists(), "a refused run made nothing");
+}

@@ -1,0 +1,103 @@
+//! MariaDB (InnoDB) beside PostgreSQL, behind the same seam: the SLOB method on the other
+//! open-source database storage is bought for.
+//!
+//! - [`MariaBin`]: `--mysql-bin`, or `mariadbd` on PATH or in /usr/sbin.
+//! - [`MariaServer`]: a private server on the directory under test — made by
+//!   `mariadb-install-db`, run as iogauge's child (own process group, dies with iogauge,
+//!   optionally in a memory cgroup), reachable only by its 0700 unix socket with the
+//!   `unix_socket` plugin, removed by `destroy`.
+//! - [`MariaTarget`]: where to connect — that socket, or a `--dsn mysql://…` server.
+//! - [`schema`]: one session row per 16 KiB page, looked up by primary key.
+//! - `sessions`: the run — sessions and the `SHOW GLOBAL STATUS` sampler driven on the grid
+//!   by the same driver PostgreSQL's run uses, into the same outcome.
+
+mod bin;
+mod conn;
+pub mod schema;
+mod server;
+mod sessions;
+mod status;
+
+pub use bin::MariaBin;
+pub use conn::{is_mysql_dsn, MariaTarget};
+pub use server::{has_server, setup_finished, MariaServer, DEFAULTS};
+pub(crate) use sessions::run;
+
+use crate::error::PgError;
+use crate::schema::SchemaSpec;
+use iogauge_model::db::setup::LoadReport;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+/// Makes a private server in `dir` and loads `spec` on it, the server stopped after: what
+/// `db setup --engine mariadb` does. A failed or stopped setup removes what it made.
+pub fn setup_private(
+    dir: &Path,
+    bin: MariaBin,
+    spec: &SchemaSpec,
+    stop: &AtomicBool,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<(MariaServer, LoadReport), PgError> {
+    let mut s = MariaServer::create(dir, bin, stop)?;
+    let loaded = s
+        .start(None, stop)
+        .and_then(|()| schema::setup(&s.target(), spec, stop, progress))
+        .and_then(|r| s.stop().map(|()| r))
+        .and_then(|r| s.mark_finished().map(|()| r));
+    match loaded {
+        Ok(r) => Ok((s, r)),
+        Err(e) => {
+            let shown = dir.display().to_string();
+            match s.destroy() {
+                Ok(()) => Err(e.noting(|| format!("setup stopped; {shown} removed again"))),
+                Err(c) => Err(PgError::Cleanup {
+                    what: format!("{e}; removing {shown} failed too"),
+                    source: Box::new(c),
+                }),
+            }
+        }
+    }
+}
+
+/// The settings that shape the I/O, as the server has them (`SHOW GLOBAL VARIABLES`; sizes
+/// in bytes).
+pub fn settings(t: &MariaTarget) -> Result<Vec<iogauge_model::db::report::Setting>, PgError> {
+    use mysql::prelude::Queryable;
+    let names: Vec<String> = SHOWN.iter().map(|n| format!("'{n}'")).collect();
+    let rows: Vec<(String, String)> = t
+        .connect()?
+        .query(format!(
+            "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({})",
+            names.join(", ")
+        ))
+        .map_err(|e| t.err(&e))?;
+    Ok(rows
+        .into_iter()
+        .map(|(name, setting)| {
+            let unit = name.ends_with("_size").then(|| "B".to_string());
+            iogauge_model::db::report::Setting {
+                name,
+                setting,
+                unit,
+            }
+        })
+        .collect())
+}
+
+/// The variables a MariaDB run records.
+const SHOWN: [&str; 14] = [
+    "version",
+    "innodb_page_size",
+    "innodb_buffer_pool_size",
+    "innodb_flush_method",
+    "innodb_read_ahead_threshold",
+    "innodb_random_read_ahead",
+    "innodb_flush_log_at_trx_commit",
+    "innodb_doublewrite",
+    "innodb_log_file_size",
+    "innodb_io_capacity",
+    "innodb_flush_neighbors",
+    "innodb_buffer_pool_load_at_startup",
+    "sync_binlog",
+    "log_bin",
+];

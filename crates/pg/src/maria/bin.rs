@@ -1,0 +1,96 @@
+//! The MariaDB binaries a private server is made and run with: `--mysql-bin DIR`, else the
+//! first `mariadbd` on PATH or in /usr/sbin (where Debian puts it), with `mariadb-install-db`
+//! beside it or on PATH.
+
+use crate::error::PgError;
+use crate::server::child::bounded_output;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// Server and installer names, MariaDB's first (MySQL 5.7's names after them).
+const SERVERS: [&str; 2] = ["mariadbd", "mysqld"];
+const INSTALLERS: [&str; 2] = ["mariadb-install-db", "mysql_install_db"];
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MariaBin {
+    pub server: PathBuf,
+    pub install: PathBuf,
+    /// As `mariadbd --version` says it: `10.11.19-MariaDB-0+deb12u1`.
+    pub version: String,
+}
+
+impl MariaBin {
+    /// The binaries in `dir` (`--mysql-bin`), or found on PATH and in the sbin directories.
+    pub fn find(dir: Option<&Path>) -> Result<MariaBin, PgError> {
+        let dirs: Vec<PathBuf> = match dir {
+            Some(d) => vec![d.to_path_buf(), d.join("../bin"), d.join("../scripts")],
+            None => std::env::var_os("PATH")
+                .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+                .unwrap_or_default()
+                .into_iter()
+                .chain(["/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin"].map(PathBuf::from))
+                .collect(),
+        };
+        let first = |names: &[&str]| -> Option<PathBuf> {
+            dirs.iter()
+                .flat_map(|d| names.iter().map(move |n| d.join(n)))
+                .find(|p| p.is_file())
+        };
+        let searched = match dir {
+            Some(d) => format!("in --mysql-bin {}", d.display()),
+            None => "on PATH or in /usr/sbin".into(),
+        };
+        let (Some(server), Some(install)) = (first(&SERVERS), first(&INSTALLERS)) else {
+            return Err(PgError::NoMariadb { searched });
+        };
+        let version = version(&server).ok_or_else(|| PgError::Program {
+            path: server.clone(),
+            why: "`--version` did not say a MariaDB version; is this a MariaDB server binary?"
+                .into(),
+        })?;
+        Ok(MariaBin {
+            server,
+            install,
+            version,
+        })
+    }
+}
+
+/// `mariadbd --version`: `mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu …`.
+fn version(server: &Path) -> Option<String> {
+    let mut cmd = Command::new(server);
+    cmd.arg("--version");
+    let (status, out) = bounded_output(cmd, 4096, Duration::from_secs(10)).ok()?;
+    if !status.success() {
+        return None;
+    }
+    parse_version(&String::from_utf8_lossy(&out))
+}
+
+fn parse_version(text: &str) -> Option<String> {
+    let mut words = text.split_whitespace();
+    words.find(|w| *w == "Ver")?;
+    words.next().map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_from_its_line() {
+        assert_eq!(
+            parse_version("/usr/sbin/mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)\n"),
+            Some("10.11.19-MariaDB-0+deb12u1".into())
+        );
+        assert_eq!(parse_version("nothing here"), None);
+    }
+
+    #[test]
+    fn a_directory_without_them_is_a_usage_error_naming_the_flag() {
+        let e = MariaBin::find(Some(Path::new("/nonexistent"))).unwrap_err();
+        assert!(e.is_usage(), "{e}");
+        assert!(e.to_string().contains("--mysql-bin /nonexistent"), "{e}");
+    }
+}

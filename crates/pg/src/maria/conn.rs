@@ -1,0 +1,106 @@
+//! Reaching a MariaDB server: a private one by its unix socket as iogauge's own account (the
+//! server's `unix_socket` plugin checks the peer's uid, so there is no password), or the
+//! user's by `--dsn mysql://user:pw@host:port/db`; errors that name the server without its
+//! password.
+
+use crate::error::PgError;
+use iogauge_model::secret::{redact_dsn, redact_secrets};
+use mysql::{Conn, Opts, OptsBuilder};
+use std::path::Path;
+use std::time::Duration;
+
+/// How long a connection attempt may take before the server counts as unreachable.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A server to connect to, and how to name it in messages.
+#[derive(Clone, Debug)]
+pub struct MariaTarget {
+    pub opts: Opts,
+    /// The socket, or the DSN without its password.
+    pub name: String,
+}
+
+impl MariaTarget {
+    /// A private server's socket, as the OS account running iogauge.
+    pub fn socket(sock: &Path) -> MariaTarget {
+        let opts = OptsBuilder::new()
+            .socket(Some(sock.to_string_lossy()))
+            .user(Some(os_user()))
+            .prefer_socket(true)
+            .tcp_connect_timeout(Some(CONNECT_TIMEOUT));
+        MariaTarget {
+            opts: opts.into(),
+            name: sock.display().to_string(),
+        }
+    }
+
+    /// `mysql://user:pw@host:port/db` (or `mariadb://…`).
+    pub fn dsn(dsn: &str) -> Result<MariaTarget, PgError> {
+        let url = match dsn.strip_prefix("mariadb://") {
+            Some(rest) => format!("mysql://{rest}"),
+            None => dsn.to_string(),
+        };
+        let opts = Opts::from_url(&url).map_err(|e| PgError::Dsn {
+            dsn: redact_dsn(dsn),
+            why: format!(
+                "{}; give mysql://user:password@host:port/database",
+                redact_secrets(&e.to_string())
+            ),
+        })?;
+        let opts = OptsBuilder::from_opts(opts).tcp_connect_timeout(Some(CONNECT_TIMEOUT));
+        Ok(MariaTarget {
+            opts: opts.into(),
+            name: redact_dsn(dsn),
+        })
+    }
+
+    /// Connects, with an error that names the server (no password) in one line.
+    pub fn connect(&self) -> Result<Conn, PgError> {
+        Conn::new(self.opts.clone()).map_err(|e| PgError::MariaConnect {
+            server: self.name.clone(),
+            why: one_line(&e),
+        })
+    }
+
+    /// An error from a connected session, naming the server.
+    pub fn err(&self, e: &mysql::Error) -> PgError {
+        PgError::Maria {
+            server: self.name.clone(),
+            why: one_line(e),
+        }
+    }
+}
+
+/// Whether a DSN names a MySQL/MariaDB server (its scheme).
+pub fn is_mysql_dsn(dsn: &str) -> bool {
+    let d = dsn.trim_start().to_ascii_lowercase();
+    d.starts_with("mysql://") || d.starts_with("mariadb://")
+}
+
+/// An error in one line, any password masked.
+pub(crate) fn one_line(e: &mysql::Error) -> String {
+    redact_secrets(&e.to_string().replace('\n', " "))
+}
+
+/// The name of the account this process runs as (what `unix_socket` authenticates).
+pub fn os_user() -> String {
+    // SAFETY: geteuid(2) cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    crate::server::postmaster::user_name(uid).unwrap_or_else(|| uid.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dsns_parse_and_never_show_their_password() {
+        let t = MariaTarget::dsn("mysql://bench:s3cret@db1:3307/bench").unwrap();
+        assert_eq!(t.opts.get_tcp_port(), 3307);
+        assert!(!t.name.contains("s3cret"), "{}", t.name);
+        assert!(MariaTarget::dsn("mariadb://u@h/db").is_ok());
+        let e = MariaTarget::dsn("mysql://u:s3cret@h:notaport/db").unwrap_err();
+        assert!(e.is_usage() && !e.to_string().contains("s3cret"), "{e}");
+        assert!(is_mysql_dsn("MySQL://x") && !is_mysql_dsn("postgres://x"));
+    }
+}

@@ -1,0 +1,376 @@
+//! A private MariaDB server on the storage under test: `mariadb-install-db` into `DIR/data`,
+//! `mariadbd` as iogauge's child with the settings SLOB's method needs, and its removal.
+//!
+//! Who may connect: no TCP (`skip-networking`); the socket lives in `DIR/run`, 0700, owned
+//! by the account running iogauge, which the server runs as too (`--user`); the only accounts
+//! are `root@localhost` and that account, both by the `unix_socket` plugin, which asks the
+//! kernel who is at the other end of the socket: no password exists to leak.
+//!
+//! Dying with iogauge: the server is a child in its own process group (a terminal's Ctrl-C
+//! does not reach it; iogauge stops it cleanly), with SIGKILL as its parent-death signal, so
+//! an iogauge killed outright takes it along (InnoDB recovers from its redo log at the next
+//! start). A memory cgroup, as PostgreSQL's, caps its page cache for `--cache-limit`.
+//!
+//! The directory: `.iogauge-maria` (the marker: iogauge made this, and whether setup
+//! finished), `my.cnf`, `data/`, `run/`, `server.log`. `destroy` removes exactly these.
+
+use super::bin::MariaBin;
+use super::conn::{os_user, MariaTarget};
+use crate::error::PgError;
+use crate::server::cgroup::{remove_stale, MemCgroup};
+use crate::server::child::{die_with_parent, log_since, run_logged, wait_until};
+use std::fs::{self, File};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+const MARKER: &str = ".iogauge-maria";
+const FINISHED: &str = "setup=finished\n";
+/// How long the server may take to accept connections (InnoDB may recover first).
+const START_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a clean shutdown may take before SIGKILL.
+const STOP_GRACE: Duration = Duration::from_secs(60);
+
+/// The settings for physical I/O testing, SLOB's way: a small buffer pool (SLOB's small SGA),
+/// reads that reach the device (O_DIRECT, read-ahead off), no buffer pool warmed from a dump,
+/// commits that wait for the redo log's fsync.
+pub const DEFAULTS: [(&str, &str); 10] = [
+    ("innodb_buffer_pool_size", "16M"),
+    ("innodb_flush_method", "O_DIRECT"),
+    ("innodb_read_ahead_threshold", "0"),
+    ("innodb_random_read_ahead", "OFF"),
+    ("innodb_buffer_pool_load_at_startup", "OFF"),
+    ("innodb_buffer_pool_dump_at_shutdown", "OFF"),
+    ("innodb_flush_log_at_trx_commit", "1"),
+    ("innodb_doublewrite", "ON"),
+    ("performance_schema", "ON"),
+    ("max_connections", "600"),
+];
+
+/// Whether `dir` holds a private MariaDB iogauge made.
+pub fn has_server(dir: &Path) -> bool {
+    dir.join(MARKER).exists()
+}
+
+/// Whether its setup finished (one interrupted left a server `db setup` replaces).
+pub fn setup_finished(dir: &Path) -> bool {
+    fs::read_to_string(dir.join(MARKER)).is_ok_and(|s| s.contains(FINISHED))
+}
+
+/// A private MariaDB; dropping it stops the server it started.
+#[derive(Debug)]
+pub struct MariaServer {
+    dir: PathBuf,
+    bin: MariaBin,
+    child: Option<Child>,
+    cgroup: Option<MemCgroup>,
+    log_from: u64,
+}
+
+impl MariaServer {
+    /// Makes a new server in `dir` (empty or missing; the caller checked it): its files and
+    /// `mariadb-install-db`. Not started.
+    pub fn create(dir: &Path, bin: MariaBin, stop: &AtomicBool) -> Result<MariaServer, PgError> {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| PgError::io(dir, e))?;
+        fs::write(
+            dir.join(MARKER),
+            format!("iogauge private MariaDB\nserver={}\n", bin.version),
+        )
+        .map_err(|e| PgError::io(dir.join(MARKER), e))?;
+        let s = MariaServer::at(dir, bin)?;
+        let sock = s.socket();
+        if sock.as_os_str().len() > 107 {
+            return Err(PgError::dir(
+                dir,
+                "path too long for the server's unix socket (108 bytes); choose a shorter directory",
+            ));
+        }
+        s.write_cnf()?;
+        let mut cmd = Command::new(&s.bin.install);
+        cmd.arg(format!("--defaults-file={}", s.cnf().display()))
+            .arg(format!("--user={}", os_user()))
+            .arg("--auth-root-authentication-method=socket")
+            .arg(format!("--auth-root-socket-user={}", os_user()))
+            .arg("--skip-test-db")
+            .current_dir(dir);
+        run_logged(cmd, "mariadb-install-db", &s.log(), stop)?;
+        Ok(s)
+    }
+
+    /// The server iogauge made in `dir` (not started).
+    pub fn open(dir: &Path, bin: MariaBin) -> Result<MariaServer, PgError> {
+        if !has_server(dir) {
+            return Err(PgError::Usage(format!(
+                "--dir {}: no MariaDB made by iogauge here; run `iogauge db setup --engine mariadb --dir {}` first",
+                dir.display(),
+                dir.display()
+            )));
+        }
+        let s = MariaServer::at(dir, bin)?;
+        // Settings follow this iogauge's defaults (and the socket its directory).
+        s.write_cnf()?;
+        Ok(s)
+    }
+
+    fn at(dir: &Path, bin: MariaBin) -> Result<MariaServer, PgError> {
+        let dir = std::path::absolute(dir).map_err(|e| PgError::io(dir, e))?;
+        Ok(MariaServer {
+            dir,
+            bin,
+            child: None,
+            cgroup: None,
+            log_from: 0,
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+    fn run_dir(&self) -> PathBuf {
+        self.dir.join("run")
+    }
+    pub fn socket(&self) -> PathBuf {
+        self.run_dir().join("mysqld.sock")
+    }
+    fn cnf(&self) -> PathBuf {
+        self.dir.join("my.cnf")
+    }
+    pub fn log(&self) -> PathBuf {
+        self.dir.join("server.log")
+    }
+    pub fn bin(&self) -> &MariaBin {
+        &self.bin
+    }
+
+    /// Where to connect.
+    pub fn target(&self) -> MariaTarget {
+        MariaTarget::socket(&self.socket())
+    }
+
+    /// Records that the setup finished.
+    pub fn mark_finished(&self) -> Result<(), PgError> {
+        let m = self.dir.join(MARKER);
+        let mut text = fs::read_to_string(&m).map_err(|e| PgError::io(&m, e))?;
+        text.push_str(FINISHED);
+        fs::write(&m, text).map_err(|e| PgError::io(&m, e))
+    }
+
+    fn write_cnf(&self) -> Result<(), PgError> {
+        let run = self.run_dir();
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&run)
+            .map_err(|e| PgError::io(&run, e))?;
+        // An older run dir made looser is closed again.
+        fs::set_permissions(&run, fs::Permissions::from_mode(0o700))
+            .map_err(|e| PgError::io(&run, e))?;
+        fs::write(self.cnf(), self.cnf_text()).map_err(|e| PgError::io(self.cnf(), e))
+    }
+
+    fn cnf_text(&self) -> String {
+        let mut s = String::from(
+            "# Written by iogauge: a private server for physical I/O testing.\n[mysqld]\n",
+        );
+        let own = [
+            ("datadir", self.data_dir().display().to_string()),
+            ("socket", self.socket().display().to_string()),
+            (
+                "pid-file",
+                self.run_dir().join("mysqld.pid").display().to_string(),
+            ),
+            ("log-error", self.log().display().to_string()),
+            ("user", os_user()),
+        ];
+        for (k, v) in own {
+            s.push_str(&format!("{k}={v}\n"));
+        }
+        s.push_str("skip-networking\nskip-name-resolve\n");
+        for (k, v) in DEFAULTS {
+            s.push_str(&format!("{k}={v}\n"));
+        }
+        s
+    }
+
+    /// Starts the server (in a memory cgroup of `cache_limit` bytes) and waits until it
+    /// accepts connections.
+    pub fn start(&mut self, cache_limit: Option<u64>, stop: &AtomicBool) -> Result<(), PgError> {
+        if self.child.is_some() {
+            return Ok(());
+        }
+        remove_stale();
+        let cgroup = cache_limit
+            .map(|l| MemCgroup::create(&format!("iogauge-maria-{}", std::process::id()), l))
+            .transpose()?;
+        let log = self.log();
+        let out = File::options()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .map_err(|e| PgError::io(&log, e))?;
+        self.log_from = out.metadata().map_or(0, |m| m.len());
+        let mut cmd = Command::new(&self.bin.server);
+        cmd.arg(format!("--defaults-file={}", self.cnf().display()))
+            .current_dir(&self.dir)
+            .stdin(std::process::Stdio::null())
+            .stdout(out.try_clone().map_err(|e| PgError::io(&log, e))?)
+            .stderr(out)
+            .process_group(0);
+        if let Some(cg) = &cgroup {
+            // SAFETY: the closure only calls async-signal-safe functions (see `joiner`).
+            unsafe {
+                cmd.pre_exec(cg.joiner());
+            }
+        }
+        die_with_parent(&mut cmd, libc::SIGKILL);
+        let child = cmd
+            .spawn()
+            .map_err(|e| self.failed(format!("cannot run {}: {e}", self.bin.server.display())))?;
+        self.child = Some(child);
+        self.cgroup = cgroup;
+        let target = self.target();
+        let mut last = String::new();
+        let mut died = None;
+        let up = wait_until(START_TIMEOUT, || {
+            if stop.load(Ordering::Relaxed) {
+                return true;
+            }
+            if let Some(st) = self.exited() {
+                died = Some(st);
+                return true;
+            }
+            match target.connect() {
+                Ok(_) => true,
+                Err(e) => {
+                    last = e.to_string();
+                    false
+                }
+            }
+        });
+        if stop.load(Ordering::Relaxed) {
+            let _ = self.stop_now();
+            return Err(PgError::interrupted("starting MariaDB"));
+        }
+        let small = cache_limit.filter(|_| self.cgroup.is_some());
+        if let Some(st) = died {
+            let _ = self.stop_now();
+            let why = match small {
+                // The kernel's OOM killer ends a server over its cgroup's limit with SIGKILL.
+                Some(l) if st.contains("SIGKILL") => format!(
+                    "mariadbd was killed at start ({st}): --cache-limit {} MiB is too small for it; give 256M or more",
+                    l >> 20
+                ),
+                _ => format!("mariadbd exited ({st}): {}", log_since(&log, self.log_from, 5)),
+            };
+            return Err(self.failed(why));
+        }
+        if !up {
+            let _ = self.stop_now();
+            return Err(self.failed(format!(
+                "no connection after {} s: {last}",
+                START_TIMEOUT.as_secs()
+            )));
+        }
+        Ok(())
+    }
+
+    fn failed(&self, why: String) -> PgError {
+        PgError::Maria {
+            server: self.dir.display().to_string(),
+            why: format!("did not come up: {why}"),
+        }
+    }
+
+    fn exited(&mut self) -> Option<String> {
+        match self.child.as_mut()?.try_wait() {
+            Ok(Some(st)) => Some(st.to_string()),
+            Ok(None) => None,
+            Err(e) => Some(format!("cannot wait for it: {e}")),
+        }
+    }
+
+    /// Whether the server died since it started, with its log's last lines.
+    pub fn failure(&mut self) -> Option<String> {
+        let st = self.exited()?;
+        Some(format!(
+            "the server died ({st}): {}",
+            log_since(&self.log(), self.log_from, 5)
+        ))
+    }
+
+    /// A clean shutdown (SIGTERM: InnoDB flushes and exits); SIGKILL after a minute.
+    pub fn stop(&mut self) -> Result<(), PgError> {
+        self.signal_and_wait(&[
+            (libc::SIGTERM, STOP_GRACE),
+            (libc::SIGKILL, Duration::from_secs(5)),
+        ])
+    }
+
+    /// At once (SIGKILL): the run is lost already; InnoDB recovers at the next start.
+    pub fn stop_now(&mut self) -> Result<(), PgError> {
+        self.signal_and_wait(&[(libc::SIGKILL, Duration::from_secs(5))])
+    }
+
+    fn signal_and_wait(&mut self, steps: &[(libc::c_int, Duration)]) -> Result<(), PgError> {
+        let Some(pid) = self.child.as_ref().map(|c| c.id() as libc::pid_t) else {
+            return Ok(());
+        };
+        for &(sig, wait) in steps {
+            if self.exited().is_some() {
+                break;
+            }
+            // SAFETY: kill(2) on our own child, not reaped until try_wait says so.
+            unsafe { libc::kill(pid, sig) };
+            if wait_until(wait, || self.exited().is_some()) {
+                break;
+            }
+        }
+        let gone = self.exited().is_some();
+        self.child = None;
+        if let Some(cg) = self.cgroup.take() {
+            cg.remove()?;
+        }
+        if gone {
+            Ok(())
+        } else {
+            Err(PgError::Maria {
+                server: self.dir.display().to_string(),
+                why: format!("mariadbd (pid {pid}) did not exit even after SIGKILL"),
+            })
+        }
+    }
+
+    /// Stops the server and removes what iogauge made in its directory (then the directory,
+    /// if nothing else is left in it).
+    pub fn destroy(mut self) -> Result<(), PgError> {
+        self.stop()?;
+        for d in [self.data_dir(), self.run_dir()] {
+            if d.exists() {
+                fs::remove_dir_all(&d).map_err(|e| PgError::io(&d, e))?;
+            }
+        }
+        for f in [self.cnf(), self.log(), self.dir.join(MARKER)] {
+            if f.exists() {
+                fs::remove_file(&f).map_err(|e| PgError::io(&f, e))?;
+            }
+        }
+        let _ = fs::remove_dir(&self.dir);
+        Ok(())
+    }
+}
+
+impl Drop for MariaServer {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}

@@ -1,0 +1,345 @@
+//! MariaDB's part of a `db run` (see `workload::drive`): its preflight (version, tables,
+//! plans), sessions that send each work unit as primary-key lookups on one prepared
+//! statement (the client driver: one round trip per operation, autocommit, so every update
+//! commits and waits for the redo log), and the sampler that reads `SHOW GLOBAL STATUS` on
+//! the grid.
+
+use super::conn::{one_line, MariaTarget};
+use super::schema::{place, table_name};
+use super::status::{snapshot, STATUS_SQL};
+use crate::error::PgError;
+use crate::schema::PAD_COLS;
+use crate::server::child::wait_until;
+use crate::workload::drive::{drive, Sessions};
+use crate::workload::driver::Sync;
+use crate::workload::ops::OpGen;
+use crate::workload::shared::{Msg, Run, Shared, Tally};
+use crate::workload::sql::pad_cols;
+use iogauge_model::db::aas::Aas;
+use iogauge_model::db::outcome::DbOutcome;
+use iogauge_model::db::workload::{Driver, Grid, RedoStress, Workload};
+use mysql::prelude::Queryable;
+use mysql::{Conn, Statement, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long the final snapshot waits for sessions to leave after the end or a stop.
+const DRAIN_LIMIT: Duration = Duration::from_secs(60);
+/// MariaDB's "Query execution was interrupted" (KILL QUERY): a halt, not a failure.
+const ER_QUERY_INTERRUPTED: u16 = 1317;
+
+/// The statements: `COUNT(*), SUM(scratch)` over a work unit's keys (the sum makes the row
+/// visit necessary), and the update of them (a changing value: real redo).
+fn read_sql(schema: u32, keys: u32) -> String {
+    format!(
+        "SELECT COUNT(*), SUM(scratch) FROM {} WHERE k IN ({})",
+        table_name(schema),
+        marks(keys)
+    )
+}
+
+fn update_sql(schema: u32, keys: u32, redo: RedoStress) -> String {
+    let mut set = String::from("scratch = scratch + 1");
+    for i in 1..=pad_cols(redo) {
+        set.push_str(&format!(", p{i} = ?"));
+    }
+    format!(
+        "UPDATE {} SET {set} WHERE k IN ({})",
+        table_name(schema),
+        marks(keys)
+    )
+}
+
+fn marks(n: u32) -> String {
+    vec!["?"; n as usize].join(", ")
+}
+
+/// Runs `wl` on the server at `t` on `grid` (see `drive`); errors before t0 are `Err`.
+pub fn run(
+    t: &MariaTarget,
+    wl: &Workload,
+    grid: &Grid,
+    stop: Arc<AtomicBool>,
+    on_start: impl FnOnce(Instant) + Send,
+    sync: Sync<'_>,
+) -> Result<DbOutcome, PgError> {
+    wl.validate().map_err(PgError::Usage)?;
+    grid.validate().map_err(PgError::Usage)?;
+    if wl.driver == Driver::Server {
+        return Err(PgError::Usage(
+            "--driver server runs a PL/pgSQL procedure (PostgreSQL); MariaDB runs --driver client"
+                .into(),
+        ));
+    }
+    let version = preflight(t, wl)?;
+    let m = MariaSessions {
+        target: t.clone(),
+        ids: Mutex::new(vec![None; wl.sessions() as usize]),
+    };
+    drive(&m, wl, grid, version, stop, on_start, sync)
+}
+
+/// The server's version, once the tables hold the rows asked for and both statements look
+/// rows up by the primary key (never a scan).
+fn preflight(t: &MariaTarget, wl: &Workload) -> Result<String, PgError> {
+    let mut c = t.connect()?;
+    let err = |e: mysql::Error| t.err(&e);
+    let version: Option<String> = c.query_first("SELECT VERSION()").map_err(err)?;
+    for schema in 1..=wl.schemas {
+        let max: Option<Option<u64>> = c
+            .query_first(format!("SELECT MAX(k) FROM {}", table_name(schema)))
+            .map_err(|e| PgError::Usage(format!(
+                "no table {} on {}: run `iogauge db setup --engine mariadb` with at least {} schemas first ({})",
+                table_name(schema), t.name, wl.schemas, one_line(&e)
+            )))?;
+        let rows = max.flatten().unwrap_or(0) / 2;
+        if rows < wl.blocks_per_schema {
+            return Err(PgError::Usage(format!(
+                "{} on {} holds {rows} rows, fewer than the {} asked for",
+                table_name(schema),
+                t.name,
+                wl.blocks_per_schema
+            )));
+        }
+    }
+    let n = wl.work_unit;
+    let keys: Vec<String> = (1..=u64::from(n))
+        .map(|w| place(w, wl.blocks_per_schema).to_string())
+        .collect();
+    for sql in [read_sql(1, n), update_sql(1, n, RedoStress::None)] {
+        let mut literal = sql.clone();
+        for k in &keys {
+            literal = literal.replacen('?', k, 1);
+        }
+        let plan: Vec<mysql::Row> = c.query(format!("EXPLAIN {literal}")).map_err(err)?;
+        let by_key = plan.iter().all(|r| {
+            let key: Option<String> = r.get_opt(5).and_then(Result::ok).flatten();
+            let kind: Option<String> = r.get_opt(3).and_then(Result::ok).flatten();
+            key.as_deref() == Some("PRIMARY")
+                && matches!(kind.as_deref(), Some("range" | "const" | "eq_ref"))
+        });
+        if !by_key || plan.is_empty() {
+            return Err(PgError::Layout {
+                what: t.name.clone(),
+                why: format!("`{sql}` does not look its rows up by the primary key"),
+            });
+        }
+    }
+    Ok(version.unwrap_or_default())
+}
+
+/// MariaDB's sessions and sampler: where to connect, and each session's connection id for
+/// `KILL QUERY`.
+struct MariaSessions {
+    target: MariaTarget,
+    ids: Mutex<Vec<Option<u32>>>,
+}
+
+impl MariaSessions {
+    fn id(&self, session: usize, id: Option<u32>) {
+        self.ids.lock().unwrap_or_else(|p| p.into_inner())[session] = id;
+    }
+
+    fn prepare(&self, c: &mut Conn, schema: u32, wl: &Workload) -> Result<Stmts, PgError> {
+        let err = |e: mysql::Error| self.target.err(&e);
+        Ok(Stmts {
+            read: c.prep(read_sql(schema, wl.work_unit)).map_err(err)?,
+            update: c
+                .prep(update_sql(schema, wl.work_unit, wl.redo_stress))
+                .map_err(err)?,
+        })
+    }
+}
+
+struct Stmts {
+    read: Statement,
+    update: Statement,
+}
+
+impl Sessions for MariaSessions {
+    const PREFIX: &'static str = "maria";
+
+    fn session(
+        &self,
+        id: usize,
+        sh: &Shared,
+        tx: &Sender<Msg>,
+        started: &mut bool,
+    ) -> Result<(), PgError> {
+        let wl = &sh.wl;
+        let who = format!("session {id}");
+        let mut c = self
+            .target
+            .connect()
+            .map_err(|e| gone(&self.target, &who, e))?;
+        let own_schema = wl.schema_of(id as u32);
+        let own = self.prepare(&mut c, own_schema, wl)?;
+        let hot = match wl.hot_schema_every {
+            Some(_) if own_schema != 1 => Some(self.prepare(&mut c, 1, wl)?),
+            _ => None,
+        };
+        self.id(id, Some(c.connection_id()));
+        let Some(t0) = sh.gate.arrive() else {
+            return Ok(());
+        };
+        *started = true;
+        let mut r = Run {
+            sh,
+            t0,
+            deadline: t0 + sh.slots.last().map_or(Duration::ZERO, |s| s.end),
+            ops: OpGen::new(wl, id as u32),
+            tally: Tally::new(id, &sh.slots, tx),
+        };
+        let done = ops_loop(&mut c, &own, hot.as_ref(), &mut r);
+        r.tally.finish();
+        self.id(id, None);
+        match done {
+            Err(mysql::Error::MySqlError(e))
+                if sh.halt.load(Ordering::Relaxed) && e.code == ER_QUERY_INTERRUPTED =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(PgError::Maria {
+                server: self.target.name.clone(),
+                why: format!("{who}: {}", one_line(&e)),
+            }),
+            Ok(()) => Ok(()),
+        }
+    }
+
+    fn sampler(&self, sh: &Shared, tx: &Sender<Msg>, started: &mut bool) -> Result<(), PgError> {
+        let t = &self.target;
+        let mut c = t
+            .connect()
+            .map_err(|e| gone(t, "load-profile sampler", e))?;
+        let err = |e: mysql::Error| t.err(&e);
+        let snap = |c: &mut Conn| -> Result<_, PgError> {
+            let rows: Vec<(String, String)> = c.query(STATUS_SQL).map_err(err)?;
+            Ok(snapshot(&rows))
+        };
+        let Some(t0) = sh.gate.arrive() else {
+            return Ok(());
+        };
+        *started = true;
+        let mut prev = snap(&mut c)?;
+        let last = sh.slots.len() - 1;
+        let mut slot = 0;
+        loop {
+            if sh.halt.load(Ordering::Relaxed) || sh.running.load(Ordering::SeqCst) == 0 {
+                break;
+            }
+            let now = Instant::now();
+            match (slot < last).then(|| t0 + sh.slots[slot].end) {
+                Some(b) if now >= b => {
+                    let s = snap(&mut c)?;
+                    let _ = tx.send(Msg::Load {
+                        slot,
+                        end: b,
+                        load: Box::new(s.since(&prev)),
+                        aas: Aas::default(),
+                    });
+                    prev = s;
+                    slot += 1;
+                }
+                Some(b) => std::thread::sleep((b - now).min(Duration::from_millis(20))),
+                None => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+        wait_until(DRAIN_LIMIT, || sh.running.load(Ordering::SeqCst) == 0);
+        let s = snap(&mut c)?;
+        let _ = tx.send(Msg::Load {
+            slot,
+            end: Instant::now(),
+            load: Box::new(s.since(&prev)),
+            aas: Aas::default(),
+        });
+        Ok(())
+    }
+
+    fn cancel_all(&self) {
+        let ids: Vec<u32> = self
+            .ids
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .flatten()
+            .copied()
+            .collect();
+        if let Ok(mut c) = self.target.connect() {
+            for id in ids {
+                // A session already gone has nothing to kill.
+                let _ = c.query_drop(format!("KILL QUERY {id}"));
+            }
+        }
+    }
+}
+
+/// A session's loop: one prepared statement, so one round trip, per operation.
+fn ops_loop(
+    c: &mut Conn,
+    own: &Stmts,
+    hot: Option<&Stmts>,
+    r: &mut Run,
+) -> Result<(), mysql::Error> {
+    let wl = &r.sh.wl;
+    let n = wl.blocks_per_schema;
+    let mut pad = String::new();
+    let mut params: Vec<Value> = Vec::with_capacity(wl.work_unit as usize + PAD_COLS);
+    while !r.over() {
+        let op = r.ops.next(&mut pad);
+        let stmts = match hot {
+            Some(h) if op.hot => h,
+            _ => own,
+        };
+        params.clear();
+        if op.update {
+            params.extend((0..pad_cols(wl.redo_stress)).map(|_| Value::from(pad.as_str())));
+        }
+        params
+            .extend((0..u64::from(wl.work_unit)).map(|i| Value::from(place(op.lo as u64 + i, n))));
+        let t = Instant::now();
+        let rows = if op.update {
+            c.exec_drop(&stmts.update, params.clone())?;
+            c.affected_rows()
+        } else {
+            let got: Option<(u64, Option<i64>)> = c.exec_first(&stmts.read, params.clone())?;
+            got.map_or(0, |g| g.0)
+        };
+        let done = Instant::now();
+        r.tally
+            .record(done - r.t0, op.update, (done - t).as_nanos() as u64, rows);
+        r.think();
+    }
+    Ok(())
+}
+
+/// A connection that failed though the run's first one worked: the server's failure.
+fn gone(t: &MariaTarget, who: &str, e: PgError) -> PgError {
+    match e {
+        PgError::MariaConnect { why, .. } => PgError::Maria {
+            server: t.name.clone(),
+            why: format!("{who} could not connect: {why}"),
+        },
+        e => e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_look_up_a_work_unit_by_key() {
+        assert_eq!(
+            read_sql(2, 3),
+            "SELECT COUNT(*), SUM(scratch) FROM iogauge_2.cf1 WHERE k IN (?, ?, ?)"
+        );
+        let heavy = update_sql(1, 2, RedoStress::Heavy);
+        assert!(
+            heavy.contains("p5 = ?") && heavy.ends_with("k IN (?, ?)"),
+            "{heavy}"
+        );
+    }
+}
