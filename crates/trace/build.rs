@@ -1,20 +1,27 @@
-//! Compiles `src/bpf/layers.bpf.c` to a BPF object with clang when clang is there. Without it
-//! the object is left empty: the crate still builds, and `Tracer::start` says that this
-//! iogauge was built without clang (the per-layer split is then unavailable).
+//! Compiles `src/bpf/layers.bpf.c` and `src/bpf/files.bpf.c` to BPF objects with clang when
+//! clang is there. Without it the objects are left empty: the crate still builds, and
+//! `Tracer::start` (or `FileProbe::attach`) says that this iogauge was built without clang
+//! (the per-layer split, or a file's write times, are then unavailable).
 
 use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
-    let src = "src/bpf/layers.bpf.c";
-    println!("cargo:rerun-if-changed={src}");
     println!("cargo:rerun-if-env-changed=CLANG");
+    for name in ["layers", "files"] {
+        compile(name);
+    }
+}
+
+fn compile(name: &str) {
+    let src = format!("src/bpf/{name}.bpf.c");
+    println!("cargo:rerun-if-changed={src}");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let obj = out.join("layers.bpf.o");
+    let obj = out.join(format!("{name}.bpf.o"));
     let clang = std::env::var("CLANG").unwrap_or_else(|_| "clang".into());
     let built = Command::new(&clang)
         .args([
-            "-O2", "-g", "-target", "bpf", "-Wall", "-Werror", "-c", src, "-o",
+            "-O2", "-g", "-target", "bpf", "-Wall", "-Werror", "-c", &src, "-o",
         ])
         .arg(&obj)
         .status();

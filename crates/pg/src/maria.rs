@@ -11,6 +11,7 @@
 //! - `sessions`: the run — sessions and the `SHOW GLOBAL STATUS` sampler driven on the grid
 //!   by the same driver PostgreSQL's run uses, into the same outcome.
 
+mod activity;
 mod bin;
 mod conn;
 pub mod schema;
@@ -22,6 +23,16 @@ pub use bin::MariaBin;
 pub use conn::{is_mysql_dsn, MariaTarget};
 pub use server::{has_server, setup_finished, MariaServer, DEFAULTS};
 pub(crate) use sessions::run;
+
+/// A probe on a private server's redo log writes and syncs (see `iogauge_trace::FileProbe`),
+/// or why there is none, as a warning for the result.
+pub(crate) fn redo_probe(s: &MariaServer) -> Result<iogauge_trace::FileProbe, String> {
+    const NONE: &str = "redo write and sync times are not measured";
+    let (pid, fd) = s
+        .redo_log()
+        .ok_or_else(|| format!("{NONE}: the server's redo log (ib_logfile0) is not open"))?;
+    iogauge_trace::FileProbe::attach(pid, fd).map_err(|e| format!("{NONE}: {e}"))
+}
 
 use crate::error::PgError;
 use crate::schema::SchemaSpec;

@@ -21,7 +21,10 @@
 //! BEFORE `block_bio_queue` fires (the throttled bio is traced when it is dispatched, through
 //! `submit_bio_noacct_nocheck`), so time spent throttled is not in `pre_queue`.
 
+mod files;
 mod maps;
+
+pub use files::{FileIo, FileProbe};
 
 use aya::maps::{Array, MapData, PerCpuArray, PerCpuValues};
 use aya::programs::BtfTracePoint;
@@ -44,6 +47,8 @@ const SALT_EVERY: Duration = Duration::from_secs(10);
 
 /// The BPF object build.rs compiled; empty when iogauge was built without clang.
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/layers.bpf.o"));
+/// The file write and sync programs' object (`files`); empty likewise.
+static OBJECT_FILES: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/files.bpf.o"));
 
 /// The programs in the object and the tracepoint each one is attached to.
 const PROGRAMS: [(&str, &str); 8] = [

@@ -211,6 +211,20 @@ pub struct LoadRates {
     /// Reads and writes by process type with their average times (PostgreSQL 16+).
     #[serde(default)]
     pub by_process: ByProcess<IoRates>,
+    /// InnoDB's own rates (MariaDB; absent for PostgreSQL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub innodb: Option<InnoDbRates>,
+}
+
+/// [`InnoDb`]'s counters per second.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct InnoDbRates {
+    pub data_reads_s: f64,
+    pub data_writes_s: f64,
+    pub data_fsyncs_s: f64,
+    pub pages_written_s: f64,
+    pub dblwr_pages_s: f64,
+    pub dblwr_writes_s: f64,
 }
 
 impl LoadRates {
@@ -279,6 +293,17 @@ impl LoadDelta {
                 backend: per(self.buffers_backend),
             },
             by_process: self.by_process.map(|c| c.rates(secs)),
+            innodb: (!self.innodb.is_zero()).then(|| {
+                let i = &self.innodb;
+                InnoDbRates {
+                    data_reads_s: per(i.data_reads),
+                    data_writes_s: per(i.data_writes),
+                    data_fsyncs_s: per(i.data_fsyncs),
+                    pages_written_s: per(i.pages_written),
+                    dblwr_pages_s: per(i.dblwr_pages),
+                    dblwr_writes_s: per(i.dblwr_writes),
+                }
+            }),
         }
     }
 }

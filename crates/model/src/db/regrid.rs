@@ -5,7 +5,7 @@
 
 use crate::db::aas::Aas;
 use crate::db::outcome::SessionTotals;
-use crate::db::profile::{BuffersWritten, ByProcess, IoRates, LoadRates};
+use crate::db::profile::{BuffersWritten, ByProcess, InnoDbRates, IoRates, LoadRates};
 use crate::db::report::{write_compare, DbIntervalReport, DbReport, SessionSummary};
 use crate::derive::weighted_mean;
 use crate::hardware::system_between;
@@ -57,6 +57,17 @@ fn combine_rates(parts: &[(f64, &LoadRates)]) -> LoadRates {
             bgwriter: io(|b| &b.bgwriter),
             walwriter: io(|b| &b.walwriter),
         },
+        innodb: parts.iter().any(|(_, r)| r.innodb.is_some()).then(|| {
+            let i = |f: fn(&InnoDbRates) -> f64| rate(&|r| r.innodb.as_ref().map_or(0.0, f));
+            InnoDbRates {
+                data_reads_s: i(|x| x.data_reads_s),
+                data_writes_s: i(|x| x.data_writes_s),
+                data_fsyncs_s: i(|x| x.data_fsyncs_s),
+                pages_written_s: i(|x| x.pages_written_s),
+                dblwr_pages_s: i(|x| x.dblwr_pages_s),
+                dblwr_writes_s: i(|x| x.dblwr_writes_s),
+            }
+        }),
     }
 }
 

@@ -37,7 +37,7 @@ const STOP_GRACE: Duration = Duration::from_secs(60);
 /// The settings for physical I/O testing, SLOB's way: a small buffer pool (SLOB's small SGA),
 /// reads that reach the device (O_DIRECT, read-ahead off), no buffer pool warmed from a dump,
 /// commits that wait for the redo log's fsync.
-pub const DEFAULTS: [(&str, &str); 10] = [
+pub const DEFAULTS: [(&str, &str); 11] = [
     ("innodb_buffer_pool_size", "16M"),
     ("innodb_flush_method", "O_DIRECT"),
     ("innodb_read_ahead_threshold", "0"),
@@ -46,7 +46,9 @@ pub const DEFAULTS: [(&str, &str); 10] = [
     ("innodb_buffer_pool_dump_at_shutdown", "OFF"),
     ("innodb_flush_log_at_trx_commit", "1"),
     ("innodb_doublewrite", "ON"),
+    // Wait events for the sessions' AAS (see `activity`), file I/O times for the reads'.
     ("performance_schema", "ON"),
+    ("performance_schema_consumer_events_waits_current", "ON"),
     ("max_connections", "600"),
 ];
 
@@ -297,6 +299,18 @@ impl MariaServer {
             Ok(None) => None,
             Err(e) => Some(format!("cannot wait for it: {e}")),
         }
+    }
+
+    /// The running server's process and its descriptor of the redo log (`ib_logfile0`), for
+    /// the probe that times the log's writes and syncs.
+    pub fn redo_log(&self) -> Option<(u32, u32)> {
+        let pid = self.child.as_ref()?.id();
+        let log = self.data_dir().join("ib_logfile0");
+        let fds = fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
+        fds.flatten().find_map(|e| {
+            let fd: u32 = e.file_name().to_str()?.parse().ok()?;
+            (fs::read_link(e.path()).ok()? == log).then_some((pid, fd))
+        })
     }
 
     /// Whether the server died since it started, with its log's last lines.

@@ -4,10 +4,12 @@
 //! commits and waits for the redo log), and the sampler that reads `SHOW GLOBAL STATUS` on
 //! the grid.
 
+use super::activity;
 use super::conn::{one_line, MariaTarget};
 use super::schema::{place, table_name};
-use super::status::{snapshot, STATUS_SQL};
+use super::status::{snapshot, DATA_READ_TIME_SQL, STATUS_SQL};
 use crate::error::PgError;
+use crate::sample::aas::{AasAcc, SAMPLE_EVERY};
 use crate::schema::PAD_COLS;
 use crate::server::child::wait_until;
 use crate::workload::drive::{drive, Sessions};
@@ -15,9 +17,10 @@ use crate::workload::driver::Sync;
 use crate::workload::ops::OpGen;
 use crate::workload::shared::{Msg, Run, Shared, Tally};
 use crate::workload::sql::pad_cols;
-use iogauge_model::db::aas::Aas;
 use iogauge_model::db::outcome::DbOutcome;
+use iogauge_model::db::profile::LoadDelta;
 use iogauge_model::db::workload::{Driver, Grid, RedoStress, Workload};
+use iogauge_trace::FileProbe;
 use mysql::prelude::Queryable;
 use mysql::{Conn, Statement, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -59,6 +62,7 @@ fn marks(n: u32) -> String {
 /// Runs `wl` on the server at `t` on `grid` (see `drive`); errors before t0 are `Err`.
 pub fn run(
     t: &MariaTarget,
+    redo: Option<&FileProbe>,
     wl: &Workload,
     grid: &Grid,
     stop: Arc<AtomicBool>,
@@ -76,6 +80,7 @@ pub fn run(
     let version = preflight(t, wl)?;
     let m = MariaSessions {
         target: t.clone(),
+        redo,
         ids: Mutex::new(vec![None; wl.sessions() as usize]),
     };
     drive(&m, wl, grid, version, stop, on_start, sync)
@@ -130,14 +135,15 @@ fn preflight(t: &MariaTarget, wl: &Workload) -> Result<String, PgError> {
     Ok(version.unwrap_or_default())
 }
 
-/// MariaDB's sessions and sampler: where to connect, and each session's connection id for
-/// `KILL QUERY`.
-struct MariaSessions {
+/// MariaDB's sessions and sampler: where to connect, the probe on the redo log, and each
+/// session's connection id for `KILL QUERY`.
+struct MariaSessions<'a> {
     target: MariaTarget,
+    redo: Option<&'a FileProbe>,
     ids: Mutex<Vec<Option<u32>>>,
 }
 
-impl MariaSessions {
+impl MariaSessions<'_> {
     fn id(&self, session: usize, id: Option<u32>) {
         self.ids.lock().unwrap_or_else(|p| p.into_inner())[session] = id;
     }
@@ -158,7 +164,7 @@ struct Stmts {
     update: Statement,
 }
 
-impl Sessions for MariaSessions {
+impl Sessions for MariaSessions<'_> {
     const PREFIX: &'static str = "maria";
 
     fn session(
@@ -215,45 +221,67 @@ impl Sessions for MariaSessions {
             .connect()
             .map_err(|e| gone(t, "load-profile sampler", e))?;
         let err = |e: mysql::Error| t.err(&e);
-        let snap = |c: &mut Conn| -> Result<_, PgError> {
-            let rows: Vec<(String, String)> = c.query(STATUS_SQL).map_err(err)?;
-            Ok(snapshot(&rows))
-        };
+        let waits = activity::available(&mut c).map_err(err)?;
         let Some(t0) = sh.gate.arrive() else {
             return Ok(());
         };
         *started = true;
-        let mut prev = snap(&mut c)?;
+        let mut prev = snap(t, &mut c, self.redo)?;
         let last = sh.slots.len() - 1;
         let mut slot = 0;
+        let mut acc = AasAcc::default();
+        // Samples sit half a period off the grid, so a 1 s interval holds exactly 10.
+        let mut next_sample = t0 + SAMPLE_EVERY / 2;
         loop {
             if sh.halt.load(Ordering::Relaxed) || sh.running.load(Ordering::SeqCst) == 0 {
                 break;
             }
             let now = Instant::now();
-            match (slot < last).then(|| t0 + sh.slots[slot].end) {
-                Some(b) if now >= b => {
-                    let s = snap(&mut c)?;
-                    let _ = tx.send(Msg::Load {
-                        slot,
-                        end: b,
-                        load: Box::new(s.since(&prev)),
-                        aas: Aas::default(),
-                    });
-                    prev = s;
-                    slot += 1;
-                }
-                Some(b) => std::thread::sleep((b - now).min(Duration::from_millis(20))),
-                None => std::thread::sleep(Duration::from_millis(20)),
+            let boundary = (slot < last).then(|| t0 + sh.slots[slot].end);
+            if let Some(b) = boundary.filter(|&b| now >= b) {
+                let s = snap(t, &mut c, self.redo)?;
+                let _ = tx.send(Msg::Load {
+                    slot,
+                    end: b,
+                    load: Box::new(s.since(&prev)),
+                    aas: std::mem::take(&mut acc).finish(),
+                });
+                prev = s;
+                slot += 1;
+                continue;
             }
+            if waits && now >= next_sample {
+                let ids: Vec<u32> = self
+                    .ids
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .iter()
+                    .flatten()
+                    .copied()
+                    .collect();
+                let raw: Vec<activity::WaitRow> =
+                    c.query(activity::sample_sql(&ids)).map_err(err)?;
+                acc.add(&activity::rows(&raw));
+                while next_sample <= Instant::now() {
+                    next_sample += SAMPLE_EVERY;
+                }
+                continue;
+            }
+            let wake = match boundary {
+                Some(b) if waits => b.min(next_sample),
+                Some(b) => b,
+                None if waits => next_sample,
+                None => now + Duration::from_millis(20),
+            };
+            std::thread::sleep((wake - now).min(Duration::from_millis(20)));
         }
         wait_until(DRAIN_LIMIT, || sh.running.load(Ordering::SeqCst) == 0);
-        let s = snap(&mut c)?;
+        let s = snap(t, &mut c, self.redo)?;
         let _ = tx.send(Msg::Load {
             slot,
             end: Instant::now(),
             load: Box::new(s.since(&prev)),
-            aas: Aas::default(),
+            aas: acc.finish(),
         });
         Ok(())
     }
@@ -313,6 +341,23 @@ fn ops_loop(
         r.think();
     }
     Ok(())
+}
+
+/// The cumulative counters: `SHOW GLOBAL STATUS`, the time InnoDB's data file reads took
+/// from `performance_schema` (zero where it is off), and the redo log's writes and syncs with
+/// their times from the probe, where there is one (else the server's count of log writes).
+fn snap(t: &MariaTarget, c: &mut Conn, redo: Option<&FileProbe>) -> Result<LoadDelta, PgError> {
+    let rows: Vec<(String, String)> = c.query(STATUS_SQL).map_err(|e| t.err(&e))?;
+    let mut d = snapshot(&rows);
+    let read_ps: Option<u64> = c.query_first(DATA_READ_TIME_SQL).map_err(|e| t.err(&e))?;
+    d.blk_read_time_ms = read_ps.unwrap_or(0) as f64 / 1e9;
+    if let Some(io) = redo.map(FileProbe::read) {
+        d.wal_write = io.writes;
+        d.wal_write_time_ms = io.write_ns as f64 / 1e6;
+        d.wal_sync = io.syncs;
+        d.wal_sync_time_ms = io.sync_ns as f64 / 1e6;
+    }
+    Ok(d)
 }
 
 /// A connection that failed though the run's first one worked: the server's failure.

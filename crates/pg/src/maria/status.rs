@@ -13,6 +13,12 @@ pub const STATUS_SQL: &str = "SHOW GLOBAL STATUS WHERE Variable_name IN (\
      'Innodb_data_writes', 'Innodb_data_fsyncs', 'Innodb_pages_written', \
      'Innodb_dblwr_pages_written', 'Innodb_dblwr_writes')";
 
+/// The picoseconds InnoDB's data file reads took (`performance_schema`), for the average
+/// physical read time; none where it is off.
+pub const DATA_READ_TIME_SQL: &str = "SELECT SUM_TIMER_READ FROM \
+     performance_schema.file_summary_by_event_name \
+     WHERE EVENT_NAME = 'wait/io/file/innodb/innodb_data_file'";
+
 /// The cumulative counters from `SHOW GLOBAL STATUS`'s (name, value) rows.
 pub fn snapshot(rows: &[(String, String)]) -> LoadDelta {
     let m: HashMap<&str, u64> = rows

@@ -65,6 +65,8 @@ enum Conn {
         target: MariaTarget,
         /// The private server; dropping it stops it.
         server: Option<MariaServer>,
+        /// Times its redo log's writes and syncs (a private server, as root).
+        redo: Option<iogauge_trace::FileProbe>,
     },
 }
 
@@ -197,6 +199,7 @@ impl RunServer {
                     conn: Conn::Maria {
                         target: MariaTarget::dsn(dsn)?,
                         server: None,
+                        redo: None,
                     },
                     location: redact_dsn(dsn),
                     data_dir: None,
@@ -216,14 +219,19 @@ impl RunServer {
                     drop_os_cache()?;
                 }
                 s.start(p.cache_limit, &AtomicBool::new(false))?;
+                let (redo, warnings) = match maria::redo_probe(&s) {
+                    Ok(probe) => (Some(probe), Vec::new()),
+                    Err(why) => (None, vec![why]),
+                };
                 Ok(RunServer {
                     engine: Engine::Mariadb,
                     location: dir.display().to_string(),
                     data_dir: Some(s.data_dir()),
-                    warnings: Vec::new(),
+                    warnings,
                     conn: Conn::Maria {
                         target: s.target(),
                         server: Some(s),
+                        redo,
                     },
                 })
             }
@@ -435,9 +443,15 @@ impl Prepared {
             Conn::Pg { cfg, .. } => {
                 driver::run_synced(cfg, &self.workload, &self.grid, stop, started, sync)
             }
-            Conn::Maria { target, .. } => {
-                maria::run(target, &self.workload, &self.grid, stop, started, sync)
-            }
+            Conn::Maria { target, redo, .. } => maria::run(
+                target,
+                redo.as_ref(),
+                &self.workload,
+                &self.grid,
+                stop,
+                started,
+                sync,
+            ),
         }
     }
 

@@ -8,7 +8,7 @@ use super::preflight::preflight_text;
 use super::run::steady_text;
 use iogauge_model::db::aas::Aas;
 use iogauge_model::db::engine::Engine;
-use iogauge_model::db::profile::LoadRates;
+use iogauge_model::db::profile::{InnoDbRates, LoadRates};
 use iogauge_model::db::report::{CacheCompare, DbReport, SessionSummary, Setting, WriteCompare};
 use iogauge_model::db::setup::LoadReport;
 use iogauge_model::db::workload::Mode;
@@ -160,7 +160,7 @@ pub fn db_run_text(r: &DbReport) -> String {
         }
     }
     sessions_text(&mut s, &r.summary.sessions);
-    database_text(&mut s, &r.summary.db);
+    database_text(&mut s, &r.summary.db, r.server.engine);
     s.push_str(&aas_lines(&r.summary.aas));
     super::relations::relations_text(&mut s, &r.relations);
     if let Some(c) = &r.cache {
@@ -169,6 +169,9 @@ pub fn db_run_text(r: &DbReport) -> String {
     }
     if let Some(w) = r.writes.as_ref().filter(|w| w.db_writes_s > 0.0) {
         write_text(&mut s, w, r.server.engine);
+        if let Some(i) = r.summary.db.innodb.filter(|i| i.dblwr_writes_s > 0.0) {
+            doublewrite_text(&mut s, &i);
+        }
     }
     if let Some(st) = &r.steady {
         s.push_str(&steady_text(st, "operations/s"));
@@ -314,8 +317,9 @@ fn sessions_text(s: &mut String, ss: &SessionSummary) {
     let _ = writeln!(s, "rows/s {:.0}", ss.rows_s);
 }
 
-/// The database's own load profile: reads, commits, WAL and who wrote the buffers.
-fn database_text(s: &mut String, db: &LoadRates) {
+/// The database's own load profile: reads, commits, WAL (InnoDB's redo) and who wrote the
+/// buffers (InnoDB: the page cleaner's flushes, and the doublewrite that writes each twice).
+fn database_text(s: &mut String, db: &LoadRates, e: Engine) {
     let _ = writeln!(
         s,
         "\ndatabase: logical reads/s {:.0}, physical reads/s {:.0} (avg read {}), commits/s {:.0}, rows updated/s {:.0}",
@@ -330,7 +334,11 @@ fn database_text(s: &mut String, db: &LoadRates) {
     let avg = |ms: Option<f64>| ms.map_or(String::new(), |m| format!(" (avg {m:.3} ms)"));
     let _ = writeln!(
         s,
-        "          WAL {:.2} MiB/s, {}syncs/s {:.1}{}",
+        "          {} {:.2} MiB/s, {}syncs/s {:.1}{}",
+        match e {
+            Engine::Postgres => "WAL",
+            Engine::Mariadb => "redo",
+        },
         db.wal_bytes_s / (1u64 << 20) as f64,
         // Runs stored before WAL writes were read have none: no "0 writes/s" for them.
         if db.wal_writes_s > 0.0 {
@@ -345,11 +353,25 @@ fn database_text(s: &mut String, db: &LoadRates) {
         db.wal_syncs_s,
         avg(db.avg_wal_sync_ms),
     );
-    let _ = writeln!(
-        s,
-        "          buffers written/s: checkpointer {:.0}, bgwriter {:.0}, backends {:.0}",
-        b.checkpointer, b.bgwriter, b.backend
-    );
+    if let Some(i) = &db.innodb {
+        let _ = writeln!(
+            s,
+            "          pages flushed/s {:.0}, written/s {:.0}; doublewrite {:.0} pages/s in {:.1} writes/s; data file reads/s {:.0}, writes/s {:.0}, fsyncs/s {:.1}",
+            b.bgwriter,
+            i.pages_written_s,
+            i.dblwr_pages_s,
+            i.dblwr_writes_s,
+            i.data_reads_s,
+            i.data_writes_s,
+            i.data_fsyncs_s
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "          buffers written/s: checkpointer {:.0}, bgwriter {:.0}, backends {:.0}",
+            b.checkpointer, b.bgwriter, b.backend
+        );
+    }
     let by_process: Vec<String> = db
         .by_process
         .labelled()
@@ -389,7 +411,19 @@ fn write_text(s: &mut String, w: &WriteCompare, e: Engine) {
     );
 }
 
-/// PostgreSQL's physical reads against the disks' reads: how much the page cache served.
+/// The doublewrite: each page InnoDB flushes goes to the doublewrite area first (in large
+/// sequential writes), then to its place, so the bytes written to the disks double.
+fn doublewrite_text(s: &mut String, i: &InnoDbRates) {
+    let _ = writeln!(
+        s,
+        "  the doublewrite wrote each of {:.0} pages/s twice: first to its area in {:.1} writes/s ({:.0} pages each), then to its place",
+        i.dblwr_pages_s,
+        i.dblwr_writes_s,
+        i.dblwr_pages_s / i.dblwr_writes_s
+    );
+}
+
+/// The database's physical reads against the disks' reads: how much the page cache served.
 fn cache_text(s: &mut String, c: &CacheCompare, note: bool, e: Engine) {
     let _ = writeln!(
         s,

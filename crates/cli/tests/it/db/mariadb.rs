@@ -88,6 +88,21 @@ fn mariadb_setup_run_readers_and_writers_drop() {
     let db = &v["summary"]["db"];
     assert!(f(&db["wal_bytes_s"]) > 0.0, "redo written: {db}");
     assert!(f(&db["rows_updated_s"]) > 0.0, "{db}");
+    // The redo log's writes and fdatasyncs, timed by the probe on the server's syscalls.
+    assert!(
+        f(&db["wal_writes_s"]) > 0.0 && f(&db["avg_wal_write_ms"]) > 0.0,
+        "{db}"
+    );
+    assert!(
+        f(&db["wal_syncs_s"]) > 0.0 && f(&db["avg_wal_sync_ms"]) > 0.0,
+        "{db}"
+    );
+    // InnoDB's data file reads timed by performance_schema; the doublewrite counted.
+    assert!(f(&db["avg_read_ms"]) > 0.0, "{db}");
+    assert!(f(&db["innodb"]["dblwr_pages_s"]) > 0.0, "{db}");
+    // Average active sessions by wait event: the readers wait on the data file.
+    let aas = &v["summary"]["aas"]["sessions"];
+    assert!(f(&aas["innodb_data_file read"]) > 0.2, "{aas}");
     // Every page the buffer pool missed was one device read: O_DIRECT, read-ahead off.
     let c = &v["cache"];
     let (dbr, dev) = (f(&c["db_physical_reads_s"]), f(&c["device_reads_s"]));
