@@ -6,7 +6,7 @@
 //! 10) do. Instead each page holds two rows of ~7 KB loaded in key order: the session row at
 //! key `2p` and a filler at `2p + 1` that no session touches. Sequential inserts fill a page
 //! and start the next one with the following key, so page `p` holds exactly those two.
-//! [`finish`] checks the result on the server: leaf pages ≈ session rows.
+//! `finish` checks the result on the server: leaf pages ≈ session rows.
 //!
 //! SLOB's neighbouring keys live in random blocks (loaded shuffled); here the clustered index
 //! orders rows by key, so the sessions' key `w` is sent to row [`place`]`(w)` — a fixed
