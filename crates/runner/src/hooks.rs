@@ -74,7 +74,8 @@ impl<'a> Hooks<'a> {
     fn reset_db(&self, case: &Case) -> Result<(), RunnerError> {
         let mut cmd = Command::new(&self.exe);
         cmd.args(["db", "reset"]);
-        for flag in ["dir", "dsn"] {
+        // The case's server, of its engine (a campaign may vary `engine` like any variable).
+        for flag in ["dir", "dsn", "engine", "mysql-bin"] {
             if let Some(v) = case.option(flag) {
                 cmd.arg(format!("--{flag}")).arg(v);
             }

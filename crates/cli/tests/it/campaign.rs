@@ -310,6 +310,7 @@ fn a_changed_campaign_needs_fresh() {
     );
 }
 
+mod engines;
 mod examples;
 mod read_back;
 mod redundancy;

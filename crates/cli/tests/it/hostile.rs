@@ -5,6 +5,7 @@
 mod db;
 mod inputs;
 mod lifecycle;
+mod maria;
 mod parsers;
 mod results;
 mod targets;

@@ -29,6 +29,7 @@ use std::time::Duration;
 
 const MARKER: &str = ".iogauge-maria";
 const FINISHED: &str = "setup=finished\n";
+const MADE_DIR: &str = "made_dir=1\n";
 /// How long the server may take to accept connections (InnoDB may recover first).
 const START_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long a clean shutdown may take before SIGKILL.
@@ -76,6 +77,8 @@ impl MariaServer {
     /// Makes a new server in `dir` (empty or missing; the caller checked it): its files and
     /// `mariadb-install-db`. Not started.
     pub fn create(dir: &Path, bin: MariaBin, stop: &AtomicBool) -> Result<MariaServer, PgError> {
+        // A directory iogauge makes goes with `destroy`; one the user made stays.
+        let made = if dir.exists() { "" } else { MADE_DIR };
         fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
@@ -83,7 +86,7 @@ impl MariaServer {
             .map_err(|e| PgError::io(dir, e))?;
         fs::write(
             dir.join(MARKER),
-            format!("iogauge private MariaDB\nserver={}\n", bin.version),
+            format!("iogauge private MariaDB\nserver={}\n{made}", bin.version),
         )
         .map_err(|e| PgError::io(dir.join(MARKER), e))?;
         let s = MariaServer::at(dir, bin)?;
@@ -364,10 +367,11 @@ impl MariaServer {
         }
     }
 
-    /// Stops the server and removes what iogauge made in its directory (then the directory,
-    /// if nothing else is left in it).
+    /// Stops the server and removes what iogauge made in its directory, and the directory if
+    /// iogauge made it (and nothing else is left in it).
     pub fn destroy(mut self) -> Result<(), PgError> {
         self.stop()?;
+        let made = fs::read_to_string(self.dir.join(MARKER)).is_ok_and(|m| m.contains(MADE_DIR));
         for d in [self.data_dir(), self.run_dir()] {
             if d.exists() {
                 fs::remove_dir_all(&d).map_err(|e| PgError::io(&d, e))?;
@@ -378,7 +382,9 @@ impl MariaServer {
                 fs::remove_file(&f).map_err(|e| PgError::io(&f, e))?;
             }
         }
-        let _ = fs::remove_dir(&self.dir);
+        if made {
+            let _ = fs::remove_dir(&self.dir);
+        }
         Ok(())
     }
 }

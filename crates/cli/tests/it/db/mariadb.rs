@@ -1,6 +1,6 @@
 //! The SLOB method on MariaDB (Debian's 10.11, InnoDB): a private server set up, run with
-//! readers and writers, and dropped, on a filesystem of its own over a loop device so the
-//! device figures are the database's alone.
+//! readers and writers, and dropped; alone on the machine (an exclusive test), so the
+//! device's figures are the database's.
 
 use super::*;
 
@@ -17,37 +17,13 @@ fn require_mariadb() {
     );
 }
 
-/// ext4 on a direct-I/O loop device, mounted at `at`; unmounted and detached when dropped.
-struct OwnFs {
-    at: std::path::PathBuf,
-    _dev: Loop,
-}
-
-impl OwnFs {
-    fn new(work: &Path, mib: usize) -> OwnFs {
-        let dev = Loop::direct(&work.join("maria.img"), mib);
-        sh(&format!("mkfs.ext4 -q -F {}", dev.0));
-        let at = work.join("mnt");
-        std::fs::create_dir_all(&at).unwrap();
-        sh(&format!("mount {} '{}'", dev.0, at.display()));
-        OwnFs { at, _dev: dev }
-    }
-}
-
-impl Drop for OwnFs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(&self.at).status();
-    }
-}
-
 #[test]
 fn mariadb_setup_run_readers_and_writers_drop() {
     require_root();
     require_mariadb();
-    let _g = heavy();
+    let _g = exclusive();
     let w = workdir();
-    let fs = OwnFs::new(w.path(), 320);
-    let dir = fs.at.join("maria");
+    let dir = w.path().join("maria");
     let d = dir.to_str().unwrap();
     let m = ["--engine", "mariadb", "--dir", d];
     let mut a = vec!["setup"];

@@ -1,0 +1,271 @@
+//! The private MariaDB under the attacks the private PostgreSQL is tested with
+//! (`hostile/db.rs`): other local users cannot get in, the server dies with a killed iogauge,
+//! Ctrl-C in setup removes what it made, a DSN's password is never echoed. Debian's MariaDB,
+//! real `runuser`, real signals; as root.
+
+use crate::common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output};
+use std::time::{Duration, Instant};
+
+fn db_ok(args: &[&str]) -> Output {
+    let out = bin()
+        .args(["db"])
+        .args(args)
+        .args(["--engine", "mariadb"])
+        .output()
+        .expect("spawn iogauge");
+    assert!(
+        out.status.success(),
+        "db {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+/// A small loaded private MariaDB in a fresh work directory.
+fn small_server(w: &tempfile::TempDir) -> PathBuf {
+    let dir = w.path().join("maria");
+    db_ok(&[
+        "setup",
+        "--dir",
+        s(&dir),
+        "--schemas",
+        "1",
+        "--scale",
+        "16M",
+    ]);
+    dir
+}
+
+/// mariadbd processes of this server: they chdir to its data directory.
+fn server_procs(dir: &Path) -> Vec<u32> {
+    let data = dir.join("data");
+    let data = data.canonicalize().unwrap_or(data);
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c == data))
+        .collect()
+}
+
+fn within(secs: u64, mut done: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < end {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    done()
+}
+
+fn socket(dir: &Path) -> PathBuf {
+    dir.join("run").join("mysqld.sock")
+}
+
+/// The `mariadb` client as `os_user` (through runuser) or as root, as database `user`, on
+/// the server's socket: (success, stderr).
+fn client(os_user: Option<&str>, user: &str, sock: &Path, sql: &str) -> (bool, String) {
+    let mut c = match os_user {
+        Some(u) => {
+            let mut c = Command::new("runuser");
+            c.args(["-u", u, "--", "mariadb"]);
+            c
+        }
+        None => Command::new("mariadb"),
+    };
+    let out = c
+        .args(["--no-defaults", "-S", s(sock), "-u", user, "-N", "-e", sql])
+        .output()
+        .expect("runuser and the mariadb client (mariadb-server brings it)");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+fn chmod(p: &Path, m: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+}
+
+fn mode(p: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+}
+
+/// Starts `db run --engine mariadb` on `dir` and waits until its server listens.
+fn run_in_background(dir: &Path, secs: &str) -> Child {
+    let child = spawn(&[
+        "db",
+        "run",
+        "--engine",
+        "mariadb",
+        "--dir",
+        s(dir),
+        "--readers",
+        "1",
+        "--time",
+        secs,
+    ]);
+    assert!(
+        within(60, || socket(dir).exists() && !server_procs(dir).is_empty()),
+        "the server of the db run never came up"
+    );
+    child
+}
+
+#[test]
+fn other_local_users_cannot_connect_to_a_private_mariadb() {
+    require_root();
+    let _g = busy();
+    let w = workdir();
+    let dir = small_server(&w);
+    let run = run_in_background(&dir, "8s");
+    let (rund, sock) = (dir.join("run"), socket(&dir));
+    assert_eq!(mode(&rund), 0o700, "socket directory");
+    let (ok, err) = client(Some("nobody"), "root", &sock, "SELECT 1");
+    assert!(
+        !ok && err.contains("(13"),
+        "the socket's directory must refuse: {err}"
+    );
+    // Past the directories' permissions, the unix_socket plugin still refuses: the kernel
+    // says the peer is `nobody`, not root, and no account has a password.
+    assert_eq!(mode(&dir), 0o700, "the server's directory");
+    chmod(&dir, 0o755);
+    chmod(&rund, 0o755);
+    chmod(&sock, 0o777);
+    for user in ["root", "nobody", "mysql", "mariadb.sys"] {
+        let (ok, err) = client(Some("nobody"), user, &sock, "SELECT 1");
+        assert!(!ok && err.contains("Access denied"), "{user}: {err}");
+    }
+    // No TCP at all; iogauge's own account gets in.
+    let (ok, out) = client(None, "root", &sock, "SELECT @@skip_networking");
+    assert!(ok && out.trim() == "1", "{out}");
+    chmod(&rund, 0o700);
+    chmod(&dir, 0o700);
+    let out = finish(run, 60);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    db_ok(&["drop", "--dir", s(&dir)]);
+}
+
+#[test]
+fn killed_db_run_takes_its_mariadb_along() {
+    require_root();
+    let _g = busy();
+    let w = workdir();
+    let dir = small_server(&w);
+    let mut run = run_in_background(&dir, "60s");
+    std::thread::sleep(Duration::from_secs(2));
+    run.kill().unwrap();
+    run.wait().unwrap();
+    assert!(
+        within(10, || server_procs(&dir).is_empty()),
+        "mariadbd still running after iogauge was killed: {:?}",
+        server_procs(&dir)
+    );
+    // InnoDB recovers at the next start: the next run works.
+    let out = db_ok(&["run", "--dir", s(&dir), "--readers", "1", "--time", "1s"]);
+    stored_id(&out.stderr);
+    db_ok(&["drop", "--dir", s(&dir)]);
+    assert!(!dir.exists());
+}
+
+#[test]
+fn ctrl_c_in_mariadb_setup_removes_what_it_made() {
+    require_root();
+    let _g = busy();
+    let w = workdir();
+    let dir = w.path().join("maria");
+    // Given an empty directory, interrupted while loading: the directory stays, empty.
+    std::fs::create_dir(&dir).unwrap();
+    let sock = socket(&dir);
+    let child = spawn(&[
+        "db",
+        "setup",
+        "--engine",
+        "mariadb",
+        "--dir",
+        s(&dir),
+        "--schemas",
+        "4",
+        "--scale",
+        "256M",
+    ]);
+    assert!(
+        within(60, || sock.exists()),
+        "setup never started its server"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    sigint(&child);
+    let out = finish(child, 60);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("removed again"), "{err}");
+    assert!(server_procs(&dir).is_empty(), "a server outlived Ctrl-C");
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "left in {dir:?}"
+    );
+    // And a setup afterwards works; drop keeps the directory the user made.
+    db_ok(&[
+        "setup",
+        "--dir",
+        s(&dir),
+        "--schemas",
+        "1",
+        "--scale",
+        "16M",
+    ]);
+    db_ok(&["drop", "--dir", s(&dir)]);
+    assert!(dir.exists(), "drop keeps a directory the user made");
+}
+
+#[test]
+fn mariadb_dsn_passwords_are_never_echoed() {
+    let _g = shared();
+    for args in [
+        vec![
+            "db",
+            "run",
+            "--dsn",
+            "mysql://bench:secretpw@127.0.0.1:1/db",
+            "--readers",
+            "1",
+        ],
+        vec![
+            "db",
+            "setup",
+            "--dsn",
+            "mysql://bench:secretpw@127.0.0.1:1/db",
+        ],
+        vec![
+            "db",
+            "drop",
+            "--dsn",
+            "mariadb://bench:secretpw@127.0.0.1:1/db",
+        ],
+        vec!["db", "run", "--dsn", "mysql://bench:secretpw@h:notaport/db"],
+    ] {
+        let out = bin().args(&args).output().unwrap();
+        let all = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {all}");
+        assert!(!all.contains("secretpw"), "{args:?}: {all}");
+        assert!(
+            all.contains("***") || all.contains("bench@"),
+            "{args:?}: {all}"
+        );
+    }
+}
