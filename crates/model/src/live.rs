@@ -57,6 +57,9 @@ pub struct RankRate {
 /// run publishes it for `watch`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SocketAddr {
+    /// PostgreSQL's (`.s.PGSQL.PORT` in `socket_dir`) or MariaDB's (`mysqld.sock` there).
+    #[serde(default)]
+    pub engine: crate::db::engine::Engine,
     pub socket_dir: PathBuf,
     pub port: u16,
     pub user: String,

@@ -18,9 +18,10 @@ pub mod schema;
 mod server;
 mod sessions;
 mod status;
+pub(crate) mod watch;
 
 pub use bin::MariaBin;
-pub use conn::{is_mysql_dsn, MariaTarget};
+pub use conn::{is_mysql_dsn, os_user, MariaTarget};
 pub use server::{has_server, setup_finished, MariaServer, DEFAULTS};
 pub(crate) use sessions::run;
 

@@ -302,15 +302,27 @@ impl RunServer {
 
     /// Where `iogauge watch` can reach a private server: its unix socket, no password.
     pub fn socket(&self) -> Option<SocketAddr> {
-        self.cluster()?;
-        let Conn::Pg { cfg, .. } = &self.conn else {
-            return None;
+        let cfg = match &self.conn {
+            Conn::Pg { cfg, cluster } if cluster.is_some() => cfg,
+            Conn::Maria {
+                server: Some(s), ..
+            } => {
+                return Some(SocketAddr {
+                    engine: Engine::Mariadb,
+                    socket_dir: s.socket().parent()?.to_path_buf(),
+                    port: 0,
+                    user: maria::os_user(),
+                    dbname: String::new(),
+                })
+            }
+            _ => return None,
         };
         let dir = cfg.get_hosts().iter().find_map(|h| match h {
             Host::Unix(p) => Some(p.clone()),
             Host::Tcp(_) => None,
         })?;
         Some(SocketAddr {
+            engine: Engine::Postgres,
             socket_dir: dir,
             port: cfg.get_ports().first().copied().unwrap_or(5432),
             user: cfg.get_user()?.to_string(),

@@ -1,11 +1,13 @@
 //! What `iogauge watch` shows of a database run in progress: the load profile's rates since
 //! the previous look, and how many test sessions are active right now, by wait event. Its own
-//! connection, read once per watch interval (the run's own samplers are separate).
+//! connection, read once per watch interval (the run's own samplers are separate). MariaDB's
+//! is `maria::watch`; [`DbWatch`] is either.
 
 use crate::dsn::{connect, server_err};
 use crate::error::PgError;
 use crate::sample::aas::SESSION_APP;
 use crate::sample::profile::{snapshot, snapshot_sql};
+use iogauge_model::db::engine::Engine;
 use iogauge_model::db::profile::LoadDelta;
 use iogauge_model::live::{DbNow, SocketAddr};
 use postgres::{Client, Config, Statement};
@@ -23,15 +25,39 @@ pub fn socket_config(addr: &SocketAddr) -> Config {
     c
 }
 
-pub struct DbWatch {
+/// A look at a private server of either engine.
+pub enum DbWatch {
+    Pg(Box<PgWatch>),
+    Maria(Box<crate::maria::watch::MariaWatch>),
+}
+
+impl DbWatch {
+    pub fn connect(addr: &SocketAddr) -> Result<DbWatch, PgError> {
+        Ok(match addr.engine {
+            Engine::Postgres => DbWatch::Pg(Box::new(PgWatch::connect(addr)?)),
+            Engine::Mariadb => DbWatch::Maria(Box::new(crate::maria::watch::MariaWatch::connect(
+                &addr.socket_dir.join("mysqld.sock"),
+            )?)),
+        })
+    }
+
+    pub fn look(&mut self) -> Result<DbNow, PgError> {
+        match self {
+            DbWatch::Pg(w) => w.look(),
+            DbWatch::Maria(w) => w.look(),
+        }
+    }
+}
+
+pub struct PgWatch {
     cfg: Config,
     client: Client,
     stmt: Statement,
     prev: Option<(Instant, LoadDelta)>,
 }
 
-impl DbWatch {
-    pub fn connect(addr: &SocketAddr) -> Result<DbWatch, PgError> {
+impl PgWatch {
+    pub fn connect(addr: &SocketAddr) -> Result<PgWatch, PgError> {
         let cfg = socket_config(addr);
         let mut client = connect(&cfg)?;
         let num: i32 = client
@@ -44,7 +70,7 @@ impl DbWatch {
             ))
         })?;
         let stmt = client.prepare(&sql).map_err(|e| server_err(&cfg, &e))?;
-        Ok(DbWatch {
+        Ok(PgWatch {
             cfg,
             client,
             stmt,

@@ -87,6 +87,7 @@ pub fn only_iogauge_may_connect(ctx: &mut Ctx) {
     assert_eq!(mode(&c.run_dir()), 0o700);
     assert_eq!(mode(&c.data_dir().join("pg_ident.conf")), 0o600);
     let mut w = DbWatch::connect(&SocketAddr {
+        engine: Default::default(),
         socket_dir: c.run_dir(),
         port: 5432,
         user: c.config().get_user().unwrap().to_string(),

@@ -155,3 +155,65 @@ fn mariadb_mistakes_are_one_line_each() {
     assert!(e.contains("--driver server"), "{e}");
     assert!(!Path::new(d).exists(), "a refused run made nothing");
 }
+
+/// `iogauge watch` follows a MariaDB run: its plain lines carry the load profile and the
+/// sessions active by wait event, read from the private server while the run goes on.
+#[test]
+fn watch_shows_a_mariadb_run_in_progress() {
+    require_root();
+    require_mariadb();
+    let _g = heavy();
+    let w = workdir();
+    let dir = w.path().join("maria");
+    let d = dir.to_str().unwrap();
+    ok(&[
+        "setup",
+        "--engine",
+        "mariadb",
+        "--dir",
+        d,
+        "--schemas",
+        "1",
+        "--scale",
+        "32M",
+    ]);
+    let store = w.path().join("s.sqlite");
+    let run = spawn_on(
+        &store,
+        &[
+            "db",
+            "run",
+            "--engine",
+            "mariadb",
+            "--dir",
+            d,
+            "--readers",
+            "2",
+            "--time",
+            "6s",
+        ],
+    );
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let out = bin()
+        .env("IOGAUGE_STORE", &store)
+        .args(["watch", "--plain", "--count", "3", "--interval", "500ms"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let tag = format!("| db run {}", run.id());
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains(&tag)).collect();
+    assert!(
+        lines.iter().any(|l| l.contains("| db logical/s ")
+            && l.contains("| active ")
+            && l.contains("innodb_data_file read")),
+        "{text}"
+    );
+    let out = run.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    ok(&["drop", "--engine", "mariadb", "--dir", d]);
+}
