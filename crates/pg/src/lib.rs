@@ -1,5 +1,8 @@
 //! PostgreSQL for iogauge: what a real database does on the storage under test, the SLOB
-//! method (Kevin Closson's Silly Little Oracle Benchmark, and pgio, its PostgreSQL port).
+//! method (Kevin Closson's Silly Little Oracle Benchmark, and pgio, its PostgreSQL port) —
+//! and MariaDB/InnoDB beside it ([`maria`]) behind one engine seam: a [`RunServer`] holds
+//! either engine's server, and `workload::drive` runs either engine's sessions into the same
+//! outcome, so everything above this crate sees one kind of `db run`.
 //!
 //! The seams, in the order the CLI uses them:
 //! - [`PgBin::find`]: the newest PostgreSQL on PATH or under /usr/lib/postgresql/*/bin.
@@ -65,7 +68,8 @@ pub use dsn::{connect, describe, parse_dsn};
 pub use error::{chain_text, error_text, PgError};
 pub use run::document::{data_set, db_document, shared_buffers};
 pub use run::preflight;
-pub use run::prepare::{Prepared, RunPlace, RunServer};
+pub use run::prepare::Prepared;
+pub use run::server::{RunPlace, RunServer};
 pub use sample::aas::{AasAcc, ActivityRow, SAMPLE_EVERY, SESSION_APP};
 pub use sample::watch;
 pub use schema::SchemaSpec;

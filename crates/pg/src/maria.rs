@@ -97,9 +97,10 @@ pub fn settings(t: &MariaTarget) -> Result<Vec<iogauge_model::db::report::Settin
 }
 
 /// The variables a MariaDB run records.
-const SHOWN: [&str; 14] = [
+const SHOWN: [&str; 15] = [
     "version",
     "innodb_page_size",
+    "innodb_lru_scan_depth",
     "innodb_buffer_pool_size",
     "innodb_flush_method",
     "innodb_read_ahead_threshold",

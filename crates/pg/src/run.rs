@@ -6,3 +6,4 @@
 pub(crate) mod document;
 pub mod preflight;
 pub(crate) mod prepare;
+pub(crate) mod server;

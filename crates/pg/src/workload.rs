@@ -9,6 +9,7 @@ pub(crate) mod collect;
 pub(crate) mod drive;
 pub mod driver;
 pub(crate) mod ops;
+pub(crate) mod pg_sessions;
 pub(crate) mod role;
 pub(crate) mod sampler;
 pub(crate) mod shared;

@@ -2,7 +2,10 @@
 //! (`bpf/files.bpf.c`): how long MariaDB's redo log writes and fdatasyncs take, the waits its
 //! commits make, where the server itself does not time them.
 
-use crate::{one_line, Unavailable, OBJECT_FILES};
+use crate::error::{one_line, Unavailable};
+
+/// The programs' object, compiled by build.rs; empty when iogauge was built without clang.
+static OBJECT_FILES: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/files.bpf.o"));
 use aya::maps::PerCpuArray;
 use aya::programs::TracePoint;
 use aya::{Ebpf, EbpfLoader};

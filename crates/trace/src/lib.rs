@@ -21,9 +21,12 @@
 //! BEFORE `block_bio_queue` fires (the throttled bio is traced when it is dispatched, through
 //! `submit_bio_noacct_nocheck`), so time spent throttled is not in `pre_queue`.
 
+mod error;
 mod files;
 mod maps;
 
+use error::one_line;
+pub use error::Unavailable;
 pub use files::{FileIo, FileProbe};
 
 use aya::maps::{Array, MapData, PerCpuArray, PerCpuValues};
@@ -47,8 +50,6 @@ const SALT_EVERY: Duration = Duration::from_secs(10);
 
 /// The BPF object build.rs compiled; empty when iogauge was built without clang.
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/layers.bpf.o"));
-/// The file write and sync programs' object (`files`); empty likewise.
-static OBJECT_FILES: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/files.bpf.o"));
 
 /// The programs in the object and the tracepoint each one is attached to.
 const PROGRAMS: [(&str, &str); 8] = [
@@ -68,23 +69,6 @@ const RING_PROGRAMS: [(&str, &str); 2] = [
     ("on_ring_submit", "io_uring_submit_req"),
     ("on_ring_complete", "io_uring_complete"),
 ];
-
-/// Why the per-layer split is unavailable, in one line.
-#[derive(Debug, thiserror::Error)]
-pub enum Unavailable {
-    #[error("iogauge was built without clang, so it carries no BPF programs (install clang and rebuild)")]
-    NoClang,
-    #[error("no kernel BTF ({0}): the tracer needs a kernel built with CONFIG_DEBUG_INFO_BTF (/sys/kernel/btf/vmlinux)")]
-    NoBtf(String),
-    #[error("loading the BPF programs: {0} (needs root, or CAP_BPF and CAP_PERFMON)")]
-    Load(String),
-    #[error("attaching to tracepoint block:{0}: {1}")]
-    Attach(&'static str, String),
-    #[error("block device {0}: {1}")]
-    Disk(String, String),
-    #[error("{0} disks to trace, at most {MAX_DISKS}")]
-    TooMany(usize),
-}
 
 /// A whole disk to trace: its kernel name and `dev_t` numbers.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -374,39 +358,6 @@ fn attach(ebpf: &mut Ebpf, btf: &Btf, name: &str, tp: &'static str) -> Result<()
     prog.attach()
         .map_err(|e| Unavailable::Attach(tp, one_line(&e)))?;
     Ok(())
-}
-
-/// An error and its sources on one line (a verifier log has many: its last lines say why).
-fn one_line(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(c) = src {
-        // aya's errors often repeat their source's text: said once.
-        let t = c.to_string();
-        if !s.contains(&t) {
-            s.push_str(": ");
-            s.push_str(&t);
-        }
-        src = c.source();
-    }
-    // The verifier ends its log with statistics; the reason is just above them.
-    let noise = [
-        "verification time",
-        "stack depth",
-        "processed ",
-        "mark_read",
-    ];
-    let lines: Vec<&str> = s
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !noise.iter().any(|n| l.starts_with(n)))
-        .collect();
-    let mut out = lines.first().copied().unwrap_or_default().to_string();
-    if lines.len() > 1 {
-        let tail = &lines[lines.len().saturating_sub(2).max(1)..];
-        out = format!("{out} … {}", tail.join(" "));
-    }
-    out
 }
 
 #[cfg(test)]

@@ -68,6 +68,8 @@ pub fn rows(raw: &[WaitRow]) -> Vec<ActivityRow> {
     }
     by_thread
         .into_iter()
+        // performance_schema's `idle` is a session waiting for its client's next statement.
+        .filter(|(_, _, ev)| !ev.is_some_and(|(e, _)| e == "idle"))
         .map(|(_, name, ev)| {
             let cleaner = name == "thread/innodb/page_cleaner_thread";
             let event = ev.map(|(e, op)| {
@@ -135,6 +137,7 @@ mod tests {
                 Some(("wait/io/file/innodb/innodb_data_file", "read")),
             ),
             raw(11, s, None),
+            raw(14, s, Some(("idle", "idle"))),
             raw(12, "thread/innodb/page_cleaner_thread", None),
             raw(
                 13,

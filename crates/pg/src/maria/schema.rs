@@ -3,10 +3,14 @@
 //!
 //! InnoDB keeps rows in primary-key order in its clustered index and caps a row below half a
 //! page, so a row cannot fill a page by itself as SLOB's (PCTFREE 99) or pgio's (fillfactor
-//! 10) do. Instead each page holds two rows of ~7 KB loaded in key order: the session row at
-//! key `2p` and a filler at `2p + 1` that no session touches. Sequential inserts fill a page
-//! and start the next one with the following key, so page `p` holds exactly those two.
-//! `finish` checks the result on the server: leaf pages ≈ session rows.
+//! 10) do. Instead each page holds three rows of ~5 KB loaded in key order: the session row
+//! at key `3p` between two fillers (`3p − 1`, `3p + 1`) that no session touches. InnoDB's
+//! sequential inserts leave the first key (1, a filler) alone on the first leaf and then
+//! fill each page with the next three keys, so the session row is the middle record of its
+//! page. The middle matters: a primary-key lookup of a page's first record also reads the
+//! page before it (the search goes down to the last key below it), and of its last record
+//! the page after it — two reads per lookup, measured with two rows a page. `finish` checks
+//! the result on the server: leaf pages ≈ session rows.
 //!
 //! SLOB's neighbouring keys live in random blocks (loaded shuffled); here the clustered index
 //! orders rows by key, so the sessions' key `w` is sent to row [`place`]`(w)` — a fixed
@@ -25,8 +29,8 @@ use std::time::Instant;
 
 /// What the tables carry as their comment, so iogauge drops only its own.
 const MARK: &str = "iogauge";
-/// Bytes of the filler column: two rows fit a 16 KiB page, three do not.
-const FILL: usize = 6500;
+/// Bytes of the filler column: three rows fit a 16 KiB page, four do not.
+const FILL: usize = 4400;
 /// Session rows per INSERT while loading (each with its filler).
 const CHUNK: u64 = 500;
 
@@ -38,10 +42,15 @@ pub fn table_name(schema: u32) -> String {
     format!("{}.cf1", schema_name(schema))
 }
 
-/// The row of session key `w` (1..=n): `2 · π(w)`, π a fixed pseudo-random permutation of
+/// The row of session key `w` (1..=n): `3 · π(w)`, π a fixed pseudo-random permutation of
 /// 1..=n (a 4-round Feistel network on the next even power of two, cycle-walked into range).
 pub fn place(w: u64, n: u64) -> u64 {
-    2 * (permute(w - 1, n) + 1)
+    3 * (permute(w - 1, n) + 1)
+}
+
+/// Session rows in a table whose largest key is `max_key` (the last filler, `3n + 1`).
+pub fn rows_of(max_key: u64) -> u64 {
+    max_key.saturating_sub(1) / 3
 }
 
 fn permute(x: u64, n: u64) -> u64 {
@@ -76,7 +85,7 @@ fn ddl(schema: u32) -> Vec<String> {
         format!("CREATE DATABASE {}", schema_name(schema)),
         format!(
             "CREATE TABLE {} (k BIGINT NOT NULL PRIMARY KEY, scratch BIGINT NOT NULL, {}, \
-             fill VARCHAR({FILL}) NOT NULL) ENGINE=InnoDB ROW_FORMAT=DYNAMIC \
+             fill VARCHAR(6500) NOT NULL) ENGINE=InnoDB ROW_FORMAT=DYNAMIC \
              DEFAULT CHARSET=latin1 STATS_PERSISTENT=1 COMMENT='{MARK}'",
             table_name(schema),
             pads.join(", ")
@@ -84,7 +93,8 @@ fn ddl(schema: u32) -> Vec<String> {
     ]
 }
 
-/// Session rows `lo..=hi` with their fillers, in key order, from MariaDB's sequence engine.
+/// Session rows `lo..=hi` with their fillers, in key order, from MariaDB's sequence engine
+/// (the first chunk with the lone leading filler, key 1).
 fn insert_sql(schema: u32, lo: u64, hi: u64) -> String {
     let pads: Vec<String> = (1..=PAD_COLS).map(|i| format!("p{i}")).collect();
     let vals = vec![format!("LPAD(seq, {PAD_LEN}, 'p')"); PAD_COLS];
@@ -95,8 +105,8 @@ fn insert_sql(schema: u32, lo: u64, hi: u64) -> String {
         pads.join(", "),
         vals.join(", "),
         schema_name(schema),
-        2 * lo,
-        2 * hi + 1
+        if lo == 1 { 1 } else { 3 * lo - 1 },
+        3 * hi + 1
     )
 }
 
@@ -196,7 +206,8 @@ fn finish(t: &MariaTarget, spec: &SchemaSpec, c: &mut Conn) -> Result<LoadReport
             .map_err(err)?;
         let check = check_table(t, c, schema)?;
         let rows = check.rows;
-        if rows != spec.blocks_per_schema || check.blocks_used * 10 < rows * 9 {
+        let per_page = check.blocks_used * 10 < rows * 9 || check.blocks_used * 10 > rows * 11;
+        if rows != spec.blocks_per_schema || per_page {
             return Err(PgError::Layout {
                 what: t.name.clone(),
                 why: format!(
@@ -231,7 +242,7 @@ fn check_table(t: &MariaTarget, c: &mut Conn, schema: u32) -> Result<TableCheck,
     let max: Option<Option<u64>> = c
         .query_first(format!("SELECT MAX(k) FROM {}", table_name(schema)))
         .map_err(err)?;
-    let rows = max.flatten().map_or(0, |k| k / 2);
+    let rows = max.flatten().map_or(0, rows_of);
     let leaf: Option<u64> = c
         .exec_first(
             "SELECT stat_value FROM mysql.innodb_index_stats WHERE database_name = ? \
@@ -269,7 +280,7 @@ pub fn discover(t: &MariaTarget) -> Result<Option<(u32, u64)>, PgError> {
     let max: Option<Option<u64>> = c
         .query_first(format!("SELECT MAX(k) FROM {}", table_name(1)))
         .map_err(|e| t.err(&e))?;
-    Ok(Some((n, max.flatten().map_or(0, |k| k / 2))))
+    Ok(Some((n, max.flatten().map_or(0, rows_of))))
 }
 
 /// The numbers of the schemas whose table carries iogauge's mark.
@@ -301,10 +312,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn place_is_a_permutation_onto_even_keys_that_scatters_neighbours() {
+    fn place_is_a_permutation_onto_middle_keys_that_scatters_neighbours() {
         for n in [1u64, 2, 3, 16, 100, 1000, 4097] {
             let mut seen: Vec<u64> = (1..=n).map(|w| place(w, n)).collect();
-            assert!(seen.iter().all(|k| k % 2 == 0 && (2..=2 * n).contains(k)));
+            assert!(seen.iter().all(|k| k % 3 == 0 && (3..=3 * n).contains(k)));
+            assert_eq!(rows_of(3 * n + 1), n);
             seen.sort_unstable();
             seen.dedup();
             assert_eq!(seen.len() as u64, n, "a bijection for n = {n}");
@@ -312,15 +324,16 @@ mod tests {
         // Neighbouring keys land far apart: a work unit is random reads, not a scan.
         let n = 100_000;
         let near = (1..1000)
-            .filter(|&w| place(w, n).abs_diff(place(w + 1, n)) < 2 * n / 100)
+            .filter(|&w| place(w, n).abs_diff(place(w + 1, n)) < 3 * n / 100)
             .count();
         assert!(near < 40, "{near} of 999 neighbours within 1%");
     }
 
     #[test]
-    fn loads_keys_in_order_with_a_filler_after_each_session_row() {
+    fn loads_keys_in_order_with_a_filler_either_side_of_each_session_row() {
         let sql = insert_sql(3, 1, 500);
         assert!(sql.contains("INTO iogauge_3.cf1"), "{sql}");
-        assert!(sql.ends_with("FROM iogauge_3.seq_2_to_1001"), "{sql}");
+        assert!(sql.ends_with("FROM iogauge_3.seq_1_to_1501"), "{sql}");
+        assert!(insert_sql(3, 501, 1000).ends_with("seq_1502_to_3001"));
     }
 }

@@ -99,7 +99,7 @@ fn preflight(t: &MariaTarget, wl: &Workload) -> Result<String, PgError> {
                 "no table {} on {}: run `iogauge db setup --engine mariadb` with at least {} schemas first ({})",
                 table_name(schema), t.name, wl.schemas, one_line(&e)
             )))?;
-        let rows = max.flatten().unwrap_or(0) / 2;
+        let rows = max.flatten().map_or(0, super::schema::rows_of);
         if rows < wl.blocks_per_schema {
             return Err(PgError::Usage(format!(
                 "{} on {} holds {rows} rows, fewer than the {} asked for",

@@ -12,7 +12,6 @@
 
 use crate::error::PgError;
 use crate::workload::collect::Collector;
-use crate::workload::driver::Sync;
 use crate::workload::shared::{Gate, Msg, Shared};
 use iogauge_model::db::outcome::DbOutcome;
 use iogauge_model::db::workload::{Grid, Workload};
@@ -20,6 +19,15 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
+
+/// What a run over several processes (MPI ranks) does between its own steps, on the calling
+/// thread: `ready` once every session and the sampler of this process are at the start gate
+/// (false: another process cannot start, so this one does not either), `tick` every 50 ms
+/// while the sessions run (to hear and pass on a stop).
+pub struct Sync<'a> {
+    pub ready: &'a mut dyn FnMut() -> bool,
+    pub tick: &'a mut dyn FnMut(),
+}
 
 /// How long a halted session may finish its operation before it is cancelled.
 const CANCEL_AFTER: Duration = Duration::from_millis(300);

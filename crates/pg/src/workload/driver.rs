@@ -11,8 +11,9 @@ use crate::error::PgError;
 use crate::schema::table_name;
 use crate::workload::batch;
 use crate::workload::drive::drive;
+pub use crate::workload::drive::Sync;
+use crate::workload::pg_sessions::PgSessions;
 use crate::workload::sql::{read_sql, update_sql, SESSION_SETUP};
-use crate::workload::worker::PgSessions;
 use iogauge_model::db::outcome::DbOutcome;
 use iogauge_model::db::workload::{Driver, Grid, Workload};
 use postgres::{Client, Config};
@@ -36,15 +37,6 @@ pub fn run(
         tick: &mut || {},
     };
     run_synced(cfg, wl, grid, stop, on_start, sync)
-}
-
-/// What a run over several processes (MPI ranks) does between its own steps, on the calling
-/// thread: `ready` once every session and the sampler of this process are at the start gate
-/// (false: another process cannot start, so this one does not either), `tick` every 50 ms
-/// while the sessions run (to hear and pass on a stop).
-pub struct Sync<'a> {
-    pub ready: &'a mut dyn FnMut() -> bool,
-    pub tick: &'a mut dyn FnMut(),
 }
 
 /// [`run`], started together with other processes (see [`Sync`]).

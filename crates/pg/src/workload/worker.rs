@@ -17,13 +17,9 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
-use crate::sample::aas::SESSION_APP;
-use crate::workload::drive::Sessions;
-use crate::workload::sampler::sampler;
 use crate::workload::shared::{Msg, Shared};
 use crate::workload::sql::{read_sql, update_sql, SESSION_SETUP};
-use postgres::{CancelToken, NoTls};
-use std::sync::Mutex;
+use postgres::CancelToken;
 
 /// A session's prepared statements for the client driver.
 struct Stmts {
@@ -70,74 +66,18 @@ pub(crate) fn connect_failed(who: &str, e: PgError) -> PgError {
     }
 }
 
-/// PostgreSQL's part of a run (see `drive::Sessions`): each session's connection settings,
-/// the sampler's, and the sessions' cancel tokens.
-pub(crate) struct PgSessions {
-    cfg: Config,
-    sampler_cfg: Config,
-    tokens: Mutex<Vec<Option<CancelToken>>>,
-    version_num: i32,
-}
-
-impl PgSessions {
-    pub fn new(cfg: &Config, sessions: usize, version_num: i32) -> PgSessions {
-        let mut scfg = cfg.clone();
-        scfg.application_name(SESSION_APP);
-        let mut sampler_cfg = cfg.clone();
-        sampler_cfg.application_name("iogauge-sampler");
-        PgSessions {
-            cfg: scfg,
-            sampler_cfg,
-            tokens: Mutex::new((0..sessions).map(|_| None).collect()),
-            version_num,
-        }
-    }
-
-    fn token(&self, id: usize, t: Option<CancelToken>) {
-        self.tokens.lock().unwrap_or_else(|p| p.into_inner())[id] = t;
-    }
-}
-
-impl Sessions for PgSessions {
-    const PREFIX: &'static str = "pg";
-
-    fn session(
-        &self,
-        id: usize,
-        sh: &Shared,
-        tx: &Sender<Msg>,
-        started: &mut bool,
-    ) -> Result<(), PgError> {
-        run(self, id, sh, tx, started)
-    }
-
-    fn sampler(&self, sh: &Shared, tx: &Sender<Msg>, started: &mut bool) -> Result<(), PgError> {
-        sampler(sh, &self.sampler_cfg, self.version_num, tx, started)
-    }
-
-    fn cancel_all(&self) {
-        let tokens: Vec<_> = self
-            .tokens
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .flatten()
-            .cloned()
-            .collect();
-        for t in tokens {
-            // A failed cancel means the connection is gone already; the session sees that.
-            let _ = t.cancel_query(NoTls);
-        }
-    }
-}
-
 enum Prepared {
     Client { own: Stmts, hot: Option<Stmts> },
     Server(Statement),
 }
 
-fn run(
-    pg: &PgSessions,
+/// Session `id` on the server at `cfg` (see `drive::Sessions::session`): `token` keeps its
+/// connection's cancel token while it runs; with `flush_stats` (PostgreSQL 15+) it publishes
+/// its statistics before it leaves.
+pub(crate) fn run(
+    cfg: &Config,
+    flush_stats: bool,
+    token: &dyn Fn(Option<CancelToken>),
     id: usize,
     sh: &Shared,
     tx: &Sender<Msg>,
@@ -145,8 +85,8 @@ fn run(
 ) -> Result<(), PgError> {
     let wl = &sh.wl;
     let who = format!("session {id}");
-    let mut c = connect(&pg.cfg).map_err(|e| connect_failed(&who, e))?;
-    let err = |e: postgres::Error| run_error(&pg.cfg, &who, &e);
+    let mut c = connect(cfg).map_err(|e| connect_failed(&who, e))?;
+    let err = |e: postgres::Error| run_error(cfg, &who, &e);
     c.batch_execute(SESSION_SETUP).map_err(err)?;
     let own_schema = wl.schema_of(id as u32);
     let prepared = match wl.driver {
@@ -161,7 +101,7 @@ fn run(
         },
         Driver::Server => Prepared::Server(c.prepare(&batch::call_sql(own_schema)).map_err(err)?),
     };
-    pg.token(id, Some(c.cancel_token()));
+    token(Some(c.cancel_token()));
     let Some(t0) = sh.gate.arrive() else {
         return Ok(());
     };
@@ -178,14 +118,14 @@ fn run(
         Prepared::Server(call) => batch::server_loop(&mut c, call, &mut r),
     };
     r.tally.finish();
-    pg.token(id, None);
+    token(None);
     if let Err(e) = outcome {
         // A halt cancels what is in flight: the end of the run, not an error.
         if !(sh.halt.load(Ordering::Relaxed) && e.code() == Some(&SqlState::QUERY_CANCELED)) {
             return Err(err(e));
         }
     }
-    if pg.version_num >= 150000 {
+    if flush_stats {
         // Publish this backend's pending statistics now, so the final snapshot has them.
         c.batch_execute("SELECT pg_stat_force_next_flush()")
             .map_err(err)?;

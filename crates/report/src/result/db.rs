@@ -19,7 +19,7 @@ fn mid(iv: &DbIntervalReport) -> f64 {
 type Figure = fn(&DbIntervalReport) -> Option<f64>;
 
 pub(super) fn section(out: &mut String, g: &Group<DbReport>) -> Result<(), DigestError> {
-    out.push_str("<h2 id=\"db\">Database runs</h2>\n<p class=\"note\">Per interval: what the sessions did, what PostgreSQL's statistics say it read and wrote (its \"physical\" reads include those the page cache served), and what the sessions waited on.</p>\n<div class=\"charts\">");
+    out.push_str("<h2 id=\"db\">Database runs</h2>\n<p class=\"note\">Per interval: what the sessions did, what the database's statistics say it read and wrote (PostgreSQL's \"physical\" reads include those the page cache served; MariaDB's, with O_DIRECT, do not), and what the sessions waited on.</p>\n<div class=\"charts\">");
     session_charts(out, g);
     load_charts(out, g);
     out.push_str("</div>\n<h3>Average active sessions</h3>\n<p class=\"note\">The test sessions by wait event (CPU when on CPU), sampled from pg_stat_activity; one chart per run.</p>\n");

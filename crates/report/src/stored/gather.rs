@@ -150,7 +150,12 @@ fn note_environment(
         Document::Calibration(c) => (&c.targets, &[]),
         Document::DbRun(d) => {
             let s = &d.server;
-            targets.insert(format!("PostgreSQL {} at {}", s.version, s.location));
+            targets.insert(format!(
+                "{} {} at {}",
+                s.engine.product(),
+                s.version,
+                s.location
+            ));
             (&[], d.cache.as_ref().map_or(&[], |c| &c.disks))
         }
     };

@@ -27,12 +27,19 @@ fn mib(b: u64) -> String {
 /// After `db setup`: what was loaded, against RAM, and the settings in force.
 pub fn db_setup_text(r: &LoadReport, settings: &[Setting], location: &str, ram: u64) -> String {
     let mut s = String::new();
+    // InnoDB's settings name its page; a session row has one to itself, between two fillers.
+    let innodb = settings.iter().any(|s| s.name == "innodb_page_size");
     let _ = writeln!(
         s,
-        "loaded {} schemas x {} rows into {location} in {:.1} s: one row per 8 KiB block ({} blocks, {} with indexes)",
+        "loaded {} schemas x {} rows into {location} in {:.1} s: {} ({} blocks, {} with indexes)",
         r.schemas,
         r.rows / u64::from(r.schemas.max(1)),
         r.elapsed_s,
+        if innodb {
+            "one row per 16 KiB page, between two fillers"
+        } else {
+            "one row per 8 KiB block"
+        },
         r.blocks,
         mib(r.bytes.0)
     );

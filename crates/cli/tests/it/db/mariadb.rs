@@ -32,6 +32,7 @@ fn mariadb_setup_run_readers_and_writers_drop() {
     let text = String::from_utf8_lossy(&ok(&a).stdout).into_owned();
     assert!(text.contains("loaded 2 schemas x 2048 rows"), "{text}");
     assert!(text.contains("innodb_flush_method=O_DIRECT"), "{text}");
+    assert!(text.contains("one row per 16 KiB page"), "{text}");
     assert!(server_gone(&dir), "setup left its server running");
 
     let mut a = vec!["run"];
@@ -87,6 +88,13 @@ fn mariadb_setup_run_readers_and_writers_drop() {
     assert!(
         (0.9..=1.1).contains(&ratio),
         "device/database reads {ratio:.3}: {c}"
+    );
+    // One page read per row at most (the buffer pool serves some): a lookup reads only its
+    // row's page, not a neighbour (the session row sits between two fillers).
+    let rows = f(&v["summary"]["sessions"]["rows_s"]);
+    assert!(
+        dbr <= rows * 1.05,
+        "{dbr:.0} pages read/s for {rows:.0} rows/s: {c}"
     );
     // A 16 KiB page each.
     let per = f(&c["device_read_mb_s"]) * 1024.0 / dev;

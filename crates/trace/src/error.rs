@@ -1,0 +1,53 @@
+//! Why tracing is unavailable, in one line, and aya's errors made one line.
+
+use crate::maps::MAX_DISKS;
+
+/// Why the per-layer split is unavailable, in one line.
+#[derive(Debug, thiserror::Error)]
+pub enum Unavailable {
+    #[error("iogauge was built without clang, so it carries no BPF programs (install clang and rebuild)")]
+    NoClang,
+    #[error("no kernel BTF ({0}): the tracer needs a kernel built with CONFIG_DEBUG_INFO_BTF (/sys/kernel/btf/vmlinux)")]
+    NoBtf(String),
+    #[error("loading the BPF programs: {0} (needs root, or CAP_BPF and CAP_PERFMON)")]
+    Load(String),
+    #[error("attaching to tracepoint {0}: {1}")]
+    Attach(&'static str, String),
+    #[error("block device {0}: {1}")]
+    Disk(String, String),
+    #[error("{0} disks to trace, at most {MAX_DISKS}")]
+    TooMany(usize),
+}
+
+/// An error and its sources on one line (a verifier log has many: its last lines say why).
+pub(crate) fn one_line(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(c) = src {
+        // aya's errors often repeat their source's text: said once.
+        let t = c.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        src = c.source();
+    }
+    // The verifier ends its log with statistics; the reason is just above them.
+    let noise = [
+        "verification time",
+        "stack depth",
+        "processed ",
+        "mark_read",
+    ];
+    let lines: Vec<&str> = s
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !noise.iter().any(|n| l.starts_with(n)))
+        .collect();
+    let mut out = lines.first().copied().unwrap_or_default().to_string();
+    if lines.len() > 1 {
+        let tail = &lines[lines.len().saturating_sub(2).max(1)..];
+        out = format!("{out} … {}", tail.join(" "));
+    }
+    out
+}
