@@ -14,8 +14,7 @@ use crate::schema::PAD_COLS;
 use crate::server::child::wait_until;
 use crate::workload::drive::{drive, Sessions};
 use crate::workload::driver::Sync;
-use crate::workload::ops::OpGen;
-use crate::workload::shared::{Msg, Run, Shared, Tally};
+use crate::workload::shared::{Msg, Run, Shared};
 use crate::workload::sql::pad_cols;
 use iogauge_model::db::outcome::DbOutcome;
 use iogauge_model::db::profile::LoadDelta;
@@ -192,13 +191,7 @@ impl Sessions for MariaSessions<'_> {
             return Ok(());
         };
         *started = true;
-        let mut r = Run {
-            sh,
-            t0,
-            deadline: t0 + sh.slots.last().map_or(Duration::ZERO, |s| s.end),
-            ops: OpGen::new(wl, id as u32),
-            tally: Tally::new(id, &sh.slots, tx),
-        };
+        let mut r = Run::new(sh, t0, id, tx);
         let done = ops_loop(&mut c, &own, hot.as_ref(), &mut r);
         r.tally.finish();
         self.id(id, None);

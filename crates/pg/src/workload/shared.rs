@@ -119,7 +119,19 @@ pub(crate) struct Run<'a> {
     pub tally: Tally<'a>,
 }
 
-impl Run<'_> {
+impl<'a> Run<'a> {
+    /// Session `id`'s loop state once the gate let it go at `t0`: its operations, and its
+    /// figures cut on the grid, to the end of the last slot.
+    pub fn new(sh: &'a Shared, t0: Instant, id: usize, tx: &'a Sender<Msg>) -> Run<'a> {
+        Run {
+            sh,
+            t0,
+            deadline: t0 + sh.slots.last().map_or(Duration::ZERO, |s| s.end),
+            ops: OpGen::new(&sh.wl, id as u32),
+            tally: Tally::new(id, &sh.slots, tx),
+        }
+    }
+
     /// Halted, or past the end of the run.
     pub fn over(&self) -> bool {
         self.sh.halt.load(Ordering::Relaxed) || Instant::now() >= self.deadline

@@ -8,14 +8,13 @@ use crate::dsn::{connect, describe};
 use crate::error::{error_text, PgError};
 use crate::schema::PAD_LEN;
 use crate::workload::batch;
-use crate::workload::ops::OpGen;
-use crate::workload::shared::{Run, Tally};
+use crate::workload::shared::Run;
 use iogauge_model::db::workload::{Driver, RedoStress};
 use postgres::error::SqlState;
 use postgres::{Client, Config, Statement};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::workload::shared::{Msg, Shared};
 use crate::workload::sql::{read_sql, update_sql, SESSION_SETUP};
@@ -106,13 +105,7 @@ pub(crate) fn run(
         return Ok(());
     };
     *started = true;
-    let mut r = Run {
-        sh,
-        t0,
-        deadline: t0 + sh.slots.last().map_or(Duration::ZERO, |s| s.end),
-        ops: OpGen::new(wl, id as u32),
-        tally: Tally::new(id, &sh.slots, tx),
-    };
+    let mut r = Run::new(sh, t0, id, tx);
     let outcome = match &prepared {
         Prepared::Client { own, hot } => client_loop(&mut c, own, hot.as_ref(), &mut r),
         Prepared::Server(call) => batch::server_loop(&mut c, call, &mut r),

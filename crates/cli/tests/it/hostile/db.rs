@@ -36,13 +36,13 @@ fn small_cluster(w: &tempfile::TempDir) -> PathBuf {
     dir
 }
 
-fn s(p: &Path) -> &str {
+pub(super) fn s(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")
 }
 
-/// Processes whose working directory is the cluster's data directory: the postmaster and
-/// every backend chdir there.
-fn server_procs(dir: &Path) -> Vec<u32> {
+/// Processes whose working directory is the server's data directory: the postmaster and
+/// every backend chdir there (mariadbd too, `hostile/maria.rs`).
+pub(super) fn server_procs(dir: &Path) -> Vec<u32> {
     let data = dir.join("data");
     let data = data.canonicalize().unwrap_or(data);
     std::fs::read_dir("/proc")
@@ -53,7 +53,7 @@ fn server_procs(dir: &Path) -> Vec<u32> {
 }
 
 /// Polls `done` every 50 ms for up to `secs`.
-fn within(secs: u64, mut done: impl FnMut() -> bool) -> bool {
+pub(super) fn within(secs: u64, mut done: impl FnMut() -> bool) -> bool {
     let end = Instant::now() + Duration::from_secs(secs);
     while Instant::now() < end {
         if done() {
@@ -90,12 +90,12 @@ fn psql(user: Option<&str>, host: &str) -> (bool, String) {
     )
 }
 
-fn mode(p: &Path) -> u32 {
+pub(super) fn mode(p: &Path) -> u32 {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
 }
 
-fn chmod(p: &Path, m: u32) {
+pub(super) fn chmod(p: &Path, m: u32) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
 }

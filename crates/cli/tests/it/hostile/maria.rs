@@ -3,10 +3,11 @@
 //! Ctrl-C in setup removes what it made, a DSN's password is never echoed. Debian's MariaDB,
 //! real `runuser`, real signals; as root.
 
+use super::db::{chmod, mode, s, server_procs, within};
 use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn db_ok(args: &[&str]) -> Output {
     let out = bin()
@@ -23,10 +24,6 @@ fn db_ok(args: &[&str]) -> Output {
     out
 }
 
-fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
-}
-
 /// A small loaded private MariaDB in a fresh work directory.
 fn small_server(w: &tempfile::TempDir) -> PathBuf {
     let dir = w.path().join("maria");
@@ -40,28 +37,6 @@ fn small_server(w: &tempfile::TempDir) -> PathBuf {
         "16M",
     ]);
     dir
-}
-
-/// mariadbd processes of this server: they chdir to its data directory.
-fn server_procs(dir: &Path) -> Vec<u32> {
-    let data = dir.join("data");
-    let data = data.canonicalize().unwrap_or(data);
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c == data))
-        .collect()
-}
-
-fn within(secs: u64, mut done: impl FnMut() -> bool) -> bool {
-    let end = Instant::now() + Duration::from_secs(secs);
-    while Instant::now() < end {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    done()
 }
 
 fn socket(dir: &Path) -> PathBuf {
@@ -87,16 +62,6 @@ fn client(os_user: Option<&str>, user: &str, sock: &Path, sql: &str) -> (bool, S
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
     )
-}
-
-fn chmod(p: &Path, m: u32) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
-}
-
-fn mode(p: &Path) -> u32 {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
 }
 
 /// Starts `db run --engine mariadb` on `dir` and waits until its server listens.
