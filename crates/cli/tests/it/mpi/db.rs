@@ -263,3 +263,46 @@ fn one_server_shared_by_the_ranks() {
     drop(server);
     let _ = std::fs::remove_dir_all(&sock);
 }
+
+/// MariaDB over ranks: each rank sets up and runs a private MariaDB of its own on first use
+/// (`--dir PATH.{rank}`); one stored run, the engine recorded, no server left.
+#[test]
+fn a_private_mariadb_per_rank() {
+    require_root();
+    let _g = heavy();
+    let w = workdir();
+    let store = w.path().join("results.sqlite");
+    let dir = w.path().join("maria.{rank}");
+    let args = [
+        "db",
+        "run",
+        "--engine",
+        "mariadb",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--readers",
+        "1",
+        "--writers",
+        "1",
+        "--time",
+        "2s",
+        "--work-unit",
+        "8",
+        "--json",
+    ];
+    let (code, out, err) = mpirun(2, &store, &args);
+    assert_eq!(code, Some(0), "{err}");
+    let v: Value = serde_json::from_str(&out).expect("one JSON document");
+    assert_eq!(v["server"]["engine"], "mariadb");
+    check_ranks(&v, &[2, 2]);
+    assert!(
+        f(&v["summary"]["db"]["avg_wal_sync_ms"]) > 0.0,
+        "{}",
+        v["summary"]["db"]
+    );
+    assert_eq!(stored_runs(&store), 1);
+    for r in 0..2 {
+        let pid = w.path().join(format!("maria.{r}/run/mysqld.pid"));
+        assert!(!pid.exists(), "rank {r}'s server still running");
+    }
+}
