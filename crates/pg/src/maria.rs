@@ -37,27 +37,30 @@ pub(crate) fn redo_probe(s: &MariaServer) -> Result<iogauge_trace::FileProbe, St
 
 use crate::error::PgError;
 use crate::schema::SchemaSpec;
+use iogauge_model::db::report::Setting;
 use iogauge_model::db::setup::LoadReport;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 /// Makes a private server in `dir` and loads `spec` on it, the server stopped after: what
-/// `db setup --engine mariadb` does. A failed or stopped setup removes what it made.
+/// `db setup --engine mariadb` does; with the settings read while it ran (for the setup's
+/// summary: no restart to read them). A failed or stopped setup removes what it made.
 pub fn setup_private(
     dir: &Path,
     bin: MariaBin,
     spec: &SchemaSpec,
     stop: &AtomicBool,
     progress: &(dyn Fn(u64, u64) + Sync),
-) -> Result<(MariaServer, LoadReport), PgError> {
+) -> Result<(MariaServer, LoadReport, Vec<Setting>), PgError> {
     let mut s = MariaServer::create(dir, bin, stop)?;
     let loaded = s
         .start(None, stop)
         .and_then(|()| schema::setup(&s.target(), spec, stop, progress))
+        .and_then(|r| Ok((r, settings(&s.target())?)))
         .and_then(|r| s.stop().map(|()| r))
         .and_then(|r| s.mark_finished().map(|()| r));
     match loaded {
-        Ok(r) => Ok((s, r)),
+        Ok((r, set)) => Ok((s, r, set)),
         Err(e) => {
             let shown = dir.display().to_string();
             match s.destroy() {
@@ -73,7 +76,7 @@ pub fn setup_private(
 
 /// The settings that shape the I/O, as the server has them (`SHOW GLOBAL VARIABLES`; sizes
 /// in bytes).
-pub fn settings(t: &MariaTarget) -> Result<Vec<iogauge_model::db::report::Setting>, PgError> {
+pub fn settings(t: &MariaTarget) -> Result<Vec<Setting>, PgError> {
     use mysql::prelude::Queryable;
     let names: Vec<String> = SHOWN.iter().map(|n| format!("'{n}'")).collect();
     let rows: Vec<(String, String)> = t
@@ -87,7 +90,7 @@ pub fn settings(t: &MariaTarget) -> Result<Vec<iogauge_model::db::report::Settin
         .into_iter()
         .map(|(name, setting)| {
             let unit = name.ends_with("_size").then(|| "B".to_string());
-            iogauge_model::db::report::Setting {
+            Setting {
                 name,
                 setting,
                 unit,

@@ -57,7 +57,7 @@ pub fn setup(s: SetupArgs) -> anyhow::Result<ExitCode> {
     postgres_only(&s)?;
     let spec = spec(&s);
     let stop = stop_flag()?;
-    let (report, target, location, server) = match s.place.place(Engine::Mariadb) {
+    let (report, settings, location) = match s.place.place(Engine::Mariadb) {
         Place::Private(dir) => {
             let bytes = spec.blocks_per_schema * Engine::Mariadb.page_bytes();
             let planned = preflight::planned(&[], spec.schemas, bytes);
@@ -67,34 +67,30 @@ pub fn setup(s: SetupArgs) -> anyhow::Result<ExitCode> {
                 iogauge_report::preflight_text(&preflight::preflight(&targets, true))
             );
             let bin = MariaBin::find(s.place.mysql_bin.as_deref())?;
-            let (mut server, report) = if maria::setup_finished(&dir) {
+            let (report, settings) = if maria::setup_finished(&dir) {
                 let mut server = MariaServer::open(&dir, bin)?;
                 server.start(None, &stop)?;
                 let r = load(&server.target(), &spec, &stop)?;
-                (server, r)
+                let settings = maria::settings(&server.target())?;
+                server.stop()?;
+                (r, settings)
             } else {
                 replace_or_check(&dir, &bin)?;
                 let bar = progress_bar(u64::from(spec.schemas) * spec.blocks_per_schema);
                 let made =
                     maria::setup_private(&dir, bin, &spec, &stop, &|d, _| bar.set_position(d));
                 bar.finish_and_clear();
-                made?
+                let (_, report, settings) = made?;
+                (report, settings)
             };
-            server.start(None, &stop)?;
-            let t = server.target();
-            (report, t, dir.display().to_string(), Some(server))
+            (report, settings, dir.display().to_string())
         }
         Place::Dsn(dsn) => {
             let t = MariaTarget::dsn(&dsn)?;
             let r = load(&t, &spec, &stop)?;
-            let location = t.name.clone();
-            (r, t, location, None)
+            (r, maria::settings(&t)?, t.name)
         }
     };
-    let settings = maria::settings(&target)?;
-    if let Some(mut s) = server {
-        s.stop()?;
-    }
     let ram = iogauge_probe::ram_bytes()?;
     print!(
         "{}",

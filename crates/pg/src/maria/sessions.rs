@@ -148,6 +148,12 @@ impl MariaSessions<'_> {
         self.ids.lock().unwrap_or_else(|p| p.into_inner())[session] = id;
     }
 
+    /// The connection ids of the sessions running now.
+    fn live_ids(&self) -> Vec<u32> {
+        let ids = self.ids.lock().unwrap_or_else(|p| p.into_inner());
+        ids.iter().flatten().copied().collect()
+    }
+
     fn prepare(&self, c: &mut Conn, schema: u32, wl: &Workload) -> Result<Stmts, PgError> {
         let err = |e: mysql::Error| self.target.err(&e);
         Ok(Stmts {
@@ -245,16 +251,9 @@ impl Sessions for MariaSessions<'_> {
                 continue;
             }
             if waits && now >= next_sample {
-                let ids: Vec<u32> = self
-                    .ids
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .iter()
-                    .flatten()
-                    .copied()
-                    .collect();
-                let raw: Vec<activity::WaitRow> =
-                    c.query(activity::sample_sql(&ids)).map_err(err)?;
+                let raw: Vec<activity::WaitRow> = c
+                    .query(activity::sample_sql(&self.live_ids()))
+                    .map_err(err)?;
                 acc.add(&activity::rows(&raw));
                 while next_sample <= Instant::now() {
                     next_sample += SAMPLE_EVERY;
@@ -281,16 +280,8 @@ impl Sessions for MariaSessions<'_> {
     }
 
     fn cancel_all(&self) {
-        let ids: Vec<u32> = self
-            .ids
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .flatten()
-            .copied()
-            .collect();
         if let Ok(mut c) = self.target.connect() {
-            for id in ids {
+            for id in self.live_ids() {
                 // A session already gone has nothing to kill.
                 let _ = c.query_drop(format!("KILL QUERY {id}"));
             }
@@ -308,14 +299,13 @@ fn ops_loop(
     let wl = &r.sh.wl;
     let n = wl.blocks_per_schema;
     let mut pad = String::new();
-    let mut params: Vec<Value> = Vec::with_capacity(wl.work_unit as usize + PAD_COLS);
     while !r.over() {
         let op = r.ops.next(&mut pad);
         let stmts = match hot {
             Some(h) if op.hot => h,
             _ => own,
         };
-        params.clear();
+        let mut params: Vec<Value> = Vec::with_capacity(wl.work_unit as usize + PAD_COLS);
         if op.update {
             params.extend((0..pad_cols(wl.redo_stress)).map(|_| Value::from(pad.as_str())));
         }
@@ -323,10 +313,10 @@ fn ops_loop(
             .extend((0..u64::from(wl.work_unit)).map(|i| Value::from(place(op.lo as u64 + i, n))));
         let t = Instant::now();
         let rows = if op.update {
-            c.exec_drop(&stmts.update, params.clone())?;
+            c.exec_drop(&stmts.update, params)?;
             c.affected_rows()
         } else {
-            let got: Vec<i64> = c.exec(&stmts.read, params.clone())?;
+            let got: Vec<i64> = c.exec(&stmts.read, params)?;
             got.len() as u64
         };
         let done = Instant::now();

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 const SECRET: &str = "secretpw";
 
-fn db_ok(args: &[&str]) -> Output {
+pub(super) fn db_ok(args: &[&str]) -> Output {
     let out = bin().arg("db").args(args).output().expect("spawn iogauge");
     assert!(
         out.status.success(),

@@ -9,19 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::time::Duration;
 
+/// `db ARGS --engine mariadb`, which must succeed.
 fn db_ok(args: &[&str]) -> Output {
-    let out = bin()
-        .args(["db"])
-        .args(args)
-        .args(["--engine", "mariadb"])
-        .output()
-        .expect("spawn iogauge");
-    assert!(
-        out.status.success(),
-        "db {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    super::db::db_ok(&[args, &["--engine", "mariadb"]].concat())
 }
 
 /// A small loaded private MariaDB in a fresh work directory.
