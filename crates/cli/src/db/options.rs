@@ -46,6 +46,17 @@ impl DbRunOptions {
             }
             a.pg_set.push(super::args::DIRECT_IO.into());
         }
+        if let Some(l) = a
+            .cache_limit
+            .filter(|&l| engine == Engine::Mariadb && l < iogauge_pg::maria::MIN_CACHE_LIMIT)
+        {
+            return Err(UsageError(format!(
+                "--cache-limit {} MiB is too small for MariaDB (its own memory, before any page cache, is about 100 MiB): give {}M or more",
+                l >> 20,
+                iogauge_pg::maria::MIN_CACHE_LIMIT >> 20
+            ))
+            .into());
+        }
         let driver = match (engine, a.driver) {
             (Engine::Mariadb, Some(Driver::Server)) => {
                 return Err(UsageError(

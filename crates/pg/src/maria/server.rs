@@ -25,20 +25,27 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const MARKER: &str = ".iogauge-maria";
 const FINISHED: &str = "setup=finished\n";
 const MADE_DIR: &str = "made_dir=1\n";
 /// How long the server may take to accept connections (InnoDB may recover first).
 const START_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a starting server may sit at its memory cgroup's limit before it is called too
+/// small (it comes up in about two seconds when it fits).
+const STARVED_AFTER: Duration = Duration::from_secs(15);
+/// The least `--cache-limit` the server runs in with [`DEFAULTS`] and a few sessions
+/// (measured on 10.11 with 4 sessions: at 64 MiB it never came up; at 96 MiB it was
+/// OOM-killed in one run and thrashed a 3 s run into 8 minutes in the next).
+pub const MIN_CACHE_LIMIT: u64 = 128 << 20;
 /// How long a clean shutdown may take before SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(60);
 
 /// The settings for physical I/O testing, SLOB's way: a small buffer pool (SLOB's small SGA),
 /// reads that reach the device (O_DIRECT, read-ahead off), no buffer pool warmed from a dump,
 /// commits that wait for the redo log's fsync.
-pub const DEFAULTS: [(&str, &str); 12] = [
+pub const DEFAULTS: &[(&str, &str)] = &[
     ("innodb_buffer_pool_size", "16M"),
     // The page cleaner keeps this many pages free (default 1536, more than a 16 MiB pool
     // holds): left at it, three quarters of the pool stay empty, the B-tree's inner pages
@@ -55,6 +62,29 @@ pub const DEFAULTS: [(&str, &str); 12] = [
     ("performance_schema", "ON"),
     ("performance_schema_consumer_events_waits_current", "ON"),
     ("max_connections", "600"),
+    // Left at their defaults, MyISAM's key cache and Aria's page cache (128 MiB each, unused
+    // by InnoDB) and performance_schema's statement history and digests (100 MiB at 600
+    // connections) made the server 240 MiB before its first query: under a 256 MiB
+    // `--cache-limit` its own binary was evicted and read back in 128 KiB faults, reads the
+    // device counted and the database did not. These trim it to about 100 MiB.
+    ("key_buffer_size", "1M"),
+    ("aria_pagecache_buffer_size", "1M"),
+    (
+        "performance_schema_events_statements_history_long_size",
+        "0",
+    ),
+    ("performance_schema_events_statements_history_size", "0"),
+    ("performance_schema_events_stages_history_long_size", "0"),
+    ("performance_schema_events_waits_history_long_size", "0"),
+    (
+        "performance_schema_events_transactions_history_long_size",
+        "0",
+    ),
+    ("performance_schema_digests_size", "0"),
+    ("performance_schema_max_digest_length", "0"),
+    ("performance_schema_max_sql_text_length", "0"),
+    ("performance_schema_max_statement_classes", "0"),
+    ("performance_schema_max_memory_classes", "0"),
 ];
 
 /// Whether `dir` holds a private MariaDB iogauge made.
@@ -250,12 +280,20 @@ impl MariaServer {
         let target = self.target();
         let mut last = String::new();
         let mut died = None;
+        let mut starved = false;
+        let started = Instant::now();
         let up = wait_until(START_TIMEOUT, || {
             if stop.load(Ordering::Relaxed) {
                 return true;
             }
             if let Some(st) = self.exited() {
                 died = Some(st);
+                return true;
+            }
+            // It comes up in a second or two; still at its cgroup's limit after this long, it
+            // is thrashing and would not come up in the whole timeout.
+            if started.elapsed() > STARVED_AFTER && self.cgroup.as_ref().is_some_and(|c| c.full()) {
+                starved = true;
                 return true;
             }
             match target.connect() {
@@ -270,18 +308,27 @@ impl MariaServer {
             let _ = self.stop_now();
             return Err(PgError::interrupted("starting MariaDB"));
         }
-        let small = cache_limit.filter(|_| self.cgroup.is_some());
         if let Some(st) = died {
-            let _ = self.stop_now();
-            let why = match small {
-                // The kernel's OOM killer ends a server over its cgroup's limit with SIGKILL.
-                Some(l) if st.contains("SIGKILL") => format!(
-                    "mariadbd was killed at start ({st}): --cache-limit {} MiB is too small for it; give 256M or more",
-                    l >> 20
+            let why = match self.too_small() {
+                Some(small) => format!("mariadbd was killed at start ({st}): {small}"),
+                None => format!(
+                    "mariadbd exited ({st}): {}",
+                    log_since(&log, self.log_from, 5)
                 ),
-                _ => format!("mariadbd exited ({st}): {}", log_since(&log, self.log_from, 5)),
             };
+            let _ = self.stop_now();
             return Err(self.failed(why));
+        }
+        if starved {
+            let limit = self.cgroup.as_ref().map_or(0, |c| c.limit());
+            let _ = self.stop_now();
+            return Err(self.failed(format!(
+                "its memory cgroup stayed full for {} s: --cache-limit {} MiB is too small \
+                 for it; give {}M or more",
+                STARVED_AFTER.as_secs(),
+                limit >> 20,
+                MIN_CACHE_LIMIT >> 20
+            )));
         }
         if !up {
             let _ = self.stop_now();
@@ -320,12 +367,28 @@ impl MariaServer {
         })
     }
 
-    /// Whether the server died since it started, with its log's last lines.
+    /// Whether the server died since it started, with its log's last lines (or, when its
+    /// memory cgroup's OOM killer ended it, the cache limit to raise).
     pub fn failure(&mut self) -> Option<String> {
         let st = self.exited()?;
+        Some(match self.too_small() {
+            Some(small) => format!("the server died ({st}): {small}"),
+            None => format!(
+                "the server died ({st}): {}",
+                log_since(&self.log(), self.log_from, 5)
+            ),
+        })
+    }
+
+    /// When the kernel's OOM killer ended a process in the server's memory cgroup: which
+    /// `--cache-limit` was too small.
+    fn too_small(&self) -> Option<String> {
+        let cg = self.cgroup.as_ref().filter(|c| c.oom_kills() > 0)?;
         Some(format!(
-            "the server died ({st}): {}",
-            log_since(&self.log(), self.log_from, 5)
+            "its memory cgroup's OOM killer ended it: --cache-limit {} MiB is too small for \
+             it with these sessions; give {}M or more (more with many sessions)",
+            cg.limit() >> 20,
+            MIN_CACHE_LIMIT >> 20
         ))
     }
 

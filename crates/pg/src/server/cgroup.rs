@@ -22,6 +22,9 @@ const ROOT: &str = "/sys/fs/cgroup";
 #[derive(Debug)]
 pub struct MemCgroup {
     dir: PathBuf,
+    /// cgroup v2 (else v1): which files hold the usage and the OOM kills.
+    v2: bool,
+    limit: u64,
     /// `cgroup.procs`, opened before fork so the child only has to write(2) to it.
     procs: File,
 }
@@ -61,7 +64,12 @@ impl MemCgroup {
                 .map_err(|e| format!("cgroup.procs: {e}"))
         });
         match opened {
-            Ok(procs) => Ok(MemCgroup { dir, procs }),
+            Ok(procs) => Ok(MemCgroup {
+                v2: limit_file == "memory.max",
+                dir,
+                limit,
+                procs,
+            }),
             Err(why) => {
                 let _ = std::fs::remove_dir(&dir);
                 Err(cg_err(why))
@@ -71,6 +79,43 @@ impl MemCgroup {
 
     pub fn path(&self) -> &Path {
         &self.dir
+    }
+
+    /// The limit, in bytes.
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// How many processes the kernel's OOM killer ended in the group (v1:
+    /// `memory.oom_control`, v2: `memory.events`); 0 when unreadable.
+    pub fn oom_kills(&self) -> u64 {
+        let file = if self.v2 {
+            "memory.events"
+        } else {
+            "memory.oom_control"
+        };
+        std::fs::read_to_string(self.dir.join(file))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("oom_kill ")?.trim().parse().ok())
+            })
+            .unwrap_or(0)
+    }
+
+    /// Whether the group's usage is within 1/32 of its limit: what it holds is being
+    /// reclaimed as fast as it is charged (a server this small thrashes, reading its own
+    /// binary back in).
+    pub fn full(&self) -> bool {
+        let file = if self.v2 {
+            "memory.current"
+        } else {
+            "memory.usage_in_bytes"
+        };
+        std::fs::read_to_string(self.dir.join(file))
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .is_some_and(|used| used >= self.limit - self.limit / 32)
     }
 
     /// A closure for `CommandExt::pre_exec` that moves the child into this group.

@@ -161,6 +161,26 @@ fn mariadb_mistakes_are_one_line_each() {
         2,
     );
     assert!(e.contains("--driver server"), "{e}");
+    // Below the server's own memory: refused before anything starts, not thrashed.
+    let e = fails(
+        &[
+            "db",
+            "run",
+            "--engine",
+            "mariadb",
+            "--dir",
+            d,
+            "--cache-limit",
+            "96M",
+            "--readers",
+            "1",
+        ],
+        2,
+    );
+    assert!(
+        e.contains("--cache-limit 96 MiB") && e.contains("128M or more"),
+        "{e}"
+    );
     assert!(!Path::new(d).exists(), "a refused run made nothing");
 }
 
