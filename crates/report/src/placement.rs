@@ -6,6 +6,7 @@
 //! Pure: `compare` and `report` render it.
 
 use iogauge_model::calib::{iops_per_disk, CalibrationReport, Criterion, PointReport, Step};
+use iogauge_model::db::engine::Engine;
 use iogauge_model::db::report::DbReport;
 use iogauge_model::derive::Derived;
 use iogauge_model::meta::Meta;
@@ -59,6 +60,9 @@ pub struct Placement {
     /// Share of PostgreSQL's reads the page cache served, 0–100 (the db run's own figure).
     pub page_cache_pct: Option<f64>,
     pub rows: Vec<Row>,
+    /// The db run's database, for the legend's words (the rows name it already).
+    #[serde(skip)]
+    pub engine: Engine,
 }
 
 /// The table of calibration `cal` (stored as `cal_id`) beside database run `db` (`db_id`).
@@ -87,6 +91,7 @@ pub fn placement(
         small_block: cal.options.small_bs,
         outstanding: cal.outstanding,
         page_cache_pct: cache.and_then(|c| c.page_cache_pct),
+        engine: db.server.engine,
     }
 }
 
@@ -113,6 +118,11 @@ fn rows(
     };
     let device_reads = cache.map(|c| c.device_reads_s);
     let spindles = db.spindles();
+    // The database's own reads/s (the metric keeps its first name, pg_reads_s, for both).
+    let db_reads = match db.server.engine {
+        Engine::Postgres => ("PostgreSQL reads/s", "PostgreSQL's reads/s (blks_read): blocks asked of the OS, page-cache hits included; no ratio, the storage did not serve them all"),
+        Engine::Mariadb => ("MariaDB reads/s", "InnoDB's data file reads/s (Innodb_data_reads): pages asked of the OS, with O_DIRECT by default so the page cache serves none; no ratio, a database figure beside the devices'"),
+    };
     vec![
         row(
             "reads_s",
@@ -126,8 +136,8 @@ fn rows(
             ratio: None,
             ..row(
                 "pg_reads_s",
-                "PostgreSQL reads/s",
-                "PostgreSQL's reads/s (blks_read): blocks asked of the OS, page-cache hits included; no ratio, the storage did not serve them all",
+                db_reads.0,
+                db_reads.1,
                 "reads/s",
                 None,
                 Some(db.summary.db.physical_reads_s),
@@ -136,7 +146,7 @@ fn rows(
         row(
             "read_ms",
             "read latency, ms",
-            "the mean latency of the calibration's small reads at max_iops; PostgreSQL's mean single-block read time (blk_read_time / blks_read)",
+            "the mean latency of the calibration's small reads at max_iops; the database's mean single-block read time (PostgreSQL's blk_read_time / blks_read, InnoDB's data file read time from performance_schema)",
             "ms",
             best.map(|p| p.point.lat_us.mean / 1e3),
             db.summary.db.avg_read_ms,

@@ -31,3 +31,18 @@ fn other_disks_and_none() {
     let unknown = placement_text(&placement((3, &cal), (4, &db)));
     assert_snapshot!("other_disks", format!("{other}---\n{unknown}"));
 }
+
+/// A MariaDB run beside the calibration: its rows and legend name MariaDB and InnoDB's
+/// figures, not PostgreSQL's.
+#[test]
+fn a_mariadb_run_is_named_as_such() {
+    let (cal, mut db) = (calibration(), db_run());
+    db.server.engine = iogauge_model::db::engine::Engine::Mariadb;
+    let text = placement_text(&placement((3, &cal), (4, &db)));
+    assert!(
+        text.contains("MariaDB reads/s: Innodb_data_reads"),
+        "{text}"
+    );
+    assert!(text.contains("InnoDB's mean data file read time"), "{text}");
+    assert!(!text.contains("PostgreSQL"), "{text}");
+}

@@ -51,7 +51,7 @@ pub fn history_table(rows: &[RunRow]) -> String {
         );
     }
     if rows.iter().any(|r| r.kind == Kind::DbRun) {
-        s.push_str("db: max_iops and lat_ms are PostgreSQL's reads/s and mean read time (page-cache hits included), not the devices' (`compare CAL DB` sets those beside a calibration); disks are those behind its data (db run --disks, else the disks sampled)\n");
+        s.push_str("db: max_iops and lat_ms are the database's reads/s and mean read time (PostgreSQL's include page-cache hits), not the devices' (`compare CAL DB` sets those beside a calibration); disks are those behind its data (db run --disks, else the disks sampled)\n");
     }
     s
 }

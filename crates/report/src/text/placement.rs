@@ -4,6 +4,7 @@
 
 use crate::num::{fmt_num, fmt_ratio};
 use crate::placement::{Placement, Side};
+use iogauge_model::db::engine::Engine;
 use iogauge_model::units::fmt_size;
 use std::fmt::Write as _;
 
@@ -73,11 +74,22 @@ fn legend(s: &mut String, p: &Placement) {
     let cached = p.page_cache_pct.map_or(String::new(), |c| {
         format!("; {c:.0}% of them came from the page cache")
     });
-    let _ = writeln!(
-        s,
-        "PostgreSQL reads/s: blks_read, page-cache hits included{cached}: not the storage's figure"
-    );
-    s.push_str("read latency: the calibration's mean at max_iops; PostgreSQL's mean single-block read time (blk_read_time / blks_read)\n");
+    match p.engine {
+        Engine::Postgres => {
+            let _ = writeln!(
+                s,
+                "PostgreSQL reads/s: blks_read, page-cache hits included{cached}: not the storage's figure"
+            );
+            s.push_str("read latency: the calibration's mean at max_iops; PostgreSQL's mean single-block read time (blk_read_time / blks_read)\n");
+        }
+        Engine::Mariadb => {
+            let _ = writeln!(
+                s,
+                "MariaDB reads/s: Innodb_data_reads, pages asked of the OS (O_DIRECT by default){cached}"
+            );
+            s.push_str("read latency: the calibration's mean at max_iops; InnoDB's mean data file read time (performance_schema)\n");
+        }
+    }
     s.push_str(
         "device await: iostat's r_await of the disks; per disk: reads/s over each side's disks\n",
     );
@@ -93,7 +105,8 @@ fn legend(s: &mut String, p: &Placement) {
     if p.db_run.devices.is_empty() {
         let _ = writeln!(
             s,
-            "note: db run {d} has no device figures (the disks under its data are unknown, as for a server given by --dsn): only PostgreSQL's are shown"
+            "note: db run {d} has no device figures (the disks under its data are unknown, as for a server given by --dsn): only {}'s are shown",
+            p.engine.product()
         );
     }
 }

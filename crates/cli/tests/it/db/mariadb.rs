@@ -233,6 +233,7 @@ fn watch_shows_a_mariadb_run_in_progress() {
     let lines: Vec<&str> = text.lines().filter(|l| l.contains(&tag)).collect();
     assert!(
         lines.iter().any(|l| l.contains("| db logical/s ")
+            && l.contains(" redo MiB/s ")
             && l.contains("| active ")
             && l.contains("innodb_data_file read")),
         "{text}"

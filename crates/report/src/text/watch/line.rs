@@ -144,11 +144,13 @@ fn db_part(db: &DbNow) -> String {
 }
 
 /// The database's rates in one line: `logical/s 1200 physical/s 300 avg read 0.250 ms
-/// commits/s 40 WAL MiB/s 1.25 WAL sync 1.500 ms` (the watch line and the full-screen panel).
+/// commits/s 40 WAL MiB/s 1.25 WAL sync 1.500 ms` (the watch line and the full-screen panel);
+/// InnoDB's log is called redo (rates with InnoDB's own figures are MariaDB's).
 pub fn db_rates_line(r: &iogauge_model::db::profile::LoadRates) -> String {
     let ms = |v: Option<f64>| v.map_or("-".to_string(), |m| format!("{m:.3} ms"));
+    let log = if r.innodb.is_some() { "redo" } else { "WAL" };
     format!(
-        "logical/s {:.0} physical/s {:.0} avg read {} commits/s {:.0} WAL MiB/s {:.2} WAL sync {}",
+        "logical/s {:.0} physical/s {:.0} avg read {} commits/s {:.0} {log} MiB/s {:.2} {log} sync {}",
         r.logical_reads_s,
         r.physical_reads_s,
         ms(r.avg_read_ms),
