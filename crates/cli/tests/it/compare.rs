@@ -229,7 +229,7 @@ fn raw_stand_in(store: &Path, target: &str, (db, db_id): (&Value, i64), run_id: 
 }
 
 /// `history` shows each result's disks: `--disks`, or the disks a db run sampled; and says
-/// the db run's columns are PostgreSQL's.
+/// the db run's columns are the database's.
 fn history_has_each_result_s_disks(store: &Path, want: [(i64, usize); 3]) {
     let (h, _) = on(store, &["history"]);
     for (id, disks) in want {
@@ -244,7 +244,7 @@ fn history_has_each_result_s_disks(store: &Path, want: [(i64, usize); 3]) {
         );
     }
     assert!(
-        h.contains("db: max_iops and lat_ms are PostgreSQL's"),
+        h.contains("db: max_iops and lat_ms are the database's reads/s"),
         "{h}"
     );
 }

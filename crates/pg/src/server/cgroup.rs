@@ -89,13 +89,7 @@ impl MemCgroup {
     /// How many processes the kernel's OOM killer ended in the group (v1:
     /// `memory.oom_control`, v2: `memory.events`); 0 when unreadable.
     pub fn oom_kills(&self) -> u64 {
-        let file = if self.v2 {
-            "memory.events"
-        } else {
-            "memory.oom_control"
-        };
-        std::fs::read_to_string(self.dir.join(file))
-            .ok()
+        self.read("memory.oom_control", "memory.events")
             .and_then(|s| {
                 s.lines()
                     .find_map(|l| l.strip_prefix("oom_kill ")?.trim().parse().ok())
@@ -107,15 +101,14 @@ impl MemCgroup {
     /// reclaimed as fast as it is charged (a server this small thrashes, reading its own
     /// binary back in).
     pub fn full(&self) -> bool {
-        let file = if self.v2 {
-            "memory.current"
-        } else {
-            "memory.usage_in_bytes"
-        };
-        std::fs::read_to_string(self.dir.join(file))
-            .ok()
+        self.read("memory.usage_in_bytes", "memory.current")
             .and_then(|s| s.trim().parse::<u64>().ok())
             .is_some_and(|used| used >= self.limit - self.limit / 32)
+    }
+
+    /// One of the group's files, by its cgroup v1 or v2 name.
+    fn read(&self, v1: &str, v2: &str) -> Option<String> {
+        std::fs::read_to_string(self.dir.join(if self.v2 { v2 } else { v1 })).ok()
     }
 
     /// A closure for `CommandExt::pre_exec` that moves the child into this group.
