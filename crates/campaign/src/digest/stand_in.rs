@@ -127,6 +127,7 @@ mod tests {
                 }),
                 reads_per_op: Some(3.0),
             },
+            engine: Default::default(),
         });
         r
     }

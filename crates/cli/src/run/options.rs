@@ -151,5 +151,9 @@ fn like(id: i64, store: Option<&std::path::Path>) -> Result<Like, UsageError> {
             "{flag}: db run {id} has no device figures of its data disks (a server by --dsn, or storage iogauge could not resolve), so there is no shape to replay; give --rw, --bs and --qd"
         ))
     })?;
-    Ok(Like { run: id, shape })
+    Ok(Like {
+        run: id,
+        shape,
+        engine: db.server.engine,
+    })
 }

@@ -35,6 +35,11 @@ impl Engine {
         }
     }
 
+    /// PostgreSQL, the default (and what documents from before the engine read as).
+    pub fn is_postgres(&self) -> bool {
+        *self == Engine::Postgres
+    }
+
     /// The size of a data page: one row of the SLOB table per page.
     pub fn page_bytes(self) -> u64 {
         match self {

@@ -8,10 +8,6 @@ use super::report::DbReport;
 use crate::spec::{IoShape, LogShape, RwMode};
 use iogauge_stats::Phase;
 
-/// PostgreSQL's block (BLCKSZ, 8 KiB in the builds iogauge starts), KiB: the size of each
-/// buffer it writes.
-const BLOCK_KIB: f64 = 8.0;
-
 /// A direction below this share of the requests is left out of the replay.
 const MINOR_PCT: f64 = 2.0;
 
@@ -72,7 +68,13 @@ impl DbReport {
             reads_s: r / secs,
             writes_s,
             read_kib: if r > 0.0 { rkib / r } else { 0.0 },
-            write_kib: if writes_s > 0.0 { BLOCK_KIB } else { 0.0 },
+            // One page each: PostgreSQL's BLCKSZ (8 KiB in the builds iogauge starts), InnoDB's
+            // 16 KiB.
+            write_kib: if writes_s > 0.0 {
+                self.server.engine.page_bytes() as f64 / 1024.0
+            } else {
+                0.0
+            },
             depth: depth / secs,
             log,
             reads_per_op: match self.summary.sessions.ops_s {

@@ -1,6 +1,7 @@
 //! `run --like DB_RUN_ID`: the db run a job replays and the shape of its device I/O
 //! ([`crate::db::shape`] derives it and turns it into a job).
 
+use crate::db::engine::Engine;
 use serde::{Deserialize, Serialize};
 
 /// `run --like ID`: the stored db run replayed and the shape taken from it.
@@ -8,17 +9,22 @@ use serde::{Deserialize, Serialize};
 pub struct Like {
     pub run: i64,
     pub shape: IoShape,
+    /// The db run's database (its pages' size and its name in the text); PostgreSQL in
+    /// documents from before MariaDB, and left out of the JSON for it.
+    #[serde(default, skip_serializing_if = "Engine::is_postgres")]
+    pub engine: Engine,
 }
 
 /// The I/O a db run asked of its storage over the measured window: the reads its data disks
-/// completed (summed over the disks) and the data blocks PostgreSQL wrote.
+/// completed (summed over the disks) and the data pages the database wrote.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IoShape {
     pub reads_s: f64,
-    /// PostgreSQL's buffers written per second (shapes stored before the log writer: the
-    /// disks' writes, journal and WAL included).
+    /// The database's data pages written per second (PostgreSQL's buffers; shapes stored
+    /// before the log writer: the disks' writes, journal and WAL included).
     pub writes_s: f64,
-    /// The disks' mean read size (iostat's rareq-sz) and the block written, KiB.
+    /// The disks' mean read size (iostat's rareq-sz) and the page written (8 KiB PostgreSQL,
+    /// 16 KiB InnoDB), KiB.
     pub read_kib: f64,
     pub write_kib: f64,
     /// Requests in flight on average (iostat's aqu-sz, summed over the disks).

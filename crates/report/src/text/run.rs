@@ -276,13 +276,14 @@ fn like_and_targets(s: &mut String, r: &RunReport) {
         let sh = &l.shape;
         let _ = writeln!(
             s,
-            "  like db run {}: its data disks did {:.0} reads/s of {:.1} KiB at {:.1} in flight, PostgreSQL wrote {:.0} blocks/s of {:.1} KiB; this job replays that shape, its figures standing in for the database's",
-            l.run, sh.reads_s, sh.read_kib, sh.depth, sh.writes_s, sh.write_kib
+            "  like db run {}: its data disks did {:.0} reads/s of {:.1} KiB at {:.1} in flight, {} wrote {:.0} pages/s of {:.1} KiB; this job replays that shape, its figures standing in for the database's",
+            l.run, sh.reads_s, sh.read_kib, sh.depth, l.engine.product(), sh.writes_s, sh.write_kib
         );
         if let Some(log) = &sh.log {
             let _ = writeln!(
                 s,
-                "  its WAL: {:.0} writes/s of {:.1} KiB, {:.2} commits per sync; the log writer replays it {}",
+                "  its {}: {:.0} writes/s of {:.1} KiB, {:.2} commits per sync; the log writer replays it {}",
+                if l.engine.is_postgres() { "WAL" } else { "redo" },
                 log.writes_s,
                 log.write_kib,
                 log.commits_per_sync,

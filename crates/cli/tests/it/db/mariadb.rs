@@ -107,6 +107,22 @@ fn mariadb_setup_run_readers_and_writers_drop() {
     assert!(text.contains("on MariaDB 10."), "{text}");
     assert!(text.contains("MariaDB read "), "{text}");
 
+    // `run --like` replays the run's shape with InnoDB's 16 KiB pages and names its redo.
+    let like = w.path().join("like");
+    let (id, like) = (id.to_string(), like.to_str().unwrap());
+    let out = succeeds(&[
+        "run", "--like", &id, "--target", like, "--size", "256m", "--time", "1s", "--json",
+    ]);
+    let r: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let l = &r["options"]["like"];
+    assert_eq!(l["engine"], "mariadb", "{l}");
+    assert_eq!(f(&l["shape"]["write_kib"]), 16.0, "{l}");
+    let text = text_of(&["show", &stored_id(&out.stderr).to_string()]);
+    assert!(
+        text.contains("MariaDB wrote") && text.contains("its redo:"),
+        "{text}"
+    );
+
     let mut a = vec!["drop"];
     a.extend_from_slice(&m);
     ok(&a);
