@@ -83,6 +83,14 @@ fn mpirun(n: u32, store: &std::path::Path, args: &[&str]) -> (Option<i32>, Strin
     )
 }
 
+/// `mpirun -np N iogauge ARGS` that must succeed: its one JSON document on stdout.
+#[cfg(feature = "mpi")]
+fn mpirun_json(n: u32, store: &std::path::Path, args: &[&str]) -> Value {
+    let (code, out, err) = mpirun(n, store, args);
+    assert_eq!(code, Some(0), "{n} ranks, {args:?}: {err}");
+    serde_json::from_str(&out).expect("one JSON document on stdout")
+}
+
 /// The command `mpirun -np N iogauge ARGS` with `IOGAUGE_STORE` = `store` on every rank.
 #[cfg(feature = "mpi")]
 fn mpirun_cmd(n: u32, store: &std::path::Path, args: &[&str]) -> std::process::Command {
@@ -167,7 +175,7 @@ fn two_and_three_ranks_make_one_result() {
         let w = workdir();
         let store = w.path().join("results.sqlite");
         let target = w.path().join("d.{rank}");
-        let (code, out, err) = mpirun(
+        let v = mpirun_json(
             n,
             &store,
             &[
@@ -181,8 +189,6 @@ fn two_and_three_ranks_make_one_result() {
                 "--json",
             ],
         );
-        assert_eq!(code, Some(0), "{n} ranks: {err}");
-        let v: Value = serde_json::from_str(&out).expect("one JSON document on stdout");
         let ranks = v["ranks"].as_array().expect("ranks");
         assert_eq!(ranks.len(), n as usize);
         let sum = |k: &str| -> f64 { ranks.iter().map(|r| f(&r["summary"]["read"][k])).sum() };
@@ -427,9 +433,7 @@ fn ranks_writing_a_shared_target_split_its_region() {
         if shared_offsets {
             args.push("--shared-offsets");
         }
-        let (code, out, err) = mpirun(2, &store, &args);
-        assert_eq!(code, Some(0), "{err}");
-        let v: Value = serde_json::from_str(&out).expect("one document");
+        let v = mpirun_json(2, &store, &args);
         let regions: Vec<Value> = v["ranks"]
             .as_array()
             .unwrap()

@@ -2,9 +2,10 @@
 //! ranks, one stored calibration whose points are the ranks' merged; a rank that cannot start
 //! ends every rank; a rank stopped mid-point stops the calibration, which is stored.
 
-use super::{mpirun, rank_pids, spawn_ranks, stored, stored_runs, wait_or_kill, wait_ranks_gone};
+use super::{
+    mpirun, mpirun_json, rank_pids, spawn_ranks, stored, stored_runs, wait_or_kill, wait_ranks_gone,
+};
 use crate::common::*;
-use serde_json::Value;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -36,9 +37,7 @@ fn calibrate_across_two_ranks() {
         &["--point-time", "500ms", "--json"],
     );
     let a: Vec<&str> = a.iter().map(String::as_str).collect();
-    let (code, out, err) = mpirun(2, &store, &a);
-    assert_eq!(code, Some(0), "{err}");
-    let v: Value = serde_json::from_str(&out).expect("one JSON document on stdout");
+    let v = mpirun_json(2, &store, &a);
     assert_eq!(v["kind"], "calibrate");
     let ranks = v["ranks"].as_array().expect("ranks");
     assert_eq!(ranks.len(), 2);

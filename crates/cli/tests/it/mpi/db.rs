@@ -3,7 +3,7 @@
 //! sessions split between them as one process numbers them); one stored run with the
 //! sessions' histograms merged and each rank's own summary.
 
-use super::{mpirun, stored_runs};
+use super::{mpirun, mpirun_json, stored_runs};
 use crate::common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -71,9 +71,7 @@ fn a_private_cluster_per_rank() {
         "8",
         "--json",
     ];
-    let (code, out, err) = mpirun(2, &store, &args);
-    assert_eq!(code, Some(0), "{err}");
-    let v: Value = serde_json::from_str(&out).expect("one JSON document");
+    let v = mpirun_json(2, &store, &args);
     assert_eq!(v["kind"], "db");
     // Each rank ran the whole workload (3 sessions) on its own server.
     check_ranks(&v, &[3, 3]);
@@ -218,9 +216,7 @@ fn one_server_shared_by_the_ranks() {
         "8",
         "--json",
     ];
-    let (code, out, err) = mpirun(2, &store, &args);
-    assert_eq!(code, Some(0), "{err}");
-    let v: Value = serde_json::from_str(&out).expect("one JSON document");
+    let v = mpirun_json(2, &store, &args);
     // Five sessions over two ranks, as one process numbers them: 0–2 (readers), 3–4 (writers).
     check_ranks(&v, &[3, 2]);
     let ranks = v["ranks"].as_array().unwrap();
@@ -290,9 +286,7 @@ fn a_private_mariadb_per_rank() {
         "8",
         "--json",
     ];
-    let (code, out, err) = mpirun(2, &store, &args);
-    assert_eq!(code, Some(0), "{err}");
-    let v: Value = serde_json::from_str(&out).expect("one JSON document");
+    let v = mpirun_json(2, &store, &args);
     assert_eq!(v["server"]["engine"], "mariadb");
     check_ranks(&v, &[2, 2]);
     assert!(

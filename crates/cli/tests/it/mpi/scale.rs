@@ -1,7 +1,9 @@
 //! Many ranks on this host (oversubscribed): the parts merged up the binomial tree into one
 //! result whatever fails where, the live counts reduced on the way, and a straggler named.
 
-use super::{mpirun, rank_pids, spawn_ranks, stored, stored_runs, wait_or_kill, wait_ranks_gone};
+use super::{
+    mpirun_json, rank_pids, spawn_ranks, stored, stored_runs, wait_or_kill, wait_ranks_gone,
+};
 use crate::common::*;
 use serde_json::Value;
 use std::process::Stdio;
@@ -33,7 +35,7 @@ fn ranks_merge_up_the_tree_whatever_fails() {
     let store = w.path().join("results.sqlite");
     let target = w.path().join("d.{rank}");
     let t = target.to_str().unwrap();
-    let (code, out, err) = mpirun(
+    let v = mpirun_json(
         5,
         &store,
         &[
@@ -49,8 +51,6 @@ fn ranks_merge_up_the_tree_whatever_fails() {
             "--json",
         ],
     );
-    assert_eq!(code, Some(0), "{err}");
-    let v: Value = serde_json::from_str(&out).expect("one JSON document");
     check_sum(&v, 5);
     let g = &v["gather"];
     assert_eq!(g["shape"], "tree");
@@ -154,7 +154,7 @@ fn a_throttled_rank_is_named_a_straggler() {
     std::os::unix::fs::symlink(&l.0, w.path().join("d.5")).unwrap();
     let store = w.path().join("results.sqlite");
     let target = w.path().join("d.{rank}");
-    let (code, out, err) = mpirun(
+    let v = mpirun_json(
         8,
         &store,
         &[
@@ -171,8 +171,6 @@ fn a_throttled_rank_is_named_a_straggler() {
             "--json",
         ],
     );
-    assert_eq!(code, Some(0), "{err}");
-    let v: Value = serde_json::from_str(&out).expect("one JSON document");
     let slow = f(&rows(&v)[5]["summary"]["read"]["iops"]);
     assert!(slow < 200.0, "held to 150 reads/s: {slow}");
     let findings = v["findings"].as_array().unwrap();
@@ -211,7 +209,7 @@ fn a_calibration_over_five_ranks_merges_each_point_up_the_tree() {
     let w = workdir();
     let store = w.path().join("results.sqlite");
     let target = w.path().join("c.{rank}");
-    let (code, out, err) = mpirun(
+    let v = mpirun_json(
         5,
         &store,
         &[
@@ -227,8 +225,6 @@ fn a_calibration_over_five_ranks_merges_each_point_up_the_tree() {
             "--json",
         ],
     );
-    assert_eq!(code, Some(0), "{err}");
-    let v: Value = serde_json::from_str(&out).expect("one JSON document");
     assert_eq!(rows(&v).len(), 5);
     assert!(f(&v["max_iops"]) > 0.0);
     let points = v["points"].as_array().unwrap();
