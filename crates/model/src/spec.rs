@@ -15,7 +15,7 @@ pub use iogauge_stats::units::{fmt_size, parse_duration, parse_size, MAX_DURATIO
 
 mod like;
 mod log;
-pub use like::{IoShape, Like, LogShape};
+pub use like::{Doublewrite, IoShape, Like, LogShape};
 pub use log::{LogStream, DEFAULT_LOG_SIZE, LOG_ALIGN};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -117,3 +117,68 @@ const SHOWN: [&str; 15] = [
     "sync_binlog",
     "log_bin",
 ];
+
+/// What in a server's settings keeps its device reads from being the sessions' single pages
+/// (a server of the user's: iogauge's own has read-ahead off and O_DIRECT), one line each.
+pub fn read_path_notes(settings: &[Setting]) -> Vec<String> {
+    let get = |n: &str| {
+        settings
+            .iter()
+            .find(|s| s.name == n)
+            .map(|s| s.setting.as_str())
+    };
+    let mut out = Vec::new();
+    if let Some(t) = get("innodb_read_ahead_threshold").filter(|t| *t != "0") {
+        out.push(format!(
+            "innodb_read_ahead_threshold={t}: InnoDB's linear read-ahead is on, so the device can read whole extents the sessions did not ask for (set it to 0 on the server for single-page reads)"
+        ));
+    }
+    if get("innodb_random_read_ahead").is_some_and(|v| v.eq_ignore_ascii_case("ON")) {
+        out.push("innodb_random_read_ahead=ON: InnoDB reads ahead at random, so the device can read pages the sessions did not ask for (set it OFF on the server)".into());
+    }
+    if let Some(m) = get("innodb_flush_method")
+        .filter(|m| !crate::run::preflight::direct_setting("innodb_flush_method", m))
+    {
+        out.push(format!(
+            "innodb_flush_method={m}: InnoDB reads its data files through the OS page cache, so some page reads never reach the device (O_DIRECT on the server avoids that)"
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(pairs: &[(&str, &str)]) -> Vec<Setting> {
+        pairs
+            .iter()
+            .map(|(n, v)| Setting {
+                name: n.to_string(),
+                setting: v.to_string(),
+                unit: None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn read_ahead_and_buffered_reads_are_named_and_iogauge_s_settings_pass() {
+        let ours: Vec<(&str, &str)> = DEFAULTS
+            .iter()
+            .copied()
+            .filter(|(n, _)| n.contains("read_ahead") || *n == "innodb_flush_method")
+            .collect();
+        assert_eq!(ours.len(), 3, "{ours:?}");
+        assert!(read_path_notes(&set(&ours)).is_empty());
+        let theirs = set(&[
+            ("innodb_read_ahead_threshold", "56"),
+            ("innodb_random_read_ahead", "ON"),
+            ("innodb_flush_method", "fsync"),
+        ]);
+        let notes = read_path_notes(&theirs);
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert!(notes[0].starts_with("innodb_read_ahead_threshold=56:"));
+        assert!(notes[2].contains("page cache"));
+        assert!(read_path_notes(&set(&[("innodb_flush_method", "O_DIRECT_NO_FSYNC")])).is_empty());
+    }
+}

@@ -126,6 +126,7 @@ mod tests {
                     is_load: true,
                 }),
                 reads_per_op: Some(3.0),
+                doublewrite: None,
             },
             engine: Default::default(),
         });

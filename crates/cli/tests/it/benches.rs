@@ -273,5 +273,9 @@ smallest!(
         "point_select"
     ],
     &[],
-    ["point_select: median device reads/s iogauge / sysbench"]
+    [
+        "point_select: median device reads/s iogauge / sysbench",
+        "point_select: at iogauge's default work unit, median device reads/s",
+        "target: median point-select device reads/s ratio (iogauge's default)"
+    ]
 );

@@ -41,8 +41,10 @@ use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 mod machine;
+mod maria;
 mod results;
 pub use machine::*;
+pub use maria::*;
 pub use results::*;
 
 /// Readers: the tests that run side by side; the writer: an exclusive test.

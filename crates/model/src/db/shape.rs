@@ -5,7 +5,7 @@
 //! its measured window, so any db run stored with its samples can be replayed.
 
 use super::report::DbReport;
-use crate::spec::{IoShape, LogShape, RwMode};
+use crate::spec::{Doublewrite, IoShape, LogShape, RwMode};
 use iogauge_stats::Phase;
 
 /// A direction below this share of the requests is left out of the replay.
@@ -81,6 +81,15 @@ impl DbReport {
                 ops if ops > 0.0 => Some(r / secs / ops),
                 _ => None,
             },
+            doublewrite: self
+                .summary
+                .db
+                .innodb
+                .filter(|i| i.dblwr_pages_s > 0.0)
+                .map(|i| Doublewrite {
+                    pages_s: i.dblwr_pages_s,
+                    writes_s: i.dblwr_writes_s,
+                }),
         })
     }
 
@@ -153,6 +162,7 @@ mod tests {
             depth,
             log: None,
             reads_per_op: None,
+            doublewrite: None,
         }
     }
 

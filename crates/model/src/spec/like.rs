@@ -39,6 +39,19 @@ pub struct IoShape {
     /// put beside the db run's per operation; `None` in shapes stored before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reads_per_op: Option<f64>,
+    /// InnoDB's doublewrite over the window: every page written went to the doublewrite area
+    /// first, in large sequential writes, which the job does not replay (one random write
+    /// size); named in the text so the replay's writes are not read as all the disks got.
+    /// `None` for PostgreSQL, without it, and in shapes stored before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doublewrite: Option<Doublewrite>,
+}
+
+/// The doublewrite's pages and write calls per second.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Doublewrite {
+    pub pages_s: f64,
+    pub writes_s: f64,
 }
 
 /// The WAL stream of a db run over its measured window.

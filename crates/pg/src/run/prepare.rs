@@ -10,9 +10,11 @@ use super::preflight;
 use super::server::RunPlace;
 use super::server::RunServer;
 use crate::error::{chain_text, PgError};
+use crate::maria;
 use crate::server::cluster::Cluster;
 use crate::workload::driver;
 use crate::workload::spec::WorkloadSpec;
+use iogauge_model::db::engine::Engine;
 use iogauge_model::db::outcome::DbOutcome;
 use iogauge_model::db::report::{DataSet, DbContext, DbReport, DbServer, Setting};
 use iogauge_model::db::workload::{Grid, Workload};
@@ -82,6 +84,13 @@ impl Prepared {
             .as_ref()
             .map(preflight::devices)
             .unwrap_or_default();
+        let notes = ram_note
+            .into_iter()
+            .chain(match place.engine {
+                Engine::Mariadb => maria::read_path_notes(&settings),
+                Engine::Postgres => Vec::new(),
+            })
+            .collect();
         Ok(Prepared {
             server,
             workload,
@@ -89,7 +98,7 @@ impl Prepared {
             cache_limit: place.cache_limit,
             settings,
             data,
-            notes: ram_note.into_iter().collect(),
+            notes,
             preflight,
             devices,
             disks,

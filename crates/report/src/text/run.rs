@@ -279,6 +279,13 @@ fn like_and_targets(s: &mut String, r: &RunReport) {
             "  like db run {}: its data disks did {:.0} reads/s of {:.1} KiB at {:.1} in flight, {} wrote {:.0} pages/s of {:.1} KiB; this job replays that shape, its figures standing in for the database's",
             l.run, sh.reads_s, sh.read_kib, sh.depth, l.engine.product(), sh.writes_s, sh.write_kib
         );
+        if let Some(d) = &sh.doublewrite {
+            let _ = writeln!(
+                s,
+                "  its doublewrite: {:.0} pages/s more, in {:.1} sequential writes/s, not replayed (the job writes one random size): the disks got more writes than this job makes",
+                d.pages_s, d.writes_s
+            );
+        }
         if let Some(log) = &sh.log {
             let _ = writeln!(
                 s,

@@ -117,9 +117,13 @@ fn mariadb_setup_run_readers_and_writers_drop() {
     let l = &r["options"]["like"];
     assert_eq!(l["engine"], "mariadb", "{l}");
     assert_eq!(f(&l["shape"]["write_kib"]), 16.0, "{l}");
+    // The doublewrite's copies are named, not replayed.
+    assert!(f(&l["shape"]["doublewrite"]["pages_s"]) > 0.0, "{l}");
     let text = text_of(&["show", &stored_id(&out.stderr).to_string()]);
     assert!(
-        text.contains("MariaDB wrote") && text.contains("its redo:"),
+        text.contains("MariaDB wrote")
+            && text.contains("its redo:")
+            && text.contains("its doublewrite: "),
         "{text}"
     );
 
@@ -252,4 +256,100 @@ fn watch_shows_a_mariadb_run_in_progress() {
         String::from_utf8_lossy(&out.stderr)
     );
     ok(&["drop", "--engine", "mariadb", "--dir", d]);
+}
+
+/// A MariaDB of the user's by `--dsn mysql://…` (a server the test started, an account with
+/// a password, over TCP): setup, a run, a reset and a drop work on it, iogauge starts no
+/// server of its own, and the password is in no output and nowhere in the results store.
+#[test]
+fn a_users_mariadb_by_dsn() {
+    require_mariadb();
+    let _g = heavy();
+    let w = workdir();
+    let server = UserMaria::start(&w.path().join("theirs"));
+    let dsn = server.dsn();
+    let store = w.path().join("s.sqlite");
+    let said = |args: &[&str]| -> (std::process::Output, String) {
+        let out = bin()
+            .env("IOGAUGE_STORE", &store)
+            .args(args)
+            .output()
+            .unwrap();
+        let all = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {all}");
+        assert!(
+            !all.contains(MARIA_SECRET),
+            "{args:?} echoed the password: {all}"
+        );
+        (out, all)
+    };
+    let (_, text) = said(&[
+        "db",
+        "setup",
+        "--dsn",
+        &dsn,
+        "--schemas",
+        "2",
+        "--scale",
+        "8M",
+    ]);
+    assert!(text.contains("loaded 2 schemas x 512 rows"), "{text}");
+    assert!(
+        text.contains("bench:***@127.0.0.1"),
+        "the server named: {text}"
+    );
+    let (out, _) = said(&[
+        "db",
+        "run",
+        "--dsn",
+        &dsn,
+        "--readers",
+        "1",
+        "--writers",
+        "1",
+        "--time",
+        "2s",
+        "--json",
+    ]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    // The user's server reads ahead (MariaDB's default): the result says so.
+    assert!(
+        v["warnings"].as_array().unwrap().iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .starts_with("innodb_read_ahead_threshold=56:")),
+        "{}",
+        v["warnings"]
+    );
+    assert_eq!(v["server"]["engine"], "mariadb");
+    let s = &v["summary"]["sessions"];
+    assert!(f(&s["reads_s"]) > 0.0 && f(&s["updates_s"]) > 0.0, "{s}");
+    assert!(
+        f(&v["summary"]["db"]["rows_updated_s"]) > 0.0,
+        "{}",
+        v["summary"]["db"]
+    );
+    let id = stored_id(&out.stderr).to_string();
+    let (_, text) = said(&["show", &id]);
+    assert!(text.contains("on MariaDB 10."), "{text}");
+    said(&["db", "reset", "--dsn", &dsn]);
+    let (_, text) = said(&["db", "drop", "--dsn", &dsn]);
+    assert!(text.contains("iogauge schemas dropped"), "{text}");
+    let (ok, left) = server.root_sql("SHOW DATABASES LIKE 'iogauge%'");
+    assert!(ok && left.trim().is_empty(), "schemas left: {left}");
+    // Nowhere in the store's files (the database and any journal beside it).
+    for f in std::fs::read_dir(w.path()).unwrap().flatten() {
+        if !f.file_name().to_string_lossy().starts_with("s.sqlite") {
+            continue;
+        }
+        let bytes = std::fs::read(f.path()).unwrap();
+        assert!(
+            !bytes
+                .windows(MARIA_SECRET.len())
+                .any(|b| b == MARIA_SECRET.as_bytes()),
+            "the password is in {}",
+            f.path().display()
+        );
+    }
 }

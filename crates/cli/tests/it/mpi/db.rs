@@ -300,3 +300,48 @@ fn a_private_mariadb_per_rank() {
         assert!(!pid.exists(), "rank {r}'s server still running");
     }
 }
+
+/// One MariaDB of the user's shared by the ranks (`--dsn mysql://…`): the sessions split as
+/// one process numbers them, the server's load profile counted once, the password nowhere in
+/// what the job printed.
+#[test]
+fn one_mariadb_shared_by_the_ranks() {
+    require_root();
+    let _g = heavy();
+    let w = workdir();
+    let server = UserMaria::start(&w.path().join("theirs"));
+    let dsn = server.dsn();
+    setup(&["--dsn", &dsn, "--schemas", "2", "--scale", "8M"]);
+    let store = w.path().join("results.sqlite");
+    let args = [
+        "db",
+        "run",
+        "--dsn",
+        &dsn,
+        "--readers",
+        "2",
+        "--writers",
+        "1",
+        "--time",
+        "3s",
+        "--work-unit",
+        "8",
+        "--json",
+    ];
+    let (code, out, err) = mpirun(2, &store, &args);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        !format!("{out}{err}").contains(MARIA_SECRET),
+        "the job echoed the password: {err}"
+    );
+    let v: Value = serde_json::from_str(&out).expect("one JSON document on stdout");
+    assert_eq!(v["server"]["engine"], "mariadb");
+    check_ranks(&v, &[2, 1]);
+    let ranks = v["ranks"].as_array().unwrap();
+    assert_eq!(f(&ranks[0]["summary"]["sessions"]["updates_s"]), 0.0);
+    assert_eq!(f(&ranks[1]["summary"]["sessions"]["reads_s"]), 0.0);
+    let job = f(&v["summary"]["db"]["logical_reads_s"]);
+    let r0 = f(&ranks[0]["summary"]["db"]["logical_reads_s"]);
+    assert!((job / r0 - 1.0).abs() < 0.01, "{job} vs rank 0's {r0}");
+    assert_eq!(stored_runs(&store), 1);
+}
