@@ -42,6 +42,14 @@ impl MariaBin {
             None => "on PATH or in /usr/sbin".into(),
         };
         let (Some(server), Some(install)) = (first(&SERVERS), first(&INSTALLERS)) else {
+            if let Some(mysqld) = first(&SERVERS[1..]).filter(|_| dir.is_some()) {
+                // MySQL 8 has no installer: it initializes with `mysqld --initialize`, which a
+                // private server here does not do (no MySQL 8 to build it against).
+                return Err(PgError::Usage(format!(
+                    "--mysql-bin: {} has no mysql_install_db beside it (MySQL 8 or later?); iogauge makes private servers with MariaDB's or MySQL 5.7's installer: start that server yourself and give --dsn mysql://user:password@host:port/db",
+                    mysqld.display()
+                )));
+            }
             return Err(PgError::NoMariadb { searched });
         };
         let version = version(&server).ok_or_else(|| PgError::Program {
@@ -85,6 +93,21 @@ mod tests {
             Some("10.11.19-MariaDB-0+deb12u1".into())
         );
         assert_eq!(parse_version("nothing here"), None);
+    }
+
+    #[test]
+    fn a_mysqld_without_an_installer_points_at_dsn() {
+        let d = std::env::temp_dir().join(format!("iogauge-mysql8-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("mysqld"), b"").unwrap();
+        let e = MariaBin::find(Some(&d)).unwrap_err();
+        std::fs::remove_dir_all(&d).unwrap();
+        assert!(e.is_usage(), "{e}");
+        let e = e.to_string();
+        assert!(
+            e.starts_with("--mysql-bin: ") && e.contains("--dsn mysql://"),
+            "{e}"
+        );
     }
 
     #[test]
