@@ -324,6 +324,27 @@ pub fn wait_closed(file: &Path) {
     }
 }
 
+/// `program` run as the OS account `user` (through runuser), or as the test's own (root).
+pub fn as_os_user(user: Option<&str>, program: &str) -> std::process::Command {
+    let mut c = std::process::Command::new(match user {
+        Some(_) => "runuser",
+        None => program,
+    });
+    if let Some(u) = user {
+        c.args(["-u", u, "--", program]);
+    }
+    c
+}
+
+/// A TCP port of 127.0.0.1 free now, for a server the test starts (its bind fails loudly if
+/// another took the port since).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port()
+}
+
 /// A fresh directory on the disk under test (not /tmp, which may be tmpfs elsewhere).
 pub fn workdir() -> tempfile::TempDir {
     gated("a work directory");

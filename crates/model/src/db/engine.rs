@@ -40,6 +40,14 @@ impl Engine {
         *self == Engine::Postgres
     }
 
+    /// What its log is called: PostgreSQL's WAL, InnoDB's redo.
+    pub fn log(self) -> &'static str {
+        match self {
+            Engine::Postgres => "WAL",
+            Engine::Mariadb => "redo",
+        }
+    }
+
     /// The size of a data page: one row of the SLOB table per page.
     pub fn page_bytes(self) -> u64 {
         match self {

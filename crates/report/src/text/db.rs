@@ -342,10 +342,7 @@ fn database_text(s: &mut String, db: &LoadRates, e: Engine) {
     let _ = writeln!(
         s,
         "          {} {:.2} MiB/s, {}syncs/s {:.1}{}",
-        match e {
-            Engine::Postgres => "WAL",
-            Engine::Mariadb => "redo",
-        },
+        e.log(),
         db.wal_bytes_s / (1u64 << 20) as f64,
         // Runs stored before WAL writes were read have none: no "0 writes/s" for them.
         if db.wal_writes_s > 0.0 {

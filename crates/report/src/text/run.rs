@@ -290,7 +290,7 @@ fn like_and_targets(s: &mut String, r: &RunReport) {
             let _ = writeln!(
                 s,
                 "  its {}: {:.0} writes/s of {:.1} KiB, {:.2} commits per sync; the log writer replays it {}",
-                if l.engine.is_postgres() { "WAL" } else { "redo" },
+                l.engine.log(),
                 log.writes_s,
                 log.write_kib,
                 log.commits_per_sync,

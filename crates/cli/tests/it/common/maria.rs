@@ -11,7 +11,7 @@ pub const MARIA_SECRET: &str = "s3cretMaria";
 /// The server: its directory, its port and its process.
 pub struct UserMaria {
     dir: PathBuf,
-    pub port: u16,
+    port: u16,
     server: Child,
 }
 
@@ -34,11 +34,7 @@ impl UserMaria {
             "mariadb-install-db: {}",
             String::from_utf8_lossy(&made.stderr)
         );
-        // A port free now; the server's bind fails loudly if another took it since.
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .unwrap()
-            .port();
+        let port = free_port();
         let server = Command::new("mariadbd")
             .arg("--no-defaults")
             .arg(format!("--datadir={}", data.display()))
@@ -82,18 +78,7 @@ impl UserMaria {
 
     /// `sql` as the server's root on its socket: (success, stdout and stderr).
     pub fn root_sql(&self, sql: &str) -> (bool, String) {
-        let out = Command::new("mariadb")
-            .arg("--no-defaults")
-            .arg("-S")
-            .arg(self.dir.join("sock"))
-            .args(["-u", "root", "-N", "-e", sql])
-            .output()
-            .expect("the mariadb client (mariadb-server brings it)");
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned()
-                + &String::from_utf8_lossy(&out.stderr),
-        )
+        maria_client(None, "root", &self.dir.join("sock"), sql)
     }
 
     fn log(&self) -> String {
@@ -107,4 +92,19 @@ impl Drop for UserMaria {
         let _ = self.server.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// The `mariadb` client as `os_user` (through runuser) or as root, as database `user`, on
+/// the server's socket: (success, stdout and stderr).
+pub fn maria_client(os_user: Option<&str>, user: &str, sock: &Path, sql: &str) -> (bool, String) {
+    let out = as_os_user(os_user, "mariadb")
+        .args(["--no-defaults", "-S"])
+        .arg(sock)
+        .args(["-u", user, "-N", "-e", sql])
+        .output()
+        .expect("runuser and the mariadb client (mariadb-server brings it)");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
 }

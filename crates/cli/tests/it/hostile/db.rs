@@ -6,7 +6,7 @@
 
 use crate::common::*;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output};
+use std::process::{Child, Output};
 use std::time::{Duration, Instant};
 
 const SECRET: &str = "secretpw";
@@ -70,15 +70,7 @@ fn socket(dir: &Path) -> PathBuf {
 
 /// `psql` as `user` (through runuser) or as root, on the cluster's socket: (success, stderr).
 fn psql(user: Option<&str>, host: &str) -> (bool, String) {
-    let mut c = match user {
-        Some(u) => {
-            let mut c = Command::new("runuser");
-            c.args(["-u", u, "--", "psql"]);
-            c
-        }
-        None => Command::new("psql"),
-    };
-    let out = c
+    let out = as_os_user(user, "psql")
         .args([
             "-h", host, "-U", "postgres", "-d", "iogauge", "-Atc", "SELECT 1",
         ])

@@ -6,7 +6,7 @@
 use super::db::{chmod, mode, s, server_procs, within};
 use crate::common::*;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output};
+use std::process::{Child, Output};
 use std::time::Duration;
 
 /// `db ARGS --engine mariadb`, which must succeed.
@@ -31,27 +31,6 @@ fn small_server(w: &tempfile::TempDir) -> PathBuf {
 
 fn socket(dir: &Path) -> PathBuf {
     dir.join("run").join("mysqld.sock")
-}
-
-/// The `mariadb` client as `os_user` (through runuser) or as root, as database `user`, on
-/// the server's socket: (success, stderr).
-fn client(os_user: Option<&str>, user: &str, sock: &Path, sql: &str) -> (bool, String) {
-    let mut c = match os_user {
-        Some(u) => {
-            let mut c = Command::new("runuser");
-            c.args(["-u", u, "--", "mariadb"]);
-            c
-        }
-        None => Command::new("mariadb"),
-    };
-    let out = c
-        .args(["--no-defaults", "-S", s(sock), "-u", user, "-N", "-e", sql])
-        .output()
-        .expect("runuser and the mariadb client (mariadb-server brings it)");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
-    )
 }
 
 /// Starts `db run --engine mariadb` on `dir` and waits until its server listens.
@@ -84,7 +63,7 @@ fn other_local_users_cannot_connect_to_a_private_mariadb() {
     let run = run_in_background(&dir, "8s");
     let (rund, sock) = (dir.join("run"), socket(&dir));
     assert_eq!(mode(&rund), 0o700, "socket directory");
-    let (ok, err) = client(Some("nobody"), "root", &sock, "SELECT 1");
+    let (ok, err) = maria_client(Some("nobody"), "root", &sock, "SELECT 1");
     assert!(
         !ok && err.contains("(13"),
         "the socket's directory must refuse: {err}"
@@ -96,11 +75,11 @@ fn other_local_users_cannot_connect_to_a_private_mariadb() {
     chmod(&rund, 0o755);
     chmod(&sock, 0o777);
     for user in ["root", "nobody", "mysql", "mariadb.sys"] {
-        let (ok, err) = client(Some("nobody"), user, &sock, "SELECT 1");
+        let (ok, err) = maria_client(Some("nobody"), user, &sock, "SELECT 1");
         assert!(!ok && err.contains("Access denied"), "{user}: {err}");
     }
     // No TCP at all; iogauge's own account gets in.
-    let (ok, out) = client(None, "root", &sock, "SELECT @@skip_networking");
+    let (ok, out) = maria_client(None, "root", &sock, "SELECT @@skip_networking");
     assert!(ok && out.trim() == "1", "{out}");
     chmod(&rund, 0o700);
     chmod(&dir, 0o700);

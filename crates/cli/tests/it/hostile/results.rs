@@ -182,11 +182,7 @@ impl Postgres {
         let data = dir.join("pgdata");
         let pw = dir.join("pw");
         std::fs::write(&pw, SECRET).unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         std::fs::create_dir(&data).unwrap();
         sh(&format!(
             "chown postgres '{}' '{}' && chmod 755 '{}'",

@@ -3,6 +3,7 @@
 //! in progress; with `--cpu each`, one more line per CPU.
 
 use crate::split::busiest;
+use iogauge_model::db::engine::Engine;
 use iogauge_model::derive::{Derived, PerCpuRates};
 use iogauge_model::live::DbNow;
 use iogauge_model::live::{LiveHeader, LiveInterval, LiveRanks};
@@ -148,7 +149,11 @@ fn db_part(db: &DbNow) -> String {
 /// InnoDB's log is called redo (rates with InnoDB's own figures are MariaDB's).
 pub fn db_rates_line(r: &iogauge_model::db::profile::LoadRates) -> String {
     let ms = |v: Option<f64>| v.map_or("-".to_string(), |m| format!("{m:.3} ms"));
-    let log = if r.innodb.is_some() { "redo" } else { "WAL" };
+    let log = match r.innodb {
+        Some(_) => Engine::Mariadb,
+        None => Engine::Postgres,
+    }
+    .log();
     format!(
         "logical/s {:.0} physical/s {:.0} avg read {} commits/s {:.0} {log} MiB/s {:.2} {log} sync {}",
         r.logical_reads_s,
