@@ -99,7 +99,11 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     if iogauge_session::ranks::launched().is_some() && iogauge_session::ranks::other_rank() {
         let help = matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion);
-        return ExitCode::from(if help { 0 } else { USAGE });
+        if help {
+            return ExitCode::SUCCESS;
+        }
+        iogauge_session::ranks::wait_for_lead();
+        return ExitCode::from(USAGE);
     }
     match e.kind() {
         ErrorKind::DisplayHelp

@@ -61,13 +61,27 @@ pub fn other_rank() -> bool {
 }
 
 /// A mistake every rank makes alike (the command line's, found before MPI is up): rank 0's
-/// to say.
+/// to say. The other ranks [`wait_for_lead`] first.
 pub fn said_once(e: impl Into<anyhow::Error>) -> anyhow::Error {
     if other_rank() {
+        wait_for_lead();
         Quiet(USAGE).into()
     } else {
         e.into()
     }
+}
+
+/// How long a rank other than 0 waits before ending on a mistake found before MPI is up.
+const LEAD_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// A rank other than 0 that found the command line's mistake before MPI is up has no barrier
+/// to wait at, and the launcher tears the whole job down as soon as the first rank ends
+/// non-zero: ending at once could kill rank 0 before it printed the line (seen in CI with
+/// `mpirun -np 3 iogauge watch`). So it waits: rank 0's own exit ends the job, and this rank
+/// with it, well before the grace runs out; the grace only matters if rank 0 found no
+/// mistake, and then this rank still ends the job.
+pub fn wait_for_lead() {
+    std::thread::sleep(LEAD_GRACE);
 }
 
 /// The processes one job runs on.
