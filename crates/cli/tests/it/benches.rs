@@ -70,15 +70,21 @@ fn smallest_pass(name: &str, args: &[&str], codes: &[i32]) -> String {
 }
 
 /// Each bench's smallest pass, one test each. They disturb the machine (the device, the OS
-/// cache, huge pages, cgroups) and assert no timing: heavy, so never two at once and never
-/// beside a timing-sensitive test. What each asserts is the line its method ends with: a bench
-/// that stops early, or prints nothing of what it measured, fails.
+/// cache, cgroups) and assert no timing: busy, so never beside a timing-sensitive test, and
+/// beside other busy ones (each bench's cgroups, loop devices and files are its own). Two
+/// are heavy, one at a time among all: `trace` (its traced windows within one run need a
+/// quiet disk to give a ratio, and it flips the machine-wide `kernel.bpf_stats_enabled`) and
+/// `vs-fio` (it reserves huge pages, machine-wide). What each asserts is the line its method
+/// ends with: a bench that stops early, or prints nothing of what it measured, fails.
 macro_rules! smallest {
     ($test:ident, $name:literal, [$($arg:literal),*], $codes:expr, [$($want:literal),+]) => {
+        smallest!($test, busy, $name, [$($arg),*], $codes, [$($want),+]);
+    };
+    ($test:ident, $guard:ident, $name:literal, [$($arg:literal),*], $codes:expr, [$($want:literal),+]) => {
         #[test]
         fn $test() {
             crate::common::require_root();
-            let _g = crate::common::heavy();
+            let _g = crate::common::$guard();
             let text = smallest_pass($name, &[$($arg),*], $codes);
             for want in [$($want),+] {
                 assert!(text.contains(want), "bench/{}: no {want:?} in:\n{text}", $name);
@@ -185,7 +191,7 @@ smallest!(
 #[test]
 fn soak_smallest_pass() {
     crate::common::require_root();
-    let _g = crate::common::heavy();
+    let _g = crate::common::busy();
     let text = smallest_pass(
         "soak",
         &[
@@ -211,6 +217,7 @@ fn soak_smallest_pass() {
 }
 smallest!(
     trace_smallest_pass,
+    heavy,
     "trace",
     [
         "--dir",
@@ -239,6 +246,7 @@ smallest!(
 );
 smallest!(
     vs_fio_smallest_pass,
+    heavy,
     "vs-fio",
     [
         "--file",

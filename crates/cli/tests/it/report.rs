@@ -30,7 +30,8 @@ fn charts(html: &str, kind: &str) -> usize {
 
 #[test]
 fn runs_and_a_calibration_in_one_report() {
-    let _g = heavy();
+    // What it asserts is the page's structure, not its figures: busy, not heavy.
+    let _g = busy();
     let d = workdir();
     let store = d.path().join("s.sqlite");
     let t = d.path().join("data");

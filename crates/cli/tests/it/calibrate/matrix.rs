@@ -6,7 +6,8 @@ use super::*;
 
 #[test]
 fn matrix_writes_orion_csv_files_and_never_overwrites() {
-    let _g = heavy();
+    // The matrix's size follows the device's latency; what is asserted holds at any size.
+    let _g = busy();
     let d = workdir();
     let t = d.path().join("cal");
     let csv = d.path().join("csv");
