@@ -301,27 +301,45 @@ pub fn wait_closed(file: &Path) {
     let file = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let holders: Vec<String> = std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter(|p| {
-                std::fs::read_dir(p.path().join("fd")).is_ok_and(|fds| {
-                    fds.flatten()
-                        .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == file))
-                })
+        let holders = processes_where(|p| {
+            std::fs::read_dir(p.join("fd")).is_ok_and(|fds| {
+                fds.flatten()
+                    .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == file))
             })
-            .map(|p| p.file_name().to_string_lossy().into_owned())
-            .collect();
+        });
         if holders.is_empty() {
             return;
         }
         assert!(
             Instant::now() < deadline,
-            "{} still open in PID {holders:?}",
+            "{} still open in {holders:?}",
             file.display()
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// The processes whose `/proc/PID` directory `pred` holds for, each as "PID command line":
+/// who still holds a file, who maps huge pages.
+pub fn processes_where(pred: impl Fn(&Path) -> bool) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|d| {
+            d.file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+        })
+        .filter(|d| pred(&d.path()))
+        .map(|d| {
+            let cmd = std::fs::read(d.path().join("cmdline")).unwrap_or_default();
+            format!(
+                "{} {}",
+                d.file_name().to_string_lossy(),
+                String::from_utf8_lossy(&cmd).replace('\0', " ").trim_end()
+            )
+        })
+        .collect()
 }
 
 /// `program` run as the OS account `user` (through runuser), or as the test's own (root).

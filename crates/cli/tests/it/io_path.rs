@@ -206,24 +206,12 @@ fn no_free_huge_pages() {
             return;
         }
         if Instant::now() > until {
-            let holders: Vec<String> = std::fs::read_dir("/proc")
-                .unwrap()
-                .flatten()
-                .filter(|d| {
-                    std::fs::read_to_string(d.path().join("smaps")).is_ok_and(|m| {
-                        m.lines()
-                            .any(|l| l.starts_with("KernelPageSize:") && l.contains(" 2048 kB"))
-                    })
+            let holders = processes_where(|p| {
+                std::fs::read_to_string(p.join("smaps")).is_ok_and(|m| {
+                    m.lines()
+                        .any(|l| l.starts_with("KernelPageSize:") && l.contains(" 2048 kB"))
                 })
-                .map(|d| {
-                    let cmd = std::fs::read(d.path().join("cmdline")).unwrap_or_default();
-                    format!(
-                        "{:?} {}",
-                        d.file_name(),
-                        String::from_utf8_lossy(&cmd).replace('\0', " ")
-                    )
-                })
-                .collect();
+            });
             panic!("nr_hugepages=0 left free huge pages: {huge:?}; mapped by: {holders:?}");
         }
         std::thread::sleep(Duration::from_millis(100));
