@@ -6,8 +6,8 @@ use crate::driver;
 use crate::error::EngineError;
 use crate::iopath;
 use crate::logwriter::{self, LogCtx, LogOutcome};
-use crate::offsets::{Extent, OpGen, Space};
-use crate::placement::{layout, placement};
+use crate::offsets::OpGen;
+use crate::placement::{offset_space, placement};
 use crate::pool::BufPool;
 use crate::target::Target;
 use crate::uring::UringChoice;
@@ -49,7 +49,19 @@ struct SteadyWatch<'a> {
     window: Option<(u32, u32)>,
 }
 
-impl SteadyWatch<'_> {
+impl<'a> SteadyWatch<'a> {
+    /// The watch `--steady` asks for (none without it), ending the ramp through `ramp_end`.
+    fn of(spec: &JobSpec, ramp_end: &'a RampEnd) -> Option<Self> {
+        spec.steady.map(|w| SteadyWatch {
+            detector: SteadyDetector::new(w.config(spec.interval)),
+            ramp_end,
+            every: spec.interval,
+            min: on_grid(spec.ramp, spec.interval),
+            timeout: on_grid(w.timeout, spec.interval),
+            window: None,
+        })
+    }
+
     fn observe(&mut self, iv: &Interval, since_t0: Duration) {
         if iv.phase != Phase::Ramp || self.window.is_some() {
             return;
@@ -90,6 +102,15 @@ fn phases(spec: &JobSpec, steady_timeout: Option<Duration>) -> Plan {
     }
 }
 
+/// The worker threads and each one's queue depth: psync has one I/O per thread, so QD N
+/// becomes N threads.
+fn threads_and_depth(spec: &JobSpec) -> (usize, u32) {
+    match spec.engine {
+        EngineKind::IoUring => (spec.workers as usize, spec.qd),
+        EngineKind::Psync => ((spec.workers * spec.qd) as usize, 1),
+    }
+}
+
 /// Splits `total` into `n` nearly equal shares (the first ones one larger).
 fn share(total: u64, n: u64, i: u64) -> u64 {
     total / n + u64::from(i < total % n)
@@ -119,20 +140,8 @@ pub fn run_telling(
     started: &(dyn Fn(Instant) + Sync),
 ) -> Result<JobOutcome, EngineError> {
     let placement = placement(spec, targets)?;
-    let space = match &placement {
-        // Offsets are drawn in the layout's logical space; the workers map them.
-        Some(p) => Space::new(vec![Extent {
-            target: 0,
-            start: 0,
-            len: p.layout.logical_size(),
-        }]),
-        None => layout(spec, targets)?,
-    };
-    // psync has one I/O per thread: QD N becomes N threads.
-    let (threads, qd) = match spec.engine {
-        EngineKind::IoUring => (spec.workers as usize, spec.qd),
-        EngineKind::Psync => ((spec.workers * spec.qd) as usize, 1),
-    };
+    let space = offset_space(spec, targets, placement.as_ref())?;
+    let (threads, qd) = threads_and_depth(spec);
     let n = threads as u64;
     let (pool, uring, io_path) = io_path(spec, threads * qd as usize)?;
     let log_region = spec
@@ -144,14 +153,7 @@ pub fn run_telling(
     let (halt, done) = (AtomicBool::new(false), AtomicBool::new(false));
     let ramp_end = RampEnd::new();
     let steady_timeout = spec.steady.map(|w| on_grid(w.timeout, spec.interval));
-    let mut watch = spec.steady.map(|w| SteadyWatch {
-        detector: SteadyDetector::new(w.config(spec.interval)),
-        ramp_end: &ramp_end,
-        every: spec.interval,
-        min: on_grid(spec.ramp, spec.interval),
-        timeout: steady_timeout.unwrap_or_default(),
-        window: None,
-    });
+    let mut watch = SteadyWatch::of(spec, &ramp_end);
     let (tx, rx) = channel::<Msg>();
     // The log writer's as they are, each worker's with its share of the quota and the rate.
     let phases = phases(spec, steady_timeout);

@@ -153,6 +153,23 @@ impl Throttle {
     }
 }
 
+/// The space a job's offsets are drawn in: under `--layout` the layout's logical space (the
+/// workers map each offset onto its members), else the targets' regions ([`layout`]).
+pub fn offset_space(
+    spec: &JobSpec,
+    targets: &[Target],
+    placement: Option<&Placement>,
+) -> Result<Space, EngineError> {
+    match placement {
+        Some(p) => Ok(Space::new(vec![Extent {
+            target: 0,
+            start: 0,
+            len: p.layout.logical_size(),
+        }])),
+        None => layout(spec, targets),
+    }
+}
+
 /// Builds the job's layout over the targets' regions, or `None` without `--layout`.
 pub fn placement(spec: &JobSpec, targets: &[Target]) -> Result<Option<Placement>, EngineError> {
     let Some(opts) = &spec.layout else {
