@@ -112,18 +112,53 @@ fn points_table(s: &mut String, r: &CalibrationReport) {
         } else {
             ""
         };
-        let by_rank = if p.rank_ios.is_empty() {
-            String::new()
-        } else {
-            let ios: Vec<String> = p.rank_ios.iter().map(u64::to_string).collect();
-            format!("  I/Os by rank {}", ios.join(" / "))
-        };
+        let by_rank = ios_by_rank(&p.rank_ios);
         let _ = writeln!(
             s,
             "{step:<8}{:>12}{:>8}{:>11.0}{:>10.1} |            {:>9.0}{:>9.0}{:>9.0}{:>9.0}{mark}{by_rank}",
             p.outstanding, p.workers, p.iops, p.mbps, l.mean, l.p50, l.p95, l.p99
         );
     }
+}
+
+/// A point's I/Os on each rank: every rank's count up to [`super::ranks::ALL_ROWS`] ranks;
+/// over more, the fewest and the most of the ranks that did I/O (a point's outstanding I/Os
+/// may leave some idle), with the ranks that did them.
+fn ios_by_rank(ios: &[u64]) -> String {
+    if ios.is_empty() {
+        return String::new();
+    }
+    if ios.len() <= super::ranks::ALL_ROWS {
+        let each: Vec<String> = ios.iter().map(u64::to_string).collect();
+        return format!("  I/Os by rank {}", each.join(" / "));
+    }
+    let busy: Vec<(usize, u64)> = ios
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|&(_, n)| n > 0)
+        .collect();
+    let idle = ios.len() - busy.len();
+    let (Some(lo), Some(hi)) = (
+        busy.iter().min_by_key(|&&(_, n)| n),
+        busy.iter().max_by_key(|&&(_, n)| n),
+    ) else {
+        return format!("  I/Os by rank: none on {idle} ranks");
+    };
+    if busy.len() == 1 {
+        return format!(
+            "  I/Os by rank: {} on rank {} alone, {idle} idle",
+            hi.1, hi.0
+        );
+    }
+    format!(
+        "  I/Os by rank: {} (rank {}) to {} (rank {}) on {} ranks, {idle} idle",
+        lo.1,
+        lo.0,
+        hi.1,
+        hi.0,
+        busy.len()
+    )
 }
 
 /// The mixed matrix, under a line naming its mode.
@@ -287,6 +322,25 @@ pub fn matrix_csv(cells: &[Cell]) -> [(&'static str, String); 3] {
 mod tests {
     use super::*;
     use iogauge_stats::LatSummary;
+
+    /// Up to 16 ranks every count; over 16 the fewest and the most of the ranks doing I/O.
+    #[test]
+    fn ios_by_rank_lists_a_few_ranks_and_bounds_many() {
+        assert_eq!(ios_by_rank(&[]), "");
+        assert_eq!(ios_by_rank(&[5, 0, 7]), "  I/Os by rank 5 / 0 / 7");
+        let mut many = vec![0; 18];
+        many[..3].copy_from_slice(&[40, 25, 31]);
+        assert_eq!(
+            ios_by_rank(&many),
+            "  I/Os by rank: 25 (rank 1) to 40 (rank 0) on 3 ranks, 15 idle"
+        );
+        assert_eq!(ios_by_rank(&[0; 17]), "  I/Os by rank: none on 17 ranks");
+        many[..2].fill(0);
+        assert_eq!(
+            ios_by_rank(&many),
+            "  I/Os by rank: 31 on rank 2 alone, 17 idle"
+        );
+    }
 
     #[test]
     fn csv_rows_are_large_levels_and_columns_small_levels() {

@@ -7,10 +7,12 @@ use iogauge_model::preflight::{leaves, BlockDev, DevKind, MountFacts, Preflight,
 use iogauge_stats::Bytes;
 use std::fmt::Write as _;
 
-/// The preflight block: one line per target, then warnings.
+/// The preflight block: one line per target (the first few of many: a job over many ranks
+/// has one or more a rank), then warnings.
 pub fn preflight_text(p: &Preflight) -> String {
     let mut s = String::new();
-    for t in &p.targets {
+    let shown = super::ranks::targets_listed(p.targets.len());
+    for t in &p.targets[..shown] {
         // A database run's targets say what they hold (data, tablespace, wal).
         let role = t.role.as_deref().unwrap_or("target");
         let mut line = format!("  {role} {}", t.path.display());
@@ -36,6 +38,7 @@ pub fn preflight_text(p: &Preflight) -> String {
             let _ = writeln!(s, "    {l}");
         }
     }
+    super::ranks::more_targets(&mut s, shown, p.targets.len(), "preflight.targets[]");
     for a in &p.md_arrays {
         let _ = writeln!(
             s,
@@ -172,4 +175,45 @@ fn queue_facts(d: &BlockDev) -> Vec<String> {
         f.push(format!("read-ahead {ra} KiB"));
     }
     f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_targets(n: usize) -> Preflight {
+        let target = |i: usize| TargetFacts {
+            path: format!("/data/d.{i}").into(),
+            fs: Some("ext4".into()),
+            device: None,
+            tested_bytes: 1 << 30,
+            device_bytes: None,
+            span_pct: None,
+            rotational: None,
+            role: None,
+            mount: None,
+            layout: None,
+        };
+        Preflight {
+            targets: (0..n).map(target).collect(),
+            md_arrays: Vec::new(),
+            warnings: vec!["a warning".into()],
+        }
+    }
+
+    /// A rank's target each: all of 16, the first 4 of 17 and where the others are.
+    #[test]
+    fn many_targets_are_the_first_few_and_a_count() {
+        let all = preflight_text(&with_targets(16));
+        assert_eq!(all.matches("  target /data/d.").count(), 16, "{all}");
+        assert!(!all.contains("more targets"), "{all}");
+        let some = preflight_text(&with_targets(17));
+        assert_eq!(some.matches("  target /data/d.").count(), 4, "{some}");
+        assert!(some.contains("  target /data/d.3 on ext4"), "{some}");
+        assert!(
+            some.contains("… and 13 more targets (every one is in the JSON's preflight.targets[])"),
+            "{some}"
+        );
+        assert!(some.ends_with("  WARNING: a warning\n"), "{some}");
+    }
 }

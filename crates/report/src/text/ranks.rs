@@ -12,6 +12,28 @@ pub(crate) const ALL_ROWS: usize = 16;
 /// Of more: the slowest and the fastest this many each.
 const ENDS: usize = 4;
 
+/// How many of `n` targets a text lists: every one up to [`ALL_ROWS`]; over many ranks one
+/// line a rank would bury the summary, so the first [`ENDS`] stand for all.
+pub(crate) fn targets_listed(n: usize) -> usize {
+    if n > ALL_ROWS {
+        ENDS
+    } else {
+        n
+    }
+}
+
+/// The line after a list of `listed` of `n` targets, when it left some out: where the rest
+/// are (`json`, the document's array that holds every one).
+pub(crate) fn more_targets(s: &mut String, listed: usize, n: usize, json: &str) {
+    if listed < n {
+        let _ = writeln!(
+            s,
+            "  … and {} more targets (every one is in the JSON's {json})",
+            n - listed
+        );
+    }
+}
+
 fn iops(x: &RankReport) -> f64 {
     x.summary.read.iops + x.summary.write.iops
 }

@@ -311,11 +311,7 @@ fn like_and_targets(s: &mut String, r: &RunReport) {
             );
         }
     }
-    // Over many ranks, one line a rank would bury the summary: the first few stand for all.
-    let shown = match r.targets.len() > super::ranks::ALL_ROWS {
-        true => 4,
-        false => r.targets.len(),
-    };
+    let shown = super::ranks::targets_listed(r.targets.len());
     for t in &r.targets[..shown] {
         let _ = writeln!(s, "  target {}", target_line(t));
         let facts = r.preflight.iter().flat_map(|p| &p.targets);
@@ -325,13 +321,7 @@ fn like_and_targets(s: &mut String, r: &RunReport) {
             }
         }
     }
-    if shown < r.targets.len() {
-        let _ = writeln!(
-            s,
-            "  … and {} more targets (every one is in the JSON's targets[])",
-            r.targets.len() - shown
-        );
-    }
+    super::ranks::more_targets(s, shown, r.targets.len(), "targets[]");
 }
 
 fn target_line(t: &TargetInfo) -> String {
