@@ -229,6 +229,10 @@ impl MariaServer {
                 self.run_dir().join("mysqld.pid").display().to_string(),
             ),
             ("log-error", self.log().display().to_string()),
+            // Its own, not /tmp: a starting server deletes every `#sql*` file in its tmpdir
+            // (temporary tables left by a crash), which in /tmp would be other servers'
+            // (the machine's own MariaDB, another rank's bootstrap next to this one).
+            ("tmpdir", self.run_dir().display().to_string()),
             ("user", os_user()),
         ];
         for (k, v) in own {

@@ -1,6 +1,7 @@
 //! The private MariaDB under the attacks the private PostgreSQL is tested with
 //! (`hostile/db.rs`): other local users cannot get in, the server dies with a killed iogauge,
-//! Ctrl-C in setup removes what it made, a DSN's password is never echoed. Debian's MariaDB,
+//! Ctrl-C in setup removes what it made, a DSN's password is never echoed, other servers'
+//! temporary files are left alone. Debian's MariaDB,
 //! real `runuser`, real signals; as root.
 
 use super::db::{chmod, mode, s, server_procs, within};
@@ -84,6 +85,43 @@ fn other_local_users_cannot_connect_to_a_private_mariadb() {
     chmod(&rund, 0o700);
     chmod(&dir, 0o700);
     let out = finish(run, 60);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    db_ok(&["drop", "--dir", s(&dir)]);
+}
+
+/// A starting MariaDB deletes every `#sql*` file in its tmpdir (temporary tables a crash
+/// left). With /tmp as its tmpdir a private server deleted other servers' temporary tables,
+/// and two ranks' servers bootstrapping at once each other's (`mariadb-install-db` failed with
+/// "Can't find file: '/tmp/#sql-temptable-…'" in 2 of 6 tries): its tmpdir is its own.
+#[test]
+fn a_private_mariadb_leaves_other_servers_temporary_files_alone() {
+    require_root();
+    let _g = busy();
+    let w = workdir();
+    let other = std::env::temp_dir().join(format!(
+        "#sql-temptable-iogauge-test-{}.MAI",
+        std::process::id()
+    ));
+    std::fs::write(&other, "another server's temporary table").unwrap();
+    let dir = small_server(&w);
+    let run = run_in_background(&dir, "3s");
+    let (ok, tmpdir) = maria_client(None, "root", &socket(&dir), "SELECT @@tmpdir");
+    let out = finish(run, 60);
+    let kept = other.exists();
+    let _ = std::fs::remove_file(&other);
+    assert!(
+        kept,
+        "setting up and starting the server deleted {}",
+        other.display()
+    );
+    assert!(
+        ok && Path::new(tmpdir.trim()).starts_with(&dir),
+        "the server's tmpdir is not in its directory: {tmpdir}"
+    );
     assert!(
         out.status.success(),
         "{}",
