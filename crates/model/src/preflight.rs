@@ -39,6 +39,24 @@ pub struct TargetFacts {
     pub layout: Option<FileLayout>,
 }
 
+impl TargetFacts {
+    /// A target of which nothing is known yet but its path and the bytes the run addresses.
+    pub fn new(path: PathBuf, tested_bytes: u64) -> TargetFacts {
+        TargetFacts {
+            path,
+            fs: None,
+            device: None,
+            tested_bytes,
+            device_bytes: None,
+            span_pct: None,
+            rotational: None,
+            role: None,
+            mount: None,
+            layout: None,
+        }
+    }
+}
+
 /// The mount holding a target, from /proc/self/mountinfo.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MountFacts {

@@ -54,18 +54,7 @@ pub fn preflight_roles(targets: &[(PathBuf, u64, Option<&str>)]) -> Preflight {
 }
 
 fn target_facts(sys: &Sysfs, path: &Path, tested: u64, warnings: &mut Vec<String>) -> TargetFacts {
-    let mut facts = TargetFacts {
-        path: path.to_path_buf(),
-        fs: None,
-        device: None,
-        tested_bytes: tested,
-        device_bytes: None,
-        span_pct: None,
-        rotational: None,
-        role: None,
-        mount: None,
-        layout: None,
-    };
+    let mut facts = TargetFacts::new(path.to_path_buf(), tested);
     let shown = path.display();
     let (seen, meta) = match nearest_existing(path) {
         Ok(found) => found,

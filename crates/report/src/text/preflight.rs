@@ -183,16 +183,8 @@ mod tests {
 
     fn with_targets(n: usize) -> Preflight {
         let target = |i: usize| TargetFacts {
-            path: format!("/data/d.{i}").into(),
             fs: Some("ext4".into()),
-            device: None,
-            tested_bytes: 1 << 30,
-            device_bytes: None,
-            span_pct: None,
-            rotational: None,
-            role: None,
-            mount: None,
-            layout: None,
+            ..TargetFacts::new(format!("/data/d.{i}").into(), 1 << 30)
         };
         Preflight {
             targets: (0..n).map(target).collect(),
