@@ -22,9 +22,13 @@ impl UserMaria {
         gated("a MariaDB server");
         std::fs::create_dir_all(dir).unwrap();
         let data = dir.join("data");
+        // Its temporary files in its own directory: a starting MariaDB deletes every `#sql*`
+        // file in its tmpdir, which in /tmp would be other tests' servers'.
+        let tmpdir = format!("--tmpdir={}", dir.display());
         let made = Command::new("mariadb-install-db")
             .arg("--no-defaults")
             .arg(format!("--datadir={}", data.display()))
+            .arg(&tmpdir)
             .args(["--user=root", "--skip-test-db"])
             .args(["--auth-root-authentication-method=socket"])
             .output()
@@ -38,6 +42,7 @@ impl UserMaria {
         let server = Command::new("mariadbd")
             .arg("--no-defaults")
             .arg(format!("--datadir={}", data.display()))
+            .arg(&tmpdir)
             .arg(format!("--socket={}", dir.join("sock").display()))
             .arg(format!("--log-error={}", dir.join("server.log").display()))
             .arg(format!("--port={port}"))
