@@ -152,11 +152,10 @@ pub fn run_telling(
     let gate = Gate::telling(threads + usize::from(log_region.is_some()), started);
     let (halt, done) = (AtomicBool::new(false), AtomicBool::new(false));
     let ramp_end = RampEnd::new();
-    let steady_timeout = spec.steady.map(|w| on_grid(w.timeout, spec.interval));
     let mut watch = SteadyWatch::of(spec, &ramp_end);
     let (tx, rx) = channel::<Msg>();
     // The log writer's as they are, each worker's with its share of the quota and the rate.
-    let phases = phases(spec, steady_timeout);
+    let phases = phases(spec, watch.as_ref().map(|w| w.timeout));
     let log_ctx = log_region.map(|region| LogCtx {
         region,
         plan: phases,

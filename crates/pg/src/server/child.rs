@@ -247,31 +247,24 @@ fn crash_in(lines: &[String]) -> Option<String> {
     Some(said.join(" | "))
 }
 
-/// The last `n` lines of a log file, for error messages.
-pub(crate) fn log_tail(log: &Path, n: usize) -> String {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join(" | ")
-}
-
 /// What a failed setup command's log says went wrong: its last `n` error lines (initdb's
 /// `initdb: error: …`, MariaDB's `[ERROR] …` and `ERROR: 1017 …`), else its last `n` lines.
 /// `mariadb-install-db` ends a failure with a page on how to report a bug, which says nothing
 /// of the cause.
 fn log_errors(log: &Path, n: usize) -> String {
     let text = std::fs::read_to_string(log).unwrap_or_default();
-    let errors: Vec<&str> = text
-        .lines()
+    let lines: Vec<&str> = text.lines().collect();
+    let errors: Vec<&str> = lines
+        .iter()
+        .copied()
         .filter(|l| {
             ["ERROR", "FATAL", "PANIC", "error:"]
                 .iter()
                 .any(|e| l.contains(e))
         })
         .collect();
-    match errors.len() {
-        0 => log_tail(log, n),
-        k => errors[k.saturating_sub(n)..].join(" | "),
-    }
+    let shown = if errors.is_empty() { &lines } else { &errors };
+    shown[shown.len().saturating_sub(n)..].join(" | ")
 }
 
 #[cfg(test)]
