@@ -81,6 +81,17 @@ pub enum PgError {
     },
 }
 
+impl From<iogauge_trust::TrustError> for PgError {
+    /// A path refused by the trust rule is the user's to fix (exit 2); an I/O error met
+    /// while judging it is the system's.
+    fn from(e: iogauge_trust::TrustError) -> Self {
+        match e {
+            iogauge_trust::TrustError::Refused { path, why } => PgError::Dir { path, why },
+            iogauge_trust::TrustError::Io { path, source } => PgError::Io { path, source },
+        }
+    }
+}
+
 impl PgError {
     /// True when the user asked for something impossible as written (exit code 2): a wrong
     /// DSN, no PostgreSQL installed, a directory iogauge did not create.

@@ -1,6 +1,6 @@
 //! The private server: a PostgreSQL cluster iogauge makes on the storage under test, starts
 //! as its own child and removes again — where it lives and who may touch it ([`place`],
-//! [`trust`], [`marker`], [`files`], [`access`]), the binaries and processes that run it
+//! `trust`, [`marker`], [`files`], [`access`]), the binaries and processes that run it
 //! ([`bin`], [`child`], [`postmaster`], [`cgroup`]), its configuration ([`settings`],
 //! [`conf`]), the [`cluster`] itself, and the data set set up on it ([`setup`]).
 
@@ -16,4 +16,5 @@ pub(crate) mod place;
 pub(crate) mod postmaster;
 pub mod settings;
 pub(crate) mod setup;
-pub(crate) mod trust;
+/// The trust rule, shared with the rest of iogauge (`iogauge-trust`).
+pub(crate) use iogauge_trust as trust;

@@ -73,7 +73,7 @@ pub fn secure(owner: &Owner, data: &Path, run: &Path) -> Result<(), PgError> {
     ] {
         replace_file(&data.join(name), text.as_bytes(), 0o600, owner.ids())?;
     }
-    chown_dir(run, owner.ids(), Some(0o700))
+    Ok(chown_dir(run, owner.ids(), Some(0o700))?)
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 
 use crate::error::PgError;
 use crate::server::postmaster::Owner;
-use crate::server::trust::{read_nofollow, resolve, Kind, Trust};
+use crate::server::trust::{read_bounded, resolve, Kind, Trust};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::fd::AsRawFd;
@@ -22,6 +22,8 @@ use std::path::{Path, PathBuf};
 /// The marker's file name in the cluster directory.
 pub const MARKER: &str = ".iogauge-pg";
 const MAGIC: &str = "iogauge-pg 1";
+/// The most a marker holds (a few paths): a larger file is not one iogauge wrote.
+const MARKER_LIMIT: u64 = 64 << 10;
 /// iogauge's own directory inside a WAL or tablespace directory the user made.
 pub const WAL_SUBDIR: &str = "iogauge-wal";
 pub const TS_SUBDIR: &str = "iogauge-ts";
@@ -77,11 +79,12 @@ impl Marker {
     /// Reads the marker in `dir` (not through a symlink).
     pub fn read(dir: &Path) -> Result<Marker, PgError> {
         let p = dir.join(MARKER);
-        let text = read_nofollow(&p).map_err(|_| {
-            PgError::dir(
+        let text = read_bounded(&p, MARKER_LIMIT).map_err(|e| match e.is_not_found() {
+            true => PgError::dir(
                 dir,
                 "no iogauge cluster here (no marker); iogauge only touches directories it created",
-            )
+            ),
+            false => e.into(),
         })?;
         Marker::parse(&String::from_utf8_lossy(&text), dir)
             .ok_or_else(|| PgError::dir(&p, "unreadable iogauge marker"))
@@ -172,10 +175,18 @@ impl Marker {
 
 /// Locks the cluster for this process (flock on the marker, released when the file closes).
 pub fn lock(dir: &Path) -> Result<File, PgError> {
-    let p = dir.join(MARKER);
+    lock_marker(dir, MARKER)
+}
+
+/// Locks the server in `dir` for this process: an exclusive flock on its marker `name`,
+/// opened for reading and appending, never through a link or blocking on a FIFO; released
+/// when the file closes (also when the process dies).
+pub fn lock_marker(dir: &Path, name: &str) -> Result<File, PgError> {
+    let p = dir.join(name);
     let f = OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
+        .append(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(&p)
         .map_err(|e| PgError::io(&p, e))?;
     // SAFETY: flock on an open fd.

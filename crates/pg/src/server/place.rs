@@ -25,9 +25,10 @@ impl Place {
     }
 }
 
-/// A private cluster is one iogauge created: its marker file is there.
+/// A private cluster is one iogauge created: its marker file is there (whatever it is: a link
+/// or a FIFO there is refused by the open that follows, never followed).
 pub fn has_cluster(dir: &Path) -> bool {
-    dir.join(".iogauge-pg").exists()
+    std::fs::symlink_metadata(dir.join(".iogauge-pg")).is_ok()
 }
 
 /// Whether the setup of the cluster in `dir` finished: its pristine copy, taken last, is
@@ -95,8 +96,10 @@ pub fn check_dir(flag: &str, p: &Path) -> Result<(), PgError> {
     Trust::new(None)
         .check_tree(&real, Kind::Dir, false)
         .map_err(|e| match e {
-            PgError::Dir { why, .. } => PgError::Usage(format!("{flag} {}: {why}", p.display())),
-            e => e,
+            iogauge_trust::TrustError::Refused { why, .. } => {
+                PgError::Usage(format!("{flag} {}: {why}", p.display()))
+            }
+            e => e.into(),
         })
 }
 

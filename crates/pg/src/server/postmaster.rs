@@ -127,24 +127,7 @@ fn lookup_user(name: &str) -> Option<(u32, u32)> {
     (rc == 0 && !out.is_null()).then_some((pw.pw_uid, pw.pw_gid))
 }
 
-pub(crate) fn user_name(uid: u32) -> Option<String> {
-    // SAFETY: an all-zero passwd is a valid value of the plain C struct.
-    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut buf = vec![0 as libc::c_char; 16384];
-    let mut out: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: as in lookup_user; pw_name points into buf, read before buf is dropped.
-    unsafe {
-        let rc = libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut out);
-        if rc != 0 || out.is_null() {
-            return None;
-        }
-        Some(
-            std::ffi::CStr::from_ptr(pw.pw_name)
-                .to_string_lossy()
-                .into_owned(),
-        )
-    }
-}
+pub(crate) use iogauge_trust::user_name;
 
 /// A postmaster this process started.
 #[derive(Debug)]

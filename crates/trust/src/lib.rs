@@ -1,0 +1,69 @@
+//! The trust rule: which paths iogauge may act on when it runs as root, and the file
+//! operations that keep to it. One implementation for every place root acts on a path another
+//! user could have prepared: the database servers' directories (PostgreSQL's and MariaDB's),
+//! the server binaries iogauge runs, campaign files and their hooks, and the files beside the
+//! results store (`live/`, campaign locks).
+//!
+//! The rule is OpenSSH's StrictModes:
+//!
+//! - a path is owned by root or the user running iogauge (a database server's account may own
+//!   what the server works in), and no group or other user may write to it;
+//! - so is each directory above it, except that one with the sticky bit (`/tmp`) may be
+//!   writable by others: they cannot rename or remove what is not theirs there;
+//! - a path is judged where it really is: [`resolve`] follows the symlinks above it once,
+//!   and the resolved path is used from then on; a symlink where iogauge keeps a directory
+//!   or a file is refused, never followed;
+//! - a file iogauge reads is a regular file read with a bound on its size ([`read_bounded`]):
+//!   never a FIFO that blocks, a device that never ends, or a link to either.
+//!
+//! Writes never go through a link either: [`replace_file`] renames a new file over the old
+//! one, [`create_in`] opens relative to a directory already checked, with `O_NOFOLLOW`.
+
+mod files;
+mod path;
+mod rule;
+mod users;
+
+pub use files::{chown_dir, create_in, open_dir, read_bounded, replace_file, trusted_dir};
+pub use path::resolve;
+pub use rule::{Kind, Trust};
+pub use users::{name, user_name};
+
+use std::io;
+use std::path::PathBuf;
+
+/// Why a path was refused, or the I/O error met while judging it.
+#[derive(Debug, thiserror::Error)]
+pub enum TrustError {
+    /// The path fails the rule or is not what iogauge keeps there; `why` ends the sentence
+    /// that starts with the path and says the way out.
+    #[error("{}: {why}", path.display())]
+    Refused { path: PathBuf, why: String },
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl TrustError {
+    pub(crate) fn refused(path: impl Into<PathBuf>, why: impl Into<String>) -> TrustError {
+        TrustError::Refused {
+            path: path.into(),
+            why: why.into(),
+        }
+    }
+
+    pub(crate) fn io(path: impl Into<PathBuf>, source: io::Error) -> TrustError {
+        TrustError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// Whether the path was simply not there.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, TrustError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound)
+    }
+}
