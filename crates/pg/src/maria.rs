@@ -14,6 +14,7 @@
 mod activity;
 mod bin;
 mod conn;
+mod dir;
 pub mod schema;
 mod server;
 mod sessions;
@@ -22,7 +23,8 @@ pub(crate) mod watch;
 
 pub use bin::MariaBin;
 pub use conn::{is_mysql_dsn, os_user, MariaTarget};
-pub use server::{has_server, setup_finished, MariaServer, DEFAULTS, MIN_CACHE_LIMIT};
+pub use dir::has_server;
+pub use server::{MariaServer, DEFAULTS, MIN_CACHE_LIMIT};
 pub(crate) use sessions::run;
 
 /// A probe on a private server's redo log writes and syncs (see `iogauge_trace::FileProbe`),

@@ -67,21 +67,23 @@ pub fn setup(s: SetupArgs) -> anyhow::Result<ExitCode> {
                 iogauge_report::preflight_text(&preflight::preflight(&targets, true))
             );
             let bin = MariaBin::find(s.place.mysql_bin.as_deref())?;
-            let (report, settings) = if maria::setup_finished(&dir) {
-                let mut server = MariaServer::open(&dir, bin)?;
-                server.start(None, &stop)?;
-                let r = load(&server.target(), &spec, &stop)?;
-                let settings = maria::settings(&server.target())?;
-                server.stop()?;
-                (r, settings)
-            } else {
-                replace_or_check(&dir, &bin)?;
-                let bar = progress_bar(u64::from(spec.schemas) * spec.blocks_per_schema);
-                let made =
-                    maria::setup_private(&dir, bin, &spec, &stop, &|d, _| bar.set_position(d));
-                bar.finish_and_clear();
-                let (_, report, settings) = made?;
-                (report, settings)
+            let (report, settings) = match existing(&dir, &bin)? {
+                Some(mut server) if server.finished() => {
+                    server.start(None, &stop)?;
+                    let r = load(&server.target(), &spec, &stop)?;
+                    let settings = maria::settings(&server.target())?;
+                    server.stop()?;
+                    (r, settings)
+                }
+                unfinished => {
+                    replace_or_check(&dir, unfinished)?;
+                    let bar = progress_bar(u64::from(spec.schemas) * spec.blocks_per_schema);
+                    let made =
+                        maria::setup_private(&dir, bin, &spec, &stop, &|d, _| bar.set_position(d));
+                    bar.finish_and_clear();
+                    let (_, report, settings) = made?;
+                    (report, settings)
+                }
             };
             (report, settings, dir.display().to_string())
         }
@@ -99,14 +101,24 @@ pub fn setup(s: SetupArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A directory for a new server: an unfinished one of iogauge's removed, else empty or new.
-fn replace_or_check(dir: &Path, bin: &MariaBin) -> anyhow::Result<()> {
-    if maria::has_server(dir) {
+/// The server iogauge made in `dir`, if any: opened, so checked by the trust rule and
+/// locked for this process.
+fn existing(dir: &Path, bin: &MariaBin) -> anyhow::Result<Option<MariaServer>> {
+    if !maria::has_server(dir) {
+        return Ok(None);
+    }
+    Ok(Some(MariaServer::open(dir, bin.clone())?))
+}
+
+/// A directory for a new server: an unfinished one of iogauge's (opened, so checked and
+/// locked) removed, else empty or new.
+fn replace_or_check(dir: &Path, unfinished: Option<MariaServer>) -> anyhow::Result<()> {
+    if let Some(s) = unfinished {
         eprintln!(
             "{}: removing the MariaDB of a setup that did not finish (interrupted)",
             dir.display()
         );
-        MariaServer::open(dir, bin.clone())?.destroy()?;
+        s.destroy()?;
     } else if std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some()) {
         return Err(UsageError(format!(
             "--dir {}: not empty and not created by iogauge; refusing to use it (choose an empty or new directory)",
@@ -120,11 +132,12 @@ fn replace_or_check(dir: &Path, bin: &MariaBin) -> anyhow::Result<()> {
 
 /// `db run --engine mariadb` on a directory without a server: iogauge's default data set.
 pub fn setup_first(dir: &Path, mysql_bin: Option<&Path>) -> anyhow::Result<()> {
-    if maria::setup_finished(dir) {
+    let bin = MariaBin::find(mysql_bin)?;
+    let found = existing(dir, &bin)?;
+    if found.as_ref().is_some_and(MariaServer::finished) {
         return Ok(());
     }
-    let bin = MariaBin::find(mysql_bin)?;
-    replace_or_check(dir, &bin)?;
+    replace_or_check(dir, found)?;
     eprintln!(
         "no MariaDB in {}: setting one up (4 schemas of 64 MiB; `iogauge db setup --engine mariadb` chooses)",
         dir.display()

@@ -1,9 +1,13 @@
 //! The MariaDB binaries a private server is made and run with: `--mysql-bin DIR`, else the
 //! first `mariadbd` on PATH or in /usr/sbin (where Debian puts it), with `mariadb-install-db`
-//! beside it or on PATH.
+//! beside it or on PATH. iogauge runs them as itself (root when it is root), so each must pass
+//! the trust rule (`iogauge-trust`: owned by root or this user, nobody else may write to it or
+//! a directory above it) before it is run at all, even for `--version`: one that fails it is
+//! passed over on PATH, and refused as `--mysql-bin`.
 
 use crate::error::PgError;
 use crate::server::child::bounded_output;
+use crate::server::trust::Trust;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -23,6 +27,12 @@ pub struct MariaBin {
 impl MariaBin {
     /// The binaries in `dir` (`--mysql-bin`), or found on PATH and in the sbin directories.
     pub fn find(dir: Option<&Path>) -> Result<MariaBin, PgError> {
+        // Absolute: the server starts in its own directory, where a relative path means
+        // something else.
+        let dir = dir
+            .map(|d| std::path::absolute(d).map_err(|e| PgError::io(d, e)))
+            .transpose()?;
+        let dir = dir.as_deref();
         let dirs: Vec<PathBuf> = match dir {
             Some(d) => vec![d.to_path_buf(), d.join("../bin"), d.join("../scripts")],
             None => std::env::var_os("PATH")
@@ -32,16 +42,37 @@ impl MariaBin {
                 .chain(["/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin"].map(PathBuf::from))
                 .collect(),
         };
+        // The first of `names` in `dirs` that passes the trust rule; one that fails it is
+        // remembered, to say why when no other is found.
+        let refused = std::cell::RefCell::new(None::<PgError>);
         let first = |names: &[&str]| -> Option<PathBuf> {
             dirs.iter()
                 .flat_map(|d| names.iter().map(move |n| d.join(n)))
-                .find(|p| p.is_file())
+                .filter(|p| p.is_file())
+                .find(|p| match Trust::new(None).check_program(p) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        refused.borrow_mut().get_or_insert(e.into());
+                        false
+                    }
+                })
         };
         let searched = match dir {
             Some(d) => format!("in --mysql-bin {}", d.display()),
             None => "on PATH or in /usr/sbin".into(),
         };
-        let (Some(server), Some(install)) = (first(&SERVERS), first(&INSTALLERS)) else {
+        let found = (first(&SERVERS), first(&INSTALLERS));
+        if let (Some(e), None, _) | (Some(e), _, None) = (refused.take(), &found.0, &found.1) {
+            return Err(match (dir, e) {
+                (Some(d), PgError::Dir { why, path }) => PgError::Usage(format!(
+                    "--mysql-bin {}: {}: {why}",
+                    d.display(),
+                    path.display()
+                )),
+                (_, e) => e,
+            });
+        }
+        let (Some(server), Some(install)) = found else {
             if let Some(mysqld) = first(&SERVERS[1..]).filter(|_| dir.is_some()) {
                 // MySQL 8 has no installer: it initializes with `mysqld --initialize`, which a
                 // private server here does not do (no MySQL 8 to build it against).

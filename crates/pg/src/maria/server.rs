@@ -11,25 +11,22 @@
 //! an iogauge killed outright takes it along (InnoDB recovers from its redo log at the next
 //! start). A memory cgroup, as PostgreSQL's, caps its page cache for `--cache-limit`.
 //!
-//! The directory: `.iogauge-maria` (the marker: iogauge made this, and whether setup
-//! finished), `my.cnf`, `data/`, `run/`, `server.log`. `destroy` removes exactly these.
+//! The directory, and the trust rule it keeps, are `dir`'s: checked at every open, locked while
+//! in use, removed exactly by `destroy`.
 
 use super::bin::MariaBin;
 use super::conn::{os_user, MariaTarget};
+use super::dir::MariaDir;
 use crate::error::PgError;
 use crate::server::cgroup::{remove_stale, MemCgroup};
-use crate::server::child::{die_with_parent, log_since, run_logged, wait_until};
-use std::fs::{self, File};
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use crate::server::child::{die_with_parent, log_since, run_logged, wait_until, SETUP_TIME};
+use std::fs;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-const MARKER: &str = ".iogauge-maria";
-const FINISHED: &str = "setup=finished\n";
-const MADE_DIR: &str = "made_dir=1\n";
 /// How long the server may take to accept connections (InnoDB may recover first).
 const START_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long a starting server may sit at its memory cgroup's limit before it is called too
@@ -87,20 +84,10 @@ pub const DEFAULTS: &[(&str, &str)] = &[
     ("performance_schema_max_memory_classes", "0"),
 ];
 
-/// Whether `dir` holds a private MariaDB iogauge made.
-pub fn has_server(dir: &Path) -> bool {
-    dir.join(MARKER).exists()
-}
-
-/// Whether its setup finished (one interrupted left a server `db setup` replaces).
-pub fn setup_finished(dir: &Path) -> bool {
-    fs::read_to_string(dir.join(MARKER)).is_ok_and(|s| s.contains(FINISHED))
-}
-
 /// A private MariaDB; dropping it stops the server it started.
 #[derive(Debug)]
 pub struct MariaServer {
-    dir: PathBuf,
+    dir: MariaDir,
     bin: MariaBin,
     child: Option<Child>,
     cgroup: Option<MemCgroup>,
@@ -108,84 +95,83 @@ pub struct MariaServer {
 }
 
 impl MariaServer {
-    /// Makes a new server in `dir` (empty or missing; the caller checked it): its files and
-    /// `mariadb-install-db`. Not started.
+    /// Makes a new server in `dir` (empty or missing, and trusted: see `dir`): its files and
+    /// `mariadb-install-db`. Not started. A failure, a Ctrl-C or an installer that hangs
+    /// (stopped after [`SETUP_TIME`]) removes what this made.
     pub fn create(dir: &Path, bin: MariaBin, stop: &AtomicBool) -> Result<MariaServer, PgError> {
-        // A directory iogauge makes goes with `destroy`; one the user made stays.
-        let made = if dir.exists() { "" } else { MADE_DIR };
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(|e| PgError::io(dir, e))?;
-        fs::write(
-            dir.join(MARKER),
-            format!("iogauge private MariaDB\nserver={}\n{made}", bin.version),
-        )
-        .map_err(|e| PgError::io(dir.join(MARKER), e))?;
-        let s = MariaServer::at(dir, bin)?;
-        let sock = s.socket();
-        if sock.as_os_str().len() > 107 {
+        let s = MariaServer::at(MariaDir::create(dir, &bin.version)?, bin);
+        let installed = s.install(stop);
+        match installed {
+            Ok(()) => Ok(s),
+            Err(e) => {
+                let shown = s.dir().display().to_string();
+                match s.destroy() {
+                    Ok(()) => Err(e.noting(|| format!("setup stopped; {shown} removed again"))),
+                    Err(c) => Err(PgError::Cleanup {
+                        what: format!("{e}; removing {shown} failed too"),
+                        source: Box::new(c),
+                    }),
+                }
+            }
+        }
+    }
+
+    fn install(&self, stop: &AtomicBool) -> Result<(), PgError> {
+        if self.socket().as_os_str().len() > 107 {
             return Err(PgError::dir(
-                dir,
+                self.dir(),
                 "path too long for the server's unix socket (108 bytes); choose a shorter directory",
             ));
         }
-        s.write_cnf()?;
-        let mut cmd = Command::new(&s.bin.install);
-        cmd.arg(format!("--defaults-file={}", s.cnf().display()))
+        self.write_cnf()?;
+        let mut cmd = Command::new(&self.bin.install);
+        cmd.arg(format!("--defaults-file={}", self.dir.cnf().display()))
             .arg(format!("--user={}", os_user()))
             .arg("--auth-root-authentication-method=socket")
             .arg(format!("--auth-root-socket-user={}", os_user()))
             .arg("--skip-test-db")
-            .current_dir(dir);
-        run_logged(cmd, "mariadb-install-db", &s.log(), stop)?;
-        Ok(s)
+            .current_dir(self.dir());
+        run_logged(cmd, "mariadb-install-db", &self.log(), stop, SETUP_TIME)
     }
 
-    /// The server iogauge made in `dir` (not started).
+    /// The server iogauge made in `dir` (not started), once the directory passes the trust
+    /// rule; locked for this process until dropped.
     pub fn open(dir: &Path, bin: MariaBin) -> Result<MariaServer, PgError> {
-        if !has_server(dir) {
-            return Err(PgError::Usage(format!(
-                "--dir {}: no MariaDB made by iogauge here; run `iogauge db setup --engine mariadb --dir {}` first",
-                dir.display(),
-                dir.display()
-            )));
-        }
-        let s = MariaServer::at(dir, bin)?;
+        let s = MariaServer::at(MariaDir::open(dir)?, bin);
         // Settings follow this iogauge's defaults (and the socket its directory).
         s.write_cnf()?;
         Ok(s)
     }
 
-    fn at(dir: &Path, bin: MariaBin) -> Result<MariaServer, PgError> {
-        let dir = std::path::absolute(dir).map_err(|e| PgError::io(dir, e))?;
-        Ok(MariaServer {
+    fn at(dir: MariaDir, bin: MariaBin) -> MariaServer {
+        MariaServer {
             dir,
             bin,
             child: None,
             cgroup: None,
             log_from: 0,
-        })
+        }
+    }
+
+    /// Whether its setup finished (one interrupted left a server `db setup` replaces).
+    pub fn finished(&self) -> bool {
+        self.dir.finished()
     }
 
     pub fn dir(&self) -> &Path {
-        &self.dir
+        self.dir.path()
     }
     pub fn data_dir(&self) -> PathBuf {
-        self.dir.join("data")
+        self.dir.data_dir()
     }
     fn run_dir(&self) -> PathBuf {
-        self.dir.join("run")
+        self.dir.run_dir()
     }
     pub fn socket(&self) -> PathBuf {
         self.run_dir().join("mysqld.sock")
     }
-    fn cnf(&self) -> PathBuf {
-        self.dir.join("my.cnf")
-    }
     pub fn log(&self) -> PathBuf {
-        self.dir.join("server.log")
+        self.dir.log()
     }
     pub fn bin(&self) -> &MariaBin {
         &self.bin
@@ -197,24 +183,12 @@ impl MariaServer {
     }
 
     /// Records that the setup finished.
-    pub fn mark_finished(&self) -> Result<(), PgError> {
-        let m = self.dir.join(MARKER);
-        let mut text = fs::read_to_string(&m).map_err(|e| PgError::io(&m, e))?;
-        text.push_str(FINISHED);
-        fs::write(&m, text).map_err(|e| PgError::io(&m, e))
+    pub fn mark_finished(&mut self) -> Result<(), PgError> {
+        self.dir.finish()
     }
 
     fn write_cnf(&self) -> Result<(), PgError> {
-        let run = self.run_dir();
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&run)
-            .map_err(|e| PgError::io(&run, e))?;
-        // An older run dir made looser is closed again.
-        fs::set_permissions(&run, fs::Permissions::from_mode(0o700))
-            .map_err(|e| PgError::io(&run, e))?;
-        fs::write(self.cnf(), self.cnf_text()).map_err(|e| PgError::io(self.cnf(), e))
+        self.dir.write_cnf(&self.cnf_text())
     }
 
     fn cnf_text(&self) -> String {
@@ -233,6 +207,9 @@ impl MariaServer {
             // (temporary tables left by a crash), which in /tmp would be other servers'
             // (the machine's own MariaDB, another rank's bootstrap next to this one).
             ("tmpdir", self.run_dir().display().to_string()),
+            // `SELECT … INTO OUTFILE` and `LOAD_FILE()` only there (the server runs as root
+            // when iogauge does: anywhere else, a session could write root's files).
+            ("secure_file_priv", self.run_dir().display().to_string()),
             ("user", os_user()),
         ];
         for (k, v) in own {
@@ -256,15 +233,11 @@ impl MariaServer {
             .map(|l| MemCgroup::create(&format!("iogauge-maria-{}", std::process::id()), l))
             .transpose()?;
         let log = self.log();
-        let out = File::options()
-            .create(true)
-            .append(true)
-            .open(&log)
-            .map_err(|e| PgError::io(&log, e))?;
+        let out = self.dir.open_log()?;
         self.log_from = out.metadata().map_or(0, |m| m.len());
         let mut cmd = Command::new(&self.bin.server);
-        cmd.arg(format!("--defaults-file={}", self.cnf().display()))
-            .current_dir(&self.dir)
+        cmd.arg(format!("--defaults-file={}", self.dir.cnf().display()))
+            .current_dir(self.dir())
             .stdin(std::process::Stdio::null())
             .stdout(out.try_clone().map_err(|e| PgError::io(&log, e))?)
             .stderr(out)
@@ -346,7 +319,7 @@ impl MariaServer {
 
     fn failed(&self, why: String) -> PgError {
         PgError::Maria {
-            server: self.dir.display().to_string(),
+            server: self.dir().display().to_string(),
             why: format!("did not come up: {why}"),
         }
     }
@@ -432,31 +405,17 @@ impl MariaServer {
             Ok(())
         } else {
             Err(PgError::Maria {
-                server: self.dir.display().to_string(),
+                server: self.dir().display().to_string(),
                 why: format!("mariadbd (pid {pid}) did not exit even after SIGKILL"),
             })
         }
     }
 
-    /// Stops the server and removes what iogauge made in its directory, and the directory if
-    /// iogauge made it (and nothing else is left in it).
+    /// Stops the server and removes what iogauge made in its directory, and the directories
+    /// iogauge made for it (if nothing else is left in them); still locked meanwhile.
     pub fn destroy(mut self) -> Result<(), PgError> {
         self.stop()?;
-        let made = fs::read_to_string(self.dir.join(MARKER)).is_ok_and(|m| m.contains(MADE_DIR));
-        for d in [self.data_dir(), self.run_dir()] {
-            if d.exists() {
-                fs::remove_dir_all(&d).map_err(|e| PgError::io(&d, e))?;
-            }
-        }
-        for f in [self.cnf(), self.log(), self.dir.join(MARKER)] {
-            if f.exists() {
-                fs::remove_file(&f).map_err(|e| PgError::io(&f, e))?;
-            }
-        }
-        if made {
-            let _ = fs::remove_dir(&self.dir);
-        }
-        Ok(())
+        self.dir.destroy()
     }
 }
 

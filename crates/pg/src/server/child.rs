@@ -6,6 +6,7 @@ use crate::error::PgError;
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -51,41 +52,84 @@ pub fn own_group(cmd: &mut Command) {
 /// `Ok(None)` once the child is reaped. A child that failed while the flag was raised was
 /// stopped too (a signal sent to it as well): `Ok(None)`, not its failure.
 pub fn wait_or_stop(child: &mut Child, stop: &AtomicBool) -> io::Result<Option<ExitStatus>> {
+    Ok(match wait_within(child, stop, None)? {
+        Ended::Exited(st) => Some(st),
+        Ended::Stopped | Ended::TimedOut => None,
+    })
+}
+
+/// How a child iogauge waited for ended.
+enum Ended {
+    Exited(ExitStatus),
+    /// `stop` was raised: stopped by iogauge.
+    Stopped,
+    /// Still running after the time allowed: stopped by iogauge.
+    TimedOut,
+}
+
+/// [`wait_or_stop`], and stopped the same way once `limit` has passed.
+fn wait_within(child: &mut Child, stop: &AtomicBool, limit: Option<Duration>) -> io::Result<Ended> {
+    let started = Instant::now();
     loop {
         if let Some(st) = child.try_wait()? {
             if !st.success() && stop.load(Ordering::Relaxed) {
-                return Ok(None);
+                return Ok(Ended::Stopped);
             }
-            return Ok(Some(st));
+            return Ok(Ended::Exited(st));
         }
-        if stop.load(Ordering::Relaxed) {
-            let pid = child.id() as libc::pid_t;
-            // SAFETY: kill(2) on our own child, not yet reaped (try_wait said so).
-            unsafe { libc::kill(pid, libc::SIGTERM) };
-            let gone = wait_until(Duration::from_secs(5), || {
-                matches!(child.try_wait(), Ok(Some(_)) | Err(_))
+        let late = limit.is_some_and(|l| started.elapsed() > l);
+        if stop.load(Ordering::Relaxed) || late {
+            terminate(child)?;
+            return Ok(if late {
+                Ended::TimedOut
+            } else {
+                Ended::Stopped
             });
-            if !gone {
-                child.kill()?;
-            }
-            child.wait()?;
-            return Ok(None);
         }
         std::thread::sleep(Duration::from_millis(20));
     }
 }
 
-/// Runs `cmd` (initdb) with its output appended to `log`, dying with iogauge and stopped by
-/// `stop`; an error carries the log's tail.
+/// SIGTERM to the child's process group (a script's own children too: `own_group` made the
+/// child its leader; to the child alone if it leads none), SIGKILL after 5 s, then reaped.
+fn terminate(child: &mut Child) -> io::Result<()> {
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: kill(2) on our own child's group, or the child itself, not yet reaped.
+    unsafe {
+        if libc::kill(-pid, libc::SIGTERM) != 0 {
+            libc::kill(pid, libc::SIGTERM);
+        }
+    }
+    let gone = wait_until(Duration::from_secs(5), || {
+        matches!(child.try_wait(), Ok(Some(_)) | Err(_))
+    });
+    if !gone {
+        // SAFETY: as above; the group's other members may outlive the leader's reaping.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        let _ = child.kill();
+    }
+    child.wait()?;
+    Ok(())
+}
+
+/// How long a setup program (initdb, mariadb-install-db) may run: they take seconds; one
+/// still running after this is hung, and is stopped rather than holding setup forever.
+pub const SETUP_TIME: Duration = Duration::from_secs(600);
+
+/// Runs `cmd` (initdb, mariadb-install-db) with its output appended to `log` (never through
+/// a link), dying with iogauge, stopped by `stop` and after `limit`; an error carries the
+/// log's error lines.
 pub fn run_logged(
     mut cmd: Command,
     what: &str,
     log: &Path,
     stop: &AtomicBool,
+    limit: Duration,
 ) -> Result<(), PgError> {
     let f = File::options()
         .create(true)
         .append(true)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(log)
         .map_err(|e| PgError::io(log, e))?;
     let f2 = f.try_clone().map_err(|e| PgError::io(log, e))?;
@@ -97,10 +141,19 @@ pub fn run_logged(
         why: e.to_string(),
     };
     let mut child = cmd.stdout(f).stderr(f2).spawn().map_err(failed)?;
-    match wait_or_stop(&mut child, stop).map_err(failed)? {
-        None => Err(PgError::interrupted(format!("running {what}"))),
-        Some(st) if st.success() => Ok(()),
-        Some(st) => Err(PgError::Command {
+    match wait_within(&mut child, stop, Some(limit)).map_err(failed)? {
+        Ended::Stopped => Err(PgError::interrupted(format!("running {what}"))),
+        Ended::TimedOut => Err(PgError::Command {
+            what: what.into(),
+            why: format!(
+                "still running after {} s, so stopped (hung?): {}",
+                limit.as_secs(),
+                log_errors(log, 5)
+            ),
+            log: log.to_path_buf(),
+        }),
+        Ended::Exited(st) if st.success() => Ok(()),
+        Ended::Exited(st) => Err(PgError::Command {
             what: what.into(),
             why: format!("{st}: {}", log_errors(log, 5)),
             log: log.to_path_buf(),
@@ -356,5 +409,56 @@ mod tests {
         std::fs::write(&log, CRASH).unwrap();
         assert!(crash_lines(&log, 1 << 40).is_some());
         std::fs::remove_file(&log).unwrap();
+    }
+
+    /// A setup program that hangs (the L1 row of issue #44: a hanging installer) is stopped
+    /// after its limit, with the children it started, and its log's last words named.
+    #[test]
+    fn a_hung_setup_program_is_stopped_with_its_children() {
+        let d = std::env::temp_dir().join(format!("iogauge-hung-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let (log, pid) = (d.join("log"), d.join("pid"));
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(format!(
+            "sleep 300 & echo $! > {}; echo 'ERROR: waiting'; wait",
+            pid.display()
+        ));
+        let started = Instant::now();
+        let e = run_logged(
+            cmd,
+            "installer",
+            &log,
+            &AtomicBool::new(false),
+            Duration::from_secs(1),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            started.elapsed() < Duration::from_secs(8),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(
+            e.contains("still running after 1 s, so stopped (hung?): ERROR: waiting"),
+            "{e}"
+        );
+        let child: i32 = std::fs::read_to_string(&pid)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // Running, not a zombie waiting for init to reap it.
+        let alive = || {
+            std::fs::read_to_string(format!("/proc/{child}/stat")).is_ok_and(|s| {
+                s.rsplit(')')
+                    .next()
+                    .is_some_and(|r| !r.trim_start().starts_with('Z'))
+            })
+        };
+        assert!(
+            wait_until(Duration::from_secs(5), || !alive()),
+            "its child lives on"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -93,5 +93,7 @@ fn roots_dir(at: &Path) -> PathBuf {
 }
 
 mod binaries;
+mod maria;
 mod owners;
+mod servers;
 mod user_dirs;
