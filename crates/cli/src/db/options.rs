@@ -15,8 +15,6 @@ pub struct DbRunOptions {
     pub maria_bin: Option<PathBuf>,
     /// `--pg-set` as (name, value).
     pub overrides: Vec<(String, String)>,
-    /// The raw `--pg-set` values, for a first-run setup.
-    pub pg_set: Vec<String>,
     /// `--pg-bin`, checked.
     pub pg_bin: Option<PgBin>,
     pub cache_limit: Option<u64>,
@@ -73,7 +71,6 @@ impl DbRunOptions {
             place: a.place.place(engine),
             maria_bin: a.place.mysql_bin.clone(),
             overrides: overrides(&a.pg_set)?,
-            pg_set: a.pg_set,
             pg_bin: pg_bin(a.pg_bin.as_deref())?,
             cache_limit: a.cache_limit,
             workload: WorkloadSpec {

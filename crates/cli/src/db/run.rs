@@ -43,7 +43,7 @@ pub fn prepare(o: &DbRunOptions) -> anyhow::Result<Prepared> {
         cache_limit: o.cache_limit,
         pg_bin: o.pg_bin.as_ref(),
     };
-    let setup = |dir: &std::path::Path| setup_first(dir, &o.pg_set, o.pg_bin.as_ref());
+    let setup = |dir: &std::path::Path| setup_first(dir, o.pg_bin.as_ref());
     let mut p = Prepared::new(&place, &o.workload, o.grid, setup)?;
     p.num_disks = o.disks;
     Ok(p)

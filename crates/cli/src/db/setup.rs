@@ -84,12 +84,9 @@ fn on_dsn(
     Ok(loaded?)
 }
 
-/// `db run` on a directory without a cluster: iogauge's default data set.
-pub fn setup_first(
-    dir: &Path,
-    pg_set: &[String],
-    pg_bin: Option<&PgBin>,
-) -> Result<Cluster, PgError> {
+/// `db run` on a directory without a cluster: iogauge's default data set, with iogauge's
+/// settings (the run's `--pg-set` is the run's alone: the caller applies it for the run).
+pub fn setup_first(dir: &Path, pg_bin: Option<&PgBin>) -> Result<Cluster, PgError> {
     eprintln!(
         "no cluster in {}: setting one up (4 schemas of 64 MiB; `iogauge db setup` chooses)",
         dir.display()
@@ -101,13 +98,9 @@ pub fn setup_first(
             engine: None,
             mysql_bin: None,
         },
-        pg_set.to_vec(),
+        Vec::new(),
     );
-    let overrides: Vec<(String, String)> = pg_set
-        .iter()
-        .map(|v| iogauge_pg::parse_override(v))
-        .collect::<Result<_, _>>()?;
-    private(dir, &s, &overrides, pg_bin)
+    private(dir, &s, &[], pg_bin)
         .map(|(c, _)| c)
         .map_err(|e| match e.downcast::<PgError>() {
             Ok(p) => p,

@@ -121,6 +121,9 @@ impl RunServer {
         setup: impl FnOnce(&Path) -> Result<Cluster, PgError>,
     ) -> Result<RunServer, PgError> {
         let mut c = if has_cluster(dir) {
+            // Opened first: a cluster another user could have changed is refused as that,
+            // before anything about it is believed.
+            let c = Cluster::open(dir)?;
             if !setup_finished(dir) {
                 return Err(PgError::Usage(format!(
                     "--dir {}: the setup of this cluster did not finish (it was interrupted); run `iogauge db setup --dir {}` again",
@@ -128,8 +131,10 @@ impl RunServer {
                     dir.display()
                 )));
             }
-            let mut c = Cluster::open(dir)?;
-            if let Some(want) = p.pg_bin.filter(|b| b.dir != c.bin().dir) {
+            // Compared where they really are: another spelling of the same directory (a
+            // link, `..`) names the same PostgreSQL.
+            let real = |d: &Path| d.canonicalize().unwrap_or_else(|_| d.to_path_buf());
+            if let Some(want) = p.pg_bin.filter(|b| real(&b.dir) != real(&c.bin().dir)) {
                 return Err(PgError::Usage(format!(
                     "--pg-bin {}: the cluster in {} was made with PostgreSQL {} at {}; omit --pg-bin, or `iogauge db drop --dir {}` and set it up again",
                     want.dir.display(),
@@ -138,9 +143,6 @@ impl RunServer {
                     c.bin().dir.display(),
                     dir.display()
                 )));
-            }
-            if !p.overrides.is_empty() {
-                c.configure(p.overrides)?;
             }
             c
         } else if std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some()) {
@@ -154,6 +156,10 @@ impl RunServer {
             c.stop()?;
             c
         };
+        // This run's only: gone when it ends (`configure_run`).
+        if !p.overrides.is_empty() {
+            c.configure_run(p.overrides)?;
+        }
         if let Some(limit) = p.cache_limit {
             c.stop()?;
             drop_os_cache()?;
@@ -200,14 +206,14 @@ impl RunServer {
                 })
             }
             Place::Private(dir) => {
-                if !maria::setup_finished(dir) {
+                let mut s = MariaServer::open(dir, MariaBin::find(p.maria_bin)?)?;
+                if !s.finished() {
                     return Err(PgError::Usage(format!(
                         "--dir {}: no finished MariaDB setup here; run `iogauge db setup --engine mariadb --dir {}` first",
                         dir.display(),
                         dir.display()
                     )));
                 }
-                let mut s = MariaServer::open(dir, MariaBin::find(p.maria_bin)?)?;
                 if p.cache_limit.is_some() {
                     drop_os_cache()?;
                 }

@@ -27,7 +27,7 @@ use crate::dsn::{connect, server_err, CONNECT_TIMEOUT};
 use crate::error::PgError;
 use crate::server::access;
 use crate::server::bin::PgBin;
-use crate::server::child::run_logged;
+use crate::server::child::{run_logged, SETUP_TIME};
 use crate::server::conf;
 use crate::server::files;
 use crate::server::marker::{self, Marker, Outside};
@@ -192,6 +192,8 @@ impl Cluster {
                 .and_then(user_name)
                 .unwrap_or_else(|| "postgres".into()),
         )?;
+        // A run killed before it ended left its own settings: they were that run's only.
+        conf::clear_run(&dir.join("data"))?;
         Ok(Cluster {
             dir,
             bin,
@@ -219,7 +221,7 @@ impl Cluster {
         if let Some(w) = &self.marker.wal_dir {
             cmd.arg(format!("--waldir={}", w.path.display()));
         }
-        run_logged(cmd, "initdb", &self.log_path(), &self.stop)
+        run_logged(cmd, "initdb", &self.log_path(), &self.stop, SETUP_TIME)
     }
 
     /// Writes iogauge's settings (defaults with `overrides` applied, then the managed ones of
@@ -235,6 +237,19 @@ impl Cluster {
             &self.data_dir(),
             &all,
             overrides,
+        )
+    }
+
+    /// `overrides` for one run only (`db run --pg-set`), checked by the server; they take
+    /// effect at the next start and are gone when this `Cluster` is dropped, or at the next
+    /// open if this process is killed first.
+    pub fn configure_run(&mut self, overrides: &[(String, String)]) -> Result<(), PgError> {
+        conf::write_run(
+            &self.owner,
+            &self.bin.tool("postgres"),
+            &self.data_dir(),
+            overrides,
+            &access::settings(&self.run_dir(), PORT),
         )
     }
 
@@ -363,5 +378,7 @@ impl Drop for Cluster {
         if let Some(s) = self.server.take() {
             let _ = s.stop(STOP_GRACE);
         }
+        // A run's own settings (`configure_run`) end with it.
+        let _ = conf::clear_run(&self.data_dir());
     }
 }

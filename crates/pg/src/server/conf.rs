@@ -7,12 +7,21 @@ use crate::error::PgError;
 use crate::server::bin::PgBin;
 use crate::server::postmaster::Owner;
 use crate::server::settings::render_conf;
-use crate::server::trust::{read_nofollow, replace_file};
+use crate::server::trust::{read_bounded, replace_file};
 use std::path::Path;
+
+/// The most a configuration file of the cluster's may hold before it is refused as not
+/// PostgreSQL's (initdb's is 30 KiB).
+const CONF_LIMIT: u64 = 4 << 20;
 
 /// The file's name in the data directory.
 pub const FILE: &str = "iogauge.conf";
 const INCLUDE: &str = "include = 'iogauge.conf'";
+/// One run's own settings (`db run --pg-set`), included last from iogauge.conf while they
+/// exist: written for the run and removed after it (and by the next open, if the run was
+/// killed), so they never outlive it.
+pub const RUN_FILE: &str = "iogauge-run.conf";
+const RUN_INCLUDE: &str = "include_if_exists = 'iogauge-run.conf'";
 
 /// Writes `all` (the defaults, the user's `overrides`, then the managed settings) to
 /// `data/iogauge.conf`, includes it from postgresql.conf, and checks the result with
@@ -27,10 +36,11 @@ pub fn write(
 ) -> Result<(), PgError> {
     // data/ is the server account's: read and replace its files, never through a link.
     let conf = data.join(FILE);
-    let before = read_nofollow(&conf).ok();
-    replace_file(&conf, render_conf(all).as_bytes(), 0o600, owner.ids())?;
+    let before = read_bounded(&conf, CONF_LIMIT).ok();
+    let text = format!("{}{RUN_INCLUDE}\n", render_conf(all));
+    replace_file(&conf, text.as_bytes(), 0o600, owner.ids())?;
     let main = data.join("postgresql.conf");
-    let text = read_nofollow(&main).map_err(|e| PgError::io(&main, e))?;
+    let text = read_bounded(&main, CONF_LIMIT)?;
     let text = String::from_utf8_lossy(&text);
     if !text.lines().any(|l| l.trim() == INCLUDE) {
         let with = format!("{text}\n{INCLUDE}\n");
@@ -43,10 +53,52 @@ pub fn write(
         Some(b) => replace_file(&conf, &b, 0o600, owner.ids())?,
         None => std::fs::remove_file(&conf).map_err(|e| PgError::io(&conf, e))?,
     }
-    Err(PgError::BadSetting {
-        setting: culprit(&why, overrides),
+    Err(refused(&why, overrides))
+}
+
+/// Writes one run's `overrides` (then the `managed` settings again: nothing changes those)
+/// to `data/iogauge-run.conf`, included last from iogauge.conf (an older cluster's gets the
+/// include), and checks the result with `postgres -C`. Refused, the file is removed and the
+/// error names the override at fault. [`clear_run`] removes it after the run.
+pub fn write_run(
+    owner: &Owner,
+    postgres: &Path,
+    data: &Path,
+    overrides: &[(String, String)],
+    managed: &[(String, String)],
+) -> Result<(), PgError> {
+    let conf = data.join(FILE);
+    let text = read_bounded(&conf, CONF_LIMIT)?;
+    let text = String::from_utf8_lossy(&text);
+    if !text.lines().any(|l| l.trim() == RUN_INCLUDE) {
+        let with = format!("{text}\n{RUN_INCLUDE}\n");
+        replace_file(&conf, with.as_bytes(), 0o600, owner.ids())?;
+    }
+    let all: Vec<(String, String)> = overrides.iter().chain(managed).cloned().collect();
+    let run = data.join(RUN_FILE);
+    replace_file(&run, render_conf(&all).as_bytes(), 0o600, owner.ids())?;
+    let Err(why) = check(owner, postgres, data)? else {
+        return Ok(());
+    };
+    clear_run(data)?;
+    Err(refused(&why, overrides))
+}
+
+/// Removes one run's settings (see [`RUN_FILE`]), if any.
+pub fn clear_run(data: &Path) -> Result<(), PgError> {
+    let run = data.join(RUN_FILE);
+    match std::fs::remove_file(&run) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(PgError::io(&run, e)),
+        _ => Ok(()),
+    }
+}
+
+/// The server refused the configuration with `overrides` in it: which one, and why.
+fn refused(why: &str, overrides: &[(String, String)]) -> PgError {
+    PgError::BadSetting {
+        setting: culprit(why, overrides),
         why: format!("PostgreSQL refuses it: {why}; correct it or leave it out"),
-    })
+    }
 }
 
 /// Runs `postgres -D data -C port`: `Ok(Err(reason))` if the configuration has errors.

@@ -168,15 +168,23 @@ fn a_cluster_keeps_its_postgresql(d: &str, b: &str) {
         e.contains("--pg-bin") && e.contains("was made with PostgreSQL 18"),
         "{e}"
     );
-    ok(&[
-        "run",
-        "--dir",
-        d,
-        "--readers",
-        "1",
-        "--time",
-        "1s",
-        "--pg-bin",
-        b,
-    ]);
+    // The same binaries by another path (a link to their directory, `..` in it): the same
+    // PostgreSQL, accepted (issue #44: it used to be refused).
+    let link = Path::new(d).with_file_name("pg18-bin-link");
+    std::os::unix::fs::symlink(b, &link).unwrap();
+    let dotted = format!("{b}/../bin");
+    for bin in [b, link.to_str().unwrap(), dotted.as_str()] {
+        ok(&[
+            "run",
+            "--dir",
+            d,
+            "--readers",
+            "1",
+            "--time",
+            "1s",
+            "--pg-bin",
+            bin,
+        ]);
+    }
+    std::fs::remove_file(&link).unwrap();
 }
