@@ -4,6 +4,7 @@
 //! error in one line that names it (`LoadError::is_usage`), but one the system made reading it.
 
 use crate::{Campaign, Case};
+use iogauge_trust::{read_bounded, resolve, Kind, Trust, TrustError};
 use std::path::{Path, PathBuf};
 
 /// Checks one command line (`iogauge` first) as `iogauge` parses it, with the checks between
@@ -79,32 +80,32 @@ pub fn load(
             "is a directory; give the path of a .toml file (see examples/)",
         ));
     }
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(usage(
-                path,
-                "not found; give the path of a .toml file (see examples/)",
-            ))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-            return Err(usage(
-                path,
-                "not UTF-8 text; a campaign file is TOML, which is UTF-8",
-            ))
-        }
-        Err(source) => {
-            return Err(LoadError::Read {
-                name: name.to_string(),
-                source,
-            })
-        }
-    };
+    let (text, dir) = read_trusted(path, name)?;
     let stem = path
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or("campaign");
     let mut c = Campaign::parse(&text, stem, smoke).map_err(|e| usage(path, mask(&e.0)))?;
+    // The hooks run with the file's directory as IOGAUGE_CAMPAIGN_DIR, where they may call
+    // scripts beside the file: that directory too must be one nobody else can change, not
+    // even a sticky one.
+    if c.commands.any_shell() {
+        Trust::new(None)
+            .check(&dir, Kind::Dir, false)
+            .map_err(|e| match e {
+                TrustError::Refused { why, .. } => usage(
+                    path,
+                    format!(
+                        "its commands run as this user with IOGAUGE_CAMPAIGN_DIR={}, which is {why}",
+                        dir.display()
+                    ),
+                ),
+                TrustError::Io { source, .. } => LoadError::Read {
+                    name: name.to_string(),
+                    source,
+                },
+            })?;
+    }
     if let Some(n) = rename {
         if let Err(why) = crate::spec::name_rule(n) {
             return Err(LoadError::Name {
@@ -126,6 +127,55 @@ pub fn load(
         shown,
         file: mask(&text),
     })
+}
+
+/// The most a campaign file may hold: ten thousand cases fit in a tenth of it.
+const FILE_LIMIT: u64 = 16 << 20;
+
+/// The campaign file's text, once it and the directories above it pass the trust rule (see
+/// `iogauge-trust`: iogauge runs its hooks and command lines, as root when it is root, so a
+/// file another user owns or may write would choose what root runs), read without following
+/// a link at it and with a bound; and its real directory.
+fn read_trusted(path: &Path, name: &str) -> Result<(String, PathBuf), LoadError> {
+    let read = |source| LoadError::Read {
+        name: name.to_string(),
+        source,
+    };
+    let real = resolve(path).map_err(read)?;
+    let trust = Trust::new(None);
+    let judged = trust
+        .check_above(&real)
+        .and_then(|()| trust.check(&real, Kind::File, false))
+        .and_then(|()| read_bounded(&real, FILE_LIMIT));
+    let bytes = match judged {
+        Ok(b) => b,
+        Err(e) if e.is_not_found() => {
+            return Err(usage(
+                path,
+                "not found; give the path of a .toml file (see examples/)",
+            ))
+        }
+        Err(TrustError::Refused { why, .. }) => {
+            // The message names the resolved path when it differs from the one given.
+            let at = if real == path {
+                why
+            } else {
+                format!("{}: {why}", real.display())
+            };
+            return Err(usage(path, at));
+        }
+        Err(TrustError::Io { source, .. }) => return Err(read(source)),
+    };
+    let text = String::from_utf8(bytes).map_err(|_| {
+        usage(
+            path,
+            "not UTF-8 text; a campaign file is TOML, which is UTF-8",
+        )
+    })?;
+    let dir = real
+        .parent()
+        .map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
+    Ok((text, dir))
 }
 
 /// Every case's command line goes through the same parser as a typed one, so a misspelt

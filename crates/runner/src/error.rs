@@ -16,6 +16,13 @@ pub enum RunnerError {
     /// The store holds runs of this campaign's name made with another plan.
     #[error("campaign {name}: {} holds runs of it made with other cases or options; pass --fresh to start over (earlier runs stay in the history) or --name to store this one apart", store.display())]
     OtherPlan { name: String, store: PathBuf },
+    /// The file's hooks changed since the stored runs of this campaign were made.
+    #[error("campaign {name}: {hooks} changed since the runs {} holds of it were made; put them back to resume, or pass --fresh to start over (earlier runs stay in the history)", store.display())]
+    OtherHooks {
+        name: String,
+        store: PathBuf,
+        hooks: String,
+    },
     /// A hook's template does not expand with the case's variables.
     #[error("campaign {name}: {why}")]
     Template { name: String, why: String },
@@ -75,7 +82,9 @@ impl RunnerError {
         match self {
             RunnerError::Store(s) => s.is_usage(),
             RunnerError::Gather(g) => g.is_usage(),
-            RunnerError::OtherPlan { .. } | RunnerError::Template { .. } => true,
+            RunnerError::OtherPlan { .. }
+            | RunnerError::OtherHooks { .. }
+            | RunnerError::Template { .. } => true,
             _ => false,
         }
     }

@@ -123,6 +123,18 @@ impl Runner<'_> {
                     store: store.path().to_path_buf(),
                 });
             }
+            // The hooks are part of how the runs were made, though not of the plan (older
+            // stores hash the plan without them): compared with the stored definition.
+            let before = serde_json::from_str::<Definition>(&old.definition).ok();
+            let changed = before.map_or(Vec::new(), |d| c.commands.changed(&d.campaign.commands));
+            if !changed.is_empty() && has_runs && !self.fresh {
+                let hooks: Vec<String> = changed.iter().map(|h| format!("commands.{h}")).collect();
+                return Err(RunnerError::OtherHooks {
+                    name: c.name.clone(),
+                    store: store.path().to_path_buf(),
+                    hooks: hooks.join(", "),
+                });
+            }
         }
         let definition = Definition {
             campaign: c.clone(),

@@ -85,6 +85,45 @@ pub struct Commands {
     pub reset_db: bool,
 }
 
+impl Commands {
+    /// The hooks (`commands.NAME`) that differ from `old`'s: a resume with changed hooks
+    /// would mix runs made around different commands (a cache dropped or not, another
+    /// scheduler) under one case.
+    pub fn changed(&self, old: &Commands) -> Vec<&'static str> {
+        let pairs = [
+            ("start", &self.start, &old.start),
+            ("case", &self.case, &old.case),
+            ("pre", &self.pre, &old.pre),
+            ("post", &self.post, &old.post),
+            ("case_end", &self.case_end, &old.case_end),
+            ("end", &self.end, &old.end),
+        ];
+        let mut out: Vec<&'static str> = pairs
+            .into_iter()
+            .filter(|(_, a, b)| a != b)
+            .map(|(n, _, _)| n)
+            .collect();
+        if self.reset_db != old.reset_db {
+            out.push("reset");
+        }
+        out
+    }
+
+    /// Whether the campaign runs any shell command of the file's.
+    pub fn any_shell(&self) -> bool {
+        [
+            &self.start,
+            &self.case,
+            &self.pre,
+            &self.post,
+            &self.case_end,
+            &self.end,
+        ]
+        .iter()
+        .any(|c| c.is_some())
+    }
+}
+
 /// One configuration.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Case {

@@ -93,6 +93,7 @@ fn roots_dir(at: &Path) -> PathBuf {
 }
 
 mod binaries;
+mod campaigns;
 mod maria;
 mod owners;
 mod servers;
