@@ -67,3 +67,38 @@ impl TrustError {
         matches!(self, TrustError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The README states this rule where users look for it (issue #44): its clauses and the
+    /// places it applies, as this crate's documentation and its callers have them.
+    #[test]
+    fn the_readme_states_the_rule_this_crate_keeps() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
+        let readme = std::fs::read_to_string(path).unwrap();
+        let at = readme
+            .find("**The trust rule**")
+            .expect("the README states the rule");
+        let end = readme[at..].find("\n### ").map_or(readme.len(), |e| at + e);
+        let section = &readme[at..end];
+        for said in [
+            "`crates/trust`",
+            "owned by root or the user running iogauge",
+            "no group or other user may write to it",
+            "every directory above it, except a sticky one",
+            "a symlink where iogauge\nkeeps a file or directory is refused, never followed",
+            "read with a bound",
+            "PostgreSQL's private clusters",
+            "MariaDB's private servers",
+            "Campaign files",
+            "Files beside the results store",
+            "`secure_file_priv`",
+            "in use by another iogauge process",
+        ] {
+            assert!(
+                section.contains(said),
+                "the README's trust rule lacks {said:?}"
+            );
+        }
+    }
+}
