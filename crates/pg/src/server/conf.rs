@@ -39,13 +39,7 @@ pub fn write(
     let before = read_bounded(&conf, CONF_LIMIT).ok();
     let text = format!("{}{RUN_INCLUDE}\n", render_conf(all));
     replace_file(&conf, text.as_bytes(), 0o600, owner.ids())?;
-    let main = data.join("postgresql.conf");
-    let text = read_bounded(&main, CONF_LIMIT)?;
-    let text = String::from_utf8_lossy(&text);
-    if !text.lines().any(|l| l.trim() == INCLUDE) {
-        let with = format!("{text}\n{INCLUDE}\n");
-        replace_file(&main, with.as_bytes(), 0o600, owner.ids())?;
-    }
+    include_once(owner, &data.join("postgresql.conf"), INCLUDE)?;
     let Err(why) = check(owner, postgres, data)? else {
         return Ok(());
     };
@@ -67,13 +61,7 @@ pub fn write_run(
     overrides: &[(String, String)],
     managed: &[(String, String)],
 ) -> Result<(), PgError> {
-    let conf = data.join(FILE);
-    let text = read_bounded(&conf, CONF_LIMIT)?;
-    let text = String::from_utf8_lossy(&text);
-    if !text.lines().any(|l| l.trim() == RUN_INCLUDE) {
-        let with = format!("{text}\n{RUN_INCLUDE}\n");
-        replace_file(&conf, with.as_bytes(), 0o600, owner.ids())?;
-    }
+    include_once(owner, &data.join(FILE), RUN_INCLUDE)?;
     let all: Vec<(String, String)> = overrides.iter().chain(managed).cloned().collect();
     let run = data.join(RUN_FILE);
     replace_file(&run, render_conf(&all).as_bytes(), 0o600, owner.ids())?;
@@ -82,6 +70,17 @@ pub fn write_run(
     };
     clear_run(data)?;
     Err(refused(&why, overrides))
+}
+
+/// Appends `line` (an include) to the configuration file `conf` unless it is there already.
+fn include_once(owner: &Owner, conf: &Path, line: &str) -> Result<(), PgError> {
+    let text = read_bounded(conf, CONF_LIMIT)?;
+    let text = String::from_utf8_lossy(&text);
+    if text.lines().any(|l| l.trim() == line) {
+        return Ok(());
+    }
+    let with = format!("{text}\n{line}\n");
+    Ok(replace_file(conf, with.as_bytes(), 0o600, owner.ids())?)
 }
 
 /// Removes one run's settings (see [`RUN_FILE`]), if any.
