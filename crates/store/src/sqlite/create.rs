@@ -55,12 +55,8 @@ pub(super) fn create(path: &Path, dir: &Path) -> Result<(), StoreError> {
         conn.pragma_update(None, "application_id", APPLICATION_ID)
             .and_then(|()| conn.pragma_update(None, "user_version", SCHEMA_VERSION))
             .map_err(sqlite("marking it as iogauge's"))?;
-        // In the file's own header (bytes 18-19), so the first open finds a WAL store.
-        let _: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(sqlite("switching to WAL mode"))?;
-        // Closing the last connection folds the WAL in and removes the temporary's -wal
-        // and -shm, so the file alone is the store.
+        // In a rollback journal, SQLite's default (see `store::rollback_journal`): each
+        // commit removes its journal, so the file alone is the store.
         conn.close().map_err(|(_, e)| sqlite("closing")(e))?;
         publish(&tmp, path).map_err(|source| StoreError::Publish {
             path: path.into(),
@@ -133,8 +129,8 @@ mod tests {
         assert_eq!(names, ["s.sqlite"], "only the store is left");
         let h = std::fs::read(&path).unwrap();
         assert!(
-            h.starts_with(b"SQLite format 3\0") && h[18] == 2,
-            "a WAL store"
+            h.starts_with(b"SQLite format 3\0") && h[18] == 1,
+            "a store in a rollback journal"
         );
         // A second creator finds the store there and keeps it.
         let before = std::fs::read(&path).unwrap();

@@ -30,8 +30,8 @@ pub enum StoreError {
     NotAStore { path: PathBuf, what: String },
     #[error("results store {path}: schema version {found} is newer than this iogauge understands ({SCHEMA_VERSION}); upgrade iogauge or choose another --store", path = .path.display())]
     NewerSchema { path: PathBuf, found: i32 },
-    #[error("results store {path}: SQLite kept journal mode {mode:?} instead of WAL (a network filesystem?); choose a --store on a local filesystem", path = .path.display())]
-    NoWal { path: PathBuf, mode: String },
+    #[error("results store {path}: SQLite kept journal mode {mode:?} instead of its rollback journal (another program holds it open in WAL mode?); close that program and try again", path = .path.display())]
+    NoRollback { path: PathBuf, mode: String },
     #[error("no place for the results store: none of $IOGAUGE_STORE, $XDG_DATA_HOME and $HOME is set; pass --store PATH")]
     NoPath,
     #[error("campaign {campaign}: another `iogauge campaign` ({holder}) is running it on the results store {path}; wait for it to end or stop it (two runners would measure at the same time and spoil each other's runs)", path = .path.display())]
@@ -67,7 +67,7 @@ pub enum StoreError {
         /// The filesystem is full: freeing space is the way out, not another path.
         full: bool,
     },
-    #[error("results store {path}: cannot be read: {why}{}", .wal.as_ref().map_or(String::new(), |w| format!(", and its write-ahead log {} holds changes SQLite reads only through a shared-memory file it cannot make there; run any iogauge command on the store once as a user who can write there (it folds the log in), or copy the store and its -wal file to a writable directory", w.display())), path = .path.display())]
+    #[error("results store {path}: cannot be read: {why}{}", .wal.as_ref().map_or(String::new(), |w| format!(", and its write-ahead log {} holds changes SQLite reads only through a shared-memory file beside it, which is not there and which a reader does not make; run any iogauge command on the store once as a user who can write there (it folds the log in), or copy the store and its -wal file to a writable directory", w.display())), path = .path.display())]
     CannotRead {
         path: PathBuf,
         why: String,

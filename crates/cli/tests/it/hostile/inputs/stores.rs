@@ -12,13 +12,18 @@ fn a_store_on_a_read_only_mount_is_read_and_not_written() {
     let src = d.path().join("src");
     std::fs::create_dir(&src).unwrap();
     let id = stored_run(d.path(), &src.join("s.sqlite")).to_string();
-    // A copy whose write-ahead log holds a change (kept by SQLite's persist_wal), without the
-    // shared-memory file a reader needs to make to read it.
+    // A copy in WAL mode, as an older iogauge kept its store, whose write-ahead log holds a
+    // change (kept by SQLite's persist_wal), without the shared-memory file a reader needs to
+    // make to read it.
     let logged = src.join("w.sqlite");
     std::fs::copy(src.join("s.sqlite"), &logged).unwrap();
     let st = Command::new("sqlite3")
         .arg(&logged)
-        .args([".filectrl persist_wal 1", "CREATE TABLE x (y);"])
+        .args([
+            ".filectrl persist_wal 1",
+            "PRAGMA journal_mode = WAL;",
+            "CREATE TABLE x (y);",
+        ])
         .stdout(Stdio::null())
         .status()
         .expect("sqlite3 is installed");
