@@ -10,6 +10,10 @@ use std::path::PathBuf;
 pub enum StoreError {
     #[error("results store {path}: directory {dir} does not exist; create it or choose another --store", path = .path.display(), dir = .dir.display())]
     MissingDir { path: PathBuf, dir: PathBuf },
+    #[error("results store {path}: {file} is a file, not a directory; choose another --store", path = .path.display(), file = .file.display())]
+    NotADirectory { path: PathBuf, file: PathBuf },
+    #[error("results store {path}: {why}; choose a --store on a disk", path = .path.display())]
+    NotStorage { path: PathBuf, why: String },
     #[error("results store {path}: creating directory {dir}", path = .path.display(), dir = .dir.display())]
     CreateDir {
         path: PathBuf,
@@ -88,6 +92,8 @@ impl StoreError {
         matches!(
             self,
             StoreError::MissingDir { .. }
+                | StoreError::NotADirectory { .. }
+                | StoreError::NotStorage { .. }
                 | StoreError::NotAStore { .. }
                 | StoreError::NewerSchema { .. }
                 | StoreError::NoPath

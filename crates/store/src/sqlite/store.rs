@@ -9,7 +9,7 @@ use super::error::StoreError;
 use super::locate::{read_header, wal_header, Identity, Location};
 use super::readonly;
 use super::schema::{APPLICATION_ID, CAMPAIGN_TABLES, RUN_TABLES, SCHEMA_VERSION};
-use super::vet::{beside, dir_of, vet, why_unwritable, Found};
+use super::vet::{beside, file_in_the_way, store_dir, vet, why_unwritable, Found};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -27,13 +27,7 @@ impl Store {
     /// made whole under another name first (`create`). The directory must exist. A store on
     /// a filesystem with no room left is refused here, before anything is measured.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        let dir = dir_of(path);
-        if !dir.is_dir() {
-            return Err(StoreError::MissingDir {
-                path: path.into(),
-                dir,
-            });
-        }
+        let dir = store_dir(path)?;
         let made = match vet(path)? {
             Found::Missing => create::create(path, &dir),
             // SQLite opens a file it may not write read-only without a word, and fails only
@@ -205,6 +199,12 @@ impl Store {
     }
 
     pub(super) fn open_location(loc: Location) -> Result<Store, StoreError> {
+        if let Some(file) = file_in_the_way(&loc.path) {
+            return Err(StoreError::NotADirectory {
+                path: loc.path,
+                file,
+            });
+        }
         if loc.create_dir {
             if let Some(dir) = loc.path.parent() {
                 std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {

@@ -35,6 +35,15 @@ pub(super) fn vet(path: &Path) -> Result<Found, StoreError> {
     };
     let link = match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Found::Missing),
+        Err(e) if e.kind() == ErrorKind::NotADirectory => {
+            return Err(match file_in_the_way(path) {
+                Some(file) => StoreError::NotADirectory {
+                    path: path.into(),
+                    file,
+                },
+                None => read(e),
+            })
+        }
         Err(e) => return Err(read(e)),
         Ok(m) => m.file_type().is_symlink(),
     };
@@ -91,6 +100,32 @@ pub(super) fn not_a_file(path: &Path) -> Option<&'static str> {
     }
 }
 
+/// The directory of the store at `path`, where a store can be written: it exists, and is
+/// not on one of the kernel's filesystems; a file where one of its directories should be is
+/// named.
+pub(super) fn store_dir(path: &Path) -> Result<PathBuf, StoreError> {
+    let dir = dir_of(path);
+    if !dir.is_dir() {
+        return Err(match file_in_the_way(path) {
+            Some(file) => StoreError::NotADirectory {
+                path: path.into(),
+                file,
+            },
+            None => StoreError::MissingDir {
+                path: path.into(),
+                dir,
+            },
+        });
+    }
+    match not_storage(&dir) {
+        Some(why) => Err(StoreError::NotStorage {
+            path: path.into(),
+            why,
+        }),
+        None => Ok(dir),
+    }
+}
+
 /// The directory `path` is in (`.` for a bare name).
 pub(super) fn dir_of(path: &Path) -> PathBuf {
     match path.parent() {
@@ -113,6 +148,9 @@ pub(super) fn beside(path: &Path, suffix: &str) -> PathBuf {
 pub(super) fn why_unwritable(path: &Path) -> Option<(String, bool)> {
     use rustix::fs::{access, statvfs, Access, StatVfsMountFlags};
     let (real, dir) = where_written(path);
+    if let Some(why) = not_storage(&dir) {
+        return Some((why, false));
+    }
     let vfs = statvfs(&dir).ok();
     if vfs
         .as_ref()
@@ -190,6 +228,30 @@ pub(super) fn write_failed(path: &Path, op: &'static str, source: rusqlite::Erro
             source,
         },
     }
+}
+
+/// Why the directory `dir` is no place for a store: on one of the kernel's own filesystems
+/// (/proc, /sys, cgroupfs…), which hold no files of anyone's and report no free blocks.
+pub(super) fn not_storage(dir: &Path) -> Option<String> {
+    match iogauge_probe::fs_of_nearest(dir) {
+        Ok((_, fs)) if fs.is_kernel_interface() => Some(format!(
+            "{} is on {}, the kernel's interface, not storage",
+            dir.display(),
+            fs.name
+        )),
+        _ => None,
+    }
+}
+
+/// The file standing where a directory of `path` should be (`/etc/passwd` in
+/// `/etc/passwd/x.sqlite`): the nearest of its directories that exists, if that is not one.
+pub(super) fn file_in_the_way(path: &Path) -> Option<PathBuf> {
+    let abs = std::path::absolute(path).ok()?;
+    let (nearest, is_dir) = abs
+        .ancestors()
+        .skip(1)
+        .find_map(|a| std::fs::metadata(a).ok().map(|m| (a, m.is_dir())))?;
+    (!is_dir).then(|| nearest.to_path_buf())
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Inputs and paths under attack (issue #25, rows 8, 11, 12, 13, 14, 15, 17, 18, 20, 21; issue
-//! #44 M1 and L3): output paths on /proc or a read-only mount, the kernel's filesystems as
+//! #44 M1, L3 and L9): output paths on /proc or a read-only mount, the kernel's filesystems as
 //! targets, empty and malformed values, and results stores that are read-only, full or nearly
-//! full, missing, damaged or a link to a user's file.
+//! full, missing, damaged, a link to a user's file, or on a path the kernel or a file blocks.
 //! Every refusal is exit 2 with one `error:` line, before anything is done (a full store's
 //! is exit 1: the system, not the command line).
 //!
