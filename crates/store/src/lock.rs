@@ -6,12 +6,17 @@
 //!
 //! `flock` rather than a row in the store: the kernel drops the lock when its holder dies, even
 //! by SIGKILL, so a stale lock is simply taken over, with no PID guessing (a PID can be reused).
-//! The descriptor is close-on-exec (std opens files so), so the runs a runner starts never
-//! keep its lock. The holder removes the file when it ends; a file left by a killed runner is
-//! locked afresh by the next one.
+//! The descriptor is close-on-exec, so the runs a runner starts never keep its lock. The
+//! holder removes the file when it ends; a file left by a killed runner is locked afresh by
+//! the next one.
+//!
+//! The store may sit in a directory anyone may write to (/tmp), where another user can put a
+//! link or a file of theirs at the lock's name before root runs a campaign: the file is opened
+//! under the trust rule ([`iogauge_trust::open_beside`]: never through a link, judged by its
+//! descriptor), and the campaign refused in one line naming it otherwise (issue #44 H2).
 
 use crate::StoreError;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -42,17 +47,15 @@ impl CampaignLock {
             path: path.clone(),
             source,
         };
+        let refused = |source| StoreError::LockFile {
+            campaign: name.to_string(),
+            source,
+        };
         // A holder that ends removes the file between our open and our lock: we then hold
         // a lock on a removed file while the next runner creates a new one. Locking again
         // until the locked file is the one at the path closes that gap.
         for _ in 0..100 {
-            let mut file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&path)
-                .map_err(io)?;
+            let mut file = iogauge_trust::open_beside(&path, 0o644).map_err(refused)?;
             match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
                 Ok(()) => {}
                 Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
@@ -64,7 +67,7 @@ impl CampaignLock {
                 }
                 Err(e) => return Err(io(e.into())),
             }
-            let same = match (file.metadata(), std::fs::metadata(&path)) {
+            let same = match (file.metadata(), std::fs::symlink_metadata(&path)) {
                 (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
                 _ => false,
             };
@@ -129,6 +132,23 @@ mod tests {
         assert!(!lock_path(&store, "c").exists());
         let _again = CampaignLock::acquire(&store, "c").unwrap();
         drop(other);
+    }
+
+    /// Issue #44 H2: a link at the lock's name was followed, and the file it led to truncated.
+    #[test]
+    fn a_link_at_the_lock_name_is_refused_and_its_target_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("s.sqlite");
+        std::fs::write(&store, b"").unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        std::os::unix::fs::symlink(&victim, lock_path(&store, "c")).unwrap();
+        let e = CampaignLock::acquire(&store, "c").unwrap_err();
+        assert!(e.is_usage(), "{e:?}");
+        let e = e.to_string();
+        assert!(e.starts_with("campaign c: its lock file "), "{e}");
+        assert!(e.contains("symbolic link"), "{e}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
     }
 
     #[test]

@@ -56,6 +56,13 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// The lock file fails the trust rule (a link, another user's file), or could not be
+    /// opened: its path and the way out.
+    #[error("campaign {campaign}: its lock file {source}")]
+    LockFile {
+        campaign: String,
+        source: iogauge_trust::TrustError,
+    },
     #[error("results store {path}: run {id} cannot be read, its stored document is damaged ({source}); it was changed outside iogauge or the file is corrupt. The other runs are unaffected: pick another id from `iogauge history`", path = .path.display())]
     Document {
         path: PathBuf,
@@ -99,6 +106,10 @@ impl StoreError {
                 | StoreError::NoPath
                 | StoreError::Missing { .. }
                 | StoreError::CannotWrite { full: false, .. }
+                | StoreError::LockFile {
+                    source: iogauge_trust::TrustError::Refused { .. },
+                    ..
+                }
                 // Nothing iogauge can do about a damaged run but another id can be shown.
                 | StoreError::Document { .. }
         )
