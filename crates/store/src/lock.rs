@@ -15,9 +15,12 @@
 //! under the trust rule ([`iogauge_trust::open_beside`]: never through a link, judged by its
 //! descriptor), and the campaign refused in one line naming it otherwise (issue #44 H2).
 
+use crate::names::{fit, NAME_MAX};
 use crate::StoreError;
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{Read, Seek, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -30,13 +33,27 @@ pub struct CampaignLock {
     _file: File,
 }
 
+/// How long a campaign's name may stay in a lock's name before it is cut (to 40 bytes and a
+/// digest).
+const NAME_KEPT: usize = 57;
+
 /// The lock file of campaign `name` in the store at `store`: beside the store, under the
 /// store's canonical path so that two spellings of one store share it.
+///
+/// `STORE.campaign-NAME.lock` while that fits in a file name; a long store name and a long
+/// campaign name together do not (issue #44 L6), and then each is cut to its start and a
+/// digest ([`crate::names::fit`]), the store's to what the campaign's leaves.
 pub fn lock_path(store: &Path, name: &str) -> PathBuf {
     let store = std::fs::canonicalize(store).unwrap_or_else(|_| store.to_path_buf());
-    let mut file = store.file_name().unwrap_or_default().to_os_string();
-    file.push(format!(".campaign-{name}.lock"));
-    store.with_file_name(file)
+    let file = store.file_name().unwrap_or_default().as_bytes();
+    let whole = [file, b".campaign-", name.as_bytes(), b".lock"].concat();
+    if whole.len() <= NAME_MAX {
+        return store.with_file_name(OsStr::from_bytes(&whole));
+    }
+    let name = fit(name.as_bytes(), NAME_KEPT);
+    let room = NAME_MAX - (".campaign-".len() + name.len() + ".lock".len());
+    let short = [&fit(file, room), b".campaign-".as_slice(), &name, b".lock"].concat();
+    store.with_file_name(OsStr::from_bytes(&short))
 }
 
 impl CampaignLock {
@@ -132,6 +149,36 @@ mod tests {
         assert!(!lock_path(&store, "c").exists());
         let _again = CampaignLock::acquire(&store, "c").unwrap();
         drop(other);
+    }
+
+    /// Issue #44 L6: a long store name and a long campaign name made a lock name longer than
+    /// a file name may be ("File name too long").
+    #[test]
+    fn long_names_make_a_short_readable_lock_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join(format!("{}.sqlite", "s".repeat(240)));
+        std::fs::write(&store, b"").unwrap();
+        let a = "a".repeat(100);
+        let b = format!("{}b", "a".repeat(99));
+        let (la, lb) = (lock_path(&store, &a), lock_path(&store, &b));
+        assert_ne!(la, lb, "two campaigns, two locks");
+        for l in [&la, &lb] {
+            let n = l.file_name().unwrap().to_str().unwrap();
+            assert!(n.len() <= NAME_MAX, "{} bytes", n.len());
+            assert!(
+                n.starts_with("sssss") && n.contains(".campaign-aaaaa"),
+                "{n}"
+            );
+            assert!(n.ends_with(".lock"), "{n}");
+        }
+        let _a = CampaignLock::acquire(&store, &a).unwrap();
+        let _b = CampaignLock::acquire(&store, &b).unwrap();
+        assert!(
+            CampaignLock::acquire(&store, &a).is_err(),
+            "still one runner"
+        );
+        let short = lock_path(&dir.path().join("s.sqlite"), "c");
+        assert_eq!(short.file_name().unwrap(), "s.sqlite.campaign-c.lock");
     }
 
     /// Issue #44 H2: a link at the lock's name was followed, and the file it led to truncated.

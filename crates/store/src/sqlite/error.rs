@@ -14,6 +14,8 @@ pub enum StoreError {
     NotADirectory { path: PathBuf, file: PathBuf },
     #[error("results store {path}: {why}; choose a --store on a disk", path = .path.display())]
     NotStorage { path: PathBuf, why: String },
+    #[error("results store {path}: its file name is {len} bytes, and SQLite's journal beside it adds 8 (\"-journal\") to what may be 255; choose a shorter --store", path = .path.display())]
+    LongName { path: PathBuf, len: usize },
     #[error("results store {path}: creating directory {dir}", path = .path.display(), dir = .dir.display())]
     CreateDir {
         path: PathBuf,
@@ -101,6 +103,7 @@ impl StoreError {
             StoreError::MissingDir { .. }
                 | StoreError::NotADirectory { .. }
                 | StoreError::NotStorage { .. }
+                | StoreError::LongName { .. }
                 | StoreError::NotAStore { .. }
                 | StoreError::NewerSchema { .. }
                 | StoreError::NoPath

@@ -390,6 +390,21 @@ fn a_named_store_in_a_missing_directory_is_an_error() {
     assert!(!missing.exists());
 }
 
+/// Issue #44 L6: the longest name a store may have leaves room for its journal's.
+#[test]
+fn a_store_name_leaves_room_for_its_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let longest = dir.path().join(format!("{}.sqlite", "s".repeat(240)));
+    Store::open(&longest)
+        .unwrap()
+        .insert(&run(&calibration("t"), &[]))
+        .unwrap();
+    let over = dir.path().join(format!("{}.sqlite", "s".repeat(241)));
+    let e = Store::open(&over).unwrap_err();
+    assert!(e.is_usage(), "{e:?}");
+    assert!(e.to_string().contains("its file name is 248 bytes"), "{e}");
+}
+
 #[test]
 fn the_default_location_gets_its_directory() {
     let dir = tempfile::tempdir().unwrap();

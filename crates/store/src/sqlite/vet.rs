@@ -102,8 +102,16 @@ pub(super) fn not_a_file(path: &Path) -> Option<&'static str> {
 
 /// The directory of the store at `path`, where a store can be written: it exists, and is
 /// not on one of the kernel's filesystems; a file where one of its directories should be is
-/// named.
+/// named. And the store's name leaves room for its journal's.
 pub(super) fn store_dir(path: &Path) -> Result<PathBuf, StoreError> {
+    // SQLite's journal, `NAME-journal`, is a file name too.
+    let name = path.file_name().map_or(0, |n| n.len());
+    if name + "-journal".len() > crate::names::NAME_MAX {
+        return Err(StoreError::LongName {
+            path: path.into(),
+            len: name,
+        });
+    }
     let dir = dir_of(path);
     if !dir.is_dir() {
         return Err(match file_in_the_way(path) {
