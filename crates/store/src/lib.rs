@@ -7,6 +7,7 @@
 
 pub mod live;
 mod lock;
+mod names;
 mod sqlite;
 
 pub use lock::{lock_path, CampaignLock};

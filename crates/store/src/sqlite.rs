@@ -4,8 +4,11 @@
 //! their JSON and reads it back through the model's reader, which upgrades older schemas.
 //!
 //! Each run goes in with one transaction, so a crash or Ctrl-C mid-campaign leaves only whole
-//! runs behind. WAL mode lets `iogauge history` read while a run is being written, and a busy
-//! timeout lets concurrent writers queue instead of failing.
+//! runs behind. The transactions go through a rollback journal, not a write-ahead log (why:
+//! `store::rollback_journal`): a connection holds a lock only while it reads or commits, so
+//! `iogauge history` reads while a run measures with its store open, and a busy timeout lets
+//! a commit and a read, or two commits, queue instead of failing. Readers read through a
+//! read-only connection and leave nothing beside the store (`readonly`).
 //!
 //! A store is marked with `PRAGMA application_id` and versioned with `PRAGMA user_version`.
 //! Any other file (another program's database, a text file) is refused before SQLite opens it:

@@ -9,8 +9,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
-use std::path::Path;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
 
 /// The file at `path` if it is a regular file of at most `limit` bytes: opened without
 /// following a symlink there and without blocking (a FIFO put in its place), judged by the
@@ -122,11 +122,22 @@ pub fn chown_dir(
     set().map_err(|e| TrustError::io(path, e))
 }
 
+/// `path` with the directories above it resolved ([`crate::resolve`]) but not its last
+/// part: a link there is iogauge's to refuse, never to follow to a place someone chose.
+fn resolve_above(path: &Path) -> Result<PathBuf, TrustError> {
+    let resolved =
+        std::path::absolute(path).and_then(|abs| match (abs.parent(), abs.file_name()) {
+            (Some(dir), Some(name)) => crate::resolve(dir).map(|d| d.join(name)),
+            _ => crate::resolve(&abs),
+        });
+    resolved.map_err(|e| TrustError::io(path, e))
+}
+
 /// A directory iogauge keeps files in (`live/` beside the store), made (0755) if missing,
 /// opened without following a link and judged by its descriptor: it and every directory
 /// above it pass the rule. Files go in with [`create_in`].
 pub fn trusted_dir(path: &Path) -> Result<File, TrustError> {
-    let path = &crate::resolve(path).map_err(|e| TrustError::io(path, e))?;
+    let path = &resolve_above(path)?;
     let trust = Trust::new(None);
     trust.check_above(path)?;
     match std::fs::DirBuilder::new().mode(0o755).create(path) {
@@ -153,6 +164,50 @@ pub fn create_in(dir: &File, dir_path: &Path, name: &str, mode: u32) -> Result<F
     // SAFETY: fd is a new descriptor this process owns and nothing else holds.
     let f = unsafe { File::from_raw_fd(fd) };
     Trust::new(None).check_open(&path, &f, Kind::File, false)?;
+    Ok(f)
+}
+
+/// Opens the file at `path` to read and write, creating it (with `mode`) if missing, never
+/// truncating it: a lock file beside the results store, in a directory other users may write
+/// to if it is sticky (/tmp), as StrictModes allows the directories above a file.
+///
+/// Judged as [`create_in`] judges: every directory above passes the rule, the file is opened
+/// relative to its directory's descriptor without following a link or blocking (a FIFO), and
+/// the descriptor is a regular file of root's or this user's that no other may write. And it
+/// has one name: a hard link another user made in a sticky directory to a file of root's
+/// (where `fs.protected_hardlinks` is off) would pass the owner's test.
+pub fn open_beside(path: &Path, mode: u32) -> Result<File, TrustError> {
+    let path = &resolve_above(path)?;
+    let trust = Trust::new(None);
+    trust.check_above(path)?;
+    let (Some(dir_path), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(TrustError::refused(path, "not a file name"));
+    };
+    let dir = open_dir(dir_path)?;
+    let c = CString::new(name.as_bytes()).map_err(|e| TrustError::io(path, e.into()))?;
+    let flags =
+        libc::O_RDWR | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
+    // SAFETY: openat(2) on a live directory descriptor with a NUL-terminated name.
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags, mode as libc::c_uint) };
+    if fd < 0 {
+        let e = io::Error::last_os_error();
+        // The rule's reason where it has one: a link, or another user's file (which
+        // `fs.protected_regular` keeps root from opening with O_CREAT in a sticky directory).
+        return Err(match trust.check(path, Kind::File, false) {
+            Err(refused @ TrustError::Refused { .. }) => refused,
+            _ => not_followed(path, e, "file"),
+        });
+    }
+    // SAFETY: fd is a new descriptor this process owns and nothing else holds.
+    let f = unsafe { File::from_raw_fd(fd) };
+    trust.check_open(path, &f, Kind::File, false)?;
+    let links = f.metadata().map_err(|e| TrustError::io(path, e))?.nlink();
+    if links != 1 {
+        return Err(TrustError::refused(
+            path,
+            format!("a file with {links} names (hard links), not one iogauge made; remove it"),
+        ));
+    }
     Ok(f)
 }
 
@@ -215,10 +270,50 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("symbolic link"));
+        // Nor a link at the directory's own path, to a directory that would pass.
+        let e = trusted_dir(&l).unwrap_err().to_string();
+        assert!(e.contains("symbolic link"), "{e}");
         let open = d.path().join("open");
         std::fs::create_dir(&open).unwrap();
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
         let e = trusted_dir(&open).unwrap_err().to_string();
         assert!(e.contains("mode 0777"), "{e}");
+    }
+
+    #[test]
+    fn a_file_beside_is_opened_unless_a_link_or_a_second_name() {
+        let d = tempfile::tempdir().unwrap();
+        // A sticky directory anyone may write to, as /tmp.
+        let tmp = d.path().join("tmp");
+        std::fs::create_dir(&tmp).unwrap();
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let lock = tmp.join("s.lock");
+        let mut f = open_beside(&lock, 0o644).unwrap();
+        f.write_all(b"1").unwrap();
+        drop(f);
+        // Opened again as it is, not truncated.
+        let mut text = String::new();
+        open_beside(&lock, 0o644)
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        assert_eq!(text, "1");
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        let link = tmp.join("link.lock");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let e = open_beside(&link, 0o644).unwrap_err().to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        let hard = tmp.join("hard.lock");
+        std::fs::hard_link(&victim, &hard).unwrap();
+        let e = open_beside(&hard, 0o644).unwrap_err().to_string();
+        assert!(e.contains("2 names (hard links)"), "{e}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        let fifo = tmp.join("fifo.lock");
+        let c = CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: mkfifo(3) on a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = open_beside(&fifo, 0o644).unwrap_err().to_string();
+        assert!(e.contains("not a file but a FIFO"), "{e}");
     }
 }

@@ -17,14 +17,17 @@
 //!   never a FIFO that blocks, a device that never ends, or a link to either.
 //!
 //! Writes never go through a link either: [`replace_file`] renames a new file over the old
-//! one, [`create_in`] opens relative to a directory already checked, with `O_NOFOLLOW`.
+//! one, [`create_in`] opens relative to a directory already checked, with `O_NOFOLLOW`, and
+//! [`open_beside`] so too a file kept open in a directory others may write to if sticky.
 
 mod files;
 mod path;
 mod rule;
 mod users;
 
-pub use files::{chown_dir, create_in, open_dir, read_bounded, replace_file, trusted_dir};
+pub use files::{
+    chown_dir, create_in, open_beside, open_dir, read_bounded, replace_file, trusted_dir,
+};
 pub use path::resolve;
 pub use rule::{Kind, Trust};
 pub use users::{name, user_name};

@@ -7,6 +7,7 @@
 use super::error::StoreError;
 use super::schema::StatusColumn;
 use super::store::Store;
+use super::vet::write_failed;
 use iogauge_model::history::RunStatus;
 use rusqlite::{params, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
@@ -118,11 +119,7 @@ impl Store {
     /// definition and hash are updated. Returns the generation in force.
     pub fn save_campaign(&mut self, row: &CampaignRow, fresh: bool) -> Result<i64, StoreError> {
         let path = self.path.clone();
-        let err = move |source| StoreError::Sqlite {
-            path: path.clone(),
-            op: "storing the campaign",
-            source,
-        };
+        let err = move |source| write_failed(&path, "storing the campaign", source);
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)

@@ -6,13 +6,19 @@
 
 use super::error::StoreError;
 use super::schema::{APPLICATION_ID, CAMPAIGN_TABLES, RUN_TABLES, SCHEMA_VERSION};
+use crate::names::{fit, NAME_MAX};
 use rusqlite::{Connection, OpenFlags};
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-/// `.NAME.iogauge-new-`: the temporaries of the store `NAME` are this and a PID.
+/// `.NAME.iogauge-new-`: the temporaries of the store `NAME` are this and a PID. A long NAME
+/// is cut ([`crate::names::fit`]) so that the temporary's name and its journal's stay file
+/// names: room is left for the PID and its count (28 bytes) and `-journal` (8).
 fn temp_prefix(path: &Path) -> Option<String> {
-    Some(format!(".{}.iogauge-new-", path.file_name()?.to_str()?))
+    let name = path.file_name()?.to_str()?;
+    let room = NAME_MAX - ".".len() - ".iogauge-new-".len() - 28 - "-journal".len();
+    let name = String::from_utf8(fit(name.as_bytes(), room)).ok()?;
+    Some(format!(".{name}.iogauge-new-"))
 }
 
 /// `.NAME.iogauge-new-PID-N`, beside the store `NAME`: N tells apart two threads of one
@@ -55,12 +61,8 @@ pub(super) fn create(path: &Path, dir: &Path) -> Result<(), StoreError> {
         conn.pragma_update(None, "application_id", APPLICATION_ID)
             .and_then(|()| conn.pragma_update(None, "user_version", SCHEMA_VERSION))
             .map_err(sqlite("marking it as iogauge's"))?;
-        // In the file's own header (bytes 18-19), so the first open finds a WAL store.
-        let _: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(sqlite("switching to WAL mode"))?;
-        // Closing the last connection folds the WAL in and removes the temporary's -wal
-        // and -shm, so the file alone is the store.
+        // In a rollback journal, SQLite's default (see `store::rollback_journal`): each
+        // commit removes its journal, so the file alone is the store.
         conn.close().map_err(|(_, e)| sqlite("closing")(e))?;
         publish(&tmp, path).map_err(|source| StoreError::Publish {
             path: path.into(),
@@ -133,13 +135,25 @@ mod tests {
         assert_eq!(names, ["s.sqlite"], "only the store is left");
         let h = std::fs::read(&path).unwrap();
         assert!(
-            h.starts_with(b"SQLite format 3\0") && h[18] == 2,
-            "a WAL store"
+            h.starts_with(b"SQLite format 3\0") && h[18] == 1,
+            "a store in a rollback journal"
         );
         // A second creator finds the store there and keeps it.
         let before = std::fs::read(&path).unwrap();
         create(&path, d.path()).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+
+    /// Issue #44 L6: the temporary of a store whose name is long was longer than a file name.
+    #[test]
+    fn a_store_with_the_longest_name_is_made() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join(format!("{}.sqlite", "s".repeat(240)));
+        create(&path, d.path()).unwrap();
+        assert!(path.is_file());
+        let t = temp_name(&path, u32::MAX).unwrap();
+        let n = t.file_name().unwrap().len();
+        assert!(n + "-journal".len() <= NAME_MAX, "{n} bytes");
     }
 
     /// Creators racing for one path: each gets the store, none an empty or half-made file.

@@ -91,9 +91,10 @@ pub(super) fn identity_of_header(h: &[u8]) -> Identity {
     }
     let be32 = |at: usize| i32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]]);
     let (version, app) = (be32(60), be32(68));
-    // Bytes 18 and 19, the file format write and read versions, are 2 in WAL mode. A store is
-    // marked before it switches to WAL, so the file's own header always carries the mark.
-    let wal = h[18] == 2 || h[19] == 2;
+    // A WAL database's newer pages may be in its log, but an older iogauge marked its store
+    // before it switched to WAL, so the file's own header always carries the mark; a WAL
+    // database without one is another program's.
+    let wal = wal_header(h);
     // Page 1 is the schema table's root: a leaf table page (0x0d) with no cells means no tables.
     let no_tables = h[100] == 0x0d && h[103..105] == [0, 0];
     match app {
@@ -101,6 +102,12 @@ pub(super) fn identity_of_header(h: &[u8]) -> Identity {
         0 if no_tables && !wal => Identity::Empty,
         other => Identity::foreign_app(other),
     }
+}
+
+/// Whether a header is a WAL database's (bytes 18 and 19, the file format write and read
+/// versions, are 2): a store an older iogauge left in WAL mode.
+pub(super) fn wal_header(h: &[u8]) -> bool {
+    h.len() > 19 && (h[18] == 2 || h[19] == 2)
 }
 
 /// The first [`HEADER_LEN`] bytes of `path`, or `None` if there is no such file.

@@ -5,6 +5,7 @@ use super::campaign::{link, CampaignTag};
 use super::error::StoreError;
 use super::schema::{KindColumn, StatusColumn};
 use super::store::Store;
+use super::vet::write_failed;
 use iogauge_model::history::{RunRow, RunStatus};
 use iogauge_model::Document;
 use rusqlite::{params, OptionalExtension};
@@ -68,11 +69,7 @@ pub struct StoredRun {
 impl Store {
     /// Stores a run and its histograms in one transaction; returns the run's id.
     pub fn insert(&mut self, run: &NewRun) -> Result<i64, StoreError> {
-        let err = |source| StoreError::Sqlite {
-            path: self.path.clone(),
-            op: "storing the run",
-            source,
-        };
+        let err = |source| write_failed(&self.path, "storing the run", source);
         // IMMEDIATE takes the write lock up front, so a concurrent writer waits on the busy
         // timeout instead of failing when a read transaction cannot be upgraded.
         let tx = self

@@ -1,14 +1,15 @@
 //! Opening the store: finding it (`--store`, the environment, the default location), refusing
 //! any file that is not an iogauge store before SQLite touches it, creating or upgrading the
-//! schema, and WAL mode. Runs and campaigns are read and written in `runs` and `campaign`.
+//! schema, and its rollback journal. Runs and campaigns are read and written in `runs` and
+//! `campaign`.
 
 use super::connection::{identity, BUSY_TIMEOUT};
 use super::create;
 use super::error::StoreError;
-use super::locate::{Identity, Location};
+use super::locate::{read_header, wal_header, Identity, Location};
 use super::readonly;
 use super::schema::{APPLICATION_ID, CAMPAIGN_TABLES, RUN_TABLES, SCHEMA_VERSION};
-use super::vet::{dir_of, vet, why_unwritable, Found};
+use super::vet::{beside, file_in_the_way, store_dir, vet, why_unwritable, Found};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -21,17 +22,12 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating if missing) the store at `path` in WAL mode, creating the schema. A file
-    /// that is not an iogauge store is refused and never altered (`vet`); a new store is
-    /// made whole under another name first (`create`). The directory must exist.
+    /// Opens (creating if missing) the store at `path` to write it, creating the schema. A
+    /// file that is not an iogauge store is refused and never altered (`vet`); a new store is
+    /// made whole under another name first (`create`). The directory must exist. A store on
+    /// a filesystem with no room left is refused here, before anything is measured.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        let dir = dir_of(path);
-        if !dir.is_dir() {
-            return Err(StoreError::MissingDir {
-                path: path.into(),
-                dir,
-            });
-        }
+        let dir = store_dir(path)?;
         let made = match vet(path)? {
             Found::Missing => create::create(path, &dir),
             // SQLite opens a file it may not write read-only without a word, and fails only
@@ -44,30 +40,39 @@ impl Store {
                 ),
                 full: false,
             }),
-            Found::Present => Ok(()),
+            Found::Present => match why_unwritable(path) {
+                Some((why, true)) => Err(StoreError::CannotWrite {
+                    path: path.into(),
+                    why,
+                    full: true,
+                }),
+                _ => Ok(()),
+            },
         };
         made.and_then(|()| Self::open_existing(path))
             .map_err(|e| unwritable(path, e))
     }
 
     /// Opens the existing store at `path` to read it, never creating one: `None` when there
-    /// is none. Where it cannot be written (a read-only mount, another user's file, a full
-    /// filesystem) it is opened read-only.
+    /// is none. It is read through a read-only connection, which makes nothing beside it
+    /// ([`readonly`]). A store that must be written before it can be read as it is (an older
+    /// iogauge's, a write cut short: [`readonly::needs_writer`]) is opened by a writer first
+    /// where this user may write it; where that fails (a full filesystem) it is read as it is.
     pub fn open_reader(path: &Path) -> Result<Option<Store>, StoreError> {
         if vet(path)? == Found::Missing {
             return Ok(None);
         }
-        // Another user's store: opened for writing, SQLite would leave a -shm and a -wal of
-        // ours beside it, which its owner could then neither write nor (in a sticky
+        // Only where this user may write: in another user's store a writer would leave files
+        // of ours beside it, which its owner could then neither write nor (in a sticky
         // directory such as /tmp) remove.
-        if !writable(path) {
-            return Self::open_read_only(path).map(Some);
+        if writable(path) && readonly::needs_writer(path) {
+            let opened = Self::open_existing(path);
+            if let Err(e @ (StoreError::NotAStore { .. } | StoreError::NewerSchema { .. })) = opened
+            {
+                return Err(e);
+            }
         }
-        match Self::open_existing(path) {
-            Ok(store) => Ok(Some(store)),
-            Err(StoreError::Sqlite { .. }) => Self::open_read_only(path).map(Some),
-            Err(e) => Err(e),
-        }
+        Self::open_read_only(path).map(Some)
     }
 
     /// The store at `path` read through a read-only connection ([`readonly::open`]).
@@ -86,7 +91,8 @@ impl Store {
     }
 
     /// Opens the store at `path`, which [`vet`] found, for writing: checks its identity
-    /// again under the write lock, creates or upgrades the schema, turns WAL mode on.
+    /// again under the write lock, creates or upgrades the schema, and keeps it in a rollback
+    /// journal ([`rollback_journal`]).
     fn open_existing(path: &Path) -> Result<Store, StoreError> {
         let sqlite = |op| {
             move |source| StoreError::Sqlite {
@@ -122,6 +128,15 @@ impl Store {
             .map_err(sqlite("setting the busy timeout"))?;
         conn.pragma_update(None, "foreign_keys", true)
             .map_err(sqlite("enabling foreign keys"))?;
+        // A store an older iogauge left in WAL mode: exclusive until it is set up, before its
+        // first read, so that its WAL index is kept in this process's memory, never in a
+        // `-shm` file mapped into it (see `rollback_journal`).
+        let wal = read_header(path).is_ok_and(|h| h.is_some_and(|h| wal_header(&h)));
+        if wal {
+            let _: String = conn
+                .query_row("PRAGMA locking_mode = EXCLUSIVE", [], |r| r.get(0))
+                .map_err(sqlite("locking"))?;
+        }
         // Checked again under the write lock, so two processes claiming an empty database
         // at once cannot both write the schema, and a file replaced meanwhile is not written.
         let tx = conn
@@ -145,15 +160,8 @@ impl Store {
             _ => {}
         }
         tx.commit().map_err(sqlite("creating the schema"))?;
-
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(sqlite("switching to WAL mode"))?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            return Err(StoreError::NoWal {
-                path: path.into(),
-                mode,
-            });
+        if wal {
+            rollback_journal(&conn, path)?;
         }
         Ok(Store {
             conn,
@@ -191,6 +199,12 @@ impl Store {
     }
 
     pub(super) fn open_location(loc: Location) -> Result<Store, StoreError> {
+        if let Some(file) = file_in_the_way(&loc.path) {
+            return Err(StoreError::NotADirectory {
+                path: loc.path,
+                file,
+            });
+        }
         if loc.create_dir {
             if let Some(dir) = loc.path.parent() {
                 std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
@@ -207,6 +221,50 @@ impl Store {
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// Leaves WAL mode for a rollback journal (`DELETE`, SQLite's default: the journal exists
+/// only while a transaction commits), then lets go of the exclusive lock `conn` took to
+/// read the WAL without a `-shm`. A new store is made in a rollback journal (`create`).
+///
+/// Why not WAL (issue #44 M1): a WAL database's index lives in a `-shm` file that SQLite maps
+/// into memory and writes through the mapping. It makes the file's pages by writing one byte
+/// at the end of each 4 KiB page, which on a filesystem of 1 KiB blocks (mkfs's choice for a
+/// small ext4) allocates one block of four: the others stay holes, and when the filesystem is
+/// nearly full, touching one kills the process with SIGBUS, after the measurement and on
+/// every later open, `history` too. A rollback journal is written with write(2), so a full
+/// filesystem is an error SQLite returns (SQLITE_FULL), and nothing is left beside the store
+/// between transactions. What it costs: a writer's commit waits for readers (and they for
+/// it) on the busy timeout, for the milliseconds a read or a commit takes; an idle connection
+/// (a run measuring with its store open) holds no lock, so `history` still reads during a
+/// run. The other ways out were weaker: an exclusive lock for good (no `-shm` either) would
+/// shut `history` out for a whole run, and checking free space first leaves a window.
+fn rollback_journal(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let sqlite = |op| {
+        move |source| StoreError::Sqlite {
+            path: path.into(),
+            op,
+            source,
+        }
+    };
+    // Folds a WAL's log into the file and removes it; a rollback store stays as it is.
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode = DELETE", [], |r| r.get(0))
+        .map_err(sqlite("leaving WAL mode"))?;
+    if !mode.eq_ignore_ascii_case("delete") {
+        return Err(StoreError::NoRollback {
+            path: path.into(),
+            mode,
+        });
+    }
+    // An older iogauge killed while writing left its `-shm`, which nothing reads now.
+    let _ = std::fs::remove_file(beside(path, "-shm"));
+    // The locks go at the next read after the mode changes back.
+    let _: String = conn
+        .query_row("PRAGMA locking_mode = NORMAL", [], |r| r.get(0))
+        .map_err(sqlite("unlocking"))?;
+    identity(conn).map_err(sqlite("unlocking"))?;
+    Ok(())
 }
 
 /// An SQLite failure to open or create the store, with its cause when the filesystem names

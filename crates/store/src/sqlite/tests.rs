@@ -244,7 +244,7 @@ fn concurrent_writers_queue() {
 }
 
 #[test]
-fn wal_mode_is_on_and_the_file_is_marked() {
+fn a_rollback_journal_and_the_file_is_marked() {
     let (_dir, _, store) = temp_store();
     let q = |sql: &str| -> String {
         store
@@ -253,7 +253,8 @@ fn wal_mode_is_on_and_the_file_is_marked() {
             .map(|v| format!("{v:?}"))
             .unwrap()
     };
-    assert_eq!(q("PRAGMA journal_mode"), "Text(\"wal\")");
+    assert_eq!(q("PRAGMA journal_mode"), "Text(\"delete\")");
+    assert_eq!(q("PRAGMA locking_mode"), "Text(\"normal\")");
     assert_eq!(q("PRAGMA application_id"), "Integer(1768908641)");
     assert_eq!(q("PRAGMA user_version"), "Integer(2)");
     assert_eq!(q("PRAGMA foreign_keys"), "Integer(1)");
@@ -389,6 +390,21 @@ fn a_named_store_in_a_missing_directory_is_an_error() {
     assert!(!missing.exists());
 }
 
+/// Issue #44 L6: the longest name a store may have leaves room for its journal's.
+#[test]
+fn a_store_name_leaves_room_for_its_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let longest = dir.path().join(format!("{}.sqlite", "s".repeat(240)));
+    Store::open(&longest)
+        .unwrap()
+        .insert(&run(&calibration("t"), &[]))
+        .unwrap();
+    let over = dir.path().join(format!("{}.sqlite", "s".repeat(241)));
+    let e = Store::open(&over).unwrap_err();
+    assert!(e.is_usage(), "{e:?}");
+    assert!(e.to_string().contains("its file name is 248 bytes"), "{e}");
+}
+
 #[test]
 fn the_default_location_gets_its_directory() {
     let dir = tempfile::tempdir().unwrap();
@@ -398,5 +414,7 @@ fn the_default_location_gets_its_directory() {
     assert!(store.path().is_file());
 }
 
+#[path = "journal_tests.rs"]
+mod journal_tests;
 #[path = "open_tests.rs"]
 mod open_tests;

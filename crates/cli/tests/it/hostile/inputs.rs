@@ -1,11 +1,13 @@
-//! Inputs and paths under attack (issue #25, rows 8, 11, 12, 13, 14, 15, 17, 18, 20, 21):
-//! output paths on /proc or a read-only mount, the kernel's filesystems as targets, empty and
-//! malformed values, and results stores that are read-only, full, missing, damaged or a link
-//! to a user's file. Every refusal is exit 2 with one `error:` line, before anything is done.
+//! Inputs and paths under attack (issue #25, rows 8, 11, 12, 13, 14, 15, 17, 18, 20, 21; issue
+//! #44 M1, L3 and L9): output paths on /proc or a read-only mount, the kernel's filesystems as
+//! targets, empty and malformed values, and results stores that are read-only, full or nearly
+//! full, missing, damaged, a link to a user's file, or on a path the kernel or a file blocks.
+//! Every refusal is exit 2 with one `error:` line, before anything is done (a full store's
+//! is exit 1: the system, not the command line).
 //!
 //! Here the helpers the areas share; output paths in `inputs/outputs.rs`, the kernel's
 //! filesystems in `inputs/kernel.rs`, values in `inputs/values.rs`, stores in
-//! `inputs/stores.rs`.
+//! `inputs/stores.rs`, a store on a nearly full filesystem in `inputs/full.rs`.
 
 use crate::common::*;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -94,6 +96,7 @@ fn cgroup_mount() -> PathBuf {
         .expect("a cgroup filesystem is mounted")
 }
 
+mod full;
 mod kernel;
 mod outputs;
 mod stores;

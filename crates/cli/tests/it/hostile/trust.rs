@@ -7,7 +7,8 @@
 //!
 //! Here the helpers the three areas share; row 1 (another user's directories and clusters) in
 //! `trust/owners.rs`, rows 2, 9 and 10 (the user's own directories) in `trust/user_dirs.rs`,
-//! rows 19 and 22 (a hostile `postgres`, tmpfs) in `trust/binaries.rs`.
+//! rows 19 and 22 (a hostile `postgres`, tmpfs) in `trust/binaries.rs`; the files beside the
+//! results store (issue #44 H2) in `trust/store_files.rs`.
 
 use crate::common::*;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -97,4 +98,5 @@ mod campaigns;
 mod maria;
 mod owners;
 mod servers;
+mod store_files;
 mod user_dirs;

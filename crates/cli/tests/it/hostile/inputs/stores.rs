@@ -1,6 +1,7 @@
 //! Results stores under attack (rows 14 and 21): read-only, another user's, on a full
 //! filesystem, a link to a user's file, or missing: read where they can be, never written
-//! or created by a reader.
+//! or created by a reader. And (issue #44 L9) store paths on the kernel's filesystems or
+//! through a regular file, each named for what it is.
 
 use super::*;
 
@@ -12,13 +13,18 @@ fn a_store_on_a_read_only_mount_is_read_and_not_written() {
     let src = d.path().join("src");
     std::fs::create_dir(&src).unwrap();
     let id = stored_run(d.path(), &src.join("s.sqlite")).to_string();
-    // A copy whose write-ahead log holds a change (kept by SQLite's persist_wal), without the
-    // shared-memory file a reader needs to make to read it.
+    // A copy in WAL mode, as an older iogauge kept its store, whose write-ahead log holds a
+    // change (kept by SQLite's persist_wal), without the shared-memory file a reader needs to
+    // make to read it.
     let logged = src.join("w.sqlite");
     std::fs::copy(src.join("s.sqlite"), &logged).unwrap();
     let st = Command::new("sqlite3")
         .arg(&logged)
-        .args([".filectrl persist_wal 1", "CREATE TABLE x (y);"])
+        .args([
+            ".filectrl persist_wal 1",
+            "PRAGMA journal_mode = WAL;",
+            "CREATE TABLE x (y);",
+        ])
         .stdout(Stdio::null())
         .status()
         .expect("sqlite3 is installed");
@@ -200,4 +206,36 @@ fn readers_never_create_a_store() {
         0,
         "nothing made"
     );
+}
+
+// Issue #44 L9: a store on /proc was "full" (procfs has no free blocks), and a store path
+// through a regular file was a directory that "does not exist".
+#[test]
+fn store_paths_on_the_kernel_or_through_a_file_say_so() {
+    let _g = shared();
+    let d = workdir();
+    let target = d.path().join("t");
+    let t = target.display().to_string();
+    let run = ["run", "--target", &t, "--size", "4m", "--ios", "10"];
+    for (store, fs) in [("/proc/x.sqlite", "proc"), ("/sys/x.sqlite", "sysfs")] {
+        let err = refused_on(Path::new(store), &run);
+        assert!(
+            err.contains(&format!("is on {fs}, the kernel's interface, not storage")),
+            "{err}"
+        );
+        assert!(!err.contains("full"), "{err}");
+    }
+    let file = d.path().join("file");
+    std::fs::write(&file, "mine").unwrap();
+    for store in [file.join("x.sqlite"), file.join("sub/x.sqlite")] {
+        for args in [&run[..], &["history"], &["show", "1"]] {
+            let err = refused_on(&store, args);
+            assert!(
+                err.contains(&format!("{} is a file, not a directory", file.display())),
+                "{args:?}: {err}"
+            );
+        }
+    }
+    assert!(!target.exists(), "nothing was measured");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
 }

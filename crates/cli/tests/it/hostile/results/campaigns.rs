@@ -1,6 +1,6 @@
 //! Campaigns under attack: a killed runner (row 4), a password in the file (row 5), a huge
-//! cross product (row 11), two runners at once (row 12), a bad file path (row 15) and
-//! `-o -` (row 20).
+//! cross product (row 11), two runners at once (row 12), a bad file path (row 15), `-o -`
+//! (row 20), and long store and campaign names (issue #44 L6).
 
 use super::*;
 use std::io::{BufRead, BufReader};
@@ -117,6 +117,27 @@ fn a_second_runner_of_a_campaign_is_refused_and_a_stale_lock_taken_over() {
         "the stale lock was not taken over: {err}"
     );
     assert!(!lock.exists(), "the lock outlived its runner");
+}
+
+// Issue #44 L6: a long store name and a long campaign name made the lock's file name longer
+// than Linux allows ("File name too long").
+#[test]
+fn long_store_and_campaign_names_still_lock() {
+    let _g = shared();
+    let w = workdir();
+    let store = w.path().join(format!("{}.sqlite", "s".repeat(240)));
+    // The longest campaign name there is.
+    let file = one_run_campaign(w.path(), &"c".repeat(100), "300ms");
+    let out = iog(&store).arg("campaign").arg(&file).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(history(&store).len(), 1);
+    let locks: Vec<_> = std::fs::read_dir(w.path())
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().into_string().ok())
+        .filter(|n| n.ends_with(".lock"))
+        .collect();
+    assert!(locks.is_empty(), "the lock went with its runner: {locks:?}");
 }
 
 // Row 5: a password in a campaign's DSN is masked everywhere it could show or be stored; the
