@@ -70,9 +70,18 @@ pub fn clap_line(e: &clap::Error) -> String {
         };
         return escape_controls(&iogauge_model::secret::redact_secrets(&line));
     }
-    escape_controls(&iogauge_model::secret::redact_secrets(&one_line(
-        &e.to_string(),
-    )))
+    let mut line = one_line(&e.to_string());
+    if e.kind() == clap::error::ErrorKind::ArgumentConflict
+        && line.contains("'--dsn <DSN>'")
+        && std::env::var_os(iogauge_model::secret::DSN_ENV).is_some()
+    {
+        // --dsn may not have been typed at all: say where it came from.
+        line.push_str(&format!(
+            "; {} in the environment gives --dsn where the flag is not typed: unset it, or drop the other flag",
+            iogauge_model::secret::DSN_ENV
+        ));
+    }
+    escape_controls(&iogauge_model::secret::redact_secrets(&line))
 }
 
 /// Why an empty value (`--csv ''`, an empty item of `--target A,`) or a missing one (`--label`

@@ -4,6 +4,11 @@
 //! stores a DSN goes through here: argument echoes, errors, campaign plans and progress,
 //! stored campaign files and arguments, reports.
 
+/// The environment variable `--dsn` is read from when the flag is not given: how a campaign
+/// hands its runs their real DSN, since a command line is readable by every local user
+/// (`/proc/PID/cmdline`) and a process's environment only by its own user and root.
+pub const DSN_ENV: &str = "IOGAUGE_DSN";
+
 /// The DSN with any password replaced by `***`, in either syntax, and in any form a user
 /// may have mistyped it (`garbage://u:pw@x`, `postgres:/u:pw@x/db`, `u:pw@host/db`): the
 /// whole string is a connection string, so every `user:password@` in it is masked.
