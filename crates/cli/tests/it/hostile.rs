@@ -8,5 +8,6 @@ mod lifecycle;
 mod maria;
 mod parsers;
 mod results;
+mod secrets;
 mod targets;
 mod trust;
