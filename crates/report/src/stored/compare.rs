@@ -73,7 +73,8 @@ struct MetricCompare {
 fn load_run(store: &Store, s: &str, warn: &mut dyn FnMut(&str)) -> Result<StoredRun, ReadError> {
     let Ok(id) = s.parse::<i64>() else {
         return usage(format!(
-            "{s:?} is not a run id; give two ids from `iogauge history`, or two case names with --campaign NAME"
+            "{} is not a run id; give two ids from `iogauge history`, or two case names with --campaign NAME",
+            iogauge_model::echo::quoted(s)
         ));
     };
     let run = stored_run(store, id)?;
@@ -233,8 +234,9 @@ fn compare_cases(view: &CampaignView, a: &str, b: &str, json: bool) -> Result<St
         if !view.cases.iter().any(|c| c.name == name) {
             let names: Vec<&str> = view.cases.iter().map(|c| c.name.as_str()).collect();
             return usage(format!(
-                "campaign {}: no case {name:?}; its cases are: {}",
+                "campaign {}: no case {}; its cases are: {}",
                 view.name,
+                iogauge_model::echo::quoted(name),
                 names.join(", ")
             ));
         }
