@@ -196,3 +196,60 @@ fn compare_warns_about_an_interrupted_run() {
         );
     }
 }
+
+/// Replaces stored result `id`'s document in `store` with `doc`, as an older iogauge or a
+/// hand with sqlite3 could have written it.
+fn store_document(store: &Path, id: i64, doc: &serde_json::Value) {
+    let file = store.with_extension("doc.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let sql = format!(
+        "UPDATE runs SET document = readfile('{}') WHERE id = {id}",
+        file.display()
+    );
+    let st = std::process::Command::new("sqlite3")
+        .arg(store)
+        .arg(&sql)
+        .status()
+        .expect("sqlite3 is installed");
+    assert!(st.success(), "{sql}");
+}
+
+// Issue #44, L4: `run --like` replayed a stored db run's figures as they were (-5 reads/s).
+#[test]
+fn run_like_refuses_a_db_run_whose_figures_are_out_of_range() {
+    let _g = shared();
+    let w = workdir();
+    let store = w.path().join("s.sqlite");
+    let t = w.path().join("data").display().to_string();
+    // A db run as stored (the campaign tests' fixture), in the row of a run made here.
+    let out = iog(&store)
+        .args(["run", "--target", &t, "--size", "4m", "--ios", "200"])
+        .output()
+        .unwrap();
+    let id = stored_id(&out.stderr);
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../campaign/tests/fixtures/db_run.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    for iv in doc["intervals"].as_array_mut().unwrap() {
+        iv["disks"]["vda"]["r_s"] = serde_json::json!(-5.0);
+    }
+    store_document(&store, id, &doc);
+    let st = store.to_str().unwrap();
+    let e = fails(
+        &[
+            "run",
+            "--like",
+            &id.to_string(),
+            "--target",
+            &t,
+            "--store",
+            st,
+        ],
+        2,
+    );
+    assert!(
+        e.contains(&format!("--like {id}: db run {id}")) && e.contains("reads_s is -5"),
+        "{e}"
+    );
+}
