@@ -120,7 +120,7 @@ fn run(id: i64, rep: u32, r: &RunReport, hists: &Hists) -> Result<RunDigest, Dig
         m.latency(dir, &d.lat_us, hists.get(dir)?.as_ref());
     }
     let disks: &[String] = r.hardware.as_ref().map_or(&[], |h| &h.disks);
-    if let Some(h) = &r.hardware {
+    if let Some(h) = r.hardware.as_ref().filter(|h| devices_measured(h)) {
         m.put("device_iops", h.read.device_iops + h.write.device_iops);
         m.put("device_mbps", h.read.device_mbps + h.write.device_mbps);
         m.put("device_read_iops", h.read.device_iops);
@@ -429,6 +429,20 @@ pub fn disk_rates<'a>(system: &'a Derived, disks: &[String]) -> Vec<&'a DiskRate
         names = whole_disks(map.keys().map(String::as_str));
     }
     names.iter().filter_map(|n| map.get(*n)).collect()
+}
+
+/// Whether a run's device figures were measured: a document stored before iogauge left
+/// them out when none of its disks was sampled holds -0.0 in each (the sum over no disk),
+/// or no disk at all. A measured 0 is +0.0.
+fn devices_measured(h: &iogauge_model::hardware::Hardware) -> bool {
+    let figures = [
+        h.read.device_iops,
+        h.read.device_mbps,
+        h.write.device_iops,
+        h.write.device_mbps,
+    ];
+    let unsampled = figures.iter().all(|x| *x == 0.0 && x.is_sign_negative());
+    !h.disks.is_empty() && !unsampled
 }
 
 /// Sums the whole disks of an interval ([`disk_rates`]).

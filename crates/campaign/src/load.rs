@@ -115,7 +115,9 @@ pub fn load(
         }
         c.name = n.to_string();
     }
-    let shown = c.masked(mask).map_err(|e| usage(path, e))?;
+    let shown = c
+        .masked(mask, iogauge_model::secret::redact_dsn)
+        .map_err(|e| usage(path, e))?;
     check_cases(&c, &shown, path, check)?;
     // Case names are labels: the real campaign carries the masked ones, so a run's tag, its
     // hooks' IOGAUGE_CASE and the store all name a case the same way.

@@ -43,6 +43,7 @@
 //! ```
 
 use iogauge_stats::compare::Statistic;
+use iogauge_stats::echo::{bound_quoted, quoted};
 use serde::Deserialize;
 use toml::{Table, Value};
 
@@ -169,7 +170,8 @@ fn toml_error(text: &str, e: &toml::de::Error) -> SpecError {
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .collect();
-    let msg = msg.join(": ");
+    // A type error quotes the whole value it found (`invalid type: string "…"`).
+    let msg = bound_quoted(&msg.join(": ")).into_owned();
     let at = e
         .span()
         .map(|s| format!("line {}: ", text[..s.start].lines().count().max(1)))
@@ -184,7 +186,8 @@ fn command(raw: Option<&str>) -> Result<Command, SpecError> {
         Some("calibrate") => Ok(Command::Calibrate),
         Some("db run") => Ok(Command::DbRun),
         Some(other) => bad(format!(
-            "command = {other:?} is not a workload: use \"run\", \"calibrate\" or \"db run\""
+            "command = {} is not a workload: use \"run\", \"calibrate\" or \"db run\"",
+            quoted(other)
         )),
         None => bad("command is missing: add command = \"run\" (or \"calibrate\", \"db run\")"),
     }
@@ -208,7 +211,10 @@ fn warmup(raw: Option<&Value>) -> Result<Warmup, SpecError> {
             "case" => Ok(Warmup::Case),
             "run" => Ok(Warmup::Run),
             "none" => Ok(Warmup::None),
-            _ => bad(format!("warmup = {s:?}: use \"case\", \"run\" or \"none\"")),
+            _ => bad(format!(
+                "warmup = {}: use \"case\", \"run\" or \"none\"",
+                quoted(s)
+            )),
         },
         Some(v) => bad(format!("warmup = {v}: use \"case\", \"run\" or \"none\"")),
     }
@@ -221,7 +227,8 @@ fn order(raw: Option<&str>) -> Result<Order, SpecError> {
         Some("as-written") => Ok(Order::AsWritten),
         Some("random") => Ok(Order::Random),
         Some(o) => bad(format!(
-            "order = {o:?}: use \"as-written\", \"interleaved\" or \"random\""
+            "order = {}: use \"as-written\", \"interleaved\" or \"random\"",
+            quoted(o)
         )),
     }
 }
@@ -232,7 +239,7 @@ fn statistic(raw: Option<&Value>) -> Result<Statistic, SpecError> {
         None => return Ok(Statistic::Mean),
         Some(Value::String(s)) => match Statistic::parse(s) {
             Some(st) => return Ok(st),
-            None => format!("{s:?}"),
+            None => quoted(s),
         },
         Some(v) => v.to_string(),
     };

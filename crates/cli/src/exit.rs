@@ -3,7 +3,7 @@
 //! 130 when stopped by Ctrl-C). It looks into every crate's error type, so only `main` uses it.
 
 use crate::exit_code::{INTERRUPTED, RUNTIME, USAGE};
-use crate::usage::{clap_line, escape_controls, UsageError};
+use crate::usage::{clap_line, shown_line, UsageError};
 use iogauge_engine::{EngineError, TargetError};
 use iogauge_report::{GatherError, ReadError};
 use iogauge_runner::RunnerError;
@@ -28,7 +28,7 @@ pub fn report(e: &anyhow::Error) -> ExitCode {
     if let Some(iogauge_session::ranks::Quiet(code)) = e.downcast_ref() {
         return ExitCode::from(*code);
     }
-    let line = escape_controls(&iogauge_model::secret::redact_secrets(&chain_line(e)));
+    let line = shown_line(&chain_line(e));
     let _ = writeln!(std::io::stderr(), "error: {line}");
     ExitCode::from(code_of(e))
 }

@@ -26,7 +26,7 @@ pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
     let text = if a.json {
         serde_json::to_string_pretty(&rows)? + "\n"
     } else {
-        iogauge_report::history_table(&rows)
+        on_terminal(&iogauge_report::history_table(&rows))
     };
     print(&text)
 }
@@ -45,13 +45,20 @@ pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
             .map_err(|e| UsageError(format!("run {}: {e}", a.id)))?;
         return print(&match a.json {
             true => Json.render(&doc),
-            false => iogauge_report::with_intervals(&doc),
+            false => on_terminal(&iogauge_report::with_intervals(&doc)),
         });
     }
     if a.json {
         return print(&run.document.to_json());
     }
-    print(&Text.render(&run.document))
+    print(&on_terminal(&Text.render(&run.document)))
+}
+
+/// Text made of stored values (labels, paths, names from an older store or another tool's
+/// hands) with the characters that would move or hide text on a terminal as escapes (a
+/// U+202E in a label reversed the rest of its line); JSON keeps them, as data.
+pub fn on_terminal(text: &str) -> String {
+    iogauge_model::echo::printable_lines(text).into_owned()
 }
 
 fn print(text: &str) -> anyhow::Result<ExitCode> {

@@ -40,16 +40,23 @@ pub struct LabelArgs {
 }
 
 impl LabelArgs {
-    /// The label, checked: not blank, at most 80 characters, no control characters.
+    /// The label, checked: not blank, at most 80 characters, none that would move or hide
+    /// text where it is printed (controls, bidi and other format characters such as U+202E,
+    /// line and paragraph separators: `iogauge_model::echo::is_unprintable`).
     pub fn checked(self) -> Result<Option<String>, crate::usage::UsageError> {
         let Some(l) = self.label else {
             return Ok(None);
         };
         let t = l.trim();
-        if t.is_empty() || t.chars().count() > 80 || t.chars().any(char::is_control) {
-            return crate::usage::usage(
-                "--label: give 1 to 80 printable characters, as --label \"before the firmware update\"",
-            );
+        let give = "give 1 to 80 printable characters, as --label \"before the firmware update\"";
+        if let Some(c) = t.chars().find(|&c| iogauge_model::echo::is_unprintable(c)) {
+            return crate::usage::usage(format!(
+                "--label: U+{:04X} is a control, format or separator character, which would reorder or break the lines the label is printed on; {give}",
+                u32::from(c)
+            ));
+        }
+        if t.is_empty() || t.chars().count() > 80 {
+            return crate::usage::usage(format!("--label: {give}"));
         }
         Ok(Some(t.to_string()))
     }

@@ -2,6 +2,7 @@
 //! one subcommand makes, and clap's own errors as one line. A leaf: it imports nothing else
 //! from this crate, so every module can use it without an import circle.
 
+use iogauge_model::echo;
 use std::time::Duration;
 
 /// A command line that cannot work as written (exit code 2).
@@ -30,17 +31,13 @@ pub fn check_time(time: Duration) -> Result<Duration, UsageError> {
     Ok(time)
 }
 
-/// Control characters as Rust escapes (`\n`, `\u{1b}`), everything else as is.
-pub fn escape_controls(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+/// An error line as printed: passwords masked, each overlong run of characters cut (a
+/// 100,000-digit value is named by its start and length; values a message quotes are cut
+/// where it is worded, `echo::quoted`), and the characters that would
+/// move or hide text on a terminal (controls, bidi overrides, line separators) as escapes.
+pub fn shown_line(line: &str) -> String {
+    let masked = iogauge_model::secret::redact_secrets(line);
+    echo::printable(&echo::bound_runs(&masked)).into_owned()
 }
 
 /// A clap error as one line: "invalid value 'V' for 'ARG': why" when clap knows the value
@@ -66,13 +63,25 @@ pub fn clap_line(e: &clap::Error) -> String {
                 (None, Some(s)) => format!(": {s}"),
                 (None, None) => String::new(),
             };
-            format!("error: invalid value '{value}' for '{arg}'{why}")
+            format!(
+                "error: invalid value '{}' for '{arg}'{why}",
+                echo::bounded(value)
+            )
         };
-        return escape_controls(&iogauge_model::secret::redact_secrets(&line));
+        return shown_line(&line);
     }
-    escape_controls(&iogauge_model::secret::redact_secrets(&one_line(
-        &e.to_string(),
-    )))
+    let mut line = one_line(&e.to_string());
+    if e.kind() == clap::error::ErrorKind::ArgumentConflict
+        && line.contains("'--dsn <DSN>'")
+        && std::env::var_os(iogauge_model::secret::DSN_ENV).is_some()
+    {
+        // --dsn may not have been typed at all: say where it came from.
+        line.push_str(&format!(
+            "; {} in the environment gives --dsn where the flag is not typed: unset it, or drop the other flag",
+            iogauge_model::secret::DSN_ENV
+        ));
+    }
+    shown_line(&line)
 }
 
 /// Why an empty value (`--csv ''`, an empty item of `--target A,`) or a missing one (`--label`

@@ -66,7 +66,9 @@ pub fn per_cpu_between(samples: &[Snapshot], start: Nanos, end: Nanos) -> Vec<Pe
     }
 }
 
-/// Compares the measured window's workload with what `disks` completed in it.
+/// Compares the measured window's workload with what `disks` completed in it; `None` when
+/// none of them was sampled in the window: their figures were not measured, and a sum over
+/// no disk would read as 0 (f64's empty sum is even -0.0, which older documents hold).
 pub fn compare(
     summary: &Summary,
     window: (Nanos, Nanos),
@@ -74,6 +76,14 @@ pub fn compare(
     disks: &[String],
 ) -> Option<Hardware> {
     let d = system_between(samples, window.0, window.1)?;
+    let disks: Vec<String> = disks
+        .iter()
+        .filter(|n| d.disks.contains_key(*n))
+        .cloned()
+        .collect();
+    if disks.is_empty() {
+        return None;
+    }
     let sum = |f: &dyn Fn(&DiskRates) -> f64| -> f64 {
         disks.iter().filter_map(|n| d.disks.get(n)).map(f).sum()
     };
@@ -108,7 +118,7 @@ pub fn compare(
         Vec::new()
     };
     Some(Hardware {
-        disks: disks.to_vec(),
+        disks,
         read,
         write,
         notes: Vec::new(),

@@ -36,5 +36,8 @@ pub mod target;
 /// Sizes, durations and rates as types, parsed and formatted as users write them.
 pub use iogauge_stats::units;
 
+/// A user's text echoed back: bounded in messages, escaped on a terminal.
+pub use iogauge_stats::echo;
+
 pub use document::{DocError, Document, Histograms};
 pub use meta::{Kind, Meta, SCHEMA};

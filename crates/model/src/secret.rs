@@ -4,11 +4,35 @@
 //! stores a DSN goes through here: argument echoes, errors, campaign plans and progress,
 //! stored campaign files and arguments, reports.
 
+/// The environment variable `--dsn` is read from when the flag is not given: how a campaign
+/// hands its runs their real DSN, since a command line is readable by every local user
+/// (`/proc/PID/cmdline`) and a process's environment only by its own user and root.
+pub const DSN_ENV: &str = "IOGAUGE_DSN";
+
 /// The DSN with any password replaced by `***`, in either syntax, and in any form a user
 /// may have mistyped it (`garbage://u:pw@x`, `postgres:/u:pw@x/db`, `u:pw@host/db`): the
-/// whole string is a connection string, so every `user:password@` in it is masked.
+/// whole string is a connection string, so every `user:password@` in it is masked. A URL
+/// (`scheme:/…`) is one word whatever it holds: its password may hold blanks, tabs and line
+/// breaks, which a URL parser drops or encodes (`mysql://u:pa ss@h` connects as `pa%20ss`).
 pub fn redact_dsn(dsn: &str) -> String {
-    mask_userinfo(&mask_key_values(dsn.trim()), true)
+    let d = mask_key_values(dsn.trim());
+    if scheme_end(&d).is_some() {
+        mask_word(&d, true)
+    } else {
+        mask_userinfo(&d, true)
+    }
+}
+
+/// Where a URL's scheme ends (its `:`), when `w` starts with one followed by `/`.
+fn scheme_end(w: &str) -> Option<usize> {
+    let c = w.find(':')?;
+    let scheme = &w[..c];
+    let ok = w[c + 1..].starts_with('/')
+        && scheme.starts_with(|ch: char| ch.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '+' | '.' | '-'));
+    ok.then_some(c)
 }
 
 /// `text` with every password in it replaced by `***`: the one masking function for command
@@ -142,8 +166,12 @@ fn mask_userinfo(s: &str, always: bool) -> String {
     let mut out = String::with_capacity(s.len());
     let mut dsn = DsnContext::default();
     let mut word = String::new();
-    for c in s.chars() {
-        if c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '<' | '>' | '(' | ')' | '{' | '}') {
+    for (i, c) in s.char_indices() {
+        if c.is_whitespace() || is_wrapper(c) {
+            if c.is_whitespace() && userinfo_goes_on(&word, &s[i..], always, &dsn) {
+                word.push(c);
+                continue;
+            }
             out.push_str(&dsn.mask(&word, always));
             word.clear();
             if c == '\n' {
@@ -156,6 +184,49 @@ fn mask_userinfo(s: &str, always: bool) -> String {
     }
     out.push_str(&dsn.mask(&word, always));
     out
+}
+
+/// The quotes and brackets that wrap a URL in TOML, JSON or prose: a word ends there.
+fn is_wrapper(c: char) -> bool {
+    matches!(c, '"' | '\'' | '`' | '<' | '>' | '(' | ')' | '{' | '}')
+}
+
+/// Whether the blank at the start of `rest` is inside a password that `word` began: `word`
+/// opened a URL's userinfo (`scheme://user:` and no `@`, `/`, `?` or `#` after the `://`) or,
+/// where the text is a DSN (`always`, `dsn`'s context, `--dsn=…`), any `user:` (but a port)
+/// without an `@` yet; and an `@` follows before a quote or bracket closes the value, on the same line
+/// but in one DSN value (`always`, the word after `--dsn`, `--dsn=…`), which may hold line
+/// breaks. So `mysql://u:pa ss@h` (which a URL parser takes, the blank encoded) is one word,
+/// and so is `u:pa ss@h` after `--dsn`, while prose (`postgres://h:5432 is down`, `at 17:03
+/// by bench@h`) is not.
+fn userinfo_goes_on(word: &str, rest: &str, always: bool, dsn: &DsnContext) -> bool {
+    // `--dsn=VALUE`: the value is a DSN.
+    let (key, value) = match word.split_once('=') {
+        Some((k, v)) if is_dsn_key(k) => (true, v),
+        _ => (false, word),
+    };
+    let in_dsn = always || key || dsn.at_value();
+    let one_value = always || key || dsn.next;
+    let after = match value.find("://") {
+        Some(p) if scheme_end(value) == Some(p) => &value[p + 3..],
+        _ if in_dsn => value,
+        _ => return false,
+    };
+    // `host:5432` (`host:5432/db`) is a port, not the start of a password, but in a text that
+    // is one DSN, where an `@` after it can only end a userinfo. (So in other text a password
+    // of digits and then a blank, `--dsn u:12 34@h`, shows its pieces.)
+    let port = !always
+        && after.split_once(':').is_some_and(|(_, p)| {
+            let p = p.split('/').next().unwrap_or_default();
+            !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())
+        });
+    // In prose, a path or query ends a URL's authority; a DSN's password may hold `/`.
+    let ended = after.contains('@') || (!in_dsn && after.contains(['/', '?', '#']));
+    let opens = after.contains(':') && !ended && !port;
+    opens
+        && rest
+            .find(|c: char| c == '@' || (c == '\n' && !one_value) || is_wrapper(c))
+            .is_some_and(|p| rest[p..].starts_with('@'))
 }
 
 /// Where a DSN value is: after a `--dsn` word (the next word), or after `dsn =` (the rest of
@@ -177,6 +248,11 @@ fn is_dsn_key(k: &str) -> bool {
 }
 
 impl DsnContext {
+    /// Whether the next word is (part of) a DSN's value.
+    fn at_value(&self) -> bool {
+        self.next || self.line
+    }
+
     /// `w` masked, and the context moved past it.
     fn mask(&mut self, w: &str, always: bool) -> String {
         if w.is_empty() {
@@ -213,23 +289,17 @@ fn mask_word(w: &str, any: bool) -> String {
     let Some(last_at) = w.rfind('@') else {
         return w.to_string();
     };
-    let scheme = w.find(':').is_some_and(|c| {
-        w[c + 1..].starts_with('/')
-            && w[..c].starts_with(|ch: char| ch.is_ascii_alphabetic())
-            && w[..c]
-                .chars()
-                .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '+' | '.' | '-'))
-    });
+    let scheme = scheme_end(w).is_some();
     if !scheme && !any {
         return w.to_string();
     }
     let start = w.find("://").filter(|&p| p < last_at).map_or(0, |p| p + 3);
     match w[start..last_at].find(':') {
         Some(c) => format!("{}***{}", &w[..start + c + 1], &w[last_at..]),
-        // A DSN whose "scheme" is no PostgreSQL one and whose userinfo has no password may
-        // be `user:password@host` with a password that starts with `//`
-        // (`bench://pw@h/db`): masked from its first `:`.
-        None if any && start > 0 && !is_pg_scheme(&w[..start - 3]) => {
+        // A DSN whose "scheme" is no database's and whose userinfo has no password may be
+        // `user:password@host` with a password that starts with `//` (`bench://pw@h/db`):
+        // masked from its first `:`.
+        None if any && start > 0 && !is_db_scheme(&w[..start - 3]) => {
             let c = w.find(':').unwrap_or(0);
             format!("{}***{}", &w[..c + 1], &w[last_at..])
         }
@@ -237,9 +307,11 @@ fn mask_word(w: &str, any: bool) -> String {
     }
 }
 
-/// The URI schemes libpq takes (any case).
-fn is_pg_scheme(s: &str) -> bool {
-    s.eq_ignore_ascii_case("postgres") || s.eq_ignore_ascii_case("postgresql")
+/// The URI schemes iogauge takes (any case): libpq's, and MySQL's and MariaDB's.
+fn is_db_scheme(s: &str) -> bool {
+    ["postgres", "postgresql", "mysql", "mariadb"]
+        .iter()
+        .any(|k| s.eq_ignore_ascii_case(k))
 }
 
 #[cfg(test)]
@@ -362,6 +434,59 @@ mod tests {
         }
     }
 
+    /// Issue #44, M3: a URL parser drops TAB, CR and LF from a URL and encodes a blank, so a
+    /// password holding them connects; its pieces between the blanks were left in the clear.
+    #[test]
+    fn passwords_of_any_characters_are_masked() {
+        let pws = [
+            "pa\tss",
+            "pa\rss",
+            "pa\nss",
+            "pa ss",
+            " lead",
+            "p@ss",
+            "p:ss",
+            "p/ss",
+            "p%20ss",
+            "pässwörd✓",
+            "a \t\r\n@:/%b",
+        ];
+        for pw in pws {
+            for scheme in ["postgres", "postgresql", "mysql", "mariadb"] {
+                let dsn = format!("{scheme}://bench:{pw}@db1:3307/bench");
+                let want = format!("{scheme}://bench:***@db1:3307/bench");
+                assert_eq!(redact_dsn(&dsn), want, "{dsn:?}");
+                // A TOML string holds no line break (`\n` is written so).
+                let toml = format!("dsn = \"{}\"\n", dsn.replace('\n', ""));
+                for text in [
+                    format!("--dsn {dsn} --readers 1"),
+                    toml,
+                    format!("--dsn={dsn}"),
+                ] {
+                    let got = redact_secrets(&text);
+                    assert!(got.contains(&want), "{text:?}: {got:?}");
+                    assert!(
+                        !got.contains("ss@") && !got.contains("pa"),
+                        "{text:?}: {got:?}"
+                    );
+                }
+            }
+            let kv = format!("host=h password='{}' dbname=d", pw.replace('\'', ""));
+            assert_eq!(redact_dsn(&kv), "host=h password='***' dbname=d", "{kv:?}");
+            // Without a scheme, where the text says it is a DSN.
+            let bare = format!("--dsn bench:{pw}@h/db");
+            assert_eq!(redact_secrets(&bare), "--dsn bench:***@h/db", "{bare:?}");
+        }
+        // Prose keeps its words: a port is no password, and a line or a quote ends a URL.
+        for text in [
+            "postgres://h:5432 is down; ask bench@h",
+            "cannot reach mysql://u@h:3306 (as bench@h)",
+            "mysql://h:x\nuser@host",
+        ] {
+            assert_eq!(redact_secrets(text), text);
+        }
+    }
+
     proptest::proptest! {
         #[test]
         fn any_text_is_masked_without_panic(text in "\\PC{0,80}") {
@@ -384,6 +509,25 @@ mod tests {
             let got = redact_secrets(&text);
             let pw = if form == 4 { pw.replace('&', "") } else { pw };
             proptest::prop_assert!(!got.contains(&pw), "{} -> {}", text, got);
+        }
+
+        #[test]
+        fn no_piece_of_a_url_password_survives(
+            pw in "[ \t\r\nA-Za-z0-9@:/%ä✓]{1,24}",
+            scheme in "(postgres|mysql|mariadb)",
+        ) {
+            let dsn = format!("{scheme}://bench:{pw}@db1:3307/bench");
+            let got = redact_dsn(&dsn);
+            proptest::prop_assert_eq!(&got, &format!("{scheme}://bench:***@db1:3307/bench"));
+            // In free text a word ends at a blank once it has its `@`, and a port-like start
+            // (digits, then a blank) is read as a port: passwords with neither.
+            let first = pw.split(char::is_whitespace).next().unwrap_or_default();
+            let port = first.split('/').next().unwrap_or_default();
+            let port_like = !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit());
+            if !port_like && !pw.contains('@') {
+                let got = redact_secrets(&format!("--dsn {dsn}"));
+                proptest::prop_assert!(got.ends_with(":***@db1:3307/bench"), "{:?}", got);
+            }
         }
     }
 }

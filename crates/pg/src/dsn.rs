@@ -35,7 +35,7 @@ pub fn describe(cfg: &Config) -> String {
         .get_hosts()
         .iter()
         .map(|h| match h {
-            Host::Tcp(s) => s.clone(),
+            Host::Tcp(s) => after_at(s).to_string(),
             Host::Unix(p) => p.display().to_string(),
         })
         .collect();
@@ -49,8 +49,20 @@ pub fn describe(cfg: &Config) -> String {
         .first()
         .map_or(String::new(), |p| format!(":{p}"));
     let user = cfg.get_user().map_or(String::new(), |u| format!("{u}@"));
-    let db = cfg.get_dbname().map_or(String::new(), |d| format!("/{d}"));
+    let db = cfg
+        .get_dbname()
+        .map_or(String::new(), |d| format!("/{}", after_at(d)));
     redact_dsn(&format!("{user}{host}{port}{db}"))
+}
+
+/// A host or database name with what comes before its last `@` masked: `u:p@w@h` parses as
+/// password `p` on host `w@h`, and `u:p@:/w@h/db` with the rest in the database's name. No
+/// host holds an `@`, and a name that does is taken to hold the rest of a password.
+fn after_at(name: &str) -> std::borrow::Cow<'_, str> {
+    match name.rfind('@') {
+        Some(at) => format!("***{}", &name[at..]).into(),
+        None => name.into(),
+    }
 }
 
 /// Connects, with an error that names the server (no password) in one line.
@@ -99,6 +111,41 @@ mod tests {
             assert!(e.is_usage(), "{dsn}");
             let m = e.to_string();
             assert!(!m.contains("s3cret") && !m.contains('\n'), "{m}");
+        }
+    }
+
+    /// Issue #44, rows M3 and 3: a password of any characters is masked whole, and the
+    /// error still says what is wrong with the DSN.
+    #[test]
+    fn a_bad_dsn_keeps_its_reason_and_masks_any_password() {
+        for pw in [
+            "s3 cr", "s3\tcr", "s3\ncr", "s3\rcr", "s3@cr", "s3:cr", "s3/cr", "s3%cr",
+        ] {
+            for (dsn, why) in [
+                (
+                    format!("postgres://u:{pw}@h:notaport/db"),
+                    "invalid value for option `port`",
+                ),
+                (
+                    format!("postgres://u:{pw}@h/db?foo=bar"),
+                    "unknown option `foo`",
+                ),
+                (
+                    format!("postgres://u:{pw}@h/db?sslmode=bogus"),
+                    "option `sslmode`",
+                ),
+                (
+                    format!("host=h password='{pw}' port=x"),
+                    "invalid value for option `port`",
+                ),
+            ] {
+                let m = parse_dsn(&dsn).unwrap_err().to_string();
+                assert!(m.contains(why), "{dsn:?}: {m}");
+                assert!(!m.contains("s3") && !m.contains("cr@"), "{dsn:?}: {m}");
+            }
+            let cfg = parse_dsn(&format!("postgres://u:{pw}@h:5433/db")).unwrap();
+            let d = describe(&cfg);
+            assert!(d == "u@h:5433/db" || d == "u@***@h:5433/db", "{pw:?}: {d}");
         }
     }
 }

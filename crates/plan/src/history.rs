@@ -5,6 +5,7 @@
 
 use crate::limits::{WORKLOAD_IOPS, WORKLOAD_MBPS};
 use crate::units::{Iops, MiBps};
+use iogauge_stats::echo::{bounded, quoted};
 use std::io::Read;
 use std::str::FromStr;
 
@@ -56,12 +57,15 @@ impl Default for Columns {
     }
 }
 
+/// A value from the file or the command line is named by its start when it is long
+/// (`echo::quoted`, `echo::bounded`): a 100,000-digit field was echoed whole.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ColumnsError {
-    #[error("{0:?} is not ROLE=HEADER (as in read_iops=PHYRDS_PS)")]
+    #[error("{} is not ROLE=HEADER (as in read_iops=PHYRDS_PS)", quoted(.0))]
     Syntax(String),
     #[error(
-        "unknown role {0:?}; roles are timestamp, read_iops, write_iops, read_mbps, write_mbps"
+        "unknown role {}; roles are timestamp, read_iops, write_iops, read_mbps, write_mbps",
+        quoted(.0)
     )]
     UnknownRole(String),
 }
@@ -122,7 +126,7 @@ pub struct Period {
 pub enum HistoryError {
     #[error("line 1: the file is empty; expected a header line with {expected}")]
     Empty { expected: String },
-    #[error("line 1: no column {header:?} for {role} (the header has {found}); name the column with --columns {role}=HEADER")]
+    #[error("line 1: no column {} for {role} (the header has {found}); name the column with --columns {role}=HEADER", quoted(header))]
     MissingColumn {
         role: &'static str,
         header: String,
@@ -134,21 +138,33 @@ pub enum HistoryError {
         found: usize,
         expected: usize,
     },
-    #[error("line {line}, column {column} ({header}): {value:?} is not a number")]
+    #[error(
+        "line {line}, column {column} ({}): {} is not a number",
+        bounded(header),
+        quoted(value)
+    )]
     NotANumber {
         line: u64,
         column: usize,
         header: String,
         value: String,
     },
-    #[error("line {line}, column {column} ({header}): {value} is negative")]
+    #[error(
+        "line {line}, column {column} ({}): {} is negative",
+        bounded(header),
+        bounded(value)
+    )]
     Negative {
         line: u64,
         column: usize,
         header: String,
         value: String,
     },
-    #[error("line {line}, column {column} ({header}): {value} is above {max}, the most iogauge plans for")]
+    #[error(
+        "line {line}, column {column} ({}): {} is above {max}, the most iogauge plans for",
+        bounded(header),
+        bounded(value)
+    )]
     TooLarge {
         line: u64,
         column: usize,
@@ -187,11 +203,7 @@ fn locate(
     let missing = |role: Role| HistoryError::MissingColumn {
         role: role.name(),
         header: columns.header(role).into(),
-        found: headers
-            .iter()
-            .map(|h| format!("{h:?}"))
-            .collect::<Vec<_>>()
-            .join(", "),
+        found: shown_headers(headers),
     };
     let mut at = [None; 5];
     for role in Role::ALL {
@@ -208,6 +220,19 @@ fn locate(
         _ => Ok(at),
     }
 }
+
+/// The header's names as a message lists them: quoted, each bounded, the first
+/// [`LISTED_HEADERS`] and how many more.
+fn shown_headers(headers: &csv::StringRecord) -> String {
+    let mut shown: Vec<String> = headers.iter().take(LISTED_HEADERS).map(quoted).collect();
+    if headers.len() > LISTED_HEADERS {
+        shown.push(format!("… ({} columns)", headers.len()));
+    }
+    shown.join(", ")
+}
+
+/// The most header names a message lists.
+const LISTED_HEADERS: usize = 12;
 
 fn number(
     record: &csv::StringRecord,
@@ -405,6 +430,46 @@ mod tests {
         mapped.set("read_mbps=rMB/s").unwrap();
         let e = parse_history(format!("{h}t,1,2\n").as_bytes(), &mapped).unwrap_err();
         assert!(e.to_string().contains("--columns read_mbps=HEADER"), "{e}");
+    }
+
+    /// Issue #44 row 6: a 100,000-digit field (and header) was echoed whole.
+    #[test]
+    fn long_values_are_named_by_their_start() {
+        let digits = "9".repeat(100_000);
+        let head = "9".repeat(40);
+        for (input, want) in [
+            (
+                format!("timestamp,read_iops,write_iops\na,{digits},2\n"),
+                format!("\"{head}\"… (100000 characters) is not a number"),
+            ),
+            (
+                format!(
+                    "timestamp,read_iops,write_iops\na,-1.{},2\n",
+                    "0".repeat(99_997)
+                ),
+                format!("-1.{}… (100000 characters) is negative", "0".repeat(37)),
+            ),
+            (
+                format!("timestamp,{digits},write_iops\nt,1,2\n"),
+                format!("\"{head}\"… (100000 characters)"),
+            ),
+        ] {
+            let e = parse(&input).unwrap_err().to_string();
+            assert!(
+                e.contains(&want) && e.len() < 400,
+                "{}",
+                &e[..e.len().min(400)]
+            );
+        }
+        let many: Vec<String> = (0..1000).map(|i| format!("c{i}")).collect();
+        let e = parse(&format!("{}\n1\n", many.join(",")))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("… (1000 columns)") && e.len() < 400, "{e}");
+        let e = format!("{}=x", "r".repeat(1000))
+            .parse::<Columns>()
+            .unwrap_err();
+        assert!(e.to_string().len() < 200, "{e}");
     }
 
     #[test]

@@ -74,11 +74,21 @@ impl<'a> Hooks<'a> {
     fn reset_db(&self, case: &Case) -> Result<(), RunnerError> {
         let mut cmd = Command::new(&self.exe);
         cmd.args(["db", "reset"]);
-        // The case's server, of its engine (a campaign may vary `engine` like any variable).
-        for flag in ["dir", "dsn", "engine", "mysql-bin"] {
+        // The case's server, of its engine (a campaign may vary `engine` like any variable);
+        // its DSN in the environment, off the command line, as the runs get it.
+        for flag in ["dir", "engine", "mysql-bin"] {
             if let Some(v) = case.option(flag) {
                 cmd.arg(format!("--{flag}")).arg(v);
             }
+        }
+        match case.option("dsn") {
+            Some("") => {
+                cmd.args(["--dsn", ""]);
+            }
+            Some(dsn) => {
+                cmd.env(iogauge_model::secret::DSN_ENV, dsn);
+            }
+            None => {}
         }
         let status = cmd.status().map_err(RunnerError::StartReset)?;
         if !status.success() {

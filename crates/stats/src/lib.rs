@@ -9,6 +9,7 @@
 
 pub mod compare;
 mod counters;
+pub mod echo;
 mod fnv;
 mod hist;
 mod interval;

@@ -69,11 +69,15 @@ impl FromStr for BlockSize {
         let bs = parse_size(s)?;
         if bs == 0 || !bs.is_multiple_of(MIN_ALIGN) {
             return Err(format!(
-                "block size '{s}' must be a non-zero multiple of 512 bytes"
+                "block size '{}' must be a non-zero multiple of 512 bytes",
+                crate::echo::bounded(s)
             ));
         }
         if bs > MAX_BLOCK {
-            return Err(format!("block size '{s}' is above the 64 MiB limit"));
+            return Err(format!(
+                "block size '{}' is above the 64 MiB limit",
+                crate::echo::bounded(s)
+            ));
         }
         Ok(BlockSize(bs))
     }

@@ -128,7 +128,7 @@ fn same_vars(a: &[(String, String)], b: &[(String, String)]) -> bool {
 fn shown(pairs: &[(String, String)]) -> String {
     pairs
         .iter()
-        .map(|(k, v)| format!("{k} = {v:?}"))
+        .map(|(k, v)| format!("{k} = {}", iogauge_stats::echo::quoted(v)))
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -3,6 +3,7 @@
 //! they live apart from both.
 
 use iogauge_stats::compare::Statistic;
+use iogauge_stats::echo::quoted;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -279,13 +280,13 @@ impl Campaign {
                     Some(j) if j == i => Ok(None),
                     Some(j) => Ok(Some(j)),
                     None => bad(format!(
-                        "baseline = {{ {} }}: case {:?} has no counterpart with those values; add that case or choose another baseline",
+                        "baseline = {{ {} }}: case {} has no counterpart with those values; add that case or choose another baseline",
                         self.baseline_vars
                             .iter()
-                            .map(|(k, v)| format!("{k} = {v:?}"))
+                            .map(|(k, v)| format!("{k} = {}", quoted(v)))
                             .collect::<Vec<_>>()
                             .join(", "),
-                        c.name
+                        quoted(&c.name)
                     )),
                 }
             })

@@ -62,8 +62,16 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         json: a.json,
     };
     let text = iogauge_report::compare(a.store.store.as_deref(), &o, &mut |w| {
-        let _ = writeln!(std::io::stderr(), "warning: {w}");
+        let _ = writeln!(
+            std::io::stderr(),
+            "warning: {}",
+            crate::usage::shown_line(w)
+        );
     })?;
+    let text = match a.json {
+        true => text,
+        false => crate::history::on_terminal(&text),
+    };
     write_output(None, &text)?;
     Ok(ExitCode::SUCCESS)
 }

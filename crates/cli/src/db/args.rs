@@ -39,8 +39,9 @@ pub struct WhereArgs {
     #[arg(long, value_name = "DIR", conflicts_with = "dsn")]
     pub dir: Option<PathBuf>,
     /// An existing server instead (postgres://user:pass@host/db or key=value form;
-    /// mysql://user:pass@host:port/db for MariaDB/MySQL).
-    #[arg(long, value_name = "DSN")]
+    /// mysql://user:pass@host:port/db for MariaDB/MySQL). From the environment, it keeps
+    /// the password off the command line, which every local user can read.
+    #[arg(long, value_name = "DSN", env = iogauge_model::secret::DSN_ENV, hide_env_values = true)]
     pub dsn: Option<String>,
     /// The database: postgres (default) or mariadb (InnoDB; also MySQL). A mysql:// DSN
     /// implies mariadb.

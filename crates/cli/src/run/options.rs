@@ -151,6 +151,14 @@ fn like(id: i64, store: Option<&std::path::Path>) -> Result<Like, UsageError> {
             "{flag}: db run {id} has no device figures of its data disks (a server by --dsn, or storage iogauge could not resolve), so there is no shape to replay; give --rw, --bs and --qd"
         ))
     })?;
+    // A stored document is read back as it is: a damaged or edited one (-5 reads/s) is
+    // refused, not replayed.
+    shape.check().map_err(|why| {
+        UsageError(format!(
+            "{flag}: db run {id}'s stored device figures are out of range (its shape's {why}); the document in {} is damaged or was edited: run the db run again",
+            store.path().display()
+        ))
+    })?;
     Ok(Like {
         run: id,
         shape,

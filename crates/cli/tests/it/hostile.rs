@@ -8,6 +8,7 @@ mod lifecycle;
 mod maria;
 mod parsers;
 mod results;
+mod secrets;
 mod settings;
 mod targets;
 mod trust;

@@ -70,7 +70,10 @@ impl FromStr for Engine {
         match s.to_ascii_lowercase().as_str() {
             "postgres" | "postgresql" | "pg" => Ok(Engine::Postgres),
             "mariadb" | "mysql" | "innodb" => Ok(Engine::Mariadb),
-            _ => Err(format!("{s:?} is not an engine: give postgres or mariadb")),
+            _ => Err(format!(
+                "{} is not an engine: give postgres or mariadb",
+                crate::echo::quoted(s)
+            )),
         }
     }
 }

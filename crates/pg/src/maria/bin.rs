@@ -77,7 +77,7 @@ impl MariaBin {
                 // MySQL 8 has no installer: it initializes with `mysqld --initialize`, which a
                 // private server here does not do (no MySQL 8 to build it against).
                 return Err(PgError::Usage(format!(
-                    "--mysql-bin: {} has no mysql_install_db beside it (MySQL 8 or later?); iogauge makes private servers with MariaDB's or MySQL 5.7's installer: start that server yourself and give --dsn mysql://user:password@host:port/db",
+                    "--mysql-bin: {} has no mysql_install_db beside it (MySQL 8 or later?); iogauge makes private servers with MariaDB's or MySQL 5.7's installer: start that server yourself and give --dsn mysql://user@host:port/db (with :password after the user)",
                     mysqld.display()
                 )));
             }

@@ -5,7 +5,7 @@
 //! log, and its shutdown at the end, which is part of the run. The engine's own part is
 //! [`Conn`]: everything above this module sees one `RunServer`.
 
-use crate::dsn::{connect, parse_dsn};
+use crate::dsn::{connect, describe, parse_dsn};
 use crate::error::{error_text, PgError};
 use crate::maria::{self, MariaBin, MariaServer, MariaTarget};
 use crate::schema;
@@ -19,7 +19,6 @@ use iogauge_model::db::outcome::DbOutcome;
 use iogauge_model::db::report::Setting;
 use iogauge_model::db::workload::{Grid, Workload};
 use iogauge_model::live::SocketAddr;
-use iogauge_model::secret::redact_dsn;
 use postgres::config::Host;
 use postgres::Config;
 use std::path::{Path, PathBuf};
@@ -101,13 +100,12 @@ impl RunServer {
                             .into(),
                     ));
                 }
+                // Named by what was parsed, never by the text given (see `describe`).
+                let cfg = parse_dsn(dsn)?;
                 Ok(RunServer {
                     engine: Engine::Postgres,
-                    conn: Conn::Pg {
-                        cfg: parse_dsn(dsn)?,
-                        cluster: None,
-                    },
-                    location: redact_dsn(dsn),
+                    location: describe(&cfg),
+                    conn: Conn::Pg { cfg, cluster: None },
                     data_dir: None,
                     warnings: vec![ELSEWHERE.into()],
                 })
@@ -193,14 +191,15 @@ impl RunServer {
                         "--mysql-bin picks the MariaDB of a private server (--dir); a --dsn server runs its own".into(),
                     ));
                 }
+                let target = MariaTarget::dsn(dsn)?;
                 Ok(RunServer {
                     engine: Engine::Mariadb,
+                    location: target.name.clone(),
                     conn: Conn::Maria {
-                        target: MariaTarget::dsn(dsn)?,
+                        target,
                         server: None,
                         redo: None,
                     },
-                    location: redact_dsn(dsn),
                     data_dir: None,
                     warnings: vec![ELSEWHERE.into()],
                 })

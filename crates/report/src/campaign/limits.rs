@@ -4,6 +4,7 @@
 //! lines read it from here; campaigns stored before findings existed have none and show
 //! nothing.
 
+use super::md;
 use crate::svg::page::esc;
 use crate::text::findings::{contrast, finding_line};
 use iogauge_campaign::{CampaignView, CaseView};
@@ -76,10 +77,10 @@ pub(crate) fn limits_markdown(s: &mut String, view: &CampaignView) {
     }
     let _ = writeln!(s, "## What limits each case\n");
     for (case, l) in &lines {
-        let _ = writeln!(s, "- **{case}**: {l}");
+        let _ = writeln!(s, "- **{}**: {}", md::text(case), md::text(l));
     }
     for d in &differ {
-        let _ = writeln!(s, "\n{d}.");
+        let _ = writeln!(s, "\n{}.", md::text(d));
     }
     s.push('\n');
 }

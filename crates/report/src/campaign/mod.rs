@@ -8,6 +8,7 @@ mod cases;
 mod html;
 mod html_table;
 pub(crate) mod limits;
+mod md;
 mod progress;
 mod relative;
 mod relative_html;

@@ -3,6 +3,7 @@
 //! figure (IOPS, MiB/s, ms, counts) can slip in. A ratio whose reference lacks the metric or
 //! has 0 in it is "-" in Markdown, empty in CSV (as every missing CSV figure) and null in JSON.
 
+use super::md::{code, text as cell};
 use super::tables::environment;
 use iogauge_campaign::{relative, CampaignView, RelativeFigure, RelativeView};
 use iogauge_stats::compare::Statistic;
@@ -60,8 +61,8 @@ pub(super) fn rel_ci(f: &RelativeFigure) -> String {
 pub fn campaign_markdown_relative(view: &CampaignView) -> String {
     let r = relative(view);
     let mut s = String::new();
-    let _ = writeln!(s, "# Campaign {} (relative)\n", r.name);
-    let _ = writeln!(s, "{}\n", relative_note(&r));
+    let _ = writeln!(s, "# Campaign {} (relative)\n", cell(&r.name));
+    let _ = writeln!(s, "{}\n", cell(&relative_note(&r)));
     let _ = writeln!(
         s,
         "`iogauge {}`, {} cases × {} repetitions{}.\n",
@@ -86,7 +87,7 @@ pub fn campaign_markdown_relative(view: &CampaignView) -> String {
             c.measured,
             c.read_share
                 .map_or("-".into(), |x| format!("{:.0}%", x * 100.0)),
-            cell(&c.args.join(" "))
+            code(&c.args.join(" "))
         );
     }
     s.push('\n');
@@ -184,11 +185,6 @@ pub fn campaign_json_relative(view: &CampaignView) -> String {
         serde_json::to_string_pretty(&relative(view)).expect("RelativeView always serialises");
     s.push('\n');
     s
-}
-
-/// Text safe inside a Markdown table cell.
-fn cell(t: &str) -> String {
-    t.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
 #[cfg(test)]

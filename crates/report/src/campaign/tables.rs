@@ -6,6 +6,7 @@
 //! show the campaign's headline ratio (of means or of trimmed means) and say which it is.
 
 use super::limits::{case_finding, limits_markdown, time_of};
+use super::md::{code, text as cell};
 use crate::text::findings::finding_line;
 use iogauge_campaign::{CampaignView, CaseView, MetricCase, MetricView, RunDigest};
 use iogauge_stats::compare::Statistic;
@@ -34,7 +35,7 @@ const RUN_COLUMNS: &[&str] = &[
 /// the environment.
 pub fn campaign_markdown(view: &CampaignView) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "# Campaign {}\n", view.name);
+    let _ = writeln!(s, "# Campaign {}\n", cell(&view.name));
     summary(&mut s, view);
     limits_markdown(&mut s, view);
     for m in &view.metrics {
@@ -89,16 +90,16 @@ fn summary(s: &mut String, v: &CampaignView) {
     }
     // The first metric in catalogue order is the command's headline figure.
     if let Some(m) = v.metrics.first() {
-        let _ = writeln!(s, "\n{} against {}:\n", heading(m), v.baseline);
+        let _ = writeln!(s, "\n{} against {}:\n", heading(m), cell(&v.baseline));
         for mc in m.cases.iter().filter(|mc| !v.is_baseline(&mc.case)) {
             let base = v.baseline_of(&mc.case).unwrap_or(&v.baseline);
-            let _ = writeln!(s, "- {}", verdict_text(mc, base));
+            let _ = writeln!(s, "- {}", cell(&verdict_text(mc, base)));
         }
     }
     if !v.warnings.is_empty() {
         let _ = writeln!(s, "\n### Warnings\n");
         for w in &v.warnings {
-            let _ = writeln!(s, "- {w}");
+            let _ = writeln!(s, "- {}", cell(w));
         }
     }
     s.push('\n');
@@ -256,7 +257,7 @@ pub(super) fn environment(s: &mut String, v: &CampaignView) {
     if !e.targets.is_empty() {
         let _ = writeln!(s, "\nTargets:\n");
         for t in &e.targets {
-            let _ = writeln!(s, "- {t}");
+            let _ = writeln!(s, "- {}", cell(t));
         }
     }
     if !v.file.is_empty() {
@@ -314,20 +315,6 @@ fn ratio_num(x: f64) -> String {
         format!("{x:.decimals$}")
     } else {
         format!("{x:.2}")
-    }
-}
-
-/// Text safe inside a Markdown table cell.
-fn cell(t: &str) -> String {
-    t.replace('|', "\\|").replace(['\n', '\r'], " ")
-}
-
-/// Inline code; empty stays empty.
-fn code(t: &str) -> String {
-    if t.is_empty() {
-        String::new()
-    } else {
-        format!("`{}`", t.replace('`', "'").replace('|', "\\|"))
     }
 }
 

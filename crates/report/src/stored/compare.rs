@@ -6,7 +6,7 @@
 use super::error::{usage, ReadError};
 use super::open::{open_view, stored_run};
 use crate::campaign::limits::{case_finding, time_of};
-use crate::num::fmt_num;
+use crate::num::{fmt_num, unsigned_zero};
 use crate::placement::placement;
 use crate::text::findings::{contrast, finding_line};
 use crate::text::placement::placement_text;
@@ -55,8 +55,10 @@ struct MetricCompare {
     /// `statistic`); runs are single figures.
     #[serde(skip_serializing_if = "Option::is_none")]
     statistic: Option<Statistic>,
-    a: f64,
-    b: f64,
+    /// `None` (null): not measured in that result (a run whose disks were not sampled has
+    /// no device figures), never 0.
+    a: Option<f64>,
+    b: Option<f64>,
     /// b / a.
     ratio: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -73,7 +75,8 @@ struct MetricCompare {
 fn load_run(store: &Store, s: &str, warn: &mut dyn FnMut(&str)) -> Result<StoredRun, ReadError> {
     let Ok(id) = s.parse::<i64>() else {
         return usage(format!(
-            "{s:?} is not a run id; give two ids from `iogauge history`, or two case names with --campaign NAME"
+            "{} is not a run id; give two ids from `iogauge history`, or two case names with --campaign NAME",
+            iogauge_model::echo::quoted(s)
         ));
     };
     let run = stored_run(store, id)?;
@@ -136,17 +139,22 @@ fn compare_runs(
     let digested = |r: &StoredRun| digest(r.row.id, 1, &r.document, &r.histograms);
     let (ra, rb) = (digested(&sa)?, digested(&sb)?);
     let (la, lb) = (&sa.document.meta().label, &sb.document.meta().label);
+    // A figure one of the two has: the other's "not measured".
     let rows: Vec<MetricCompare> = catalogue()
         .iter()
         .filter_map(|m| {
-            let (x, y) = (*ra.metrics.get(m.key)?, *rb.metrics.get(m.key)?);
+            let (x, y) = (
+                ra.metrics.get(m.key).copied(),
+                rb.metrics.get(m.key).copied(),
+            );
+            x.or(y)?;
             Some(MetricCompare {
                 metric: m.key.to_string(),
                 unit: m.unit.to_string(),
                 statistic: None,
                 a: x,
                 b: y,
-                ratio: (x > 0.0).then(|| y / x),
+                ratio: x.zip(y).filter(|(x, _)| *x > 0.0).map(|(x, y)| y / x),
                 a_stats: None,
                 b_stats: None,
                 ci95: None,
@@ -179,7 +187,8 @@ fn compare_runs(
         &format!(" {:>8}", "b/a"),
     );
     table(&mut s, &rows, 14, |r| {
-        format!(" {:>8}", r.ratio.map_or("-".into(), |x| format!("{x:.3}")))
+        let ratio = r.ratio.map(|x| unsigned_zero(format!("{x:.3}")));
+        format!(" {:>8}", ratio.as_deref().unwrap_or("-"))
     });
     let time = if ra.kind.starts_with("db") {
         "DB time"
@@ -233,8 +242,9 @@ fn compare_cases(view: &CampaignView, a: &str, b: &str, json: bool) -> Result<St
         if !view.cases.iter().any(|c| c.name == name) {
             let names: Vec<&str> = view.cases.iter().map(|c| c.name.as_str()).collect();
             return usage(format!(
-                "campaign {}: no case {name:?}; its cases are: {}",
+                "campaign {}: no case {}; its cases are: {}",
                 view.name,
+                iogauge_model::echo::quoted(name),
                 names.join(", ")
             ));
         }
@@ -285,8 +295,8 @@ fn case_rows(view: &CampaignView, a: &str, b: &str) -> Vec<MetricCompare> {
             metric: m.key.clone(),
             unit: m.unit.clone(),
             statistic: Some(view.statistic),
-            a: figure(&da),
-            b: figure(&db),
+            a: Some(figure(&da)),
+            b: Some(figure(&db)),
             ratio: ratio.as_ref().map(Ratio::headline),
             ci95: ratio
                 .as_ref()
@@ -314,11 +324,16 @@ fn table(
     width: usize,
     last: impl Fn(&MetricCompare) -> String,
 ) {
+    let shown = |x: Option<f64>| x.map_or_else(|| NOT_MEASURED.to_string(), fmt_num);
     for r in rows {
         let metric = format!("{} ({})", r.metric, r.unit);
-        line(s, width, [&metric, &fmt_num(r.a), &fmt_num(r.b)], &last(r));
+        line(s, width, [&metric, &shown(r.a), &shown(r.b)], &last(r));
     }
 }
+
+/// A figure one result has and the other does not (never 0: a device not sampled did not do
+/// nothing).
+const NOT_MEASURED: &str = "not measured";
 
 /// `metric` in 24 columns, `a` and `b` right-aligned in `width`, then `last` as it is.
 fn line(s: &mut String, width: usize, [metric, a, b]: [&str; 3], last: &str) {

@@ -13,7 +13,10 @@ pub(crate) fn colour(i: usize) -> &'static str {
     PALETTE[i % PALETTE.len()]
 }
 
-/// Appends `s` escaped for HTML text and for attribute values in double or single quotes.
+/// Appends `s` escaped for HTML text and for attribute values in double or single quotes;
+/// a character that would reorder or hide text (a bidi override in a stored label, a line
+/// separator: `echo::is_unprintable`) as its Rust escape, but the line feeds and tabs of
+/// preformatted text.
 pub(crate) fn esc(out: &mut String, s: &str) {
     for c in s.chars() {
         match c {
@@ -22,6 +25,8 @@ pub(crate) fn esc(out: &mut String, s: &str) {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
+            '\n' | '\t' => out.push(c),
+            c if iogauge_model::echo::is_unprintable(c) => out.extend(c.escape_default()),
             c => out.push(c),
         }
     }

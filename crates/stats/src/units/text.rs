@@ -4,6 +4,7 @@
 //! Hand-written: the accepted forms are fio's (binary units, bare numbers as bytes or
 //! seconds), which no unit crate parses as written.
 
+use crate::echo::bounded;
 use std::time::Duration;
 
 /// The longest duration any flag takes: a year. No measurement lasts longer, so a longer
@@ -23,9 +24,10 @@ fn split_unit(s: &str) -> (&str, &str) {
 /// Parses a byte size with binary units, as fio does: `512`, `8k`, `1m`, `2G`, `4KiB`, `1t`.
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let (num, unit) = split_unit(s);
+    let shown = bounded(s);
     let bad =
-        || format!("'{s}' is not a size: use a number with an optional unit, as in 8k, 1m, 2G");
-    let too_large = || format!("size '{s}' is too large: the most is 16 EiB (2^64 bytes) - 1");
+        || format!("'{shown}' is not a size: use a number with an optional unit, as in 8k, 1m, 2G");
+    let too_large = || format!("size '{shown}' is too large: the most is 16 EiB (2^64 bytes) - 1");
     let mult: u64 = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,
@@ -55,7 +57,8 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 /// [`MAX_DURATION`].
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let (num, unit) = split_unit(s);
-    let bad = || format!("'{s}' is not a duration: use a number with s, ms, m or h, as in 30s");
+    let shown = bounded(s);
+    let bad = || format!("'{shown}' is not a duration: use a number with s, ms, m or h, as in 30s");
     let v: f64 = num.parse().map_err(|_| bad())?;
     let secs = match unit {
         "" | "s" => v,
@@ -65,7 +68,8 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "h" => v * 3600.0,
         _ => return Err(bad()),
     };
-    let too_long = || format!("'{s}' is longer than a year, the longest duration iogauge takes");
+    let too_long =
+        || format!("'{shown}' is longer than a year, the longest duration iogauge takes");
     let d = Duration::try_from_secs_f64(secs).map_err(|_| too_long())?;
     if d > MAX_DURATION {
         return Err(too_long());
@@ -107,7 +111,8 @@ pub fn split_range<'a>(s: &'a str, example: &str) -> Result<Option<(&'a str, &'a
     };
     if b.starts_with('.') || b.contains("..") {
         return Err(format!(
-            "'{s}' has more than two dots between its ends; write START..END, as in {example}"
+            "'{}' has more than two dots between its ends; write START..END, as in {example}",
+            bounded(s)
         ));
     }
     Ok(Some((a, b)))

@@ -81,6 +81,11 @@ impl UserMaria {
         format!("mysql://bench:{MARIA_SECRET}@127.0.0.1:{}/mysql", self.port)
     }
 
+    /// Its TCP port on 127.0.0.1.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     /// `sql` as the server's root on its socket: (success, stdout and stderr).
     pub fn root_sql(&self, sql: &str) -> (bool, String) {
         maria_client(None, "root", &self.dir.join("sock"), sql)

@@ -296,7 +296,7 @@ fn a_users_mariadb_by_dsn() {
     ]);
     assert!(text.contains("loaded 2 schemas x 512 rows"), "{text}");
     assert!(
-        text.contains("bench:***@127.0.0.1"),
+        text.contains("mysql://bench@127.0.0.1:"),
         "the server named: {text}"
     );
     let (out, _) = said(&[

@@ -7,7 +7,8 @@
 //!
 //! Here the helpers the areas share; output paths in `inputs/outputs.rs`, the kernel's
 //! filesystems in `inputs/kernel.rs`, values in `inputs/values.rs`, stores in
-//! `inputs/stores.rs`, a store on a nearly full filesystem in `inputs/full.rs`.
+//! `inputs/stores.rs`, a store on a nearly full filesystem in `inputs/full.rs`, what messages
+//! and listings echo back in `inputs/echoes.rs` (issue #44).
 
 use crate::common::*;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -96,6 +97,7 @@ fn cgroup_mount() -> PathBuf {
         .expect("a cgroup filesystem is mounted")
 }
 
+mod echoes;
 mod full;
 mod kernel;
 mod outputs;

@@ -1,7 +1,8 @@
 //! Results, campaigns, plans and reports under attack (issue #14, rows 3, 4, 5, 10, 11, 12,
 //! 15 in part, 17 and 20). Here: a stdout that fails never costs a stored result (row 3), and
-//! the helpers and the password-protected PostgreSQL the other two files share; campaigns in
-//! `results/campaigns.rs`, plans and comparisons in `results/plans.rs`.
+//! the helpers and the password-protected PostgreSQL the other files share; campaigns in
+//! `results/campaigns.rs`, plans and comparisons in `results/plans.rs`, exports in
+//! `results/exports.rs`.
 
 use crate::common::*;
 use std::path::{Path, PathBuf};
@@ -260,4 +261,5 @@ fn db_run_output_to_a_full_device_is_stored_first() {
 }
 
 mod campaigns;
+mod exports;
 mod plans;

@@ -100,11 +100,11 @@ fn markdown_snapshot() {
 
 IOPS against qd1:
 
-- qd32, "deep" | wide is 1.55× qd1 (95% CI 1.32–1.83), better
+- qd32, "deep" \| wide is 1.55× qd1 (95% CI 1.32–1.83), better
 
 ### Warnings
 
-- case qd32, "deep" | wide is noisy (coefficient of variation above 10%): iops 15.6%
+- case qd32, "deep" \| wide is noisy (coefficient of variation above 10%): iops 15.6%
 
 ## IOPS: higher is better
 
@@ -242,7 +242,7 @@ fn trimmed_statistic_is_the_headline_everywhere() {
     let md = campaign_markdown(&v);
     let has = |line: &str| assert!(md.lines().any(|l| l == line), "{line}\n{md}");
     has("`iogauge run`, 2 cases × 3 repetitions, 6 measured runs; baseline **qd1**; ratios of trimmed means (each case's highest and lowest run dropped).");
-    has("- qd32, \"deep\" | wide is 1.45× qd1 (trimmed means, 95% CI 1.25–2.00), better");
+    has("- qd32, \"deep\" \\| wide is 1.45× qd1 (trimmed means, 95% CI 1.25–2.00), better");
     has("| case | n | mean | median | stddev | CV | min | max | trimmed mean | 95% CI | ratio of trimmed means (95% CI) | verdict |");
     has("| qd32, \"deep\" \\| wide | 3 | 170.0 | 160.0 | 26.46 | 15.6% | 150.0 | 200.0 | 160.0 | 150.0–200.0 | 1.45 (1.25–2.00) | qd32, \"deep\" \\| wide is 1.45× qd1 (trimmed means, 95% CI 1.25–2.00), better |");
     let csv = campaign_csv(&v);
@@ -284,12 +284,12 @@ fn each_case_s_top_finding_in_every_export() {
     let v = view_with_findings();
     let md = campaign_markdown(&v);
     assert!(
-        md.contains("## What limits each case\n\n- **qd1**: Device <limits> (60% of the I/O time; vda %util 98%)\n"),
+        md.contains("## What limits each case\n\n- **qd1**: Device &lt;limits&gt; (60% of the I/O time; vda %util 98%)\n"),
         "{md}"
     );
     assert!(
         md.contains(
-            "qd32, \"deep\" | wide is limited by the OS queue where qd1 was limited by the device."
+            "qd32, \"deep\" \\| wide is limited by the OS queue where qd1 was limited by the device."
         ),
         "{md}"
     );
@@ -313,4 +313,44 @@ fn no_findings_no_limits_section() {
     let json = campaign_json(&v);
     assert!(!json.contains("\"finding\""), "{json}");
     assert!(campaign_csv(&v).lines().nth(1).unwrap().ends_with(",,"));
+}
+
+/// Issue #44 row 5: case names (and everything made of them) were written into the Markdown
+/// raw, so a viewer ran `<script>` and made links; `|` split table rows.
+#[test]
+fn markdown_writes_user_text_as_text() {
+    let mut v = view();
+    for (c, name) in v.cases.iter_mut().zip([
+        "<script>alert(1)</script>",
+        "[x](http://evil) | ![i](http://evil/i.png)",
+    ]) {
+        for m in &mut v.metrics {
+            for mc in m.cases.iter_mut().filter(|mc| mc.case == c.name) {
+                mc.case = name.into();
+            }
+        }
+        c.name = name.into();
+        c.vars.insert("note".into(), "*a* _b_ <i>".into());
+    }
+    v.baseline = v.cases[0].name.clone();
+    v.environment.targets = vec!["/data/<b>x</b>".into()];
+    let md = campaign_markdown(&v);
+    assert!(!md.contains("<script>") && !md.contains("<i>"), "{md}");
+    assert!(md.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{md}");
+    assert!(
+        !md.contains("[x]") && !md.contains("![i]"),
+        "a link or image: {md}"
+    );
+    assert!(md.contains("\\[x\\](http://evil) \\| !\\[i\\]"), "{md}");
+    assert!(md.contains("\\*a\\* \\_b\\_ &lt;i&gt;"), "{md}");
+    // Every table row keeps its columns: no `|` but the table's own unescaped.
+    let bars = |l: &str| l.replace("\\|", "").matches('|').count();
+    let mut header = None;
+    for line in md.lines() {
+        match (line.starts_with('|'), header) {
+            (true, None) => header = Some(bars(line)),
+            (true, Some(n)) => assert_eq!(bars(line), n, "{line}"),
+            (false, _) => header = None,
+        }
+    }
 }

@@ -1,6 +1,7 @@
-//! Campaigns under attack: a killed runner (row 4), a password in the file (row 5), a huge
-//! cross product (row 11), two runners at once (row 12), a bad file path (row 15), `-o -`
-//! (row 20), and long store and campaign names (issue #44 L6).
+//! Campaigns under attack: a killed runner (row 4), a password in the file (row 5) and on
+//! its runs' command lines (issue #44, M2), a huge cross product (row 11), two runners at
+//! once (row 12), a bad file path (row 15), `-o -` (row 20), and long store and campaign
+//! names (issue #44 L6).
 
 use super::*;
 use std::io::{BufRead, BufReader};
@@ -209,6 +210,85 @@ interval = "500ms"
             assert!(!found, "{name} holds the password");
         }
     }
+}
+
+// Issue #44, M2: a campaign's runs (and its `reset = "db"`) got the real DSN on their
+// command lines, which every local user reads in /proc/PID/cmdline; they get it in their
+// environment, which only their own user (and root) reads.
+#[test]
+fn a_campaign_s_runs_get_the_password_off_their_command_lines() {
+    let _g = busy();
+    let w = workdir();
+    let pg = Postgres::start(w.path());
+    let store = w.path().join("s.sqlite");
+    load_schemas(&store, &pg.dsn());
+    let file = w.path().join("argv.toml");
+    let text = format!(
+        "command = \"db run\"\nrepeat = 2\nwarmup = \"none\"\n[options]\ndsn = \"{}\"\n\
+         readers = \"1\"\ntime = \"2s\"\ninterval = \"500ms\"\n[commands]\nreset = \"db\"\n",
+        pg.dsn()
+    );
+    std::fs::write(&file, text).unwrap();
+    let mut campaign = command()
+        .env("IOGAUGE_STORE", &store)
+        .arg("campaign")
+        .arg(&file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The command line of every process the runner starts, while the campaign lasts; the
+    // environment of a `db run` child, as root and as another user.
+    let runner = campaign.id().to_string();
+    let (mut seen, mut environ_read, mut refused_to_nobody) = (Vec::new(), false, false);
+    while campaign.try_wait().unwrap().is_none() {
+        for p in processes_where(|p| {
+            // /proc/PID/stat: "PID (COMM) STATE PPID …", COMM in parentheses.
+            let stat = std::fs::read_to_string(p.join("stat")).unwrap_or_default();
+            let after = stat.rsplit_once(") ").map_or("", |(_, r)| r);
+            after.split_whitespace().nth(1) == Some(runner.as_str())
+        }) {
+            let pid = p.split_whitespace().next().unwrap().to_string();
+            if p.contains(" db run ") && !environ_read {
+                let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+                if !env.is_empty() {
+                    let env = String::from_utf8_lossy(&env);
+                    assert!(env.contains(&format!("IOGAUGE_DSN={}", pg.dsn())), "{p}");
+                    environ_read = true;
+                    let other = as_os_user(Some("nobody"), "cat")
+                        .arg(format!("/proc/{pid}/environ"))
+                        .stdout(Stdio::null())
+                        .stderr(Stdio::null())
+                        .status()
+                        .unwrap();
+                    let alive = Path::new(&format!("/proc/{pid}")).exists();
+                    refused_to_nobody = !other.success() && alive;
+                }
+            }
+            if !seen.contains(&p) {
+                seen.push(p);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = campaign.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "campaign: {err}");
+    assert_eq!(
+        history(&store).len(),
+        2,
+        "the runs reached the server: {err}"
+    );
+    let argv = seen.join("\n");
+    assert!(
+        !argv.contains(SECRET),
+        "a command line shows the password:\n{argv}"
+    );
+    for child in [" db run ", " db reset"] {
+        assert!(argv.contains(child), "no {child:?} seen:\n{argv}");
+    }
+    assert!(environ_read, "no db run's environment read");
+    assert!(refused_to_nobody, "another user read a run's environment");
 }
 
 /// A campaign file of `vars` (name, values) for `run`, as text.

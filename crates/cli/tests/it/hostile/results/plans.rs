@@ -196,3 +196,117 @@ fn compare_warns_about_an_interrupted_run() {
         );
     }
 }
+
+/// Replaces stored result `id`'s document in `store` with `doc`, as an older iogauge or a
+/// hand with sqlite3 could have written it.
+fn store_document(store: &Path, id: i64, doc: &serde_json::Value) {
+    let file = store.with_extension("doc.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let sql = format!(
+        "UPDATE runs SET document = readfile('{}') WHERE id = {id}",
+        file.display()
+    );
+    let st = std::process::Command::new("sqlite3")
+        .arg(store)
+        .arg(&sql)
+        .status()
+        .expect("sqlite3 is installed");
+    assert!(st.success(), "{sql}");
+}
+
+// Issue #44, L4: `run --like` replayed a stored db run's figures as they were (-5 reads/s).
+#[test]
+fn run_like_refuses_a_db_run_whose_figures_are_out_of_range() {
+    let _g = shared();
+    let w = workdir();
+    let store = w.path().join("s.sqlite");
+    let t = w.path().join("data").display().to_string();
+    // A db run as stored (the campaign tests' fixture), in the row of a run made here.
+    let out = iog(&store)
+        .args(["run", "--target", &t, "--size", "4m", "--ios", "200"])
+        .output()
+        .unwrap();
+    let id = stored_id(&out.stderr);
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../campaign/tests/fixtures/db_run.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    for iv in doc["intervals"].as_array_mut().unwrap() {
+        iv["disks"]["vda"]["r_s"] = serde_json::json!(-5.0);
+    }
+    store_document(&store, id, &doc);
+    let st = store.to_str().unwrap();
+    let e = fails(
+        &[
+            "run",
+            "--like",
+            &id.to_string(),
+            "--target",
+            &t,
+            "--store",
+            st,
+        ],
+        2,
+    );
+    assert!(
+        e.contains(&format!("--like {id}: db run {id}")) && e.contains("reads_s is -5"),
+        "{e}"
+    );
+}
+
+// Issue #44, L5: `compare` printed a device figure that was not measured as -0.0000 (f64's
+// sum over no disk, as stored); it says "not measured", and never prints a negative zero.
+#[test]
+fn compare_says_not_measured_and_never_minus_zero() {
+    let _g = shared();
+    let w = workdir();
+    let store = w.path().join("s.sqlite");
+    let t = w.path().join("data").display().to_string();
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let out = iog(&store)
+            .args(["run", "--target", &t, "--size", "16m", "--time", "500ms"])
+            .output()
+            .unwrap();
+        ids.push(stored_id(&out.stderr).to_string());
+    }
+    let shown = iog(&store)
+        .args(["show", &ids[1], "--json"])
+        .output()
+        .unwrap();
+    let mut doc: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert!(
+        doc["hardware"].is_object(),
+        "no device figures measured: {doc}"
+    );
+    for dir in ["read", "write"] {
+        for k in ["device_iops", "device_mbps"] {
+            doc["hardware"][dir][k] = serde_json::json!(-0.0);
+        }
+    }
+    store_document(&store, ids[1].parse().unwrap(), &doc);
+    let out = iog(&store)
+        .args(["compare", &ids[0], &ids[1]])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(!text.contains("-0.0") && !text.contains(" -0 "), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("device_iops"))
+        .unwrap_or_else(|| panic!("no device_iops row: {text}"));
+    assert!(line.contains("not measured"), "{line}");
+    let out = iog(&store)
+        .args(["compare", &ids[0], &ids[1], "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = v["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == "device_iops")
+        .unwrap();
+    assert!(row["a"].as_f64().is_some() && row["b"].is_null(), "{row}");
+}
