@@ -42,7 +42,7 @@ const NAME_KEPT: usize = 57;
 ///
 /// `STORE.campaign-NAME.lock` while that fits in a file name; a long store name and a long
 /// campaign name together do not (issue #44 L6), and then each is cut to its start and a
-/// digest ([`crate::names::fit`]), the store's to what the campaign's leaves.
+/// digest (`names::fit`), the store's to what the campaign's leaves.
 pub fn lock_path(store: &Path, name: &str) -> PathBuf {
     let store = std::fs::canonicalize(store).unwrap_or_else(|_| store.to_path_buf());
     let file = store.file_name().unwrap_or_default().as_bytes();

@@ -97,7 +97,7 @@ pub struct MariaServer {
 impl MariaServer {
     /// Makes a new server in `dir` (empty or missing, and trusted: see `dir`): its files and
     /// `mariadb-install-db`. Not started. A failure, a Ctrl-C or an installer that hangs
-    /// (stopped after [`SETUP_TIME`]) removes what this made.
+    /// (stopped after `SETUP_TIME`) removes what this made.
     pub fn create(dir: &Path, bin: MariaBin, stop: &AtomicBool) -> Result<MariaServer, PgError> {
         let s = MariaServer::at(MariaDir::create(dir, &bin.version)?, bin);
         let installed = s.install(stop);

@@ -55,8 +55,8 @@ impl Store {
 
     /// Opens the existing store at `path` to read it, never creating one: `None` when there
     /// is none. It is read through a read-only connection, which makes nothing beside it
-    /// ([`readonly`]). A store that must be written before it can be read as it is (an older
-    /// iogauge's, a write cut short: [`readonly::needs_writer`]) is opened by a writer first
+    /// (`readonly`). A store that must be written before it can be read as it is (an older
+    /// iogauge's, a write cut short: `readonly::needs_writer`) is opened by a writer first
     /// where this user may write it; where that fails (a full filesystem) it is read as it is.
     pub fn open_reader(path: &Path) -> Result<Option<Store>, StoreError> {
         if vet(path)? == Found::Missing {
