@@ -118,10 +118,14 @@ fn check(owner: &Owner, postgres: &Path, data: &Path) -> Result<Result<(), Strin
 /// The server's reason from its log lines: the first LOG (or FATAL) message and the HINT
 /// after it, without the timestamps.
 pub(crate) fn reason(stderr: &str) -> String {
+    // `include_if_exists` of a run's settings logs that the file is missing whenever no run
+    // has any: news, not the reason.
     let msg = |tag: &str| {
-        stderr
-            .lines()
-            .find_map(|l| l.split_once(tag).map(|(_, m)| m.trim().to_string()))
+        stderr.lines().find_map(|l| {
+            let (_, m) = l.split_once(tag)?;
+            let m = m.trim();
+            (!m.starts_with("skipping missing configuration file")).then(|| m.to_string())
+        })
     };
     let first = msg("LOG:").or_else(|| msg("FATAL:"));
     let hint = msg("HINT:");
@@ -226,5 +230,8 @@ mod tests {
             "work_mem=8MB shared_buffers=bogus"
         );
         assert_eq!(reason(""), "the configuration has errors");
+        let skipped =
+            format!("… LOG:  skipping missing configuration file \"/x/data/{RUN_FILE}\"\n{bogus}");
+        assert!(reason(&skipped).starts_with("invalid value for parameter \"shared_buffers\""));
     }
 }
