@@ -11,6 +11,7 @@ use crate::placement::placement;
 use crate::text::findings::{contrast, finding_line};
 use crate::text::placement::placement_text;
 use iogauge_campaign::digest::{catalogue, digest};
+use iogauge_campaign::view::RunDigest;
 use iogauge_campaign::CampaignView;
 use iogauge_model::finding::Finding;
 use iogauge_model::history::RunStatus;
@@ -139,29 +140,7 @@ fn compare_runs(
     let digested = |r: &StoredRun| digest(r.row.id, 1, &r.document, &r.histograms);
     let (ra, rb) = (digested(&sa)?, digested(&sb)?);
     let (la, lb) = (&sa.document.meta().label, &sb.document.meta().label);
-    // A figure one of the two has: the other's "not measured".
-    let rows: Vec<MetricCompare> = catalogue()
-        .iter()
-        .filter_map(|m| {
-            let (x, y) = (
-                ra.metrics.get(m.key).copied(),
-                rb.metrics.get(m.key).copied(),
-            );
-            x.or(y)?;
-            Some(MetricCompare {
-                metric: m.key.to_string(),
-                unit: m.unit.to_string(),
-                statistic: None,
-                a: x,
-                b: y,
-                ratio: x.zip(y).filter(|(x, _)| *x > 0.0).map(|(x, y)| y / x),
-                a_stats: None,
-                b_stats: None,
-                ci95: None,
-                verdict: None,
-            })
-        })
-        .collect();
+    let rows = single_rows(&ra, &rb);
     if o.json {
         return Ok(serde_json::to_string_pretty(&serde_json::json!({
             "a": {"id": ra.id, "kind": ra.kind, "label": la, "started_at": ra.started_at, "interrupted": ra.interrupted, "finding": ra.finding},
@@ -203,6 +182,33 @@ fn compare_runs(
     );
     notes(&mut s, raw_beside_db, &facts);
     Ok(s)
+}
+
+/// The catalogue's metrics of two single runs, each that one of the two has (the other's
+/// then "not measured").
+fn single_rows(ra: &RunDigest, rb: &RunDigest) -> Vec<MetricCompare> {
+    catalogue()
+        .iter()
+        .filter_map(|m| {
+            let (x, y) = (
+                ra.metrics.get(m.key).copied(),
+                rb.metrics.get(m.key).copied(),
+            );
+            x.or(y)?;
+            Some(MetricCompare {
+                metric: m.key.to_string(),
+                unit: m.unit.to_string(),
+                statistic: None,
+                a: x,
+                b: y,
+                ratio: x.zip(y).filter(|(x, _)| *x > 0.0).map(|(x, y)| y / x),
+                a_stats: None,
+                b_stats: None,
+                ci95: None,
+                verdict: None,
+            })
+        })
+        .collect()
 }
 
 /// What the table does not say: a raw stand-in's figures beside PostgreSQL's, and the
