@@ -2,8 +2,8 @@
 //! and stop at a bound, writes that never go through what is at a path (a link, a hard link
 //! to someone's file), directories checked once and then used through their descriptor.
 
+use crate::error::TrustError;
 use crate::rule::{Kind, Trust};
-use crate::TrustError;
 use std::ffi::CString;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};

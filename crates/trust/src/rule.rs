@@ -1,7 +1,7 @@
 //! The rule itself: who may own a path, and who may write to it (see the crate's doc).
 
+use crate::error::TrustError;
 use crate::users::name;
-use crate::TrustError;
 use std::fs::{File, Metadata};
 use std::io;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

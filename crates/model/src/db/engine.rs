@@ -72,7 +72,7 @@ impl FromStr for Engine {
             "mariadb" | "mysql" | "innodb" => Ok(Engine::Mariadb),
             _ => Err(format!(
                 "{} is not an engine: give postgres or mariadb",
-                crate::echo::quoted(s)
+                iogauge_stats::echo::quoted(s)
             )),
         }
     }
