@@ -9,7 +9,8 @@
 //! - Without it, or when the traced stages show nothing (blk-throttle holds a bio before
 //!   `block_bio_queue`, so its time is in no stage), for a run only, honest about what it
 //!   cannot see: the application's latency
-//!   ≥ 10× the devices' await and ≥ 2 ms above it (smaller gaps come from a VM disk's
+//!   ≥ 10× the devices' await (plus the traced time before their queues, when traced) and
+//!   ≥ 2 ms above it (smaller gaps come from a VM disk's
 //!   stalls and a loaded machine's scheduling delays: a mirror:3 run on this shared VM drew
 //!   the finding at the first thresholds, 3× and 0.5 ms), the devices completed at least half the
 //!   workload's I/Os (not a cache), and the CPU cannot be the limit ([`super::cpu::plausible`]
@@ -83,7 +84,11 @@ fn traced(w: &Whole) -> Vec<Finding> {
 fn untraced(w: &Whole) -> Option<Finding> {
     let k = w.work?;
     let app_us = k.lat_us();
-    let await_us = w.entry_await_ms()? * 1e3;
+    // Time the tracer saw before the queues is below the application too, though not in
+    // await: a full queue's waiters (io_uring's io-wq threads asleep for a request) are
+    // [`super::queue`]'s, not a limit above the queue.
+    let pre_us = w.entry_pre_queue_us();
+    let await_us = w.entry_await_ms()? * 1e3 + pre_us;
     let dev_ios: f64 = w.entry_rates().iter().map(|d| d.r_s + d.w_s).sum();
     let busiest = w.busiest_cpu().map_or(0.0, |(_, c)| c.working());
     if app_us < ABOVE_AWAIT * await_us
@@ -105,7 +110,8 @@ fn untraced(w: &Whole) -> Option<Finding> {
             impact: share,
             evidence: vec![
                 ev("application latency", app_us / 1e3, "ms"),
-                ev("devices' await (queue and device)", await_us / 1e3, "ms"),
+                ev("devices' await (queue and device)", (await_us - pre_us) / 1e3, "ms"),
+                ev("time before the devices' queues (traced)", pre_us / 1e3, "ms"),
                 ev("busiest CPU busy", busiest, "%"),
                 ev("device I/Os per workload I/O", ratio(dev_ios, k.read.iops + k.write.iops), "×"),
             ],

@@ -1,6 +1,6 @@
-//! Synthetic bottlenecks on this VM: its disk at QD 32, one CPU for many workers, a small
-//! file read through the page cache, a three-way mirror, a throttled stripe member, and a run
-//! well below the disk's limit.
+//! Synthetic bottlenecks on this VM: its disk at QD 32, one CPU for many workers, CPU burners
+//! beside a paced run and beside a full queue, a small file read through the page cache, a
+//! three-way mirror, a throttled stripe member, and a run well below the disk's limit.
 
 use super::assert_top;
 use crate::common::*;
@@ -144,6 +144,131 @@ fn cpu_bound() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_top(&v, "cpu", 0.5, &[]);
+}
+
+/// Findings above `at` other than `layer`'s: a wrong finding is worse than none.
+fn others_above(v: &serde_json::Value, layer: &str, at: f64) -> Vec<String> {
+    v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["layer"] != layer && f["impact"].as_f64().unwrap_or(1.0) >= at)
+        .map(|f| format!("{} {} {}", f["rule"], f["impact"], f["title"]))
+        .collect()
+}
+
+/// The findings as `rule impact`, for the test's log.
+fn listed(v: &serde_json::Value) -> String {
+    v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|x| {
+            format!(
+                "{} {:.2}",
+                x["rule"].as_str().unwrap_or("?"),
+                f(&x["impact"])
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The mean over the measured intervals of the job's run-queue wait (thread-seconds a
+/// second) and of the machine's CPU pressure (%): what the burners did to the job.
+fn waits(v: &serde_json::Value) -> (f64, f64) {
+    let (mut wait, mut psi, mut n) = (0.0, 0.0, 0.0);
+    for i in measured(v) {
+        wait += f(&i["job"]["wait_s"]);
+        psi += f(&i["psi_cpu_some_pct"]);
+        n += 1.0;
+    }
+    assert!(n > 0.0, "no measured interval");
+    (wait / n, psi / n)
+}
+
+/// Two CPU burners (one per CPU) beside a run that gets what it asks for: 500 O_DIRECT
+/// reads a second at QD 1 from a file on the VM's disk. The CPUs are 100% busy and the job's
+/// thread waits for one after each wake-up (the burners make it), but the run does its
+/// 500 IOPS: the CPU is not what limits it, and no `cpu` finding may say so. (The old rule
+/// called the time above the devices the CPU's whenever a CPU was ≥ 95% busy.)
+#[test]
+fn cpu_burners_beside_a_healthy_run() {
+    require_root();
+    let _g = exclusive();
+    let d = workdir();
+    let p = file(&d, "data", "64m");
+    let _b = Burners::new();
+    let v = run_json(&[
+        "--target",
+        &p,
+        "--rw",
+        "randread",
+        "--qd",
+        "1",
+        "--rate-iops",
+        "500",
+        "--time",
+        "3s",
+    ]);
+    let iops = f(&v["summary"]["read"]["iops"]);
+    assert!(iops >= 475.0, "the paced run got its rate: {iops}");
+    let (wait, psi) = waits(&v);
+    assert!(
+        psi >= 20.0,
+        "the burners kept tasks waiting for a CPU: {psi}%"
+    );
+    let high = others_above(&v, "none", 0.2);
+    eprintln!(
+        "burners beside a paced run: {iops:.0} IOPS, job wait {wait:.3} threads/s, CPU pressure {psi:.0}%; findings: {}",
+        listed(&v)
+    );
+    assert!(
+        high.iter().all(|f| !f.starts_with("\"cpu\"")),
+        "a cpu finding ≥ 0.2 beside a run that got its rate: {high:?}"
+    );
+}
+
+/// The same burners beside io_uring workers deeper than their device's queue: 8 workers at
+/// QD 8 (64 outstanding) on [`SlowDevice`] (`nr_requests` 4). The workers' bios wait for a
+/// free request in io-wq's threads, asleep, not runnable: the limit is the queue, as in
+/// `queue_bound`, and the CPUs the burners keep busy are not (the old rule: `cpu` 0.65–0.89
+/// above the queue's finding). 8 workers, not one at QD 64: a ring's io-wq has at most
+/// 4 × CPUs bounded workers, and the I/Os beyond them wait in io_uring's own list, before
+/// any block-layer stage.
+#[test]
+fn cpu_burners_beside_a_full_queue() {
+    require_root();
+    let _g = exclusive();
+    let d = workdir();
+    let dev = SlowDevice::new(d.path(), 4);
+    let _b = Burners::new();
+    let v = run_json(&[
+        "--target",
+        dev.path(),
+        "--workers",
+        "8",
+        "--qd",
+        "8",
+        "--bs",
+        "4k",
+        "--rw",
+        "randread",
+        "--time",
+        "3s",
+    ]);
+    let (wait, psi) = waits(&v);
+    eprintln!(
+        "burners beside a full queue: job wait {wait:.3} threads/s, CPU pressure {psi:.0}%; findings: {}",
+        listed(&v)
+    );
+    assert!(
+        psi >= 20.0,
+        "the burners kept tasks waiting for a CPU: {psi}%"
+    );
+    assert_top(&v, "os_queue", 0.5, &[]);
+    let high = others_above(&v, "os_queue", 0.2);
+    assert!(high.is_empty(), "false findings ≥ 0.2: {high:?}");
 }
 
 /// A stripe over two loop devices, one held to 100 reads/s by the cgroup: the workload waits
