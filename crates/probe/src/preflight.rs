@@ -130,9 +130,10 @@ fn nearest_existing(path: &Path) -> io::Result<(PathBuf, Metadata)> {
     Err(last.unwrap_or_else(|| io::ErrorKind::NotFound.into()))
 }
 
-/// True if any leaf is rotational, false if every leaf says it is not, else unknown.
+/// True if any leaf rotates, false if every leaf says it does not, else unknown (a VM's disk
+/// among them: [`BlockDev::rotates`]).
 fn rotational_of(dev: &BlockDev) -> Option<bool> {
-    let rot: Vec<_> = leaves(dev).iter().map(|d| d.rotational).collect();
+    let rot: Vec<_> = leaves(dev).iter().map(|d| d.rotates()).collect();
     if rot.contains(&Some(true)) {
         Some(true)
     } else if rot.iter().all(|r| *r == Some(false)) {
@@ -227,10 +228,12 @@ pub fn warnings_for(p: &Preflight) -> Vec<String> {
             Some(_) => "load a larger data set (db setup --schemas, --scale)",
             None => "test the whole device or a larger --size",
         };
-        let rot = if t.rotational == Some(true) {
-            ", and this device is rotational"
-        } else {
-            ""
+        let rot = match t.rotational {
+            Some(true) => ", and this device is rotational",
+            None if leaves(dev).iter().any(|d| d.virtual_disk.is_some()) => {
+                ", and this VM's disk may or may not be one (its medium is unknown)"
+            }
+            _ => "",
         };
         out.push(format!(
             "the tested span is {} of {} on {} ({}); short-stroking flatters HDDs{rot} — {fix}",

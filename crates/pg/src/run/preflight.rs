@@ -181,6 +181,7 @@ mod tests {
             dm_name: None,
             md_level: None,
             loop_backing_file: None,
+            virtual_disk: None,
             queue: Default::default(),
             below,
         }

@@ -48,6 +48,7 @@ fn dev(name: &str, kind: DevKind, below: Vec<BlockDev>) -> BlockDev {
         dm_name: None,
         md_level: None,
         loop_backing_file: None,
+        virtual_disk: None,
         queue: Default::default(),
         below,
     }

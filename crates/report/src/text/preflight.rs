@@ -79,7 +79,11 @@ fn chain(d: &BlockDev) -> String {
         DevKind::Other => "device".into(),
     }];
     if d.below.is_empty() || d.kind == DevKind::Disk {
-        if let Some(r) = d.rotational {
+        if let Some(why) = &d.virtual_disk {
+            // The strongest sign says enough here; the JSON keeps them all.
+            let first = why.split(", ").next().unwrap_or(why);
+            facts.push(format!("a VM's disk ({first}): medium unknown"));
+        } else if let Some(r) = d.rotational {
             facts.push(if r { "rotational" } else { "non-rotational" }.into());
         }
         if let Some(sched) = &d.scheduler {
@@ -207,5 +211,29 @@ mod tests {
             "{some}"
         );
         assert!(some.ends_with("  WARNING: a warning\n"), "{some}");
+    }
+
+    /// A VM's disk shows its strongest sign and no medium; a physical one its flag.
+    #[test]
+    fn a_vm_s_disk_has_no_medium() {
+        let disk = |virtual_disk: Option<&str>| BlockDev {
+            name: "vda".into(),
+            kind: DevKind::Disk,
+            size_bytes: Some(1 << 30),
+            rotational: Some(true),
+            scheduler: Some("none".into()),
+            model: None,
+            dm_name: None,
+            md_level: None,
+            loop_backing_file: None,
+            virtual_disk: virtual_disk.map(Into::into),
+            queue: Default::default(),
+            below: Vec::new(),
+        };
+        assert_eq!(
+            chain(&disk(Some("driver virtio_blk, on the virtio bus"))),
+            "vda (disk, a VM's disk (driver virtio_blk): medium unknown, scheduler none)"
+        );
+        assert_eq!(chain(&disk(None)), "vda (disk, rotational, scheduler none)");
     }
 }
