@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 pub mod facts;
+pub mod limits;
 
 /// What the OS says about one target.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -129,6 +130,10 @@ pub struct QueueFacts {
     /// `queue/read_ahead_kb`: what a buffered read past a miss may read ahead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_ahead_kb: Option<u32>,
+    /// `queue/wbt_lat_usec`: writeback throttling's target latency, µs (0: off); absent on
+    /// queues without it and in results from before iogauge read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wbt_lat_usec: Option<u64>,
 }
 
 impl QueueFacts {
@@ -144,6 +149,11 @@ pub struct Preflight {
     pub md_arrays: Vec<MdArray>,
     /// One line each: what could not be found out, then `iogauge_probe::warnings_for`.
     pub warnings: Vec<String>,
+    /// The cgroup I/O limits that apply to the job (`run`, `calibrate`: iogauge's own
+    /// process); `None` where they were not read (a database's server, results from before
+    /// iogauge read them): unknown, not absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_limits: Option<limits::IoLimits>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

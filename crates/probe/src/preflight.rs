@@ -19,13 +19,17 @@ use std::path::{Path, PathBuf};
 /// A tested span below this share of the device draws a short-stroking warning.
 pub const SHORT_SPAN_PCT: f64 = 10.0;
 
-/// Inspects `targets` (path, tested bytes) on this system. A block device target (`/dev/sdb`)
-/// is the device itself (`st_rdev`); a file is held by the filesystem's device (`st_dev`). A
-/// file that does not exist yet (iogauge creates it) is judged by its nearest existing
-/// parent directory.
+/// Inspects `targets` (path, tested bytes) on this system for a job this process runs (`run`,
+/// `calibrate`): with the cgroup I/O limits that apply to it ([`crate::io_limits_of`]). A
+/// block device target (`/dev/sdb`) is the device itself (`st_rdev`); a file is held by the
+/// filesystem's device (`st_dev`). A file that does not exist yet (iogauge creates it) is
+/// judged by its nearest existing parent directory.
 pub fn preflight(targets: &[(PathBuf, u64)]) -> Preflight {
     let roled: Vec<_> = targets.iter().map(|(p, b)| (p.clone(), *b, None)).collect();
-    preflight_roles(&roled)
+    Preflight {
+        io_limits: Some(crate::io_limits_of(None)),
+        ..preflight_roles(&roled)
+    }
 }
 
 /// As [`preflight`], each target with its role in a database run ([`TargetFacts::role`]).
@@ -47,6 +51,7 @@ pub fn preflight_roles(targets: &[(PathBuf, u64, Option<&str>)]) -> Preflight {
         targets,
         md_arrays,
         warnings,
+        io_limits: None,
     };
     let more = warnings_for(&p);
     p.warnings.extend(more);

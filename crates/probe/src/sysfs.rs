@@ -248,6 +248,7 @@ fn queue_facts(queue: &Path) -> QueueFacts {
         discard_max_bytes: num(queue, "discard_max_bytes"),
         nr_requests: num(queue, "nr_requests"),
         read_ahead_kb: num(queue, "read_ahead_kb"),
+        wbt_lat_usec: num(queue, "wbt_lat_usec"),
     }
 }
 

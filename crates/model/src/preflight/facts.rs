@@ -151,6 +151,7 @@ mod tests {
             targets: vec![t],
             md_arrays: vec![],
             warnings: vec![],
+            io_limits: None,
         }
     }
 

@@ -99,6 +99,7 @@ fn warnings(targets: Vec<TargetFacts>, md_arrays: Vec<MdArray>) -> Vec<String> {
         targets,
         md_arrays,
         warnings: vec![],
+        io_limits: None,
     })
 }
 
@@ -328,6 +329,7 @@ fn a_fragmented_target_is_named() {
             targets: vec![t],
             md_arrays: vec![],
             warnings: vec![],
+            io_limits: None,
         })
     };
     let frag = FileLayout {
