@@ -10,6 +10,7 @@ use iogauge_model::finding::{Finding, Layer};
 use iogauge_model::hardware::Hardware;
 use iogauge_model::layers::{LayerRates, StageLat, StageRates};
 use iogauge_model::run::{IntervalReport, RunReport};
+use iogauge_model::sched::JobCpuRates;
 use iogauge_model::spec::{JobSpec, RwMode};
 use iogauge_model::summary::DirSummary;
 use iogauge_model::target::{TargetInfo, TargetKind};
@@ -85,6 +86,24 @@ pub fn set_disk(r: &mut RunReport, name: &str, d: &DiskRates) {
     for i in &mut r.intervals {
         if let Some(s) = &mut i.system {
             s.disks.insert(name.into(), d.clone());
+        }
+    }
+}
+
+/// The job's own threads' figures in every interval of `r`: CPU-seconds and run-queue wait
+/// (thread-seconds) per second, with every CPU busy (others' work or the job's).
+pub fn set_job(r: &mut RunReport, cpu_s: f64, wait_s: f64) {
+    for i in &mut r.intervals {
+        if let Some(s) = &mut i.system {
+            s.job = Some(JobCpuRates {
+                cpu_s,
+                wait_s,
+                threads: 4,
+            });
+            s.psi_cpu_some_pct = Some(60.0);
+            s.cpu.idle = 0.0;
+            s.cpu.system = 40.0;
+            s.cpu.user = 60.0;
         }
     }
 }

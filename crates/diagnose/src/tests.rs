@@ -5,3 +5,4 @@ mod calib;
 mod db;
 mod layers;
 mod run;
+mod throttle;

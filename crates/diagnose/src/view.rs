@@ -6,6 +6,7 @@
 use iogauge_model::derive::{CpuRates, Derived, DiskRates, PerCpuRates};
 use iogauge_model::hardware::per_cpu_between;
 use iogauge_model::layers::{StageLat, StageRates};
+use iogauge_model::sched::JobCpuRates;
 use iogauge_model::system::Snapshot;
 use iogauge_model::Document;
 use iogauge_stats::{Nanos, Phase};
@@ -106,6 +107,10 @@ pub(crate) struct Whole {
     pub layers: BTreeMap<String, LayerWindow>,
     /// A run's workload.
     pub work: Option<Work>,
+    /// The job's own threads over the window (CPU time, run-queue wait), when measured.
+    pub job: Option<JobCpuRates>,
+    /// Percent of the window some task waited for a CPU (/proc/pressure/cpu), when measured.
+    pub psi_cpu: Option<f64>,
 }
 
 impl Whole {
@@ -182,7 +187,8 @@ impl Whole {
                 (n.clone(), DiskRates::combine(&parts))
             })
             .collect();
-        let cpu = Derived::combine(&with).map(|d| d.cpu).filter(sampled);
+        let combined = Derived::combine(&with);
+        let cpu = combined.as_ref().map(|d| d.cpu.clone()).filter(sampled);
         let cpus = match (measured.first(), measured.last()) {
             (Some(a), Some(b)) => per_cpu_between(
                 samples,
@@ -196,6 +202,8 @@ impl Whole {
             cpu,
             cpus,
             layers: layers(&with),
+            job: combined.as_ref().and_then(|d| d.job),
+            psi_cpu: combined.as_ref().and_then(|d| d.psi_cpu_some_pct),
             ..Whole::default()
         }
     }

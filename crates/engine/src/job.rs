@@ -191,6 +191,9 @@ pub fn run_telling(
             let spawned = builder.spawn_scoped(scope, move || {
                 let tx = ctx.tx.clone();
                 let result = driver::worker(ctx);
+                // Before the job's end: the sampler's last snapshot comes after this thread
+                // has gone, and with it the kernel's count of its run-queue wait.
+                iogauge_probe::sample::retire_this_thread();
                 let _ = tx.send(Msg::Done { worker: id, result });
             });
             if let Err(e) = spawned {

@@ -1,9 +1,11 @@
 //! The iostat -x style figures of one interval, computed from two raw snapshots (pure):
 //! per device r/s, w/s, MB/s, request sizes, queue size, await and %util; CPU percentages;
-//! the share of time tasks stalled on I/O; pages swapped; the load average. Per-CPU percentages are
+//! the share of time tasks stalled on I/O or waited for a CPU; the job's own CPU time and
+//! run-queue wait; pages swapped; the load average. Per-CPU percentages are
 //! [`per_cpu`]'s, kept out of [`Derived`] (which every stored interval carries).
 
 use crate::layers::{LayerRates, RingRates};
+use crate::sched::{pressure_pct, JobCpuRates};
 use crate::system::{CpuCounters, DiskCounters, Snapshot};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -44,6 +46,14 @@ pub fn derive(prev: &Snapshot, cur: &Snapshot) -> Derived {
         },
         swap: match (&prev.swap, &cur.swap) {
             (Some(p), Some(c)) => Some(SwapRates::between(p, c, secs)),
+            _ => None,
+        },
+        job: match (&prev.job, &cur.job) {
+            (Some(p), Some(c)) => Some(JobCpuRates::between(p, c, secs)),
+            _ => None,
+        },
+        psi_cpu_some_pct: match (&prev.psi_cpu, &cur.psi_cpu) {
+            (Some(p), Some(c)) => Some(pressure_pct(p, c, secs)),
             _ => None,
         },
     }

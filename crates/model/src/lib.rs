@@ -27,6 +27,7 @@ pub mod preflight;
 pub mod ranks;
 pub mod regrid;
 pub mod run;
+pub mod sched;
 pub mod secret;
 pub mod spec;
 pub mod summary;

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 pub mod facts;
+pub mod limits;
 
 /// What the OS says about one target.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -22,7 +23,8 @@ pub struct TargetFacts {
     pub device_bytes: Option<u64>,
     /// `tested_bytes` as a percentage of `device_bytes`.
     pub span_pct: Option<f64>,
-    /// True if any disk at the bottom of the chain is rotational, false if all are not.
+    /// True if any disk at the bottom of the chain rotates, false if none does; unknown
+    /// when a disk's medium is (a VM's disk: [`BlockDev::rotates`]).
     pub rotational: Option<bool>,
     /// What the target holds, for a database run: `data`, `tablespace` or `wal` (the WAL's
     /// span of its device says nothing, so it draws no short-stroking warning); `None` for a
@@ -128,6 +130,10 @@ pub struct QueueFacts {
     /// `queue/read_ahead_kb`: what a buffered read past a miss may read ahead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_ahead_kb: Option<u32>,
+    /// `queue/wbt_lat_usec`: writeback throttling's target latency, µs (0: off); absent on
+    /// queues without it and in results from before iogauge read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wbt_lat_usec: Option<u64>,
 }
 
 impl QueueFacts {
@@ -143,6 +149,11 @@ pub struct Preflight {
     pub md_arrays: Vec<MdArray>,
     /// One line each: what could not be found out, then `iogauge_probe::warnings_for`.
     pub warnings: Vec<String>,
+    /// The cgroup I/O limits that apply to the job (`run`, `calibrate`: iogauge's own
+    /// process); `None` where they were not read (a database's server, results from before
+    /// iogauge read them): unknown, not absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_limits: Option<limits::IoLimits>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -180,6 +191,12 @@ pub struct BlockDev {
     pub md_level: Option<String>,
     /// `loop/backing_file`, as the kernel prints it.
     pub loop_backing_file: Option<PathBuf>,
+    /// A VM's disk (paravirtual or emulated), with what said so in sysfs: `driver
+    /// virtio_blk, on the virtio bus`, `ATA QEMU HARDDISK`. Its `rotational` is then the
+    /// hypervisor's choice, not the medium's ([`BlockDev::rotates`]). `None` for a disk with
+    /// no such sign, and in results from before iogauge looked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub virtual_disk: Option<String>,
     /// The queue's settings (a partition reports its disk's); empty in results from before
     /// iogauge recorded them.
     #[serde(default, skip_serializing_if = "QueueFacts::is_empty")]
@@ -187,6 +204,17 @@ pub struct BlockDev {
     /// What this device is built on: a partition's disk, md/dm slaves, the device holding a
     /// loop device's backing file (empty when that file is not on a block device).
     pub below: Vec<BlockDev>,
+}
+
+impl BlockDev {
+    /// Whether the medium rotates: `queue/rotational`, unknown on a VM's disk
+    /// ([`BlockDev::virtual_disk`]: virtio_blk says rotational whatever lies behind it).
+    pub fn rotates(&self) -> Option<bool> {
+        match self.virtual_disk {
+            Some(_) => None,
+            None => self.rotational,
+        }
+    }
 }
 
 /// The block devices under the whole disks at the bottom of `dev`'s chain (`dev` itself when

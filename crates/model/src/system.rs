@@ -1,10 +1,12 @@
 //! The OS's raw counters at one instant, as a run stores them on its interval grid:
 //! /proc/diskstats per device, the /proc/stat CPU lines (the aggregate and one per CPU),
 //! page cache state from /proc/meminfo, pages swapped from /proc/vmstat, /proc/pressure/io and
-//! /proc/loadavg. Raw counters are kept so any view can be derived
+//! /proc/loadavg, /proc/pressure/cpu and the job's own threads' CPU figures
+//! (`crate::sched`). Raw counters are kept so any view can be derived
 //! again later (`crate::derive`); reading and parsing the live files is `iogauge_probe`'s.
 
 use crate::layers::{LayerCounters, RingCounters};
+use crate::sched::{CpuPressure, JobCpu};
 use serde::{Deserialize, Serialize};
 
 /// Raw counters at one instant, as stored with a run.
@@ -40,6 +42,15 @@ pub struct Snapshot {
     /// documents stored before iogauge read it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap: Option<SwapCounters>,
+    /// The job's own threads' CPU time and run-queue wait (`crate::sched`), when the
+    /// sampler ran inside the job's process; `None` otherwise (a database's server, `watch`)
+    /// and in documents stored before iogauge read them: not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<JobCpu>,
+    /// /proc/pressure/cpu; `None` where it does not exist and in documents stored before
+    /// iogauge read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psi_cpu: Option<CpuPressure>,
 }
 
 /// /proc/vmstat's `pswpin` and `pswpout`: pages read from and written to swap since boot

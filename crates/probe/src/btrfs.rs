@@ -118,6 +118,7 @@ impl Sysfs {
             dm_name: None,
             md_level: fs.profile,
             loop_backing_file: None,
+            virtual_disk: None,
             queue: Default::default(),
             below,
         }))

@@ -39,6 +39,7 @@ pub fn sample_grid_with<E: std::fmt::Display>(
     done: &AtomicBool,
 ) -> (Vec<Snapshot>, Option<String>) {
     let mut out = Vec::new();
+    first_in_line();
     let t0 = loop {
         if let Some(t) = t0() {
             break t;
@@ -73,6 +74,20 @@ pub fn sample_grid_with<E: std::fmt::Display>(
             return (out, None);
         }
     }
+}
+
+/// Puts the calling thread (the sampler's own) first in line for a CPU: `SCHED_FIFO` at the
+/// lowest real-time priority. A sample stamps its moment and then reads many files (one per
+/// thread of the job for its run-queue wait); behind a job that keeps every CPU it may use
+/// busy (`diagnose::io::cpu_bound`: 500 threads on one CPU), an ordinary thread got a slice
+/// every second or so, and a sample stamped at t = 0 s read its counters at 3 s. The sampler
+/// sleeps between samples and reads for a few ms, so it takes little from the job. Without
+/// the privilege (`CAP_SYS_NICE`), the thread stays as it was.
+fn first_in_line() {
+    let param = libc::sched_param { sched_priority: 1 };
+    // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param for SCHED_FIFO.
+    // The result is not needed: refused, the thread keeps its ordinary policy.
+    let _ = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
 }
 
 /// The boundaries of a job's grid, without end: ramp intervals of `every` from t0, then

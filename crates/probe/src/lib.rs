@@ -9,6 +9,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod btrfs;
+pub mod cgroup;
 mod fs;
 mod grid;
 mod layout;
@@ -18,6 +19,7 @@ pub mod sample;
 pub mod sysfs;
 
 pub use btrfs::btrfs_members_of;
+pub use cgroup::io_limits_of;
 pub use fs::{backing_device, fs_of, fs_of_nearest, FsInfo};
 pub use grid::{
     device_of_path, devices_under, disks_under, phase_grid, sample_grid, sample_grid_with, Devices,

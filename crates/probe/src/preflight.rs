@@ -19,13 +19,17 @@ use std::path::{Path, PathBuf};
 /// A tested span below this share of the device draws a short-stroking warning.
 pub const SHORT_SPAN_PCT: f64 = 10.0;
 
-/// Inspects `targets` (path, tested bytes) on this system. A block device target (`/dev/sdb`)
-/// is the device itself (`st_rdev`); a file is held by the filesystem's device (`st_dev`). A
-/// file that does not exist yet (iogauge creates it) is judged by its nearest existing
-/// parent directory.
+/// Inspects `targets` (path, tested bytes) on this system for a job this process runs (`run`,
+/// `calibrate`): with the cgroup I/O limits that apply to it ([`crate::io_limits_of`]). A
+/// block device target (`/dev/sdb`) is the device itself (`st_rdev`); a file is held by the
+/// filesystem's device (`st_dev`). A file that does not exist yet (iogauge creates it) is
+/// judged by its nearest existing parent directory.
 pub fn preflight(targets: &[(PathBuf, u64)]) -> Preflight {
     let roled: Vec<_> = targets.iter().map(|(p, b)| (p.clone(), *b, None)).collect();
-    preflight_roles(&roled)
+    Preflight {
+        io_limits: Some(crate::io_limits_of(None)),
+        ..preflight_roles(&roled)
+    }
 }
 
 /// As [`preflight`], each target with its role in a database run ([`TargetFacts::role`]).
@@ -47,6 +51,7 @@ pub fn preflight_roles(targets: &[(PathBuf, u64, Option<&str>)]) -> Preflight {
         targets,
         md_arrays,
         warnings,
+        io_limits: None,
     };
     let more = warnings_for(&p);
     p.warnings.extend(more);
@@ -130,9 +135,10 @@ fn nearest_existing(path: &Path) -> io::Result<(PathBuf, Metadata)> {
     Err(last.unwrap_or_else(|| io::ErrorKind::NotFound.into()))
 }
 
-/// True if any leaf is rotational, false if every leaf says it is not, else unknown.
+/// True if any leaf rotates, false if every leaf says it does not, else unknown (a VM's disk
+/// among them: [`BlockDev::rotates`]).
 fn rotational_of(dev: &BlockDev) -> Option<bool> {
-    let rot: Vec<_> = leaves(dev).iter().map(|d| d.rotational).collect();
+    let rot: Vec<_> = leaves(dev).iter().map(|d| d.rotates()).collect();
     if rot.contains(&Some(true)) {
         Some(true)
     } else if rot.iter().all(|r| *r == Some(false)) {
@@ -227,10 +233,12 @@ pub fn warnings_for(p: &Preflight) -> Vec<String> {
             Some(_) => "load a larger data set (db setup --schemas, --scale)",
             None => "test the whole device or a larger --size",
         };
-        let rot = if t.rotational == Some(true) {
-            ", and this device is rotational"
-        } else {
-            ""
+        let rot = match t.rotational {
+            Some(true) => ", and this device is rotational",
+            None if leaves(dev).iter().any(|d| d.virtual_disk.is_some()) => {
+                ", and this VM's disk may or may not be one (its medium is unknown)"
+            }
+            _ => "",
         };
         out.push(format!(
             "the tested span is {} of {} on {} ({}); short-stroking flatters HDDs{rot} — {fix}",

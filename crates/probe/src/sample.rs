@@ -1,5 +1,6 @@
 //! OS samplers: raw counters of /proc/diskstats, /proc/stat (the machine and each CPU),
-//! /proc/meminfo, /proc/pressure/io and /proc/loadavg taken on the run's interval grid (`iogauge_model::system::Snapshot`,
+//! /proc/meminfo, /proc/pressure/io and cpu, /proc/loadavg and, inside the job's process, its
+//! own CPU time and run-queue wait, taken on the run's interval grid (`iogauge_model::system::Snapshot`,
 //! what gets stored; the iostat -x figures are derived from two of them by
 //! `iogauge_model::derive`). Because the raw counters are kept, a run can be re-derived
 //! later at any multiple of its interval.
@@ -11,6 +12,7 @@
 mod cpu;
 mod disk;
 mod error;
+mod job;
 
 pub use cpu::{
     parse_loadavg, parse_mem_total, parse_meminfo, parse_pressure, parse_stat, parse_stat_cpus,
@@ -18,10 +20,14 @@ pub use cpu::{
 };
 pub use disk::{parse_disk_line, parse_diskstats};
 pub use error::SampleError;
+pub use job::{
+    parse_pressure_cpu, parse_schedstat, parse_stat_cpu_ticks, retire_this_thread, JobTasks,
+};
 
 use iogauge_model::system::{DiskCounters, Snapshot};
 use std::collections::HashSet;
 use std::io;
+use std::sync::Arc;
 
 /// The texts of the sampled files.
 #[derive(Clone, Copy, Debug)]
@@ -34,6 +40,8 @@ pub struct Texts<'a> {
     pub loadavg: &'a str,
     /// `None` where /proc/vmstat could not be read.
     pub vmstat: Option<&'a str>,
+    /// `None` where /proc/pressure/cpu does not exist.
+    pub pressure_cpu: Option<&'a str>,
 }
 
 /// Builds a snapshot from the texts of the sampled files, keeping the disks `keep` accepts.
@@ -60,6 +68,8 @@ pub fn parse_snapshot(
         layers: Vec::new(),
         ring: None,
         swap: t.vmstat.and_then(parse_swap),
+        job: None,
+        psi_cpu: t.pressure_cpu.map(parse_pressure_cpu).transpose()?,
     })
 }
 
@@ -70,11 +80,21 @@ pub struct Sampler {
     /// (an entry of /sys/block, so no partitions) that has done any I/O since boot, as
     /// `iostat -x` lists them.
     pub devices: Option<Vec<String>>,
+    /// This process's threads, sampled as the job's own ([`Sampler::with_job`]); `None`
+    /// where the sampler runs beside someone else's work (a database's server, `watch`).
+    job: Option<Arc<JobTasks>>,
 }
 
 impl Sampler {
     pub fn new(devices: Option<Vec<String>>) -> Sampler {
-        Sampler { devices }
+        Sampler { devices, job: None }
+    }
+
+    /// The same sampler, also taking this process's CPU time and its threads' run-queue
+    /// wait in each snapshot: the process runs the job being measured.
+    pub fn with_job(mut self) -> Sampler {
+        self.job = Some(Arc::default());
+        self
     }
 
     /// One snapshot of the live system, stamped `at_ns`. A named device that does not
@@ -86,25 +106,8 @@ impl Sampler {
         let loadavg = read("/proc/loadavg")?;
         // Optional: a snapshot without it only lacks the swap figures.
         let vmstat = std::fs::read_to_string("/proc/vmstat").ok();
-        let pressure = match std::fs::read_to_string("/proc/pressure/io") {
-            Ok(t) => Some(t),
-            // Absent before 4.20; EOPNOTSUPP when PSI is compiled in but disabled (psi=0).
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::NotFound | io::ErrorKind::Unsupported
-                ) =>
-            {
-                None
-            }
-            Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => None,
-            Err(source) => {
-                return Err(SampleError::Read {
-                    path: "/proc/pressure/io".into(),
-                    source,
-                })
-            }
-        };
+        let pressure = optional_pressure("/proc/pressure/io")?;
+        let pressure_cpu = optional_pressure("/proc/pressure/cpu")?;
         let texts = Texts {
             diskstats: &diskstats,
             stat: &stat,
@@ -112,14 +115,40 @@ impl Sampler {
             pressure_io: pressure.as_deref(),
             loadavg: &loadavg,
             vmstat: vmstat.as_deref(),
+            pressure_cpu: pressure_cpu.as_deref(),
         };
-        match &self.devices {
+        let mut snap = match &self.devices {
             Some(names) => parse_snapshot(at_ns, texts, |d| names.contains(&d.name)),
             None => {
                 let whole = whole_disks()?;
                 parse_snapshot(at_ns, texts, |d| whole.contains(&d.name) && !d.never_used())
             }
+        }?;
+        if let Some(j) = &self.job {
+            snap.job = j.sample()?;
         }
+        Ok(snap)
+    }
+}
+
+/// A /proc/pressure file's text; `None` where PSI is missing (absent before 4.20;
+/// EOPNOTSUPP when compiled in but disabled, `psi=0`).
+fn optional_pressure(path: &str) -> Result<Option<String>, SampleError> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::Unsupported
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => Ok(None),
+        Err(source) => Err(SampleError::Read {
+            path: path.into(),
+            source,
+        }),
     }
 }
 

@@ -1,7 +1,8 @@
 //! Block device facts from sysfs, and the chain of devices under one: a partition sits on its
 //! disk, md and dm devices on their `slaves/`, a loop device on the device holding its backing
 //! file. Preflight reports the top (its size is the tested span's denominator) and the whole
-//! disks at the bottom (rotational or not: what a calibration really measures).
+//! disks at the bottom (rotational or not: what a calibration really measures; a VM's disk
+//! says so, and its rotational flag is then no medium's: `virt`).
 //!
 //! The sysfs root is a parameter so that tests build fake trees; they use symlinks the way
 //! the kernel does (`class/block/sda1 -> ../../devices/.../block/sda/sda1`). Attribute layout
@@ -169,6 +170,10 @@ impl Sysfs {
             dm_name: read_attr(&dir.join("dm/name"))?,
             md_level: read_attr(&dir.join("md/level"))?.filter(|l| !l.is_empty()),
             loop_backing_file: read_attr(&dir.join("loop/backing_file"))?.map(PathBuf::from),
+            virtual_disk: match kind {
+                DevKind::Disk => virt::virtual_disk(&self.root, dir)?,
+                _ => None,
+            },
             queue: QueueFacts::default(),
             below: Vec::new(),
         };
@@ -178,6 +183,7 @@ impl Sysfs {
                 let disk_dir = dir.parent().unwrap_or(dir);
                 let disk = self.build(disk_dir, file_dev, stack)?;
                 dev.rotational = disk.rotational;
+                dev.virtual_disk = disk.virtual_disk.clone();
                 dev.scheduler = disk.scheduler.clone();
                 dev.queue = disk.queue.clone();
                 dev.below.push(disk);
@@ -242,6 +248,7 @@ fn queue_facts(queue: &Path) -> QueueFacts {
         discard_max_bytes: num(queue, "discard_max_bytes"),
         nr_requests: num(queue, "nr_requests"),
         read_ahead_kb: num(queue, "read_ahead_kb"),
+        wbt_lat_usec: num(queue, "wbt_lat_usec"),
     }
 }
 
@@ -299,6 +306,8 @@ fn io_err(path: &Path, source: io::Error) -> SysfsError {
         source,
     }
 }
+
+mod virt;
 
 // The fake sysfs trees take more lines than the code they test.
 #[cfg(test)]

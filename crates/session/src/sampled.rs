@@ -64,7 +64,7 @@ fn sampled_live<T>(
 }
 
 /// The sampler beside a synthetic job: the devices under its targets (each chain resolved
-/// once) and the CPU, on the job's interval grid, with the block-layer tracer on their whole
+/// once), the CPU and the job's own threads (this process: the workers are its threads), on the job's interval grid, with the block-layer tracer on their whole
 /// disks when `trace` (started once, for every job this sampler runs). Targets on no block
 /// device (a tmpfs file) have nothing sampled, not even the CPU.
 pub struct JobSampler {
@@ -127,7 +127,7 @@ impl JobSampler {
         let devices = iogauge_engine::devices(targets);
         JobSampler {
             sampler: (!devices.sampled.is_empty())
-                .then(|| Sampler::new(Some(devices.sampled.clone()))),
+                .then(|| Sampler::new(Some(devices.sampled.clone())).with_job()),
             layers: Layers::start(trace, &devices.sampled),
             devices,
             live: LiveSystem::default(),
@@ -230,6 +230,8 @@ mod tests {
                 layers: Vec::new(),
                 ring: None,
                 swap: None,
+                job: None,
+                psi_cpu: None,
             }
         };
         let ms = Duration::from_millis;

@@ -4,10 +4,14 @@
 //! Fires for a calibration or database run whose preflight found a rotating device under a
 //! target with the tested span < 25% of it. It explains no time spent — it flatters the
 //! figures — so its impact is fixed low: 0.1 × (1 − span share), ranking it below every
-//! finding that explains time. (Virtual disks often claim to rotate; the evidence says
-//! which device and how much of it was tested.)
+//! finding that explains time. A VM's disk (virtio, Xen, Hyper-V, VMware, QEMU's emulated
+//! ones: `BlockDev::virtual_disk`) claims to rotate at the hypervisor's whim — virtio_blk
+//! says rotational whatever lies behind it — so preflight records its medium as unknown and
+//! this rule says nothing about seeks there (results stored before iogauge looked still
+//! carry the flag as the kernel gave it).
 //!
-//! Ground truth: unit-tested on constructed preflight facts.
+//! Ground truth: unit-tested on constructed preflight facts, a VM's disk among them; the
+//! sysfs trees of VMs' disks in `iogauge_probe::sysfs`'s tests.
 
 use crate::made::{ev, Made};
 use crate::view::Whole;

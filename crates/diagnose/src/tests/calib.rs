@@ -67,6 +67,11 @@ fn a_small_span_of_a_rotating_disk_is_said_with_low_impact() {
     let mut spinning_not = calibration();
     spinning_not.preflight.targets[0].rotational = Some(false);
     assert!(of(spinning_not).iter().all(|f| f.layer != Layer::Span));
+    // A VM's disk (virtio_blk says rotational 1): preflight records its medium as unknown,
+    // and nothing is said about seeks.
+    let mut vm = calibration();
+    vm.preflight.targets[0].rotational = None;
+    assert!(of(vm).iter().all(|f| f.layer != Layer::Span));
 }
 
 #[test]

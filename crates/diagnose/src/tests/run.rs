@@ -1,4 +1,4 @@
-use crate::fixture::{dir, disk, evidence, find, of, run, set_disk};
+use crate::fixture::{dir, disk, evidence, find, of, run, set_disk, set_job};
 use iogauge_model::finding::Layer;
 use iogauge_model::run::{LayoutReport, MemberReport};
 use iogauge_model::summary::DirSummary;
@@ -52,7 +52,55 @@ fn util_alone_is_not_saturation() {
 }
 
 #[test]
-fn a_pinned_cpu_with_time_above_the_devices_is_the_limit() {
+fn threads_waiting_for_a_cpu_are_the_limit() {
+    // 20000 IOPS of 1.6 ms: 32 I/Os in flight; the job's threads waited 24 thread-seconds a
+    // second for a CPU: 75% of the I/O time.
+    let mut r = run(
+        dir(20000.0, 4.0, 1600.0),
+        DirSummary::default(),
+        disk(20000.0, 0.4, 0.0, 0.0, 70.0, 8.0),
+    );
+    set_job(&mut r, 1.0, 24.0);
+    let v = of(r);
+    let f = &v[0];
+    assert_eq!(f.layer, Layer::Cpu, "{v:#?}");
+    assert!(close(f.impact, 0.75), "{}", f.impact);
+    assert!(close(evidence(f, "run-queue wait per I/O"), 1200.0));
+    assert!(close(evidence(f, "CPU time per I/O"), 50.0));
+    assert_eq!(evidence(f, "CPU pressure"), 60.0);
+    assert_eq!(evidence(f, "busy"), 100.0);
+    assert!(v.iter().all(|f| f.layer != Layer::Throttle), "{v:#?}");
+}
+
+#[test]
+fn busy_cpus_without_the_job_waiting_are_not_its_limit() {
+    // The same run with every CPU busy (others' work) but the job's threads waiting 0.5
+    // thread-seconds a second: 1.6% of the I/O time, no finding; the time above the devices
+    // is not the CPU's.
+    let mut r = run(
+        dir(20000.0, 4.0, 1600.0),
+        DirSummary::default(),
+        disk(20000.0, 0.4, 0.0, 0.0, 70.0, 8.0),
+    );
+    set_job(&mut r, 1.0, 0.5);
+    let v = of(r);
+    assert!(v.iter().all(|f| f.layer != Layer::Cpu), "{v:#?}");
+    // Just under the threshold (10%): 3.1 of 32 I/Os in flight; just over: 3.3.
+    let mut r = run(
+        dir(20000.0, 4.0, 1600.0),
+        DirSummary::default(),
+        disk(20000.0, 1.6, 0.0, 0.0, 70.0, 32.0),
+    );
+    set_job(&mut r, 1.0, 3.1);
+    assert!(of(r.clone()).iter().all(|f| f.layer != Layer::Cpu));
+    set_job(&mut r, 1.0, 3.3);
+    assert!(close(find(&of(r), Layer::Cpu).impact, 3.3 / 32.0));
+}
+
+#[test]
+fn without_the_job_s_figures_the_cpu_is_not_named() {
+    // A result stored before iogauge read the job's threads: a pinned CPU and time above
+    // the devices, as the old rule took for the CPU's, say nothing now.
     let mut r = run(
         dir(20000.0, 4.0, 1600.0),
         DirSummary::default(),
@@ -65,12 +113,28 @@ fn a_pinned_cpu_with_time_above_the_devices_is_the_limit() {
         s.cpu.user = 39.0;
     });
     let v = of(r);
-    let f = &v[0];
-    assert_eq!(f.layer, Layer::Cpu, "{v:#?}");
-    // (1.6 ms − 0.4 ms) ÷ 1.6 ms, all I/Os reached the device.
-    assert!(close(f.impact, 0.75), "{}", f.impact);
-    assert_eq!(evidence(f, "busy"), 99.0);
-    assert!(v.iter().all(|f| f.layer != Layer::Throttle), "{v:#?}");
+    assert!(v.iter().all(|f| f.layer != Layer::Cpu), "{v:#?}");
+}
+
+#[test]
+fn a_paced_run_that_got_its_rate_is_not_cpu_bound() {
+    // 200 IOPS asked for and done, each I/O waiting 1 ms for a CPU of its 1.2 ms: the wait
+    // is real but held nothing back.
+    let mut r = run(
+        dir(200.0, 8.0, 1200.0),
+        DirSummary::default(),
+        disk(200.0, 0.15, 0.0, 0.0, 4.0, 0.03),
+    );
+    r.options.rate_iops = Some(200);
+    set_job(&mut r, 0.01, 0.2);
+    assert!(of(r.clone()).iter().all(|f| f.layer != Layer::Cpu));
+    // Asked for 400 and got 200: the wait is the limit's.
+    r.options.rate_iops = Some(400);
+    let v = of(r);
+    assert!(
+        close(find(&v, Layer::Cpu).impact, 0.2 / (200.0 * 1200e-6)),
+        "{v:#?}"
+    );
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! I/Os, gives the whole's figure exactly when the parts tile it.
 
 use super::rates::{CpuRates, Derived, DiskRates, SwapRates};
+use crate::sched::JobCpuRates;
 use std::collections::BTreeMap;
 
 /// Σ wᵢ·xᵢ / Σ wᵢ of (weight, value) pairs; `None` without weight.
@@ -106,6 +107,16 @@ impl Derived {
                 in_s: weighted(v.iter().map(|(t, s)| (*t, s.in_s))),
                 out_s: weighted(v.iter().map(|(t, s)| (*t, s.out_s))),
             });
+        out.job = parts
+            .iter()
+            .map(|(t, d)| Some((*t, d.job?)))
+            .collect::<Option<Vec<_>>>()
+            .and_then(|v| JobCpuRates::combine(&v));
+        out.psi_cpu_some_pct = parts
+            .iter()
+            .map(|(t, d)| Some((*t, d.psi_cpu_some_pct?)))
+            .collect::<Option<Vec<_>>>()
+            .map(|v| weighted(v.into_iter()));
         Some(out)
     }
 }

@@ -3,6 +3,7 @@
 //! ([`Derived`]) that [`derive`](super::derive) computes and [`Derived::combine`] joins.
 
 use crate::layers::{LayerRates, RingRates};
+use crate::sched::JobCpuRates;
 use crate::system::{CpuCounters, DiskCounters, LoadAvg, MemInfo, SwapCounters};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -32,6 +33,14 @@ pub struct Derived {
     /// snapshots read /proc/vmstat.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap: Option<SwapRates>,
+    /// The job's own threads' CPU time and run-queue wait per second, when both snapshots
+    /// read them; `None`: not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<JobCpuRates>,
+    /// Percent of the interval during which some task waited for a CPU (/proc/pressure/cpu
+    /// Δsome.total µs / Δt), when both snapshots read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psi_cpu_some_pct: Option<f64>,
 }
 
 /// Pages swapped per second over an interval.

@@ -57,6 +57,8 @@ fn snap(at_ns: u64, disks: Vec<DiskCounters>) -> Snapshot {
         layers: Vec::new(),
         ring: None,
         swap: None,
+        job: None,
+        psi_cpu: None,
     }
 }
 
@@ -468,4 +470,66 @@ fn combining_intervals_equals_deriving_the_whole() {
         assert!(close(g, w), "cpu {g} vs {w}");
     }
     assert!(Derived::combine(&[]).is_none());
+}
+
+#[test]
+fn the_job_s_cpu_figures_and_cpu_pressure_per_second() {
+    use crate::sched::{CpuPressure, JobCpu, JobCpuRates};
+    let (mut a, mut b) = (snap(0, vec![]), snap(2 * SEC, vec![]));
+    a.job = Some(JobCpu {
+        cpu_ns: SEC,
+        wait_ns: 0,
+        threads: 3,
+    });
+    b.job = Some(JobCpu {
+        cpu_ns: 2 * SEC,
+        wait_ns: 6 * SEC,
+        threads: 3,
+    });
+    a.psi_cpu = Some(CpuPressure { some_total_us: 0 });
+    b.psi_cpu = Some(CpuPressure {
+        some_total_us: 500_000,
+    });
+    let d = derive(&a, &b);
+    let want = JobCpuRates {
+        cpu_s: 0.5,
+        wait_s: 3.0,
+        threads: 3,
+    };
+    assert_eq!(d.job, Some(want));
+    assert_eq!(d.psi_cpu_some_pct, Some(25.0));
+    // Two parts as one: weighted by their seconds; a part without them: not measured.
+    let later = Derived {
+        job: Some(JobCpuRates {
+            cpu_s: 1.0,
+            wait_s: 0.0,
+            threads: 1,
+        }),
+        psi_cpu_some_pct: Some(5.0),
+        ..Derived::default()
+    };
+    let both = Derived::combine(&[(1.0, &d), (3.0, &later)]).unwrap();
+    assert_eq!(
+        both.job,
+        Some(JobCpuRates {
+            cpu_s: 0.875,
+            wait_s: 0.75,
+            threads: 1
+        })
+    );
+    assert_eq!(both.psi_cpu_some_pct, Some(10.0));
+    assert_eq!(
+        Derived::combine(&[(1.0, &d), (1.0, &Derived::default())])
+            .unwrap()
+            .job,
+        None
+    );
+    b.job = None;
+    assert_eq!(derive(&a, &b).job, None);
+    // A document stored before iogauge read them loads, with both absent.
+    let old: Snapshot = serde_json::from_str(
+        r#"{"at_ns":1,"disks":[],"cpu":{"user":0,"nice":0,"system":0,"idle":0,"iowait":0,"irq":0,"softirq":0,"steal":0},"mem":{"cached":0,"buffers":0,"dirty":0,"writeback":0},"psi":null}"#,
+    )
+    .unwrap();
+    assert_eq!((old.job, old.psi_cpu), (None, None));
 }

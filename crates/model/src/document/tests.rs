@@ -102,6 +102,8 @@ fn schema_2_snapshots_keep_their_intervals_buckets_once_upgraded() {
             ..Default::default()
         }),
         swap: None,
+        job: None,
+        psi_cpu: None,
     };
     // Schema 2: cumulative buckets.
     let cumulative = [

@@ -119,6 +119,7 @@ mod tests {
                 dm_name: None,
                 md_level: None,
                 loop_backing_file: None,
+                virtual_disk: None,
                 queue: QueueFacts {
                     write_cache: Some(cache.into()),
                     read_ahead_kb: Some(128),
@@ -150,6 +151,7 @@ mod tests {
             targets: vec![t],
             md_arrays: vec![],
             warnings: vec![],
+            io_limits: None,
         }
     }
 

@@ -181,6 +181,7 @@ mod tests {
             dm_name: None,
             md_level: None,
             loop_backing_file: None,
+            virtual_disk: None,
             queue: Default::default(),
             below,
         }
@@ -223,6 +224,7 @@ mod tests {
             ],
             md_arrays: vec![],
             warnings: vec![],
+            io_limits: None,
         };
         let w = read_ahead_warnings(&p);
         assert_eq!(w.len(), 1, "{w:?}");
@@ -259,6 +261,7 @@ mod tests {
             targets: vec![facts(md, "data"), facts(part, "wal")],
             md_arrays: vec![],
             warnings: vec![],
+            io_limits: None,
         };
         let d = devices(&p);
         assert_eq!(d.sampled, ["md0", "sda", "sda1", "sdb", "sdc"]);
@@ -276,6 +279,7 @@ mod tests {
             targets: vec![facts(fs, "data")],
             md_arrays: vec![],
             warnings: vec![],
+            io_limits: None,
         };
         let d = devices(&p);
         assert_eq!(d.sampled, ["loop3", "loop4", "vda"]);

@@ -22,6 +22,7 @@ fn dev(
         dm_name: None,
         md_level: None,
         loop_backing_file: None,
+        virtual_disk: None,
         queue: Default::default(),
         below,
     }
@@ -98,6 +99,7 @@ fn warnings(targets: Vec<TargetFacts>, md_arrays: Vec<MdArray>) -> Vec<String> {
         targets,
         md_arrays,
         warnings: vec![],
+        io_limits: None,
     })
 }
 
@@ -189,6 +191,18 @@ fn short_span() {
           — test the whole device or a larger --size"
         ]
     );
+    // A VM's disk says rotational 1 (virtio_blk's default): its medium is unknown.
+    let mut virtio = vda(Some(true));
+    virtio.virtual_disk = Some("driver virtio_blk".into());
+    let w = warnings(vec![target("/x", GIB, Some(virtio))], vec![]);
+    assert_eq!(
+        w,
+        [
+            "the tested span is 1.0 GiB of 250.0 GiB on vda (0.4%); short-stroking flatters HDDs, \
+          and this VM's disk may or may not be one (its medium is unknown) — test the whole \
+          device or a larger --size"
+        ]
+    );
     let w = warnings(vec![target("/x", 64 << 20, Some(lvm_on_md0()))], vec![]);
     assert!(
         w[0].contains("64.0 MiB of 400.0 GiB on dm-0 (vg0-data) (<0.1%)"),
@@ -242,8 +256,16 @@ fn rotational_from_leaves() {
     let unknown = dev("zram0", DevKind::Other, GIB, None, vec![]);
     assert_eq!(rotational_of(&lvm_on_md0()), Some(true));
     assert_eq!(rotational_of(&ssd), Some(false));
-    let both = dev("md1", DevKind::Md, GIB, None, vec![ssd, unknown]);
+    let both = dev("md1", DevKind::Md, GIB, None, vec![ssd.clone(), unknown]);
     assert_eq!(rotational_of(&both), None);
+    // A VM's disk that says it rotates: unknown, whatever its partner says.
+    let mut vda = dev("vda", DevKind::Disk, GIB, Some(true), vec![]);
+    vda.virtual_disk = Some("driver virtio_blk".into());
+    assert_eq!(rotational_of(&vda), None);
+    assert_eq!(
+        rotational_of(&dev("md2", DevKind::Md, GIB, None, vec![vda, ssd])),
+        None
+    );
 }
 
 #[test]
@@ -307,6 +329,7 @@ fn a_fragmented_target_is_named() {
             targets: vec![t],
             md_arrays: vec![],
             warnings: vec![],
+            io_limits: None,
         })
     };
     let frag = FileLayout {

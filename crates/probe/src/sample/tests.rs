@@ -339,6 +339,7 @@ fn snapshot_serde_round_trip() {
         pressure_io: Some(fixture!("pressure_io")),
         loadavg: fixture!("loadavg"),
         vmstat: Some(fixture!("vmstat_6.18")),
+        pressure_cpu: Some("some avg10=0.00 avg60=0.00 avg300=0.00 total=77\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"),
     };
     let s = parse_snapshot(7, texts, |d| d.name == "sda").unwrap();
     assert_eq!(s.swap, Some(SwapCounters::default()));

@@ -313,4 +313,117 @@ fn real_root_device() {
         assert_eq!((d.name.as_str(), d.kind), ("vda", DevKind::Disk));
         assert!(d.rotational.is_some());
     }
+    // Whatever the machine: a disk virtio_blk drives is a VM's, its medium unknown.
+    for leaf in leaves(&d) {
+        let driver = std::fs::read_link(format!("/sys/block/{}/device/driver", leaf.name));
+        if driver.is_ok_and(|l| l.ends_with("virtio_blk")) {
+            let why = leaf.virtual_disk.as_deref().unwrap_or_default();
+            assert!(why.contains("driver virtio_blk"), "{leaf:?}");
+            assert_eq!(leaf.rotates(), None, "{leaf:?}");
+        }
+    }
+}
+
+/// VMs' disks, laid out as their kernels do: virtio_blk as captured on this Firecracker VM
+/// (kernel 6.18: `vda` under a virtio-pci function, `vendor` 0x1af4, rotational 1), and
+/// xen-blkfront (`vbd` on the `xen` bus), Hyper-V's storvsc (SCSI under a VMBus device),
+/// VMware's PVSCSI and QEMU's emulated SATA disk, from their drivers' sysfs registration.
+fn vms() -> FakeSys {
+    let f = FakeSys::new();
+    // virtio_blk, with a partition.
+    let pci = "devices/pci0000:00/0000:00:02.0";
+    let vda = format!("{pci}/virtio1/block/vda");
+    f.dev(&vda, "254:0", 104_857_600);
+    f.queue(&vda, "1\n", "[none] mq-deadline \n");
+    f.link(&format!("{vda}/device"), &format!("{pci}/virtio1"));
+    f.link(
+        &format!("{pci}/virtio1/driver"),
+        "bus/virtio/drivers/virtio_blk",
+    );
+    f.link(&format!("{pci}/virtio1/subsystem"), "bus/virtio");
+    f.attr(&format!("{pci}/virtio1/vendor"), "0x1af4\n");
+    f.link(&format!("{pci}/driver"), "bus/pci/drivers/virtio-pci");
+    f.link(&format!("{pci}/subsystem"), "bus/pci");
+    f.dev(&format!("{vda}/vda1"), "254:1", 104_855_552);
+    f.attr(&format!("{vda}/vda1/partition"), "1\n");
+    // xen-blkfront.
+    let xvda = "devices/vbd-51712/block/xvda";
+    f.dev(xvda, "202:0", 16_777_216);
+    f.queue(xvda, "1\n", "[none] mq-deadline \n");
+    f.link(&format!("{xvda}/device"), "devices/vbd-51712");
+    f.link("devices/vbd-51712/driver", "bus/xen/drivers/vbd");
+    f.link("devices/vbd-51712/subsystem", "bus/xen");
+    // Hyper-V: a SCSI disk under a VMBus device served by hv_storvsc.
+    let vmbus =
+        "devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00/f8b3781a-1e82-4818-a1c3-63d806ec15bb";
+    let scsi = format!("{vmbus}/host0/target0:0:0/0:0:0:0");
+    let hv = format!("{scsi}/block/sdh");
+    f.dev(&hv, "8:112", 266_338_304);
+    f.queue(&hv, "1\n", "[mq-deadline] none \n");
+    f.link(&format!("{hv}/device"), &scsi);
+    f.attr(&format!("{scsi}/vendor"), "Msft    \n");
+    f.attr(&format!("{scsi}/model"), "Virtual Disk    \n");
+    f.link(&format!("{vmbus}/driver"), "bus/vmbus/drivers/hv_storvsc");
+    f.link(&format!("{vmbus}/subsystem"), "bus/vmbus");
+    // VMware PVSCSI.
+    let pvscsi = "devices/pci0000:00/0000:00:15.0/0000:03:00.0";
+    let scsi = format!("{pvscsi}/host2/target2:0:0/2:0:0:0");
+    let vm = format!("{scsi}/block/sdv");
+    f.dev(&vm, "65:80", 83_886_080);
+    f.queue(&vm, "1\n", "[mq-deadline] none \n");
+    f.link(&format!("{vm}/device"), &scsi);
+    f.attr(&format!("{scsi}/vendor"), "VMware  \n");
+    f.attr(&format!("{scsi}/model"), "Virtual disk    \n");
+    f.link(&format!("{pvscsi}/driver"), "bus/pci/drivers/vmw_pvscsi");
+    // QEMU's emulated SATA disk: an ordinary AHCI port, known by its model alone.
+    f.sata_disk(SDA, 0, "1\n", "QEMU HARDDISK   \n");
+    f
+}
+
+#[test]
+fn vm_disks_have_no_known_medium() {
+    let f = vms();
+    let sys = f.sysfs();
+    for (name, why) in [
+        (
+            "vda",
+            "driver virtio_blk, driver virtio-pci, on the virtio bus",
+        ),
+        (
+            "vda1",
+            "driver virtio_blk, driver virtio-pci, on the virtio bus",
+        ),
+        ("xvda", "driver vbd, on the Xen bus (xen-blkfront)"),
+        (
+            "sdh",
+            "driver hv_storvsc, on Hyper-V's VMBus (storvsc), Msft Virtual Disk",
+        ),
+        ("sdv", "driver vmw_pvscsi, VMware Virtual disk"),
+        ("sda", "QEMU HARDDISK"),
+    ] {
+        let d = sys.by_name(name, &fake_file_dev).unwrap();
+        assert_eq!(d.virtual_disk.as_deref(), Some(why), "{name}");
+        assert_eq!(
+            d.rotational,
+            Some(true),
+            "{name}: the kernel's flag is kept as it is"
+        );
+        assert_eq!(d.rotates(), None, "{name}: its medium is unknown");
+    }
+}
+
+#[test]
+fn physical_disks_keep_their_medium() {
+    let f = machine();
+    let sys = f.sysfs();
+    for (name, rotates) in [
+        ("sda", true),
+        ("sdc", false),
+        ("nvme0n1", false),
+        ("sda1", true),
+    ] {
+        let d = sys.by_name(name, &fake_file_dev).unwrap();
+        assert_eq!(d.virtual_disk, None, "{name}");
+        assert_eq!(d.rotates(), Some(rotates), "{name}");
+    }
 }

@@ -291,6 +291,8 @@ fn the_busiest_cpu_is_drawn_when_samples_keep_each_cpu() {
                 layers: Vec::new(),
                 ring: None,
                 swap: None,
+                job: None,
+                psi_cpu: None,
             }
         })
         .collect();

@@ -48,6 +48,7 @@ fn dev(name: &str, kind: DevKind, below: Vec<BlockDev>) -> BlockDev {
         dm_name: None,
         md_level: None,
         loop_backing_file: None,
+        virtual_disk: None,
         queue: Default::default(),
         below,
     }
@@ -65,6 +66,7 @@ fn layered_preflight() -> Preflight {
             discard_max_bytes: Some(0),
             nr_requests: Some(64),
             read_ahead_kb: Some(128),
+            wbt_lat_usec: None,
         };
         d
     };
@@ -138,6 +140,7 @@ fn layered_preflight() -> Preflight {
             "/dev/loop0 is a loop device over /var/tmp/disk.img: the file's filesystem is measured too"
                 .into(),
         ],
+        io_limits: None,
     }
 }
 

@@ -1,7 +1,8 @@
 //! The preflight block every result prints before its figures: per target its filesystem,
 //! device chain and span, then the storage facts that change what the figures mean (the
-//! mount's options, each device's write cache, sector sizes, discard, scheduler, queue size and
-//! read-ahead, the files' extents per GiB), the md arrays, and the warnings.
+//! mount's options, each device's write cache, sector sizes, discard, scheduler, queue size,
+//! read-ahead and writeback throttling, the files' extents per GiB), the cgroup I/O limits on
+//! the job, the md arrays, and the warnings.
 
 use iogauge_model::preflight::{leaves, BlockDev, DevKind, MountFacts, Preflight, TargetFacts};
 use iogauge_stats::Bytes;
@@ -39,6 +40,9 @@ pub fn preflight_text(p: &Preflight) -> String {
         }
     }
     super::ranks::more_targets(&mut s, shown, p.targets.len(), "preflight.targets[]");
+    for l in limit_lines(p) {
+        let _ = writeln!(s, "  {l}");
+    }
     for a in &p.md_arrays {
         let _ = writeln!(
             s,
@@ -79,7 +83,11 @@ fn chain(d: &BlockDev) -> String {
         DevKind::Other => "device".into(),
     }];
     if d.below.is_empty() || d.kind == DevKind::Disk {
-        if let Some(r) = d.rotational {
+        if let Some(why) = &d.virtual_disk {
+            // The strongest sign says enough here; the JSON keeps them all.
+            let first = why.split(", ").next().unwrap_or(why);
+            facts.push(format!("a VM's disk ({first}): medium unknown"));
+        } else if let Some(r) = d.rotational {
             facts.push(if r { "rotational" } else { "non-rotational" }.into());
         }
         if let Some(sched) = &d.scheduler {
@@ -174,7 +182,41 @@ fn queue_facts(d: &BlockDev) -> Vec<String> {
     if let Some(ra) = q.read_ahead_kb {
         f.push(format!("read-ahead {ra} KiB"));
     }
+    match q.wbt_lat_usec {
+        Some(0) => f.push("wbt off".into()),
+        Some(us) => f.push(format!("wbt {us} µs")),
+        None => {}
+    }
     f
+}
+
+/// `cgroup limit: loop3 read_iops 500 (blkio.throttle.read_iops_device on /)`, one line per
+/// limit that applies to the job.
+fn limit_lines(p: &Preflight) -> Vec<String> {
+    let Some(l) = &p.io_limits else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = l
+        .limits
+        .iter()
+        .map(|x| {
+            let file = x.file.file_name().unwrap_or_default().to_string_lossy();
+            format!(
+                "cgroup limit: {} {} {} {} ({file} on {})",
+                x.device,
+                x.what.name(),
+                x.value,
+                x.what.unit(),
+                x.cgroup
+            )
+        })
+        .collect();
+    out.extend(
+        l.unread
+            .iter()
+            .map(|u| format!("cgroup limits unknown: {u}")),
+    );
+    out
 }
 
 #[cfg(test)]
@@ -190,6 +232,7 @@ mod tests {
             targets: (0..n).map(target).collect(),
             md_arrays: Vec::new(),
             warnings: vec!["a warning".into()],
+            io_limits: None,
         }
     }
 
@@ -207,5 +250,60 @@ mod tests {
             "{some}"
         );
         assert!(some.ends_with("  WARNING: a warning\n"), "{some}");
+    }
+
+    /// The cgroup limits on the job, each with its file and cgroup; unread ones said so.
+    #[test]
+    fn cgroup_limits_are_listed() {
+        use iogauge_model::preflight::limits::{IoLimit, IoLimits, Limited};
+        let mut p = with_targets(1);
+        p.io_limits = Some(IoLimits {
+            v1: Some("/".into()),
+            v2: None,
+            limits: vec![IoLimit {
+                device: "loop3".into(),
+                devnum: "7:3".into(),
+                what: Limited::ReadIops,
+                value: 500,
+                file: "/sys/fs/cgroup/blkio/blkio.throttle.read_iops_device".into(),
+                cgroup: "/".into(),
+            }],
+            unread: vec!["/sys/fs/cgroup/x/io.max: permission denied".into()],
+        });
+        let text = preflight_text(&p);
+        assert!(
+            text.contains(
+                "  cgroup limit: loop3 read_iops 500 IOPS (blkio.throttle.read_iops_device on /)\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("  cgroup limits unknown: /sys/fs/cgroup/x/io.max: permission denied\n"),
+            "{text}"
+        );
+    }
+
+    /// A VM's disk shows its strongest sign and no medium; a physical one its flag.
+    #[test]
+    fn a_vm_s_disk_has_no_medium() {
+        let disk = |virtual_disk: Option<&str>| BlockDev {
+            name: "vda".into(),
+            kind: DevKind::Disk,
+            size_bytes: Some(1 << 30),
+            rotational: Some(true),
+            scheduler: Some("none".into()),
+            model: None,
+            dm_name: None,
+            md_level: None,
+            loop_backing_file: None,
+            virtual_disk: virtual_disk.map(Into::into),
+            queue: Default::default(),
+            below: Vec::new(),
+        };
+        assert_eq!(
+            chain(&disk(Some("driver virtio_blk, on the virtio bus"))),
+            "vda (disk, a VM's disk (driver virtio_blk): medium unknown, scheduler none)"
+        );
+        assert_eq!(chain(&disk(None)), "vda (disk, rotational, scheduler none)");
     }
 }

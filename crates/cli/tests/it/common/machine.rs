@@ -172,3 +172,39 @@ impl Drop for Sysctl {
         let _ = std::fs::write(self.path, self.old.trim_end());
     }
 }
+
+/// Processes that keep every CPU busy (`sh -c 'while :; do :; done'`, one per CPU), killed
+/// by their pid when dropped: other processes burning CPU beside the job, as on a shared
+/// machine. Only under `exclusive()`: every other test would run beside them.
+pub struct Burners(Vec<Child>);
+
+impl Burners {
+    pub fn new() -> Burners {
+        assert_eq!(
+            HELD.get(),
+            Held::Exclusive,
+            "CPU burners disturb every test: start them under `let _g = exclusive();`"
+        );
+        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let burners = (0..cpus)
+            .map(|_| {
+                std::process::Command::new("sh")
+                    .args(["-c", "while :; do :; done"])
+                    .spawn()
+                    .expect("sh starts")
+            })
+            .collect();
+        // Let them take the CPUs before the job starts.
+        std::thread::sleep(Duration::from_millis(300));
+        Burners(burners)
+    }
+}
+
+impl Drop for Burners {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}

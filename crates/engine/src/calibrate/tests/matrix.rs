@@ -54,6 +54,7 @@ fn step_histograms_merge_the_points_that_count() {
             targets: vec![],
             md_arrays: vec![],
             warnings: vec![],
+            io_limits: None,
         },
         targets: vec![],
         io_uring: String::new(),
