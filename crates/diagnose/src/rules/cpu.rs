@@ -14,8 +14,12 @@
 //!   processes kept a CPU busy: seen in `diagnose::io::queue_bound` beside other tests).
 //!   Impact = that share × the share of the workload's I/Os that reached a device (a
 //!   cache's reads are [`super::cache`]'s finding, not the CPU's).
-//! - A database run: the sessions on CPU ≥ 50% of DB time (AAS "CPU") with the busiest CPU
-//!   ≥ 90% busy. Impact = the CPU's share of DB time.
+//! - A database run: the sessions on CPU ≥ 50% of DB time (AAS "CPU", class
+//!   [`DbClass::Cpu`]) with the busiest CPU ≥ 90% busy. Impact = the CPU's share of DB time.
+//!   "CPU" is a session in a statement and in no wait the engine names: on PostgreSQL no
+//!   wait event; on MariaDB no instrumented wait, outside InnoDB's table I/O (which is
+//!   [`DbClass::Other`]) and outside the Commit stage of a server syncing its redo at commit
+//!   (the log's, see `crate::waits`). Both engines count a session waiting for a CPU here.
 //!
 //! Ground truth: `diagnose::cpu_bound` (the process confined to one CPU with more workers
 //! than it can feed).
