@@ -24,7 +24,10 @@
 //! Ground truth: `diagnose::db_lock_bound` (writers on a tiny hot spot) and
 //! `diagnose::db_wal_bound` (one-row updates with synchronous commit) on PostgreSQL;
 //! `diagnose::maria_read_bound` (random single-row reads of a table 8× InnoDB's buffer pool,
-//! O_DIRECT) and `diagnose::maria_redo_bound` on MariaDB.
+//! O_DIRECT) on MariaDB. MariaDB's other classes are unit-tested on the AAS of measured runs
+//! (`tests::db`): no lock-bound or redo-bound MariaDB run is built for real yet — InnoDB
+//! releases a row's lock before the commit's redo sync, so SLOB's hot row hardly waits, and
+//! a redo-bound run on this machine also carried `os-queue` and `write-multiplication`.
 
 use crate::made::{ev, Made};
 use crate::view::Whole;
