@@ -3,7 +3,9 @@
 
 use iogauge_model::db::aas::Aas;
 use iogauge_model::db::outcome::DbOutcome;
-use iogauge_model::db::report::{CacheCompare, DataSet, DbContext, DbReport, DbServer};
+use iogauge_model::db::report::{
+    CacheCompare, DataSet, DbContext, DbIntervalReport, DbReport, DbServer,
+};
 use iogauge_model::db::workload::{Driver, Grid, Mode, RedoStress, Workload};
 use iogauge_model::derive::{CpuRates, Derived, DiskRates};
 use iogauge_model::finding::{Finding, Layer};
@@ -202,6 +204,71 @@ pub fn db(aas: &[(&str, f64)], cache: Option<CacheCompare>) -> DbReport {
     };
     r.cache = cache;
     r
+}
+
+/// [`db`] on MariaDB, with the settings iogauge's private server records.
+pub fn maria(aas: &[(&str, f64)]) -> DbReport {
+    let mut r = db(aas, None);
+    r.server.engine = iogauge_model::db::engine::Engine::Mariadb;
+    r.server.settings = [
+        ("innodb_buffer_pool_size", "16777216"),
+        ("innodb_flush_log_at_trx_commit", "1"),
+    ]
+    .iter()
+    .map(|(n, v)| iogauge_model::db::report::Setting {
+        name: (*n).into(),
+        setting: (*v).into(),
+        unit: None,
+    })
+    .collect();
+    r
+}
+
+/// One measured 10 s interval of `r`, on the data's disk `name`, in which its writes took `queue` µs in Linux's
+/// queue and `device` µs in the device, `req_s` a second.
+pub fn db_write_stages(r: &mut DbReport, name: &str, req_s: f64, queue: f64, device: f64) {
+    let lat = |us: f64| {
+        Some(StageLat {
+            mean_us: us,
+            p50_us: us,
+            p99_us: us,
+        })
+    };
+    let mut system = Derived::default();
+    system.layers.insert(
+        name.into(),
+        LayerRates {
+            write: StageRates {
+                req_s,
+                req_kib: 16.0,
+                pre_queue: lat(0.0),
+                queue: lat(queue),
+                device: lat(device),
+                ..StageRates::default()
+            },
+            ..LayerRates::default()
+        },
+    );
+    // The data's disks, which the rules compare with (no reads compared: no cache share).
+    r.cache.get_or_insert_with(|| CacheCompare {
+        disks: vec![name.into()],
+        db_physical_reads_s: 0.0,
+        db_read_mb_s: 0.0,
+        device_reads_s: 0.0,
+        device_read_mb_s: 0.0,
+        page_cache_pct: None,
+        note: None,
+    });
+    r.intervals.push(DbIntervalReport {
+        phase: Phase::Measure,
+        t_s: 0.0,
+        dur_s: 10.0,
+        sessions: Default::default(),
+        db: Default::default(),
+        aas: r.summary.aas.clone(),
+        device_writes_per_db_write: None,
+        system: Some(system),
+    });
 }
 
 /// The findings of `doc`, and the first one of `layer` (panics in a test when missing).

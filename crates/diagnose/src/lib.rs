@@ -14,6 +14,7 @@ use iogauge_model::Document;
 mod made;
 mod rules;
 mod view;
+mod waits;
 
 #[cfg(test)]
 mod fixture;

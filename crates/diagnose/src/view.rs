@@ -3,6 +3,7 @@
 //! the workload asked for. Every rule reads a [`Whole`], so a rule is written once for runs,
 //! calibrations and database runs.
 
+use crate::waits::{io_share, DbClass};
 use iogauge_model::derive::{CpuRates, Derived, DiskRates, PerCpuRates};
 use iogauge_model::hardware::per_cpu_between;
 use iogauge_model::layers::{StageLat, StageRates};
@@ -111,6 +112,17 @@ pub(crate) struct Whole {
     pub job: Option<JobCpuRates>,
     /// Percent of the window some task waited for a CPU (/proc/pressure/cpu), when measured.
     pub psi_cpu: Option<f64>,
+    /// A database run's sessions: the share of their DB time in each direction's I/O.
+    pub db_waits: Option<DbWaits>,
+}
+
+/// The share (0–1) of a database run's DB time its sessions waited on reads (data-file
+/// reads) and on writes (data-file writes and the log at commit), as [`crate::waits`]
+/// classes their events: what a device's queue in that direction can cost them.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct DbWaits {
+    pub read: f64,
+    pub write: f64,
 }
 
 impl Whole {
@@ -143,6 +155,11 @@ impl Whole {
                 let mut w = Whole::from_intervals(&measured, &d.samples);
                 w.bottom = d.cache.as_ref().map_or(Vec::new(), |c| c.disks.clone());
                 w.entry = w.bottom.clone();
+                let aas = &d.summary.aas;
+                w.db_waits = Some(DbWaits {
+                    read: io_share(aas, &[DbClass::Read]),
+                    write: io_share(aas, &[DbClass::Write, DbClass::Wal]),
+                });
                 w
             }
             Document::Calibration(c) => {

@@ -418,6 +418,19 @@ pub fn require_root() {
     );
 }
 
+/// Debian's MariaDB is there (scripts/test installs mariadb-server): a loud failure, not a
+/// skip, when it is not.
+pub fn require_mariadb() {
+    assert!(
+        Path::new("/usr/sbin/mariadbd").exists()
+            || std::process::Command::new("sh")
+                .args(["-c", "command -v mariadbd"])
+                .status()
+                .is_ok_and(|s| s.success()),
+        "mariadbd is not installed: run the tests with scripts/test, which installs mariadb-server"
+    );
+}
+
 pub fn sh(cmd: &str) {
     gated(cmd);
     let st = std::process::Command::new("sh")

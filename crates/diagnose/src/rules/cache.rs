@@ -7,7 +7,8 @@
 //!   Impact = (1 − that ratio) × the reads' share of the workload's I/Os.
 //! - A buffered run's writes: device writes ÷ workload writes < 0.8. Impact = (1 − ratio) ×
 //!   the writes' share.
-//! - A database run: device reads ÷ PostgreSQL's `blks_read` (both per second, in blocks and
+//! - A database run: device reads ÷ the database's reads from the OS (PostgreSQL's
+//!   `blks_read`, InnoDB's `Innodb_buffer_pool_reads`; both per second, in pages and
 //!   requests) < 0.8. Impact = (1 − ratio) × max(the data-file read waits' share of DB time,
 //!   0.2): the reads are cache hits, so the share of DB time they hold is small by nature.
 //!
@@ -20,6 +21,7 @@
 use super::db::{io_share, DbClass};
 use crate::made::{ev, ratio, Made};
 use crate::view::Whole;
+use iogauge_model::db::engine::Engine;
 use iogauge_model::finding::{Finding, Layer};
 use iogauge_model::Document;
 
@@ -45,9 +47,13 @@ pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
                 return Vec::new();
             }
             let share = io_share(&r.summary.aas, &[DbClass::Read]).max(0.2);
+            let engine = r.server.engine;
             let mut evidence = vec![
                 ev(
-                    "PostgreSQL reads from the OS (blks_read)",
+                    match engine {
+                        Engine::Postgres => "PostgreSQL reads from the OS (blks_read)",
+                        Engine::Mariadb => "MariaDB reads from the OS (Innodb_buffer_pool_reads)",
+                    },
                     c.db_physical_reads_s,
                     "/s",
                 ),
@@ -59,14 +65,15 @@ pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
                 ),
             ];
             if let Some(ms) = r.summary.db.avg_read_ms {
-                evidence.push(ev("PostgreSQL's average read", ms, "ms"));
+                evidence.push(ev(format!("{}'s average read", engine.product()), ms, "ms"));
             }
             vec![Made {
                 rule: "page-cache-reads",
                 layer: Layer::PageCache,
                 title: format!(
-                    "{:.0}% of PostgreSQL's reads (in blocks) never reached a disk: the OS page cache served them",
-                    (1.0 - reached) * 100.0
+                    "{:.0}% of {}'s reads (in pages) never reached a disk: the OS page cache served them",
+                    (1.0 - reached) * 100.0,
+                    engine.product()
                 ),
                 impact: (1.0 - reached) * share,
                 evidence,

@@ -22,8 +22,12 @@
 //!   — one thread's wait delays every completion it has not reaped, but counts once here,
 //!   so the share is a lower bound there; and a thread's wait after the sampler's last look
 //!   before it exits (io-wq workers; iogauge's own workers leave their final figure).
-//! - A database run: the sessions on CPU ≥ 50% of DB time (AAS "CPU") with the busiest CPU
-//!   ≥ 90% busy. Impact = the CPU's share of DB time.
+//! - A database run: the sessions on CPU ≥ 50% of DB time (AAS "CPU", class
+//!   [`DbClass::Cpu`]) with the busiest CPU ≥ 90% busy. Impact = the CPU's share of DB time.
+//!   "CPU" is a session in a statement and in no wait the engine names: on PostgreSQL no
+//!   wait event; on MariaDB no instrumented wait, outside InnoDB's table I/O (which is
+//!   [`DbClass::Other`]) and outside the Commit stage of a server syncing its redo at commit
+//!   (the log's, see `crate::waits`). Both engines count a session waiting for a CPU here.
 //!
 //! Ground truth: `diagnose::io::cpu_bound` (the process confined to one CPU with more workers
 //! than it can feed); `diagnose::io::cpu_burners_beside_a_healthy_run` (two CPU burners

@@ -14,7 +14,8 @@
 //!   device), and its await explaining ≥ half of the application's latency (runs).
 //!   Impact (run) = device await ÷ application latency, or the block-layer tracer's device
 //!   time ÷ application latency when it ran (its queue time is [`super::queue`]'s); impact
-//!   (db run) = the share of DB time in data-file I/O waits.
+//!   (db run) = the share of DB time in data-file I/O waits (reads and writes, PostgreSQL's
+//!   or InnoDB's: `crate::waits`).
 //!
 //! Ground truth: `diagnose::device_bound` (QD 32 random O_DIRECT reads on the VM's disk).
 

@@ -8,8 +8,9 @@
 //!   targets ≥ 1.8 (an md/dm mirror below, journaling; other writers on the same disks too —
 //!   the title says so).
 //!
-//! - A database run: the disks' write bios under its data and WAL ÷ PostgreSQL's write calls
-//!   (buffers written + WAL writes, `writes.per_db_write`) ≥ 1.5 (a mirror or btrfs raid1
+//! - A database run: the disks' write bios under its data and WAL ÷ the database's write calls
+//!   (buffers written + WAL writes; InnoDB's pages flushed + doublewrite batches + redo
+//!   writes; `writes.per_db_write`) ≥ 1.5 (a mirror or btrfs raid1
 //!   below, a filesystem's journal, or other writers on the same disks: the title says so),
 //!   when the sessions spend ≥ 5% of DB time writing.
 //!
@@ -24,6 +25,7 @@
 use super::db::{io_share, DbClass};
 use crate::made::{ev, ratio, Made};
 use crate::view::Whole;
+use iogauge_model::db::engine::Engine;
 use iogauge_model::db::report::DbReport;
 use iogauge_model::finding::{Finding, Layer};
 use iogauge_model::Document;
@@ -99,7 +101,7 @@ pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
     .into()]
 }
 
-/// A database run's disks received ≥ 1.5 write bios per PostgreSQL write.
+/// A database run's disks received ≥ 1.5 write bios per write of the database's.
 fn db(r: &DbReport) -> Vec<Finding> {
     let Some(c) = &r.writes else {
         return Vec::new();
@@ -111,17 +113,25 @@ fn db(r: &DbReport) -> Vec<Finding> {
     if share < DB_MIN_WRITE_SHARE {
         return Vec::new();
     }
+    let product = r.server.engine.product();
     vec![Made {
         rule: "write-multiplication",
         layer: Layer::Layout,
         title: format!(
-            "the disks received {amp:.2} writes per PostgreSQL write: a mirror below (2 copies: 2, 3 copies: 3), a filesystem's journal or other writers multiply them"
+            "the disks received {amp:.2} writes per {product} write: a mirror below (2 copies: 2, 3 copies: 3), a filesystem's journal or other writers multiply them"
         ),
         impact: (1.0 - 1.0 / amp) * share,
         evidence: vec![
-            ev("PostgreSQL writes (buffers + WAL)", c.db_writes_s, "/s"),
+            ev(
+                match r.server.engine {
+                    Engine::Postgres => "PostgreSQL writes (buffers + WAL)",
+                    Engine::Mariadb => "MariaDB writes (pages + doublewrite + redo)",
+                },
+                c.db_writes_s,
+                "/s",
+            ),
             ev("device writes (bios)", c.device_writes_s, "/s"),
-            ev("device writes per PostgreSQL write", amp, "×"),
+            ev(format!("device writes per {product} write"), amp, "×"),
             ev("DB time writing (data files + WAL)", share * 100.0, "%"),
         ],
         next: "size the devices for the database's writes × copies (a 2-way mirror halves the write IOPS, 3-way thirds them); `iogauge plan` does the arithmetic",

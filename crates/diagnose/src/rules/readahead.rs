@@ -4,7 +4,7 @@
 //! PostgreSQL read 155 MiB/s in 8 KiB blocks while the disk read 813 MiB/s, 25 KiB a read.
 //!
 //! Fires when the disks under the targets read ≥ 1.5× the bytes the workload (or
-//! PostgreSQL's `blks_read` × 8 KiB) asked for, in requests ≥ 1.5× its block. Impact = the
+//! the database's page reads × its page: PostgreSQL's `blks_read` × 8 KiB, InnoDB's × 16 KiB) asked for, in requests ≥ 1.5× its block. Impact = the
 //! share of the device's read bytes nobody asked for (1 − asked ÷ read) × the reads' share
 //! of the workload's I/Os (a run) or of DB time in data-file reads (a database run).
 //!
@@ -44,7 +44,7 @@ fn figures(doc: &Document, w: &Whole) -> Option<(f64, f64, f64, f64, f64)> {
             Some((
                 c.db_read_mb_s,
                 c.device_read_mb_s,
-                8.0,
+                r.server.engine.page_bytes() as f64 / 1024.0,
                 ratio(c.device_read_mb_s * 1024.0, c.device_reads_s),
                 io_share(&r.summary.aas, &[DbClass::Read]),
             ))

@@ -1,6 +1,6 @@
 //! A database run's DB time by wait class, and its reads against the disks' in blocks.
 
-use crate::fixture::{db, evidence, find, of};
+use crate::fixture::{db, db_write_stages, evidence, find, maria, of};
 use iogauge_model::db::report::{CacheCompare, WriteCompare};
 use iogauge_model::finding::Layer;
 
@@ -163,4 +163,122 @@ fn a_mirror_below_the_database_multiplies_its_writes() {
     // One copy (raid0 measured 1.07): nothing to say.
     r.writes.as_mut().unwrap().per_db_write = Some(1.07);
     assert!(of(r).iter().all(|f| f.layer != Layer::Layout));
+}
+
+/// Every word a finding carries, to check which engine it speaks of.
+fn said(v: &[iogauge_model::finding::Finding]) -> String {
+    v.iter()
+        .map(|f| {
+            let ev: Vec<&str> = f.evidence.iter().map(|e| e.what.as_str()).collect();
+            format!("{} {} {} {}", f.title, f.next, f.source, ev.join(" "))
+        })
+        .collect()
+}
+
+/// MariaDB's sessions as sampled in `diagnose::maria_read_bound` (10.11, 4 readers, a table
+/// 8× the buffer pool): InnoDB's data-file reads are the storage's reads, in InnoDB's words.
+#[test]
+fn innodb_data_file_reads_are_the_storage_s_reads() {
+    let mut r = maria(&[
+        ("innodb_data_file read", 2.07),
+        ("CPU", 0.53),
+        ("handler fetch", 0.14),
+        ("handler idle", 0.01),
+    ]);
+    r.summary.db.avg_read_ms = Some(0.106);
+    let v = of(r);
+    let f = &v[0];
+    assert_eq!((f.layer, f.rule.as_str()), (Layer::DbIo, "db-io-reads"));
+    assert!(close(f.impact, 2.07 / 2.75), "{}", f.impact);
+    assert_eq!(evidence(f, "AAS on innodb_data_file read"), 2.07);
+    assert_eq!(evidence(f, "Innodb_buffer_pool_reads"), 0.106);
+    assert!(f.next.contains("innodb_buffer_pool_size"), "{}", f.next);
+    let words = said(&v);
+    for pg in [
+        "PostgreSQL",
+        "shared_buffers",
+        "pg_stat",
+        "blks_read",
+        "WAL",
+    ] {
+        assert!(!words.contains(pg), "{pg} in {words}");
+    }
+    assert!(words.contains("performance_schema"), "{words}");
+}
+
+/// 4 writers of one row each on 10.11 with innodb_flush_log_at_trx_commit=1 (measured AAS):
+/// the Commit stage is the redo log's, named so, with the setting as evidence.
+#[test]
+fn innodb_commits_wait_for_the_redo_log() {
+    let mut r = maria(&[
+        ("Commit", 1.45),
+        ("CPU", 1.37),
+        ("innodb_data_file read", 0.67),
+        ("handler update", 0.12),
+        ("handler fetch", 0.07),
+    ]);
+    r.summary.db.avg_wal_sync_ms = Some(0.143);
+    r.summary.db.wal_syncs_s = 3189.0;
+    let v = of(r);
+    let f = find(&v, Layer::DbWal);
+    assert!(close(f.impact, 1.45 / 3.68), "{}", f.impact);
+    assert!(f.title.contains("redo log"), "{}", f.title);
+    assert_eq!(evidence(f, "average redo sync"), 0.143);
+    assert_eq!(evidence(f, "innodb_flush_log_at_trx_commit"), 1.0);
+    assert!(
+        f.next.contains("innodb_flush_log_at_trx_commit=2"),
+        "{}",
+        f.next
+    );
+    assert!(!said(&v).contains("WAL"), "{}", said(&v));
+    // 18% in data-file reads: no reads finding; the CPU at 37% is no CPU finding.
+    assert!(v
+        .iter()
+        .all(|f| f.layer != Layer::DbIo && f.layer != Layer::Cpu));
+}
+
+#[test]
+fn innodb_row_locks_and_metadata_locks_are_locks() {
+    let v = of(maria(&[
+        ("innodb_row_lock wait", 2.0),
+        ("Waiting for table metadata lock", 1.0),
+        ("CPU", 1.0),
+    ]));
+    let f = &v[0];
+    assert_eq!(f.layer, Layer::DbLocks, "{v:#?}");
+    assert!(close(f.impact, 0.75), "{}", f.impact);
+    assert!(f.next.contains("metadata lock"), "{}", f.next);
+}
+
+#[test]
+fn innodb_sessions_writing_pages_name_the_page_cleaner() {
+    let mut r = maria(&[("innodb_data_file write", 1.0), ("CPU", 1.0)]);
+    r.summary.db.buffers_written_s.bgwriter = 700.0;
+    let v = of(r);
+    let f = find(&v, Layer::DbWrites);
+    assert!(close(f.impact, 0.5));
+    assert_eq!(evidence(f, "Innodb_buffer_pool_pages_flushed"), 700.0);
+    assert!(f.next.contains("page cleaner"), "{}", f.next);
+    assert!(!said(&v).contains("PostgreSQL"), "{}", said(&v));
+}
+
+/// Measured beside `diagnose::maria_read_bound`: 23 writes/s (not the sessions') queued
+/// 498 µs for 909 µs in the device while the sessions spent 75% of DB time reading. No
+/// session waited on those writes: no queue finding. The same queue under commits that
+/// wait for the log is one, weighted by their share of DB time.
+#[test]
+fn a_db_run_s_write_queue_counts_as_far_as_its_sessions_waited_on_writes() {
+    let mut readers = maria(&[("innodb_data_file read", 2.07), ("CPU", 0.68)]);
+    db_write_stages(&mut readers, "vda", 23.5, 498.0, 909.0);
+    let v = of(readers);
+    assert!(v.iter().all(|f| f.layer != Layer::OsQueue), "{v:#?}");
+    let mut writers = maria(&[("Commit", 3.0), ("CPU", 1.0)]);
+    db_write_stages(&mut writers, "vda", 23.5, 498.0, 909.0);
+    let v = of(writers);
+    let q = find(&v, Layer::OsQueue);
+    assert!(
+        close(q.impact, 498.0 / (498.0 + 909.0) * 0.75),
+        "{}",
+        q.impact
+    );
 }

@@ -228,10 +228,13 @@ pub struct InnoDbRates {
 }
 
 impl LoadRates {
-    /// PostgreSQL's write calls per second: data blocks written by every process
-    /// ([`BuffersWritten::total`]) and WAL writes.
+    /// The database's write calls per second: data blocks written by every process
+    /// ([`BuffersWritten::total`]) and WAL writes, and InnoDB's doublewrite batches (each a
+    /// write of its own before the pages' writes in place).
     pub fn physical_writes_s(&self) -> f64 {
-        self.buffers_written_s.total() + self.wal_writes_s
+        self.buffers_written_s.total()
+            + self.wal_writes_s
+            + self.innodb.map_or(0.0, |i| i.dblwr_writes_s)
     }
 }
 

@@ -250,20 +250,20 @@ impl Sessions for MariaSessions<'_> {
                 slot += 1;
                 continue;
             }
-            if waits && now >= next_sample {
+            if let Some(sight) = waits.filter(|_| now >= next_sample) {
                 let raw: Vec<activity::WaitRow> = c
-                    .query(activity::sample_sql(&self.live_ids()))
+                    .query(activity::sample_sql(&self.live_ids(), sight))
                     .map_err(err)?;
-                acc.add(&activity::rows(&raw));
+                acc.add(&activity::rows(&raw, sight));
                 while next_sample <= Instant::now() {
                     next_sample += SAMPLE_EVERY;
                 }
                 continue;
             }
             let wake = match boundary {
-                Some(b) if waits => b.min(next_sample),
+                Some(b) if waits.is_some() => b.min(next_sample),
                 Some(b) => b,
-                None if waits => next_sample,
+                None if waits.is_some() => next_sample,
                 None => now + Duration::from_millis(20),
             };
             std::thread::sleep((wake - now).min(Duration::from_millis(20)));

@@ -22,7 +22,7 @@ const SESSIONS_SQL: &str = "SELECT PROCESSLIST_ID FROM performance_schema.thread
 pub struct MariaWatch {
     target: MariaTarget,
     conn: Conn,
-    waits: bool,
+    waits: Option<activity::Sight>,
     prev: Option<(Instant, LoadDelta)>,
 }
 
@@ -50,11 +50,13 @@ impl MariaWatch {
         });
         self.prev = Some((now, cur));
         let mut active: BTreeMap<String, u32> = BTreeMap::new();
-        if self.waits {
+        if let Some(sight) = self.waits {
             let ids: Vec<u32> = self.conn.query(SESSIONS_SQL).map_err(err)?;
-            let raw: Vec<activity::WaitRow> =
-                self.conn.query(activity::sample_sql(&ids)).map_err(err)?;
-            for r in activity::rows(&raw)
+            let raw: Vec<activity::WaitRow> = self
+                .conn
+                .query(activity::sample_sql(&ids, sight))
+                .map_err(err)?;
+            for r in activity::rows(&raw, sight)
                 .into_iter()
                 .filter(|r| r.backend_type == "client backend")
             {

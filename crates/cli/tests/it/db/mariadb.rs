@@ -4,19 +4,6 @@
 
 use super::*;
 
-/// Debian's MariaDB is there (scripts/test installs mariadb-server): a loud failure, not a
-/// skip, when it is not.
-fn require_mariadb() {
-    assert!(
-        Path::new("/usr/sbin/mariadbd").exists()
-            || std::process::Command::new("sh")
-                .args(["-c", "command -v mariadbd"])
-                .status()
-                .is_ok_and(|s| s.success()),
-        "mariadbd is not installed: run the tests with scripts/test, which installs mariadb-server"
-    );
-}
-
 #[test]
 fn mariadb_setup_run_readers_and_writers_drop() {
     require_root();

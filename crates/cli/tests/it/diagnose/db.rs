@@ -1,8 +1,10 @@
-//! PostgreSQL bottlenecks (Debian's PostgreSQL 15, a private cluster run as `postgres`):
+//! Database bottlenecks. PostgreSQL (Debian's 15, a private cluster run as `postgres`):
 //! writers on a tiny in-table hot spot wait on each other's row locks; one-row updates with
-//! synchronous commit wait for the WAL's fsync.
+//! synchronous commit wait for the WAL's fsync. MariaDB (Debian's 10.11, a private server
+//! with iogauge's settings: a 16 MiB buffer pool, O_DIRECT, read-ahead off): random
+//! single-row reads of a table 8× the pool wait for data-file reads.
 
-use super::assert_top;
+use super::{assert_top, findings};
 use crate::common::*;
 use serde_json::Value;
 
@@ -73,4 +75,81 @@ fn db_wal_bound() {
     ]);
     assert_top(&v, "db_wal", 0.2, &[]);
     succeeds(&["db", "drop", "--dir", d]);
+}
+
+/// The bar for a scenario built on its own: no other finding explains as much as
+/// this share (stricter than [`super::FALSE_HIGH`]).
+const OTHERS_BELOW: f64 = 0.2;
+
+/// Words of PostgreSQL's that a MariaDB run's findings must not use.
+const PG_ONLY: [&str; 6] = [
+    "PostgreSQL",
+    "pg_stat_io",
+    "shared_buffers",
+    "blks_read",
+    "blk_read_time",
+    "WAL",
+];
+
+#[test]
+fn maria_read_bound() {
+    require_root();
+    require_mariadb();
+    let _g = heavy();
+    let w = workdir();
+    let dir = w.path().join("maria");
+    let d = dir.to_str().unwrap();
+    let m = ["--engine", "mariadb", "--dir", d];
+    let mut a = vec!["setup"];
+    a.extend_from_slice(&m);
+    // 8192 rows of a page each: 128 MiB against the private server's 16 MiB buffer pool.
+    a.extend_from_slice(&["--schemas", "1", "--scale", "128M"]);
+    succeeds(&db_args(&a));
+    let mut a = vec!["run"];
+    a.extend_from_slice(&m);
+    a.extend_from_slice(&[
+        "--json",
+        "--readers",
+        "4",
+        "--work-unit",
+        "1",
+        "--time",
+        "10s",
+    ]);
+    let v = db(&a);
+    assert_eq!(v["server"]["engine"], "mariadb");
+    let top = assert_top(&v, "db_io", 0.5, &[]);
+    let all = findings(&v);
+    assert_eq!(all[0].0, "db-io-reads", "{all:?}");
+    eprintln!("findings: {all:?}");
+    for (rule, layer, impact) in &all[1..] {
+        assert!(
+            *impact < OTHERS_BELOW,
+            "{rule} ({layer}) {impact:.2} beside db-io-reads {top:.2}: {all:?}"
+        );
+    }
+    let f = &v["findings"][0];
+    let aas = f["evidence"].to_string();
+    assert!(aas.contains("AAS on innodb_data_file read"), "{aas}");
+    assert!(
+        f["next"]
+            .as_str()
+            .unwrap()
+            .contains("innodb_buffer_pool_size"),
+        "{f}"
+    );
+    let said = v["findings"].to_string();
+    for word in PG_ONLY {
+        assert!(
+            !said.contains(word),
+            "{word} in a MariaDB run's findings: {said}"
+        );
+    }
+    succeeds(&db_args(&["drop", "--engine", "mariadb", "--dir", d]));
+}
+
+fn db_args<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let mut a = vec!["db"];
+    a.extend_from_slice(args);
+    a
 }
