@@ -4,7 +4,7 @@
 //! /proc/loadavg. Raw counters are kept so any view can be derived
 //! again later (`crate::derive`); reading and parsing the live files is `iogauge_probe`'s.
 
-use crate::layers::{LayerCounters, RingCounters};
+use crate::layers::{LayerCounters, Origin, RingCounters};
 use serde::{Deserialize, Serialize};
 
 /// Raw counters at one instant, as stored with a run.
@@ -36,6 +36,10 @@ pub struct Snapshot {
     /// stored before iogauge kept it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ring: Option<RingCounters>,
+    /// Other processes' bios on the traced disks since the tracer's previous reading, the
+    /// busiest first (the tracer's attribution, `crate::layers::Origin`); empty without it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub others: Vec<Origin>,
     /// Pages swapped in and out since boot; `None` where /proc/vmstat could not be read and in
     /// documents stored before iogauge read it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -59,6 +59,7 @@ pub fn parse_snapshot(
         load: Some(parse_loadavg(t.loadavg)?),
         layers: Vec::new(),
         ring: None,
+        others: Vec::new(),
         swap: t.vmstat.and_then(parse_swap),
     })
 }
