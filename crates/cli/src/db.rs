@@ -19,7 +19,11 @@ pub fn db(a: DbArgs) -> anyhow::Result<ExitCode> {
         DbCommand::Setup(s) => setup::setup(s),
         DbCommand::Run(r) => DbRunOptions::from_args(r)
             .map_err(iogauge_session::ranks::said_once)
-            .and_then(run::run),
+            .and_then(|o| {
+                // Before the private server starts: it is then born in the job's cgroup.
+                iogauge_session::enter_job();
+                run::run(o)
+            }),
         DbCommand::Reset(w) if w.engine()? == Engine::Mariadb => maria::reset(w),
         DbCommand::Reset(w) => setup::reset(w),
         DbCommand::Drop(w) if w.engine()? == Engine::Mariadb => maria::drop_all(w),

@@ -37,6 +37,8 @@ fn main() -> ExitCode {
         Err(e) => return exit::clap_error(e),
     };
     let result = launcher::check(&cli.command).and_then(|()| dispatch(cli.command));
+    // The job's cgroup, if a measured command entered one (`iogauge_session::enter_job`).
+    iogauge_session::leave_job();
     match result {
         Ok(code) => code,
         Err(e) => exit::report(&e),

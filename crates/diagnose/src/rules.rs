@@ -12,6 +12,7 @@ pub mod db;
 pub mod device;
 pub mod layout;
 pub mod members;
+pub mod neighbours;
 pub mod queue;
 pub mod ranks;
 pub mod readahead;
@@ -23,13 +24,14 @@ pub mod writecache;
 pub type Rule = fn(&Document, &Whole) -> Vec<Finding>;
 
 /// Every rule, in stack order.
-pub const RULES: [Rule; 12] = [
+pub const RULES: [Rule; 13] = [
     cpu::check,
     cache::check,
     readahead::check,
     throttle::check,
     queue::check,
     device::check,
+    neighbours::check,
     writecache::check,
     layout::check,
     members::check,

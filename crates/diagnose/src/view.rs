@@ -6,7 +6,7 @@
 use crate::waits::{io_share, DbClass};
 use iogauge_model::derive::{CpuRates, Derived, DiskRates, PerCpuRates};
 use iogauge_model::hardware::per_cpu_between;
-use iogauge_model::layers::{StageLat, StageRates};
+use iogauge_model::layers::{LayerRates, StageLat, StageRates};
 use iogauge_model::sched::JobCpuRates;
 use iogauge_model::system::Snapshot;
 use iogauge_model::Document;
@@ -74,20 +74,48 @@ impl Stages {
 /// Both directions of one traced device.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct LayerWindow {
+    /// The job's own requests when the tracer told them from other processes'
+    /// (`attributed`), else every request on the device.
     pub read: Stages,
     pub write: Stages,
+    /// Every request on the device, the job's and everyone else's.
+    pub all_read: Stages,
+    pub all_write: Stages,
+    /// Whether `read` and `write` are the job's own (the tracer's attribution ran in every
+    /// interval).
+    pub attributed: bool,
+    /// The job's write bytes per second on the device (every request's without attribution).
+    pub write_kib_s: f64,
     /// The queue's `nr_requests`, when the tracer recorded it.
     pub nr_requests: Option<u32>,
 }
 
+/// Requests in the queue or on the device at a time (Little's law: rate × time there).
+fn little(dirs: [Stages; 2]) -> f64 {
+    dirs.iter()
+        .map(|s| s.req_s * (s.queue_us + s.device_us) / 1e6)
+        .sum()
+}
+
 impl LayerWindow {
-    /// Requests in the queue or on the device at a time, both directions (Little's law:
-    /// rate × time in the queue and the device).
+    /// Requests in the queue or on the device at a time, both directions, everyone's: what
+    /// fills the queue's `nr_requests`.
     pub fn in_flight(&self) -> f64 {
-        [self.read, self.write]
-            .iter()
-            .map(|s| s.req_s * (s.queue_us + s.device_us) / 1e6)
-            .sum()
+        little([self.all_read, self.all_write])
+    }
+
+    /// The job's own requests in the queue or on the device at a time (everyone's without
+    /// attribution).
+    pub fn own_in_flight(&self) -> f64 {
+        little([self.read, self.write])
+    }
+
+    /// The share of the device's requests that were other processes', 0–1; `None` without
+    /// attribution or requests.
+    pub fn others_share(&self) -> Option<f64> {
+        let all = self.all_read.req_s + self.all_write.req_s;
+        let own = self.read.req_s + self.write.req_s;
+        (self.attributed && all > 0.0).then(|| (1.0 - own / all).clamp(0.0, 1.0))
     }
 }
 
@@ -114,6 +142,9 @@ pub(crate) struct Whole {
     pub psi_cpu: Option<f64>,
     /// A database run's sessions: the share of their DB time in each direction's I/O.
     pub db_waits: Option<DbWaits>,
+    /// Other processes' bios on the traced disks over the window, the busiest first (the
+    /// tracer's attribution; empty without it).
+    pub others: Vec<iogauge_model::layers::Origin>,
 }
 
 /// The share (0–1) of a database run's DB time its sessions waited on reads (data-file
@@ -221,6 +252,7 @@ impl Whole {
             layers: layers(&with),
             job: combined.as_ref().and_then(|d| d.job),
             psi_cpu: combined.as_ref().and_then(|d| d.psi_cpu_some_pct),
+            others: iogauge_model::layers::merge_origins(with.iter().flat_map(|(_, d)| &d.others)),
             ..Whole::default()
         }
     }
@@ -323,16 +355,32 @@ fn layers(with: &[(f64, &Derived)]) -> BTreeMap<String, LayerWindow> {
     names
         .into_iter()
         .map(|n| {
-            let dir = |pick: fn(&iogauge_model::layers::LayerRates) -> &StageRates| {
+            let dir = |pick: fn(&LayerRates) -> &StageRates| {
                 let parts: Vec<(f64, &StageRates)> = with
                     .iter()
                     .filter_map(|(t, d)| Some((*t, pick(d.layers.get(n)?))))
                     .collect();
                 stages(&parts)
             };
+            let attributed = with
+                .iter()
+                .filter_map(|(_, d)| d.layers.get(n))
+                .all(|l| l.ours.is_some());
+            let secs: f64 = with.iter().map(|(t, _)| t).sum();
+            let write_kib: f64 = with
+                .iter()
+                .filter_map(|(t, d)| {
+                    let w = d.layers.get(n)?.own().1;
+                    Some(t * w.req_s * w.req_kib)
+                })
+                .sum();
             let w = LayerWindow {
-                read: dir(|l| &l.read),
-                write: dir(|l| &l.write),
+                read: dir(|l| l.own().0),
+                write: dir(|l| l.own().1),
+                all_read: dir(|l| &l.read),
+                all_write: dir(|l| &l.write),
+                attributed,
+                write_kib_s: if secs > 0.0 { write_kib / secs } else { 0.0 },
                 nr_requests: with
                     .iter()
                     .filter_map(|(_, d)| d.layers.get(n)?.nr_requests)

@@ -44,6 +44,7 @@ pub fn derive(prev: &Snapshot, cur: &Snapshot) -> Derived {
             (Some(p), Some(c)) => Some(RingRates::between(p, c)),
             _ => None,
         },
+        others: cur.others.clone(),
         swap: match (&prev.swap, &cur.swap) {
             (Some(p), Some(c)) => Some(SwapRates::between(p, c, secs)),
             _ => None,
@@ -81,6 +82,7 @@ pub fn derive_over(span: &[Snapshot]) -> Option<Derived> {
             r.add_buckets(o);
         }
     }
+    end.others = crate::layers::merge_origins(span[1..].iter().flat_map(|s| &s.others));
     Some(derive(first, &end))
 }
 

@@ -25,6 +25,8 @@ pub enum Layer {
     OsQueue,
     /// The device itself: busy, its service time rising with concurrency.
     Device,
+    /// Other processes' I/O on the job's devices: their requests share its queue and device.
+    Neighbours,
     /// A write cache below the device (writes completing faster than the medium can).
     WriteCache,
     /// A layout or mirror multiplying the writes the application asked for.

@@ -194,6 +194,68 @@ pub struct LayerCounters {
     /// for all. Absent: every request was timed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timed_one_in: Option<u32>,
+    /// The job's own requests among `read` and `write` (the tracer's attribution: the job's
+    /// cgroup, or writeback of pages the job dirtied), with their stages; everyone else's are
+    /// the difference. Absent: attribution was off (no cgroup of its own for the job) or the
+    /// result is from before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ours: Option<Box<JobCounters>>,
+}
+
+/// The job's own requests on one device, both directions ([`LayerCounters::ours`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobCounters {
+    pub read: StageCounters,
+    pub write: StageCounters,
+}
+
+impl JobCounters {
+    fn hists_mut(&mut self) -> impl Iterator<Item = &mut StageHist> {
+        self.read
+            .hists_mut()
+            .into_iter()
+            .chain(self.write.hists_mut())
+    }
+
+    fn hists(&self) -> impl Iterator<Item = &StageHist> {
+        self.read.hists().into_iter().chain(self.write.hists())
+    }
+}
+
+/// Another process's bios on the traced disks over one interval (the tracer's attribution):
+/// who queued them. Page-cache writeback is queued by a flusher thread (`kworker/…`), not by
+/// the process that wrote the pages.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Origin {
+    pub pid: u32,
+    /// The process's name when its first bio was seen (`comm`, 15 bytes at most).
+    pub comm: String,
+    pub bios: u64,
+    pub bytes: u64,
+    /// Bios of page-cache pages (writeback) among `bios`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub writeback: u64,
+}
+
+/// Origins summed by process (pid and name), the busiest (most bios) first.
+pub fn merge_origins<'a>(all: impl IntoIterator<Item = &'a Origin>) -> Vec<Origin> {
+    let mut out: Vec<Origin> = Vec::new();
+    for o in all {
+        match out.iter_mut().find(|x| x.pid == o.pid && x.comm == o.comm) {
+            Some(x) => {
+                x.bios += o.bios;
+                x.bytes += o.bytes;
+                x.writeback += o.writeback;
+            }
+            None => out.push(o.clone()),
+        }
+    }
+    out.sort_by(|a, b| b.bios.cmp(&a.bios).then(a.pid.cmp(&b.pid)));
+    out
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl LayerCounters {
@@ -216,6 +278,11 @@ impl LayerCounters {
             for (h, p) in out.hists_mut().zip(p.hists()) {
                 *h = h.fresh_since(p);
             }
+            if let (Some(o), Some(po)) = (&mut out.ours, &p.ours) {
+                for (h, p) in o.hists_mut().zip(po.hists()) {
+                    *h = h.fresh_since(p);
+                }
+            }
         }
         out
     }
@@ -232,6 +299,11 @@ impl LayerCounters {
     pub fn add_buckets(&mut self, other: &LayerCounters) {
         for (h, o) in self.hists_mut().zip(other.hists()) {
             h.add_buckets(o);
+        }
+        if let (Some(a), Some(b)) = (&mut self.ours, &other.ours) {
+            for (h, o) in a.hists_mut().zip(b.hists()) {
+                h.add_buckets(o);
+            }
         }
     }
 }
@@ -358,6 +430,34 @@ pub struct LayerRates {
     /// The queue's `nr_requests` ([`LayerCounters::nr_requests`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nr_requests: Option<u32>,
+    /// The job's own requests ([`LayerCounters::ours`]); absent without attribution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ours: Option<Box<JobRates>>,
+}
+
+/// The job's own requests on one device over an interval, both directions.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobRates {
+    pub read: StageRates,
+    pub write: StageRates,
+}
+
+impl LayerRates {
+    /// The job's own stages when the tracer attributed requests, else every request's.
+    pub fn own(&self) -> (&StageRates, &StageRates) {
+        match &self.ours {
+            Some(o) => (&o.read, &o.write),
+            None => (&self.read, &self.write),
+        }
+    }
+
+    /// The share of the device's requests that were the job's (0–1); `None` without
+    /// attribution or requests.
+    pub fn ours_share(&self) -> Option<f64> {
+        let o = self.ours.as_ref()?;
+        let all = self.read.req_s + self.write.req_s;
+        (all > 0.0).then(|| ((o.read.req_s + o.write.req_s) / all).min(1.0))
+    }
 }
 
 impl LayerRates {
@@ -372,6 +472,13 @@ impl LayerRates {
                 0.0
             },
             nr_requests: cur.nr_requests,
+            ours: match (&prev.ours, &cur.ours) {
+                (Some(p), Some(c)) => Some(Box::new(JobRates {
+                    read: StageRates::between(&p.read, &c.read, secs),
+                    write: StageRates::between(&p.write, &c.write, secs),
+                })),
+                _ => None,
+            },
         }
     }
 }

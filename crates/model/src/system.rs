@@ -5,7 +5,7 @@
 //! (`crate::sched`). Raw counters are kept so any view can be derived
 //! again later (`crate::derive`); reading and parsing the live files is `iogauge_probe`'s.
 
-use crate::layers::{LayerCounters, RingCounters};
+use crate::layers::{LayerCounters, Origin, RingCounters};
 use crate::sched::{CpuPressure, JobCpu};
 use serde::{Deserialize, Serialize};
 
@@ -38,6 +38,10 @@ pub struct Snapshot {
     /// stored before iogauge kept it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ring: Option<RingCounters>,
+    /// Other processes' bios on the traced disks since the tracer's previous reading, the
+    /// busiest first (the tracer's attribution, `crate::layers::Origin`); empty without it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub others: Vec<Origin>,
     /// Pages swapped in and out since boot; `None` where /proc/vmstat could not be read and in
     /// documents stored before iogauge read it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

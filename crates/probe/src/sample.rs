@@ -67,6 +67,7 @@ pub fn parse_snapshot(
         load: Some(parse_loadavg(t.loadavg)?),
         layers: Vec::new(),
         ring: None,
+        others: Vec::new(),
         swap: t.vmstat.and_then(parse_swap),
         job: None,
         psi_cpu: t.pressure_cpu.map(parse_pressure_cpu).transpose()?,

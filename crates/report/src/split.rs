@@ -18,8 +18,11 @@ pub(crate) struct Split {
 }
 
 impl Split {
+    /// The job's own requests when the tracer told them from other processes', else every
+    /// request on the device.
     pub(crate) fn of(l: &LayerRates) -> Split {
-        let dirs = [&l.read, &l.write];
+        let (r, w) = l.own();
+        let dirs = [r, w];
         let mean = |stage: fn(&StageRates) -> Option<StageLat>| {
             let (mut sum, mut n) = (0.0, 0.0);
             for d in dirs {
@@ -36,7 +39,7 @@ impl Split {
             pre_us: mean(|d| d.pre_queue),
             queue_us: mean(|d| d.queue),
             device_us: mean(|d| d.device),
-            req_s: l.read.req_s + l.write.req_s,
+            req_s: r.req_s + w.req_s,
         }
     }
 

@@ -4,22 +4,55 @@
 //! added since the one before (`iogauge_model::layers::StageHist`). When it cannot start, the result carries one warning saying why and
 //! the run goes on without the split; `--no-trace` leaves it off.
 
-use iogauge_model::layers::{LayerCounters, RingCounters};
-use iogauge_trace::{Disk, Tracer};
+use iogauge_model::layers::{LayerCounters, Origin, RingCounters};
+use iogauge_trace::{Attribution, Disk, JobCgroup, Tracer};
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
+
+/// The job's own cgroup (`iogauge_trace::JobCgroup`), or why it has none; entered once.
+static JOB: Mutex<Option<Result<JobCgroup, String>>> = Mutex::new(None);
+
+/// Moves this process into a cgroup of its own, once, so that the tracer can tell the job's
+/// block requests from other processes' (everything started afterwards, a private database
+/// server included, is born in it). Called before a measured job starts anything; a
+/// process that cannot have one is traced without attribution.
+pub fn enter_job() {
+    let mut job = JOB.lock().unwrap_or_else(PoisonError::into_inner);
+    if job.is_none() {
+        *job = Some(JobCgroup::enter());
+    }
+}
+
+/// Leaves and removes the job's cgroup (at the end of the command).
+pub fn leave_job() {
+    JOB.lock().unwrap_or_else(PoisonError::into_inner).take();
+}
+
+/// What the tracer attributes requests by, or why it cannot.
+fn attribution() -> Result<Attribution, String> {
+    enter_job();
+    match &*JOB.lock().unwrap_or_else(PoisonError::into_inner) {
+        Some(Ok(j)) => Ok(j.attribution().clone()),
+        Some(Err(e)) => Err(e.clone()),
+        None => Err("the job's cgroup was left".into()),
+    }
+}
 
 /// The tracer of one session, or why there is none.
 #[derive(Default)]
 pub struct Layers {
     tracer: Option<Tracer>,
     warning: Option<String>,
+    /// Why the job's requests are not told from other processes' (the tracer ran without
+    /// attribution).
+    unattributed: Option<String>,
     /// The tracer's previous reading, whole: what the next one's buckets are counted from.
     before: Mutex<Reading>,
 }
 
-/// What one reading of the tracer gives: the disks' counters and this process's io_uring's.
-pub type Reading = (Vec<LayerCounters>, Option<RingCounters>);
+/// What one reading of the tracer gives: the disks' counters, this process's io_uring's and
+/// other processes' bios since the reading before.
+pub type Reading = (Vec<LayerCounters>, Option<RingCounters>, Vec<Origin>);
 
 impl Layers {
     /// No tracing (`--no-trace`, or nothing on a block device).
@@ -37,14 +70,16 @@ impl Layers {
         if !on || disks.is_empty() {
             return Layers::off();
         }
+        let attribution = attribution();
         let started = disks
             .iter()
             .map(|d| Disk::named(d))
             .collect::<Result<Vec<_>, _>>()
-            .and_then(|d| Tracer::start(&d));
+            .and_then(|d| Tracer::start(&d, attribution.as_ref().ok()));
         match started {
             Ok(t) => Layers {
                 tracer: Some(t),
+                unattributed: attribution.err(),
                 ..Layers::default()
             },
             Err(e) => Layers {
@@ -61,19 +96,25 @@ impl Layers {
         let Some(t) = &self.tracer else {
             return Reading::default();
         };
-        let (layers, ring) = t.reading();
+        let r = t.reading();
         let mut before = self.before.lock().unwrap_or_else(PoisonError::into_inner);
         let fresh = (
-            LayerCounters::fresh_all(&layers, &before.0),
-            ring.as_ref().map(|r| r.fresh_since(before.1.as_ref())),
+            LayerCounters::fresh_all(&r.layers, &before.0),
+            r.ring.as_ref().map(|x| x.fresh_since(before.1.as_ref())),
+            r.others,
         );
-        *before = (layers, ring);
+        *before = (r.layers, r.ring, Vec::new());
         fresh
     }
 
-    /// The line the result's warnings carry when the tracer could not start.
+    /// The line the result's warnings carry when the tracer could not start, or ran without
+    /// telling the job's requests from others'.
     pub fn warning(&self) -> Option<String> {
-        self.warning.clone()
+        self.warning.clone().or_else(|| {
+            self.unattributed.as_ref().map(|e| {
+                format!("the job's block requests are not told from other processes' ({e}): the split and the findings count every request on the devices")
+            })
+        })
     }
 }
 

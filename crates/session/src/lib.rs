@@ -31,7 +31,7 @@ mod signal;
 
 pub use error::SessionError;
 pub use finish::{Ending, Stored};
-pub use layers::Layers;
+pub use layers::{enter_job, leave_job, Layers};
 pub use measure::Finished;
 pub use recorder::{now, Session};
 pub use sampled::{sampled, JobSampler};

@@ -44,7 +44,7 @@ fn sampled_live<T>(
         let sampling = sc.spawn(|| {
             let sample = |ns| {
                 sampler.sample(ns).map(|mut s| {
-                    (s.layers, s.ring) = layers.read();
+                    (s.layers, s.ring, s.others) = layers.read();
                     if let Some(l) = live {
                         l.push(&s);
                     }
@@ -229,6 +229,7 @@ mod tests {
                 load: None,
                 layers: Vec::new(),
                 ring: None,
+                others: Vec::new(),
                 swap: None,
                 job: None,
                 psi_cpu: None,

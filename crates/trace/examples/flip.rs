@@ -36,7 +36,7 @@ fn main() {
         .collect();
     for _ in 0..cycles.parse::<u32>().expect("cycles") {
         let load = now_ns();
-        let tracer = Tracer::start_for(&disks, pid).unwrap_or_else(|e| panic!("{e}"));
+        let tracer = Tracer::start_for(&disks, pid, None).unwrap_or_else(|e| panic!("{e}"));
         let start = now_ns();
         // Read as the session does, so the sampling adapts as in a run.
         let step = Duration::from_millis(100);

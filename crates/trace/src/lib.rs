@@ -23,17 +23,19 @@
 
 mod error;
 mod files;
+mod job;
 mod maps;
 
 use error::one_line;
 pub use error::Unavailable;
 pub use files::{FileIo, FileProbe};
+pub use job::{Attribution, JobCgroup};
 
-use aya::maps::{Array, MapData, PerCpuArray, PerCpuValues};
+use aya::maps::{Array, HashMap, MapData, PerCpuArray, PerCpuValues};
 use aya::programs::BtfTracePoint;
 use aya::{Btf, Ebpf, EbpfLoader};
-use iogauge_model::layers::{LayerCounters, RingCounters};
-use maps::{Counters, Hist, RingCount, Sampling, DIRECTIONS, MAX_DISKS, STAGES};
+use iogauge_model::layers::{merge_origins, JobCounters, LayerCounters, Origin, RingCounters};
+use maps::{Counters, Hist, RingCount, Sampling, DIRECTIONS, MAX_DISKS, MAX_OURS, STAGES};
 use std::hash::{BuildHasher, Hasher};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -62,6 +64,9 @@ const PROGRAMS: [(&str, &str); 8] = [
     ("on_requeue", "block_rq_requeue"),
     ("on_complete", "block_rq_complete"),
 ];
+
+/// Other processes kept per reading, the busiest first.
+const ORIGINS: usize = 8;
 
 /// The io_uring programs, attached when the kernel has io_uring's tracepoints (a kernel
 /// without io_uring traces the block layer all the same).
@@ -135,7 +140,22 @@ pub struct Tracer {
     disks: Vec<Disk>,
     /// Whether the io_uring programs are attached.
     ring: bool,
+    /// Whether requests are attributed (the job has a cgroup of its own).
+    attributed: bool,
     sampler: Mutex<Sampler>,
+    /// Other processes' cumulative bios at the previous reading, by pid.
+    origins: Mutex<std::collections::HashMap<u32, maps::Origin>>,
+}
+
+/// One reading of the tracer ([`Tracer::reading`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Reading {
+    /// Each traced disk's counters since the tracer started.
+    pub layers: Vec<LayerCounters>,
+    /// The traced process's io_uring I/Os since the tracer started.
+    pub ring: Option<RingCounters>,
+    /// Other processes' bios since the previous reading, the busiest first (at most 8).
+    pub others: Vec<Origin>,
 }
 
 /// The programs' `sampling` map and what decides it: the rates since the previous reading.
@@ -195,14 +215,18 @@ fn one_in(shift: u32) -> Option<u32> {
 
 impl Tracer {
     /// Loads the programs, tells them `disks` (whole disks) and attaches them; io_uring is
-    /// traced for this process.
-    pub fn start(disks: &[Disk]) -> Result<Tracer, Unavailable> {
-        Tracer::start_for(disks, std::process::id())
+    /// traced for this process; requests are told apart by `attribution` when given.
+    pub fn start(disks: &[Disk], attribution: Option<&Attribution>) -> Result<Tracer, Unavailable> {
+        Tracer::start_for(disks, std::process::id(), attribution)
     }
 
     /// [`Tracer::start`], with io_uring traced for the process `tgid` instead (bench/trace's
     /// `flip` traces a run it did not start).
-    pub fn start_for(disks: &[Disk], tgid: u32) -> Result<Tracer, Unavailable> {
+    pub fn start_for(
+        disks: &[Disk],
+        tgid: u32,
+        attribution: Option<&Attribution>,
+    ) -> Result<Tracer, Unavailable> {
         if OBJECT.is_empty() {
             return Err(Unavailable::NoClang);
         }
@@ -217,13 +241,27 @@ impl Tracer {
         let n = disks.len() as u32;
         // At least one entry: a map of none cannot be created.
         let per_disk = n.max(1) * DIRECTIONS;
+        let mut ours = [0u64; MAX_OURS];
+        let n_ours = attribution.map_or(0, |a| a.cgroups.len().min(MAX_OURS)) as u32;
+        for (slot, id) in ours
+            .iter_mut()
+            .zip(attribution.iter().flat_map(|a| &a.cgroups))
+        {
+            *slot = *id;
+        }
+        let io_subsys = attribution.map_or(0, |a| a.io_subsys);
         let mut ebpf = EbpfLoader::new()
             .btf(Some(&btf))
             .set_global("traced", &traced, true)
             .set_global("n_traced", &n, true)
             .set_global("ring_tgid", &tgid, true)
+            .set_global("ours_cg", &ours, true)
+            .set_global("n_ours", &n_ours, true)
+            .set_global("io_subsys", &io_subsys, true)
             .set_max_entries("counters", per_disk)
             .set_max_entries("hists", per_disk * STAGES)
+            .set_max_entries("ours_counters", per_disk)
+            .set_max_entries("ours_hists", per_disk * STAGES)
             .set_max_entries("started", request_slots(disks))
             .load(OBJECT)
             .map_err(|e| Unavailable::Load(one_line(&e)))?;
@@ -247,6 +285,8 @@ impl Tracer {
             ebpf,
             disks: disks.to_vec(),
             ring,
+            attributed: n_ours > 0,
+            origins: Mutex::default(),
             sampler: Mutex::new(Sampler {
                 map,
                 now,
@@ -260,7 +300,8 @@ impl Tracer {
     /// io_uring's ([`Tracer::ring`]), each saying which share of its requests was timed
     /// since the reading before; then the sampling is set for the next interval from the
     /// rates since that reading.
-    pub fn reading(&self) -> (Vec<LayerCounters>, Option<RingCounters>) {
+    pub fn reading(&self) -> Reading {
+        let others = self.others();
         let (mut layers, mut ring) = (self.read(), self.ring());
         let mut s = self.sampler.lock().unwrap_or_else(PoisonError::into_inner);
         for l in &mut layers {
@@ -272,7 +313,47 @@ impl Tracer {
         let requests = layers.iter().map(|l| l.read.requests + l.write.requests);
         let ring_requests = ring.as_ref().map_or(0, |r| r.read.count + r.write.count);
         s.adapt(requests.sum(), ring_requests);
-        (layers, ring)
+        Reading {
+            layers,
+            ring,
+            others,
+        }
+    }
+
+    /// Other processes' bios since the previous call, the busiest first (at most
+    /// [`ORIGINS`]); none without attribution.
+    fn others(&self) -> Vec<Origin> {
+        if !self.attributed {
+            return Vec::new();
+        }
+        let Some(map) = self
+            .ebpf
+            .map("others")
+            .and_then(|m| HashMap::<&MapData, u32, maps::Origin>::try_from(m).ok())
+        else {
+            return Vec::new();
+        };
+        let now: std::collections::HashMap<u32, maps::Origin> = map.iter().flatten().collect();
+        let mut before = self.origins.lock().unwrap_or_else(PoisonError::into_inner);
+        let fresh: Vec<Origin> = now
+            .iter()
+            .filter_map(|(pid, o)| {
+                let b = before.get(pid).filter(|b| b.comm == o.comm).copied();
+                let b = b.unwrap_or_default();
+                let bios = o.bios.saturating_sub(b.bios);
+                (bios > 0).then(|| Origin {
+                    pid: *pid,
+                    comm: o.name(),
+                    bios,
+                    bytes: o.bytes.saturating_sub(b.bytes),
+                    writeback: o.writeback.saturating_sub(b.writeback),
+                })
+            })
+            .collect();
+        *before = now;
+        let mut out = merge_origins(&fresh);
+        out.truncate(ORIGINS);
+        out
     }
 
     /// The traced process's io_uring reads and writes (this one's, unless
@@ -310,27 +391,32 @@ impl Tracer {
             .ebpf
             .map("hists")
             .and_then(|m| PerCpuArray::<&MapData, Hist>::try_from(m).ok());
+        let ours = self.attributed.then(|| {
+            let c = self
+                .ebpf
+                .map("ours_counters")
+                .and_then(|m| PerCpuArray::<&MapData, Counters>::try_from(m).ok());
+            let h = self
+                .ebpf
+                .map("ours_hists")
+                .and_then(|m| PerCpuArray::<&MapData, Hist>::try_from(m).ok());
+            (c, h)
+        });
         self.disks
             .iter()
             .enumerate()
             .map(|(slot, d)| {
-                let dir = |dir: u32| {
-                    let i = slot as u32 * DIRECTIONS + dir;
-                    let c = counters
-                        .as_ref()
-                        .and_then(|a| a.get(&i, 0).ok())
-                        .map(|v| maps::sum_counters(&v));
-                    let h: Vec<Option<Hist>> = (0..STAGES)
-                        .map(|s| {
-                            hists
-                                .as_ref()
-                                .and_then(|a| a.get(&(i * STAGES + s), 0).ok())
-                                .map(|v: PerCpuValues<Hist>| maps::sum_hists(&v))
-                        })
-                        .collect();
-                    maps::stage_counters(c.unwrap_or_default(), &h)
-                };
-                let (read, write) = (dir(0), dir(1));
+                let i = |dir: u32| slot as u32 * DIRECTIONS + dir;
+                let (read, write) = (
+                    dir_counters(counters.as_ref(), hists.as_ref(), i(0)),
+                    dir_counters(counters.as_ref(), hists.as_ref(), i(1)),
+                );
+                let ours = ours.as_ref().map(|(c, h)| {
+                    Box::new(JobCounters {
+                        read: dir_counters(c.as_ref(), h.as_ref(), i(0)).0,
+                        write: dir_counters(c.as_ref(), h.as_ref(), i(1)).0,
+                    })
+                });
                 LayerCounters {
                     name: d.name.clone(),
                     major: d.major,
@@ -340,10 +426,31 @@ impl Tracer {
                     read: read.0,
                     write: write.0,
                     timed_one_in: None,
+                    ours,
                 }
             })
             .collect()
     }
+}
+
+/// One direction's counters (index `i`) from a counters map and a histograms map, and its
+/// requeues; a map that cannot be read gives zeros (empty histograms).
+fn dir_counters(
+    counters: Option<&PerCpuArray<&MapData, Counters>>,
+    hists: Option<&PerCpuArray<&MapData, Hist>>,
+    i: u32,
+) -> (iogauge_model::layers::StageCounters, u64) {
+    let c = counters
+        .and_then(|a| a.get(&i, 0).ok())
+        .map(|v| maps::sum_counters(&v));
+    let h: Vec<Option<Hist>> = (0..STAGES)
+        .map(|s| {
+            hists
+                .and_then(|a| a.get(&(i * STAGES + s), 0).ok())
+                .map(|v: PerCpuValues<Hist>| maps::sum_hists(&v))
+        })
+        .collect();
+    maps::stage_counters(c.unwrap_or_default(), &h)
 }
 
 /// Loads program `name` for tracepoint `tp` and attaches it.

@@ -42,8 +42,32 @@ pub struct Sampling {
 // SAFETY: `repr(C)`, four u32 fields, no padding: every bit pattern is a valid value.
 unsafe impl aya::Pod for Sampling {}
 
+/// `struct origin`: another process's bios on the traced disks (cumulative).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Origin {
+    pub comm: [u8; 16],
+    pub bios: u64,
+    pub bytes: u64,
+    pub writeback: u64,
+}
+
+// SAFETY: `repr(C)`, a byte array of 16 then u64 fields, no padding: every bit pattern is a
+// valid value.
+unsafe impl aya::Pod for Origin {}
+
+impl Origin {
+    /// The process's name: `comm` up to its NUL.
+    pub fn name(&self) -> String {
+        let end = self.comm.iter().position(|b| *b == 0).unwrap_or(16);
+        String::from_utf8_lossy(&self.comm[..end]).into_owned()
+    }
+}
+
 /// Disks the programs can count (`MAX_DISKS`).
 pub const MAX_DISKS: u32 = 64;
+/// Cgroups the programs attribute to the job at most (`MAX_OURS`).
+pub const MAX_OURS: usize = 4;
 /// Read and write.
 pub const DIRECTIONS: u32 = 2;
 /// Pre-queue, queue, device (`enum stage`).

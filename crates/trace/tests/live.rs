@@ -40,7 +40,7 @@ fn direct_reads_are_counted_with_their_device_time() {
     }
     f.sync_all().unwrap();
     let disk = disk_under(&path);
-    let tracer = Tracer::start(std::slice::from_ref(&disk)).unwrap();
+    let tracer = Tracer::start(std::slice::from_ref(&disk), None).unwrap();
     let before = tracer.read();
     let f = std::fs::OpenOptions::new()
         .read(true)

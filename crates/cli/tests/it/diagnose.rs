@@ -9,6 +9,7 @@ use serde_json::Value;
 
 mod db;
 mod io;
+mod shared;
 
 /// Above this impact, a finding other than the expected ones fails the scenario.
 const FALSE_HIGH: f64 = 0.5;

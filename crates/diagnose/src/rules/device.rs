@@ -17,6 +17,12 @@
 //!   (db run) = the share of DB time in data-file I/O waits (reads and writes, PostgreSQL's
 //!   or InnoDB's: `crate::waits`).
 //!
+//! With the block-layer tracer's attribution the requests in flight are the job's own
+//! (Little's law on its requests' queue and device time), not aqu-sz, which holds every
+//! process's: a disk another process saturates is not this job's limit (#45 saw it blamed
+//! for a QD 1 run). A run that got the rate it asked for (`--rate-iops`, ≥ 95% of it) was
+//! limited by its own pacing, not by a device: nothing is said.
+//!
 //! Ground truth: `diagnose::device_bound` (QD 32 random O_DIRECT reads on the VM's disk).
 
 use crate::made::{ev, ratio, Made};
@@ -42,17 +48,41 @@ pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
     }
 }
 
+/// The requests a device held for the job at a time: its own (Little's law on the traced
+/// stages) with the tracer's attribution, else iostat's aqu-sz (everyone's).
+fn in_flight(w: &Whole, name: &str, aqu_sz: f64) -> (f64, &'static str) {
+    match w.layers.get(name).filter(|l| l.attributed) {
+        Some(l) => (l.own_in_flight(), "the job's requests in flight (traced)"),
+        None => (aqu_sz, "requests in flight (aqu-sz)"),
+    }
+}
+
+/// Whether a run got the rate it asked for (its pacing, not a device, set its load).
+fn paced(doc: &Document) -> bool {
+    let Document::Run(r) = doc else {
+        return false;
+    };
+    let got = r.summary.read.iops + r.summary.write.iops;
+    r.options
+        .rate_iops
+        .is_some_and(|asked| asked > 0 && got >= 0.95 * asked as f64)
+}
+
 fn window(doc: &Document, w: &Whole) -> Option<Finding> {
+    if paced(doc) {
+        return None;
+    }
     let (name, d) = w
         .disks
         .iter()
         .filter(|(n, _)| w.bottom.contains(n) || w.entry.contains(n))
-        .filter(|(_, d)| d.util >= RUN_UTIL_PCT && d.aqu_sz >= IN_FLIGHT)
+        .filter(|(n, d)| d.util >= RUN_UTIL_PCT && in_flight(w, n, d.aqu_sz).0 >= IN_FLIGHT)
         .max_by(|a, b| a.1.util.total_cmp(&b.1.util))?;
     let await_ms = ratio(d.r_s * d.r_await + d.w_s * d.w_await, d.r_s + d.w_s);
+    let (held, what) = in_flight(w, name, d.aqu_sz);
     let mut evidence = vec![
         ev(format!("{name} %util"), d.util, "%"),
-        ev(format!("{name} requests in flight (aqu-sz)"), d.aqu_sz, ""),
+        ev(format!("{name} {what}"), held, ""),
         ev(format!("{name} await"), await_ms, "ms"),
     ];
     let impact = match doc {
@@ -76,7 +106,8 @@ fn window(doc: &Document, w: &Whole) -> Option<Finding> {
             };
             evidence.push(ev("application latency", app_us / 1e3, "ms"));
             let share = ratio(dev_us, app_us).min(1.0);
-            if ratio(await_ms * 1e3, app_us) < AWAIT_SHARE {
+            if ratio(await_ms * 1e3, app_us) < AWAIT_SHARE || dev_us > app_us * 1.05 {
+                // A device time longer than the application's latency is not the job's.
                 return None;
             }
             share
@@ -87,9 +118,9 @@ fn window(doc: &Document, w: &Whole) -> Option<Finding> {
             rule: "device-saturated",
             layer: Layer::Device,
             title: format!(
-                "{name} is the limit: {:.0}% busy with {:.1} requests in flight, {:.0}% of the I/O time spent in it",
+                "{name} is the limit: {:.0}% busy with {:.1} of the job's requests in flight, {:.0}% of the I/O time spent in it",
                 d.util,
-                d.aqu_sz,
+                held,
                 impact * 100.0
             ),
             impact,

@@ -5,8 +5,11 @@
 //!
 //! - Under `--layout`: member writes ÷ workload writes (the layout's own count) ≥ 1.5.
 //! - Without one (an O_DIRECT run): device writes ÷ workload writes on the disks under the
-//!   targets ≥ 1.8 (an md/dm mirror below, journaling; other writers on the same disks too —
-//!   the title says so).
+//!   targets ≥ 1.8 (an md/dm mirror below, journaling). The device writes are the job's own
+//!   when the block-layer tracer told them from other processes' (a neighbour writing to the
+//!   same disk made this rule say "4.3×: a mirror below" before, #45); without that the
+//!   disks' writes hold everyone's and the rule says nothing when other processes' bios were
+//!   seen, and says it cannot tell them apart otherwise.
 //!
 //! - A database run: the disks' write bios under its data and WAL ÷ the database's write calls
 //!   (buffers written + WAL writes; InnoDB's pages flushed + doublewrite batches + redo
@@ -71,14 +74,28 @@ pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
         None => {
             // In bytes: a copy carries the data again, while each fsync's cache flush counts
             // as one more write request carrying none.
-            let a = ratio(w.bottom_sum(|d| d.w_mb_s) * 1024.0, kib);
-            if !k.direct || a < DEVICE_RATIO {
+            let traced: Vec<_> = w.bottom.iter().filter_map(|n| w.layers.get(n)).collect();
+            let attributed = !traced.is_empty()
+                && traced.len() == w.bottom.len()
+                && traced.iter().all(|l| l.attributed);
+            let device_kib = if attributed {
+                traced.iter().map(|l| l.write_kib_s).sum()
+            } else {
+                w.bottom_sum(|d| d.w_mb_s) * 1024.0
+            };
+            let a = ratio(device_kib, kib);
+            if !k.direct || a < DEVICE_RATIO || (!attributed && !w.others.is_empty()) {
                 return Vec::new();
             }
+            let whose = if attributed {
+                "the job's own requests"
+            } else {
+                "every process's requests (the tracer did not tell them apart)"
+            };
             (
                 a,
                 format!(
-                    "the disks wrote {a:.2}× the workload's bytes: a mirror below, journaling or other writers on the same disks multiply its writes"
+                    "the disks wrote {a:.2}× the workload's bytes ({whose}): a mirror below or journaling multiplies its writes"
                 ),
             )
         }

@@ -86,6 +86,7 @@ impl Derived {
         // the raw samples where a document keeps them (`regrid`), else shown without.
         out.layers = BTreeMap::new();
         out.ring = None;
+        out.others = crate::layers::merge_origins(parts.iter().flat_map(|(_, d)| &d.others));
         let cpu = |f: fn(&CpuRates) -> f64| weighted(parts.iter().map(|(t, d)| (*t, f(&d.cpu))));
         out.cpu = CpuRates {
             user: cpu(|c| c.user),

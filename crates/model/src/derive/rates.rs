@@ -2,7 +2,7 @@
 //! shares ([`CpuRates`]), both with the formula from two raw counters, and the whole interval
 //! ([`Derived`]) that [`derive`](super::derive) computes and [`Derived::combine`] joins.
 
-use crate::layers::{LayerRates, RingRates};
+use crate::layers::{LayerRates, Origin, RingRates};
 use crate::sched::JobCpuRates;
 use crate::system::{CpuCounters, DiskCounters, LoadAvg, MemInfo, SwapCounters};
 use serde::{Deserialize, Serialize};
@@ -29,6 +29,10 @@ pub struct Derived {
     /// the tracer saw them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ring: Option<RingRates>,
+    /// Other processes' bios on the traced disks in the interval, the busiest first
+    /// (`crate::layers::Origin`); empty without the tracer's attribution.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub others: Vec<Origin>,
     /// Pages swapped in and out per second (`sar -W`'s pswpin/s, pswpout/s), when both
     /// snapshots read /proc/vmstat.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -56,6 +56,7 @@ fn snap(at_ns: u64, disks: Vec<DiskCounters>) -> Snapshot {
         load: None,
         layers: Vec::new(),
         ring: None,
+        others: Vec::new(),
         swap: None,
         job: None,
         psi_cpu: None,

@@ -101,6 +101,7 @@ fn schema_2_snapshots_keep_their_intervals_buckets_once_upgraded() {
             write: StageHist::default(),
             ..Default::default()
         }),
+        others: Vec::new(),
         swap: None,
         job: None,
         psi_cpu: None,

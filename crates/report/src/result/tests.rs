@@ -290,6 +290,7 @@ fn the_busiest_cpu_is_drawn_when_samples_keep_each_cpu() {
                 load: None,
                 layers: Vec::new(),
                 ring: None,
+                others: Vec::new(),
                 swap: None,
                 job: None,
                 psi_cpu: None,

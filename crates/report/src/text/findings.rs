@@ -27,6 +27,7 @@ pub(crate) fn layer_phrase(l: Layer) -> &'static str {
         Layer::Members => "one member doing the work",
         Layer::Span => "a short-stroked span",
         Layer::Ranks => "the job's slowest ranks",
+        Layer::Neighbours => "other processes on the same devices",
         Layer::DbIo => "the database's I/O waits",
         Layer::DbLocks => "the database's lock waits",
         Layer::DbWal => "the database's WAL",

@@ -46,6 +46,7 @@ typedef __u64 sector_t;
 #define BPF_MAP_TYPE_HASH 1
 #define BPF_MAP_TYPE_ARRAY 2
 #define BPF_MAP_TYPE_PERCPU_ARRAY 6
+#define BPF_MAP_TYPE_LRU_HASH 9
 #define BPF_ANY 0
 
 // Helpers by their number in include/uapi/linux/bpf.h.
@@ -55,6 +56,7 @@ static long (*bpf_map_update_elem)(void *map, const void *key, const void *value
 static __u64 (*bpf_ktime_get_ns)(void) = (void *)5;
 static __u32 (*bpf_get_prandom_u32)(void) = (void *)7;
 static __u64 (*bpf_get_current_pid_tgid)(void) = (void *)14;
+static long (*bpf_get_current_comm)(void *buf, __u32 size) = (void *)16;
 
 struct gendisk {
 	int major;
@@ -69,6 +71,54 @@ struct block_device {
 	struct gendisk *bd_disk;
 } CORE;
 
+struct kernfs_node {
+	__u64 id;
+} CORE;
+
+struct cgroup {
+	struct kernfs_node *kn;
+} CORE;
+
+struct cgroup_subsys_state {
+	struct cgroup *cgroup;
+} CORE;
+
+struct blkcg {
+	struct cgroup_subsys_state css;
+} CORE;
+
+struct blkcg_gq {
+	struct blkcg *blkcg;
+} CORE;
+
+struct css_set {
+	struct cgroup_subsys_state *subsys[12];
+} CORE;
+
+struct task_struct {
+	struct css_set *cgroups;
+} CORE;
+
+struct inode {
+	unsigned long i_ino;
+} CORE;
+
+struct address_space {
+	struct inode *host;
+} CORE;
+
+struct page {
+	struct address_space *mapping;
+} CORE;
+
+struct folio {
+	struct address_space *mapping;
+} CORE;
+
+struct bio_vec {
+	struct page *bv_page;
+} CORE;
+
 struct bvec_iter {
 	sector_t bi_sector;
 	unsigned int bi_size;
@@ -78,10 +128,13 @@ struct bio {
 	struct block_device *bi_bdev;
 	unsigned int bi_opf;
 	struct bvec_iter bi_iter;
+	struct blkcg_gq *bi_blkg;
+	struct bio_vec *bi_io_vec;
 } CORE;
 
 struct request {
 	struct request_queue *q;
+	struct bio *bio;
 	unsigned int cmd_flags;
 	__u64 start_time_ns;
 	sector_t __sector;
@@ -95,6 +148,7 @@ struct io_cqe {
 struct io_kiocb {
 	__u8 opcode;
 	struct io_cqe cqe;
+	void *ctx;
 } CORE;
 
 struct io_uring_cqe {
@@ -146,6 +200,58 @@ struct {
 	__type(key, __u32);
 	__type(value, struct hist);
 } hists SEC(".maps");
+
+// Attribution: which requests are the job's. The job's cgroups in the io controller's
+// hierarchy (blkio in cgroup v1), as the kernel numbers them (the kernfs node id, which is
+// the inode number of the cgroup's directory), set by the loader; none: attribution off.
+// A request is the job's when its bios carry one of these cgroups (a bio is tagged with its
+// submitter's cgroup when it is made, and blk-mq merges only bios of one cgroup), or, for
+// page-cache writeback (done by a flusher thread, tagged with the root cgroup on cgroup v1),
+// when its first page belongs to a file the job dirtied (`our_inodes`).
+#define MAX_OURS 4
+volatile const __u64 ours_cg[MAX_OURS];
+volatile const __u32 n_ours;
+// The io controller's index in a task's `css_set.subsys` (its line in /proc/cgroups).
+volatile const __u32 io_subsys;
+
+// The job's requests alone, laid out as `counters` and `hists` (sized by the loader alike).
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MAX_DISKS * 2);
+	__type(key, __u32);
+	__type(value, struct counters);
+} ours_counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MAX_DISKS * 2 * STAGES);
+	__type(key, __u32);
+	__type(value, struct hist);
+} ours_hists SEC(".maps");
+
+// Files (by their inode's address) whose pages a task of the job's cgroups dirtied.
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u8);
+} our_inodes SEC(".maps");
+
+// Everyone else's bios on the traced disks, by the process that queued them (a flusher
+// thread for writeback); the loader reads it as `Origin` in src/maps.rs.
+struct origin {
+	char comm[16];
+	__u64 bios;
+	__u64 bytes;
+	__u64 writeback; // bios of page-cache pages (written back for someone)
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct origin);
+} others SEC(".maps");
 
 // Which requests are timed: written by the loader every interval (src/lib.rs `Sampling`).
 struct sampling {
@@ -221,6 +327,7 @@ volatile const __u32 ring_tgid;
 
 struct ring_slot {
 	__u64 req;    // the request's user_data
+	__u64 ring;   // its ring (the kernel's io_ring_ctx): each worker's ring reuses user_data
 	__u64 at;     // when it was submitted; 0: none in flight
 	__u32 dir;    // 0 read, 1 write
 	__u32 weight; // 2^ring_shift when it was submitted
@@ -343,7 +450,8 @@ static __attribute__((always_inline)) struct counters *counters_of(int idx)
 	return bpf_map_lookup_elem(&counters, &i);
 }
 
-static __attribute__((always_inline)) void record(int idx, enum stage s, __u64 ns, __u64 w)
+static __attribute__((always_inline)) void record(int idx, enum stage s, __u64 ns, __u64 w,
+						 int ours)
 {
 	struct counters *c = counters_of(idx);
 	__u32 h = (__u32)idx * STAGES + s;
@@ -351,11 +459,55 @@ static __attribute__((always_inline)) void record(int idx, enum stage s, __u64 n
 	if (!c || !hist)
 		return;
 	add(&c->count[s], &c->sum_ns[s], hist, ns, w);
+	if (!ours)
+		return;
+	__u32 i = idx;
+	c = bpf_map_lookup_elem(&ours_counters, &i);
+	hist = bpf_map_lookup_elem(&ours_hists, &h);
+	if (c && hist)
+		add(&c->count[s], &c->sum_ns[s], hist, ns, w);
 }
 
 static __attribute__((always_inline)) int rq_index(struct request *rq)
 {
 	return index_of(dev_of(rq->q->disk), rq->cmd_flags);
+}
+
+static __attribute__((always_inline)) int cg_ours(__u64 id)
+{
+	__u32 n = n_ours;
+	for (__u32 i = 0; i < MAX_OURS && i < n; i++)
+		if (ours_cg[i] == id)
+			return 1;
+	return 0;
+}
+
+// The page-cache file a bio's first page belongs to (its inode's address), or 0 for an
+// anonymous page or none. Not yet: a page's `mapping` carries tag bits the verifier does not
+// let a program test on a pointer, so writeback is not yet told by file (#45).
+static __attribute__((always_inline)) __u64 file_of(struct bio *bio)
+{
+	return 0;
+}
+
+// Whether `bio` is the job's: its cgroup, or a page of a file the job dirtied.
+static __attribute__((always_inline)) int bio_ours(struct bio *bio, __u64 *file)
+{
+	struct blkcg_gq *g = bio->bi_blkg;
+	if (g && cg_ours(g->blkcg->css.cgroup->kn->id))
+		return 1;
+	__u64 f = file_of(bio);
+	*file = f;
+	return f && bpf_map_lookup_elem(&our_inodes, &f) != 0;
+}
+
+static __attribute__((always_inline)) int rq_ours(struct request *rq)
+{
+	if (!n_ours)
+		return 0;
+	struct bio *bio = rq->bio;
+	__u64 file = 0;
+	return bio && bio_ours(bio, &file);
 }
 
 // The first slot of the pair that (dev, sector) hashes to (Fibonacci hashing).
@@ -413,25 +565,47 @@ static __attribute__((always_inline)) void wait_from(__u32 dev, __u64 sector, __
 
 // The pre-queue stage of `rq`, ending `now`: from its first bio's queueing.
 static __attribute__((always_inline)) void pre_queue(struct request *rq, int idx, __u64 now,
-						     __u64 w)
+						     __u64 w, int ours)
 {
 	struct queued_slot *s = waiting(dev_of(rq->q->disk), rq->__sector);
 	if (!s)
 		return;
 	if (now >= s->at)
-		record(idx, PRE_QUEUE, now - s->at, w);
+		record(idx, PRE_QUEUE, now - s->at, w, ours);
 	s->at = 0;
+}
+
+// Another process's bio on a traced disk, counted under the process that queued it.
+static __attribute__((always_inline)) void theirs(struct bio *bio, __u64 file)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct origin *o = bpf_map_lookup_elem(&others, &tgid);
+	if (!o) {
+		struct origin fresh = {};
+		bpf_get_current_comm(fresh.comm, sizeof(fresh.comm));
+		bpf_map_update_elem(&others, &tgid, &fresh, BPF_ANY);
+		o = bpf_map_lookup_elem(&others, &tgid);
+		if (!o)
+			return;
+	}
+	__sync_fetch_and_add(&o->bios, 1);
+	__sync_fetch_and_add(&o->bytes, bio->bi_iter.bi_size);
+	if (file)
+		__sync_fetch_and_add(&o->writeback, 1);
 }
 
 SEC("tp_btf/block_bio_queue")
 int on_bio_queue(__u64 *ctx)
 {
 	struct bio *bio = (struct bio *)ctx[0];
-	__u64 sector = bio->bi_iter.bi_sector;
-	if (!weight_of(sector))
-		return 0;
 	__u32 dev = dev_of(bio->bi_bdev->bd_disk);
 	if (index_of(dev, bio->bi_opf) < 0)
+		return 0;
+	__u64 file = 0;
+	if (n_ours && !bio_ours(bio, &file))
+		theirs(bio, file);
+	__u64 sector = bio->bi_iter.bi_sector;
+	if (!weight_of(sector))
 		return 0;
 	wait_from(dev, sector, bpf_ktime_get_ns());
 	return 0;
@@ -516,7 +690,7 @@ int on_insert(__u64 *ctx)
 	if (idx < 0)
 		return 0;
 	__u64 now = bpf_ktime_get_ns();
-	pre_queue(rq, idx, now, w);
+	pre_queue(rq, idx, now, w, rq_ours(rq));
 	__u64 key = (__u64)rq;
 	set_start(bpf_map_lookup_elem(&started, &key), key, now, INSERTED);
 	return 0;
@@ -545,14 +719,15 @@ int on_issue(__u64 *ctx)
 		st->at = now;
 		return 0;
 	}
+	int ours = rq_ours(rq);
 	if (state == INSERTED) {
 		if (now >= st->at)
-			record(idx, QUEUE, now - st->at, w);
+			record(idx, QUEUE, now - st->at, w, ours);
 	} else {
 		// Issued without being inserted (no scheduler, or a direct issue): its pre-queue
 		// stage ends here and it spent no time in the queue.
-		pre_queue(rq, idx, now, w);
-		record(idx, QUEUE, 0, w);
+		pre_queue(rq, idx, now, w, ours);
+		record(idx, QUEUE, 0, w, ours);
 	}
 	set_start(st, key, now, ISSUED);
 	return 0;
@@ -587,11 +762,19 @@ int on_complete(__u64 *ctx)
 	// Every request counts, once, at the completion of its last part (a request completed
 	// in parts passes here once for each, its length still to complete shrinking).
 	__u32 done = (__u32)ctx[2];
+	int ours = rq_ours(rq);
 	struct counters *c = counters_of(idx);
 	if (c) {
 		c->bytes += done;
 		if (done >= rq->__data_len)
 			c->requests += 1;
+	}
+	__u32 i = idx;
+	struct counters *o = ours ? bpf_map_lookup_elem(&ours_counters, &i) : 0;
+	if (o) {
+		o->bytes += done;
+		if (done >= rq->__data_len)
+			o->requests += 1;
 	}
 	__u64 w = weight_of(rq->__sector);
 	if (!w)
@@ -604,7 +787,7 @@ int on_complete(__u64 *ctx)
 		return 0;
 	__u64 now = bpf_ktime_get_ns();
 	if (now >= st->at)
-		record(idx, DEVICE, now - st->at, w);
+		record(idx, DEVICE, now - st->at, w, ours);
 	st->state = DONE;
 	return 0;
 }
@@ -627,6 +810,10 @@ static __attribute__((always_inline)) int ring_dir(__u8 op)
 }
 
 // The slot of the io_uring request with `user_data` in `ring_started` (Fibonacci hashing).
+// Each worker's ring reuses the same user_data, so a slot also holds its ring, compared (a
+// program may compare a pointer, not compute with one): two rings' requests with one
+// user_data share a slot, the later timed one taking it (the earlier goes untimed, never
+// wrongly timed).
 static __attribute__((always_inline)) struct ring_slot *ring_slot_of(__u64 req)
 {
 	__u32 i = (__u32)((req * 0x9E3779B97F4A7C15ULL) >> (64 - RING_BITS));
@@ -642,7 +829,7 @@ int on_ring_submit(__u64 *ctx)
 	int dir = ring_dir(req->opcode);
 	if (dir < 0)
 		return 0;
-	__u64 key = req->cqe.user_data;
+	__u64 key = req->cqe.user_data, ring = (__u64)req->ctx;
 	struct ring_slot *s = ring_slot_of(key);
 	struct sampling *smp = sampling_now();
 	if (!s || !smp)
@@ -651,11 +838,12 @@ int on_ring_submit(__u64 *ctx)
 	if (shift && (bpf_get_prandom_u32() & ((1U << shift) - 1))) {
 		// Not timed: an earlier request with its user_data is over (written only then: a
 		// line both CPUs write costs more than the test).
-		if (s->req == key && s->at)
+		if (s->req == key && s->ring == ring && s->at)
 			s->at = 0;
 		return 0;
 	}
 	s->req = key;
+	s->ring = ring;
 	s->at = bpf_ktime_get_ns();
 	s->dir = dir;
 	s->weight = 1U << shift;
@@ -670,9 +858,9 @@ int on_ring_complete(__u64 *ctx)
 	if ((__u32)(bpf_get_current_pid_tgid() >> 32) != ring_tgid)
 		return 0;
 	struct io_uring_cqe *cqe = (struct io_uring_cqe *)ctx[2];
-	__u64 key = cqe->user_data;
+	__u64 key = cqe->user_data, ring = ctx[0];
 	struct ring_slot *s = ring_slot_of(key);
-	if (!s || s->req != key || !s->at)
+	if (!s || s->req != key || s->ring != ring || !s->at)
 		return 0;
 	__u64 now = bpf_ktime_get_ns();
 	__u32 dir = s->dir & 1;
