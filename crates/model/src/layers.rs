@@ -254,6 +254,7 @@ pub fn merge_origins<'a>(all: impl IntoIterator<Item = &'a Origin>) -> Vec<Origi
     out
 }
 
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
