@@ -21,7 +21,7 @@ pub fn db(a: DbArgs) -> anyhow::Result<ExitCode> {
             .map_err(iogauge_session::ranks::said_once)
             .and_then(|o| {
                 // Before the private server starts: it is then born in the job's cgroup.
-                iogauge_session::enter_job();
+                iogauge_session::enter_job(&data_devices(&o.place));
                 run::run(o)
             }),
         DbCommand::Reset(w) if w.engine()? == Engine::Mariadb => maria::reset(w),
@@ -44,6 +44,18 @@ pub fn db(a: DbArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Whether Ctrl-C ended the work (anywhere in the error's chain).
+/// The block devices under a private server's directory (the nearest existing one: `db
+/// run` may create it), the whole chain; none for a server at a DSN.
+fn data_devices(place: &iogauge_pg::Place) -> Vec<String> {
+    let iogauge_pg::Place::Private(dir) = place else {
+        return Vec::new();
+    };
+    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
+    dir.ancestors()
+        .find_map(iogauge_probe::device_of_path)
+        .map_or_else(Vec::new, |d| iogauge_probe::devices_under(&d))
+}
+
 fn is_interrupted(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<PgError>()

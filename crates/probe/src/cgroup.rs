@@ -1,8 +1,9 @@
 //! The cgroup I/O limits that apply to a process: its cgroups from /proc/PID/cgroup, where
-//! the hierarchies are mounted from /proc/self/mountinfo, then on its cgroup and every one
-//! above it, cgroup v1's `blkio.throttle.{read,write}_{bps,iops}_device` (`MAJ:MIN VALUE`
-//! a line) and v2's `io.max` (`MAJ:MIN rbps=N wbps=max riops=N wiops=max` a line; the root
-//! has none). Documentation/admin-guide/cgroup-v1/blkio-controller.rst, cgroup-v2.rst "IO".
+//! the hierarchies are mounted from /proc/self/mountinfo, then cgroup v1's
+//! `blkio.throttle.{read,write}_{bps,iops}_device` (`MAJ:MIN VALUE` a line) on its cgroup
+//! (v1's throttle is flat: a parent's limits do not hold its children) and v2's `io.max`
+//! (`MAJ:MIN rbps=N wbps=max riops=N wiops=max` a line; the root has none) on its cgroup and
+//! every one above it. Documentation/admin-guide/cgroup-v1/blkio-controller.rst, cgroup-v2.rst "IO".
 //!
 //! The files' parsers take text (tested on literal lines); [`io_limits_of`] reads the live
 //! system and never fails: a file it cannot read is named in [`IoLimits::unread`].
@@ -151,7 +152,10 @@ pub fn io_limits_of(pid: Option<u32>) -> IoLimits {
     let [m1, m2] = mounts;
     if let (Some(path), Some((mount, root))) = (&v1, &m1) {
         limits.v1 = Some(path.clone());
-        for (dir, cg) in levels(mount, root, path) {
+        // cgroup v1's blk-throttle is flat: a cgroup's limits hold its own tasks only, not
+        // its children's (blk-throttle.c, throtl_pd_init: hierarchical only on the default,
+        // v2, hierarchy), so only the job's own level applies.
+        for (dir, cg) in levels(mount, root, path).into_iter().take(1) {
             for what in Limited::ALL {
                 let file = dir.join(what.v1_file());
                 match read(&file) {

@@ -5,7 +5,7 @@
 //! the run goes on without the split; `--no-trace` leaves it off.
 
 use iogauge_model::layers::{LayerCounters, Origin, RingCounters};
-use iogauge_trace::{Attribution, Disk, JobCgroup, Tracer};
+use iogauge_trace::{Attribution, Disk, FileKey, JobCgroup, Tracer};
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
@@ -14,12 +14,13 @@ static JOB: Mutex<Option<Result<JobCgroup, String>>> = Mutex::new(None);
 
 /// Moves this process into a cgroup of its own, once, so that the tracer can tell the job's
 /// block requests from other processes' (everything started afterwards, a private database
-/// server included, is born in it). Called before a measured job starts anything; a
-/// process that cannot have one is traced without attribution.
-pub fn enter_job() {
+/// server included, is born in it). Called before a measured job starts anything, with the
+/// block devices it will use (their cgroup v1 limits keep it where it is); a process that
+/// cannot have one is traced without attribution.
+pub fn enter_job(devices: &[String]) {
     let mut job = JOB.lock().unwrap_or_else(PoisonError::into_inner);
     if job.is_none() {
-        *job = Some(JobCgroup::enter());
+        *job = Some(JobCgroup::enter(devices));
     }
 }
 
@@ -29,8 +30,8 @@ pub fn leave_job() {
 }
 
 /// What the tracer attributes requests by, or why it cannot.
-fn attribution() -> Result<Attribution, String> {
-    enter_job();
+fn attribution(devices: &[String]) -> Result<Attribution, String> {
+    enter_job(devices);
     match &*JOB.lock().unwrap_or_else(PoisonError::into_inner) {
         Some(Ok(j)) => Ok(j.attribution().clone()),
         Some(Err(e)) => Err(e.clone()),
@@ -61,8 +62,9 @@ impl Layers {
     }
 
     /// The tracer on the whole disks among `devices` (kernel names as the sampler keeps
-    /// them: partitions are left out, their disk is traced), when `on`.
-    pub fn start(on: bool, devices: &[String]) -> Layers {
+    /// them: partitions are left out, their disk is traced), when `on`; the page-cache
+    /// writeback of `files` (the job's targets) counts as the job's.
+    pub fn start(on: bool, devices: &[String], files: &[FileKey]) -> Layers {
         let disks: Vec<&String> = devices
             .iter()
             .filter(|d| Path::new("/sys/block").join(d.as_str()).exists())
@@ -70,7 +72,10 @@ impl Layers {
         if !on || disks.is_empty() {
             return Layers::off();
         }
-        let attribution = attribution();
+        let attribution = attribution(devices).map(|mut a| {
+            a.files = files.to_vec();
+            a
+        });
         let started = disks
             .iter()
             .map(|d| Disk::named(d))
@@ -126,8 +131,8 @@ mod tests {
     fn off_or_nothing_to_trace_reads_nothing_and_warns_nothing() {
         for l in [
             Layers::off(),
-            Layers::start(false, &["vda".into()]),
-            Layers::start(true, &["no-such-disk".into()]),
+            Layers::start(false, &["vda".into()], &[]),
+            Layers::start(true, &["no-such-disk".into()], &[]),
         ] {
             assert!(l.read() == Reading::default() && l.warning().is_none());
         }

@@ -12,6 +12,7 @@ use iogauge_model::spec::JobSpec;
 use iogauge_model::system::Snapshot;
 use iogauge_probe::{sample_grid_with, Devices, Sampler};
 use iogauge_stats::Interval;
+use iogauge_trace::FileKey;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
@@ -128,7 +129,14 @@ impl JobSampler {
         JobSampler {
             sampler: (!devices.sampled.is_empty())
                 .then(|| Sampler::new(Some(devices.sampled.clone())).with_job()),
-            layers: Layers::start(trace, &devices.sampled),
+            layers: Layers::start(
+                trace,
+                &devices.sampled,
+                &targets
+                    .iter()
+                    .filter_map(|t| Some(FileKey::of(&t.file.metadata().ok()?)))
+                    .collect::<Vec<_>>(),
+            ),
             devices,
             live: LiveSystem::default(),
         }

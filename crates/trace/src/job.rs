@@ -11,7 +11,9 @@
 //! Attribution is exact only when the cgroup is the job's alone: without the io controller
 //! for it (v2 without `io` in the parent's `cgroup.subtree_control`, whose bios would carry
 //! an ancestor shared with other processes) `enter` says why and the tracer counts every
-//! request as one.
+//! request as one. Nor does it move out of a v1 cgroup that sets I/O limits on the devices
+//! the job uses: v1's blk-throttle is flat, so in a child the job would escape them and
+//! measure storage its user does not have.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -32,6 +34,41 @@ pub struct JobCgroup {
 pub struct Attribution {
     pub cgroups: Vec<u64>,
     pub io_subsys: u32,
+    /// The job's files, whose page-cache writeback (a flusher thread's, in another cgroup)
+    /// is the job's too: [`FileKey::of`] each target.
+    pub files: Vec<FileKey>,
+}
+
+/// A file as the kernel's inode knows it: `(inode number, its filesystem's device)`, or for
+/// a block device `(its device number, 0)` (its page cache's inode); device numbers in the
+/// kernel's encoding (`MKDEV`: major << 20 | minor).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileKey {
+    pub ino: u64,
+    pub dev: u64,
+}
+
+// SAFETY: two u64s, no padding; the layout of `struct file_key` in the BPF program.
+unsafe impl aya::Pod for FileKey {}
+
+impl FileKey {
+    /// The key of the file `m` describes (an open target's `File::metadata`).
+    pub fn of(m: &std::fs::Metadata) -> FileKey {
+        use std::os::unix::fs::FileTypeExt;
+        let kernel = |d: u64| (u64::from(libc::major(d)) << 20) | u64::from(libc::minor(d));
+        if m.file_type().is_block_device() {
+            FileKey {
+                ino: kernel(m.rdev()),
+                dev: 0,
+            }
+        } else {
+            FileKey {
+                ino: m.ino(),
+                dev: kernel(m.dev()),
+            }
+        }
+    }
 }
 
 /// The io controller's hierarchy: its mount point and whether it is cgroup v2.
@@ -108,7 +145,9 @@ fn read(path: &str) -> Result<String, String> {
 
 impl JobCgroup {
     /// Makes the job's cgroup and moves this process into it; why not, in one line.
-    pub fn enter() -> Result<JobCgroup, String> {
+    /// `devices`: the block devices the job will use (kernel names, the whole chain under
+    /// its targets), whose cgroup v1 limits it must stay under.
+    pub fn enter(devices: &[String]) -> Result<JobCgroup, String> {
         let (mount, v2) = io_hierarchy(&read("/proc/self/mountinfo")?)
             .ok_or("no cgroup hierarchy with the io (blkio) controller is mounted")?;
         let path = current_path(&read("/proc/self/cgroup")?, v2)
@@ -116,7 +155,16 @@ impl JobCgroup {
         let io_subsys = io_index(&read("/proc/cgroups")?)
             .ok_or("/proc/cgroups lists no blkio (io) controller")?;
         let parent = mount.join(path.trim_start_matches('/'));
-        if v2 {
+        if !v2 {
+            // v1's blk-throttle is flat: the limits of the cgroup the process is in would
+            // not hold it in a child, so it stays (measured under them) and is not told apart.
+            if let Some(file) = throttled_v1(&parent, devices) {
+                return Err(format!(
+                    "{} sets an I/O limit, which cgroup v1 does not pass on to a child cgroup: iogauge stays in its cgroup, under the limit, and cannot tell the job's requests from others' there",
+                    file.display()
+                ));
+            }
+        } else {
             let control = parent.join("cgroup.subtree_control");
             let text = std::fs::read_to_string(&control).unwrap_or_default();
             if !text.split_whitespace().any(|c| c == "io") {
@@ -146,6 +194,7 @@ impl JobCgroup {
             attribution: Attribution {
                 cgroups: vec![id],
                 io_subsys,
+                files: Vec::new(),
             },
         })
     }
@@ -159,6 +208,31 @@ impl JobCgroup {
     pub fn dir(&self) -> &Path {
         &self.dir
     }
+}
+
+/// The first of `dir`'s cgroup v1 `blkio.throttle.*_device` files that limits one of
+/// `devices` (a limit on a device the job does not use holds it nowhere).
+fn throttled_v1(dir: &Path, devices: &[String]) -> Option<PathBuf> {
+    let ours: Vec<String> = devices
+        .iter()
+        .filter_map(|d| std::fs::read_to_string(format!("/sys/class/block/{d}/dev")).ok())
+        .map(|t| t.trim().to_string())
+        .collect();
+    [
+        "blkio.throttle.read_iops_device",
+        "blkio.throttle.write_iops_device",
+        "blkio.throttle.read_bps_device",
+        "blkio.throttle.write_bps_device",
+    ]
+    .iter()
+    .map(|f| dir.join(f))
+    .find(|f| {
+        std::fs::read_to_string(f).is_ok_and(|t| {
+            t.lines()
+                .filter_map(|l| l.split_whitespace().next())
+                .any(|n| ours.iter().any(|o| o == n))
+        })
+    })
 }
 
 /// Moves this process (all its threads) into the cgroup `dir`.

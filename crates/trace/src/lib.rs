@@ -29,7 +29,7 @@ mod maps;
 use error::one_line;
 pub use error::Unavailable;
 pub use files::{FileIo, FileProbe};
-pub use job::{Attribution, JobCgroup};
+pub use job::{Attribution, FileKey, JobCgroup};
 
 use aya::maps::{Array, HashMap, MapData, PerCpuArray, PerCpuValues};
 use aya::programs::BtfTracePoint;
@@ -265,6 +265,18 @@ impl Tracer {
             .set_max_entries("started", request_slots(disks))
             .load(OBJECT)
             .map_err(|e| Unavailable::Load(one_line(&e)))?;
+        if let Some(a) = attribution.filter(|_| n_ours > 0) {
+            let map = ebpf
+                .map_mut("our_inodes")
+                .ok_or_else(|| Unavailable::Load("no map our_inodes in the object".into()))?;
+            let mut files: HashMap<&mut MapData, FileKey, u8> =
+                HashMap::try_from(map).map_err(|e| Unavailable::Load(one_line(&e)))?;
+            for f in &a.files {
+                files
+                    .insert(f, 1, 0)
+                    .map_err(|e| Unavailable::Load(one_line(&e)))?;
+            }
+        }
         for (name, tp) in PROGRAMS {
             attach(&mut ebpf, &btf, name, tp)?;
         }

@@ -11,8 +11,9 @@ mod db;
 mod io;
 mod shared;
 
-/// Above this impact, a finding other than the expected ones fails the scenario.
-const FALSE_HIGH: f64 = 0.5;
+/// At this impact or above, a finding other than the expected ones fails the scenario (#45:
+/// no false finding explains 20% of the time).
+const FALSE_HIGH: f64 = 0.2;
 
 /// The findings of a result's JSON: (rule, layer, impact), ranked as stored.
 fn findings(v: &Value) -> Vec<(String, String, f64)> {
@@ -31,7 +32,7 @@ fn findings(v: &Value) -> Vec<(String, String, f64)> {
 }
 
 /// Asserts the top finding is `layer` with at least `min_impact`, that it carries evidence,
-/// and that no finding outside `also` (layers) has an impact above [`FALSE_HIGH`]. Returns the
+/// and that no finding outside `also` (layers) has an impact of [`FALSE_HIGH`] or more. Returns the
 /// top finding's impact.
 fn assert_top(v: &Value, layer: &str, min_impact: f64, also: &[&str]) -> f64 {
     let all = findings(v);
@@ -46,7 +47,7 @@ fn assert_top(v: &Value, layer: &str, min_impact: f64, also: &[&str]) -> f64 {
     );
     for (r, l, i) in &all[1..] {
         assert!(
-            *i <= FALSE_HIGH || l == layer || also.contains(&l.as_str()),
+            *i < FALSE_HIGH || l == layer || also.contains(&l.as_str()),
             "false high-impact finding {r} ({l}, {i}): {shown}"
         );
     }

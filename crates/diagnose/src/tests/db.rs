@@ -78,8 +78,8 @@ fn the_page_cache_is_judged_in_blocks_not_bytes() {
     let f = find(&v, Layer::PageCache);
     let absorbed = 1.0 - 21_000.0 / 146_000.0;
     assert!(close(evidence(f, "never reached a disk"), absorbed * 100.0));
-    // DataFileRead holds 12.5% of DB time: the floor of 0.2 applies.
-    assert!(close(f.impact, absorbed * 0.2), "{}", f.impact);
+    // DataFileRead holds 12.5% of DB time, above the floor (0.1).
+    assert!(close(f.impact, absorbed * 0.125), "{}", f.impact);
 }
 
 /// A data directory on a filesystem whose devices were not found (btrfs before its members
@@ -160,6 +160,12 @@ fn a_mirror_below_the_database_multiplies_its_writes() {
     let mut readers = db(&[("DataFileRead", 7.7), ("CPU", 0.05)], None);
     readers.writes = r.writes.clone();
     assert!(of(readers).iter().all(|f| f.layer != Layer::Layout));
+    // Over one disk (ext4 on vda under a WAL-bound run, measured: 2.01 bios per write, all
+    // the job's own): the filesystem's writes, no copies.
+    let mut one = r.clone();
+    one.writes.as_mut().unwrap().disks = vec!["vda".into()];
+    one.writes.as_mut().unwrap().per_db_write = Some(2.01);
+    assert!(of(one).iter().all(|f| f.layer != Layer::Layout));
     // One copy (raid0 measured 1.07): nothing to say.
     r.writes.as_mut().unwrap().per_db_write = Some(1.07);
     assert!(of(r).iter().all(|f| f.layer != Layer::Layout));

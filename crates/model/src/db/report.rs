@@ -112,6 +112,8 @@ pub struct WriteCompare {
     /// writes completed plus those merged into them (iostat's w/s + wrqm/s). A block layer
     /// that joins adjacent writes (in a throttle's or a scheduler's queue) would otherwise
     /// hide copies: under a throttle a mirror's writes merge more than a single copy's.
+    /// Where the tracer attributed requests, the job's share of them only (see
+    /// [`write_compare`]).
     pub device_writes_s: f64,
     /// `device_writes_s / db_writes_s`; `None` without database writes or without the disks
     /// sampled.
@@ -365,13 +367,22 @@ pub fn cache_compare(
     }
 }
 
-/// PostgreSQL's write calls against the write bios `disks` received in the same window.
+/// The database's write calls against the write bios `disks` received in the same window:
+/// the job's own share of them where the block-layer tracer attributed each disk's requests
+/// (its write requests ÷ all write requests there; a filesystem journal's commits and other
+/// processes' writes are not the database's copies), else all of them.
 pub fn write_compare(db: &LoadRates, d: &Derived, disks: &[String]) -> WriteCompare {
     let db_writes = db.physical_writes_s();
     let device: f64 = disks
         .iter()
-        .filter_map(|n| d.disks.get(n))
-        .map(|r| r.w_s + r.wrqm_s)
+        .filter_map(|n| Some((d.disks.get(n)?, d.layers.get(n))))
+        .map(|(r, l)| {
+            let own = l.and_then(|l| {
+                let o = l.ours.as_ref()?;
+                (l.write.req_s > 0.0).then(|| (o.write.req_s / l.write.req_s).min(1.0))
+            });
+            (r.w_s + r.wrqm_s) * own.unwrap_or(1.0)
+        })
         .sum();
     WriteCompare {
         disks: disks.to_vec(),

@@ -1,9 +1,9 @@
 //! The cgroup I/O limits that apply to the job, as read at its start: cgroup v1's
-//! `blkio.throttle.{read,write}_{bps,iops}_device` and v2's `io.max`, on the job's own cgroup
-//! and every one above it (a parent's limit holds its children too: blk-throttle charges a
-//! bio to each level, Documentation/admin-guide/cgroup-v1/blkio-controller.rst and
-//! cgroup-v2.rst "IO"). Reading them is `iogauge_probe`'s; the throttle rule names a limit
-//! from here, never guesses one.
+//! `blkio.throttle.{read,write}_{bps,iops}_device` on the job's own cgroup (v1's blk-throttle
+//! is flat: a cgroup's limits hold its own tasks, not its children's — blk-throttle.c,
+//! `throtl_pd_init`), and v2's `io.max` on the job's cgroup and every one above it (v2's is
+//! hierarchical: a parent's limit holds its children too, cgroup-v2.rst "IO"). Reading them
+//! is `iogauge_probe`'s; the throttle rule names a limit from here, never guesses one.
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -18,7 +18,8 @@ pub struct IoLimits {
     /// The job's cgroup in the v2 (unified) hierarchy; `None` where it is not mounted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub v2: Option<String>,
-    /// Every limit set on the job's cgroup or one above it, one per file and device.
+    /// Every limit that holds the job: set on its cgroup (v1), or on its cgroup or one above
+    /// it (v2); one per file and device.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub limits: Vec<IoLimit>,
     /// Files that exist but could not be read or understood, each with why: their limits

@@ -39,7 +39,11 @@ const RING_LAYERS: [(&str, &str); 5] = [
 /// and the layers they are: five where every bar has the kernel's io_uring time, else four.
 pub(super) fn bars(r: &RunReport) -> (Vec<Bar>, &'static [(&'static str, &'static str)]) {
     let disks = r.hardware.as_ref().map_or(&[][..], |h| &h.disks[..]);
-    app_bars(r.intervals.iter().map(|iv| (0.0, iv)), disks)
+    app_bars(
+        r.intervals.iter().map(|iv| (0.0, iv)),
+        disks,
+        r.options.direct,
+    )
 }
 
 /// A calibration's bars: its points one after another on one time axis (each point's
@@ -59,16 +63,18 @@ pub(super) fn calib_bars(
         intervals.extend(p.intervals.iter().map(|iv| (at, iv)));
         at += end;
     }
-    app_bars(intervals.into_iter(), &[])
+    // A calibration's I/Os are O_DIRECT.
+    app_bars(intervals.into_iter(), &[], true)
 }
 
 /// [`bars`] of intervals each moved by its offset, seconds.
 fn app_bars<'a>(
     intervals: impl Iterator<Item = (f64, &'a IntervalReport)>,
     disks: &[String],
+    direct: bool,
 ) -> (Vec<Bar>, &'static [(&'static str, &'static str)]) {
     let splits: Vec<(f64, &IntervalReport, AppSplit)> = intervals
-        .filter_map(|(at, iv)| Some((at, iv, AppSplit::of(iv, disks)?)))
+        .filter_map(|(at, iv)| Some((at, iv, AppSplit::of(iv, disks, direct)?)))
         .collect();
     let ring = !splits.is_empty() && splits.iter().all(|(_, _, s)| s.kernel_us.is_some());
     let bars = splits

@@ -109,7 +109,7 @@ fn time_split_line(r: &RunReport) -> String {
     use iogauge_stats::Phase;
     let disks = r.hardware.as_ref().map_or(&[][..], |h| &h.disks[..]);
     let measured = r.intervals.iter().filter(|iv| iv.phase == Phase::Measure);
-    let Some(sp) = crate::split::run_split(measured, disks) else {
+    let Some(sp) = crate::split::run_split(measured, disks, r.options.direct) else {
         return String::new();
     };
     let p = sp.parts();

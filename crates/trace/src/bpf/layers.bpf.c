@@ -57,6 +57,7 @@ static __u64 (*bpf_ktime_get_ns)(void) = (void *)5;
 static __u32 (*bpf_get_prandom_u32)(void) = (void *)7;
 static __u64 (*bpf_get_current_pid_tgid)(void) = (void *)14;
 static long (*bpf_get_current_comm)(void *buf, __u32 size) = (void *)16;
+static long (*bpf_probe_read_kernel)(void *dst, __u32 size, const void *src) = (void *)113;
 
 struct gendisk {
 	int major;
@@ -99,8 +100,14 @@ struct task_struct {
 	struct css_set *cgroups;
 } CORE;
 
+struct super_block {
+	__u32 s_dev;
+} CORE;
+
 struct inode {
 	unsigned long i_ino;
+	__u32 i_rdev;
+	struct super_block *i_sb;
 } CORE;
 
 struct address_space {
@@ -207,7 +214,7 @@ struct {
 // A request is the job's when its bios carry one of these cgroups (a bio is tagged with its
 // submitter's cgroup when it is made, and blk-mq merges only bios of one cgroup), or, for
 // page-cache writeback (done by a flusher thread, tagged with the root cgroup on cgroup v1),
-// when its first page belongs to a file the job dirtied (`our_inodes`).
+// when its first page belongs to one of the job's files (`our_inodes`).
 #define MAX_OURS 4
 volatile const __u64 ours_cg[MAX_OURS];
 volatile const __u32 n_ours;
@@ -229,11 +236,18 @@ struct {
 	__type(value, struct hist);
 } ours_hists SEC(".maps");
 
-// Files (by their inode's address) whose pages a task of the job's cgroups dirtied.
+// A file as the kernel knows it: its inode number and its filesystem's device (MKDEV's
+// encoding); a block device's own page cache by its device number, `dev` 0.
+struct file_key {
+	__u64 ino;
+	__u64 dev;
+};
+
+// The job's files (its targets), set by the loader: their pages' writeback is the job's.
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, struct file_key);
 	__type(value, __u8);
 } our_inodes SEC(".maps");
 
@@ -482,23 +496,52 @@ static __attribute__((always_inline)) int cg_ours(__u64 id)
 	return 0;
 }
 
-// The page-cache file a bio's first page belongs to (its inode's address), or 0 for an
-// anonymous page or none. Not yet: a page's `mapping` carries tag bits the verifier does not
-// let a program test on a pointer, so writeback is not yet told by file (#45).
-static __attribute__((always_inline)) __u64 file_of(struct bio *bio)
+// Whether `bio` carries page-cache pages (writeback or a buffered read), and of which file
+// (`k`): its first page's mapping's inode. Read with bpf_probe_read_kernel, as numbers: the
+// verifier allows no bit test on a pointer (the mapping's low bits mark anonymous pages).
+static __attribute__((always_inline)) int file_of(struct bio *bio, struct file_key *k)
 {
-	return 0;
+	struct bio_vec *v = bio->bi_io_vec;
+	if (!v)
+		return 0;
+	struct page *pg = v->bv_page;
+	if (!pg)
+		return 0;
+	__u64 m = 0;
+	if (bpf_probe_read_kernel(&m, sizeof(m), &pg->mapping) || !m || (m & 3))
+		return 0;
+	__u64 host = 0;
+	if (bpf_probe_read_kernel(&host, sizeof(host), &((struct address_space *)m)->host) ||
+	    !host)
+		return 0;
+	struct inode *in = (struct inode *)host;
+	__u32 rdev = 0;
+	bpf_probe_read_kernel(&rdev, sizeof(rdev), &in->i_rdev);
+	if (rdev) {
+		k->ino = rdev;
+		k->dev = 0;
+		return 1;
+	}
+	__u64 sb = 0;
+	__u32 sdev = 0;
+	bpf_probe_read_kernel(&k->ino, sizeof(k->ino), &in->i_ino);
+	bpf_probe_read_kernel(&sb, sizeof(sb), &in->i_sb);
+	if (sb)
+		bpf_probe_read_kernel(&sdev, sizeof(sdev), &((struct super_block *)sb)->s_dev);
+	k->dev = sdev;
+	return 1;
 }
 
-// Whether `bio` is the job's: its cgroup, or a page of a file the job dirtied.
-static __attribute__((always_inline)) int bio_ours(struct bio *bio, __u64 *file)
+// Whether `bio` is the job's: its cgroup, or a page of one of the job's files (`*cached`:
+// whether it carries page-cache pages at all).
+static __attribute__((always_inline)) int bio_ours(struct bio *bio, int *cached)
 {
 	struct blkcg_gq *g = bio->bi_blkg;
 	if (g && cg_ours(g->blkcg->css.cgroup->kn->id))
 		return 1;
-	__u64 f = file_of(bio);
-	*file = f;
-	return f && bpf_map_lookup_elem(&our_inodes, &f) != 0;
+	struct file_key k = {};
+	*cached = file_of(bio, &k);
+	return *cached && bpf_map_lookup_elem(&our_inodes, &k) != 0;
 }
 
 static __attribute__((always_inline)) int rq_ours(struct request *rq)
@@ -506,8 +549,8 @@ static __attribute__((always_inline)) int rq_ours(struct request *rq)
 	if (!n_ours)
 		return 0;
 	struct bio *bio = rq->bio;
-	__u64 file = 0;
-	return bio && bio_ours(bio, &file);
+	int cached = 0;
+	return bio && bio_ours(bio, &cached);
 }
 
 // The first slot of the pair that (dev, sector) hashes to (Fibonacci hashing).
@@ -576,7 +619,7 @@ static __attribute__((always_inline)) void pre_queue(struct request *rq, int idx
 }
 
 // Another process's bio on a traced disk, counted under the process that queued it.
-static __attribute__((always_inline)) void theirs(struct bio *bio, __u64 file)
+static __attribute__((always_inline)) void theirs(struct bio *bio, int cached)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct origin *o = bpf_map_lookup_elem(&others, &tgid);
@@ -590,7 +633,7 @@ static __attribute__((always_inline)) void theirs(struct bio *bio, __u64 file)
 	}
 	__sync_fetch_and_add(&o->bios, 1);
 	__sync_fetch_and_add(&o->bytes, bio->bi_iter.bi_size);
-	if (file)
+	if (cached && (bio->bi_opf & 1))
 		__sync_fetch_and_add(&o->writeback, 1);
 }
 
@@ -601,9 +644,9 @@ int on_bio_queue(__u64 *ctx)
 	__u32 dev = dev_of(bio->bi_bdev->bd_disk);
 	if (index_of(dev, bio->bi_opf) < 0)
 		return 0;
-	__u64 file = 0;
-	if (n_ours && !bio_ours(bio, &file))
-		theirs(bio, file);
+	int cached = 0;
+	if (n_ours && !bio_ours(bio, &cached))
+		theirs(bio, cached);
 	__u64 sector = bio->bi_iter.bi_sector;
 	if (!weight_of(sector))
 		return 0;

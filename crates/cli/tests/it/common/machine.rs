@@ -76,6 +76,30 @@ impl Drop for Throttle {
     }
 }
 
+/// A cgroup v1 write-bandwidth limit on one block device (the root blkio cgroup, which
+/// cgroup v1 charges all page-cache writeback to), lifted when dropped.
+pub struct WriteBps(String);
+
+const WRITE_BPS: &str = "/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device";
+
+impl WriteBps {
+    pub fn new(dev: &str, bytes_s: u64) -> WriteBps {
+        let name = dev.trim_start_matches("/dev/");
+        let majmin = std::fs::read_to_string(format!("/sys/class/block/{name}/dev"))
+            .expect("the loop device's MAJ:MIN")
+            .trim()
+            .to_string();
+        std::fs::write(WRITE_BPS, format!("{majmin} {bytes_s}")).expect("cgroup v1 blkio throttle");
+        WriteBps(majmin)
+    }
+}
+
+impl Drop for WriteBps {
+    fn drop(&mut self) {
+        let _ = std::fs::write(WRITE_BPS, format!("{} 0", self.0));
+    }
+}
+
 /// A device slower than the CPU, whatever the disk under it does: a loop device (`outer`,
 /// direct I/O, mq-deadline, `nr_requests` requests) over a second loop device held to
 /// [`SlowDevice::READ_IOPS`] reads/s by the cgroup. The outer device's requests take the

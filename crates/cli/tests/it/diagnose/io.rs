@@ -304,6 +304,99 @@ fn member_throttled() {
     assert_limit_named(&v, name, 100);
 }
 
+/// A campaign's members on a device held to 300 reads/s by the cgroup: each member's top
+/// finding is the limit, named, whatever its queue depth, and none says the CPU (before #45
+/// such a campaign's members read "the CPU, not the storage").
+#[test]
+fn throttled_campaign_members() {
+    require_root();
+    let _g = heavy();
+    let d = workdir();
+    let l = Loop::direct(&d.path().join("c.img"), 32);
+    let _t = Throttle::new(&l.0, 300);
+    let toml = format!(
+        "name = \"held\"\ncommand = \"run\"\nrepeat = 1\n\n[vars]\nqd = [2, 16]\n\n[options]\ntarget = \"{}\"\nrw = \"randread\"\nqd = \"${{qd}}\"\ntime = \"2s\"\n",
+        l.0
+    );
+    std::fs::write(d.path().join("held.toml"), toml).unwrap();
+    let store = d.path().join("results.sqlite").display().to_string();
+    let out = bin()
+        .current_dir(d.path())
+        .args(["campaign", "held.toml", "--store", &store])
+        .output()
+        .expect("spawn iogauge campaign");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let h = json_of(&["history", "--store", &store, "--json"]);
+    let ids: Vec<String> = h
+        .as_array()
+        .expect("history rows")
+        .iter()
+        .filter(|r| r["kind"] == "run")
+        .map(|r| r["id"].to_string())
+        .collect();
+    assert!(ids.len() >= 2, "both members stored: {h}");
+    for id in ids {
+        let v = json_of(&["show", &id, "--json", "--store", &store]);
+        assert_top(&v, "throttle", 0.5, &[]);
+        assert_limit_named(&v, l.0.trim_start_matches("/dev/"), 300);
+        let high = others_above(&v, "throttle", 0.2);
+        assert!(
+            high.is_empty(),
+            "member {id}: false findings ≥ 0.2: {high:?}"
+        );
+    }
+}
+
+/// Writeback held by a write-bandwidth limit in the root cgroup (cgroup v1 charges every
+/// page-cache writeback there) on a loop device the job writes to through the page cache,
+/// with dirty memory capped at 8 MiB: the writer sleeps in the kernel's dirty throttling
+/// (balance_dirty_pages) for the flusher's throttled writes. That sleep is not the CPU's
+/// (before #45: `cpu` 0.55, the throttle unnamed); the limit on the device is named.
+#[test]
+fn writeback_throttled_in_the_root_cgroup() {
+    require_root();
+    let _g = exclusive();
+    let d = workdir();
+    let l = Loop::direct(&d.path().join("w.img"), 256);
+    // Setting the bytes zeroes the ratios, and the bytes cannot be set back to 0: the
+    // ratios, kept first, are put back last (guards drop in reverse), which zeroes the bytes.
+    let ratio = std::fs::read_to_string("/proc/sys/vm/dirty_ratio").unwrap();
+    let bg_ratio = std::fs::read_to_string("/proc/sys/vm/dirty_background_ratio").unwrap();
+    let _ratio = Sysctl::set("/proc/sys/vm/dirty_ratio", ratio.trim());
+    let _bg_ratio = Sysctl::set("/proc/sys/vm/dirty_background_ratio", bg_ratio.trim());
+    let _dirty = Sysctl::set("/proc/sys/vm/dirty_bytes", "8388608");
+    let _bg = Sysctl::set("/proc/sys/vm/dirty_background_bytes", "4194304");
+    let _t = WriteBps::new(&l.0, 4 << 20);
+    let v = run_json(&[
+        "--target",
+        &l.0,
+        "--rw",
+        "randwrite",
+        "--buffered",
+        "--engine",
+        "psync",
+        "--allow-overwrite",
+        "--time",
+        "4s",
+    ]);
+    eprintln!("writeback held: findings {}", listed(&v));
+    let high = others_above(&v, "throttle", 0.2);
+    assert!(
+        high.iter().all(|f| !f.starts_with("\"cpu\"")),
+        "the dirty throttling's sleep is not the CPU's: {high:?}"
+    );
+    assert_top(&v, "throttle", 0.3, &["page_cache"]);
+    let title = v["findings"][0]["title"].as_str().unwrap_or_default();
+    assert!(
+        title.contains("blkio.throttle.write_bps_device"),
+        "the limit is named: {title}"
+    );
+}
+
 /// The top finding names the cgroup v1 read-IOPS limit on `device` and its value, with
 /// certainty.
 fn assert_limit_named(v: &serde_json::Value, device: &str, iops: u32) {

@@ -39,7 +39,7 @@ pub(super) fn measure(
 
 /// The block-layer tracer on the whole disks under the data set, unless `--no-trace`.
 pub(super) fn layers(p: &Prepared, trace: bool) -> Layers {
-    Layers::start(trace, &p.devices)
+    Layers::start(trace, &p.devices, &[])
 }
 
 /// How a run ended, from its outcome.
