@@ -318,6 +318,95 @@ fn on_a_loop_device_the_layers_agree_with_bpftrace() {
     agree("loop queue (QD 1)", p50_us(&r.queue), seen.queue, 1.5);
 }
 
+/// The job's own reads' device time from the tracer's attribution (`ours` in each
+/// snapshot's layers of `disk`), between the run's first and last samples.
+fn own_read_device(doc: &Value, disk: &str) -> StageHist {
+    let samples = doc["samples"].as_array().expect("samples");
+    let own = |s: &Value| -> StageHist {
+        let l = s["layers"]
+            .as_array()
+            .and_then(|l| l.iter().find(|l| l["name"] == disk))
+            .unwrap_or_else(|| panic!("no layers of {disk}: {}", doc["warnings"]));
+        serde_json::from_value(l["ours"]["read"]["device"].clone()).unwrap_or_else(|e| {
+            panic!(
+                "no attributed reads ({e}): {}; warnings {}",
+                l["ours"], doc["warnings"]
+            )
+        })
+    };
+    let all: Vec<StageHist> = samples.iter().map(own).collect();
+    span(&all, |h| h)
+}
+
+/// fio reading and writing the disk at QD 16 beside one psync reader: the disk's reads are
+/// mostly fio's, and the tracer's device median of the job's own reads agrees within 5% with
+/// bpftrace's, filtered to the job's threads (#45: the device stage of the job alone).
+#[test]
+fn beside_a_neighbour_the_job_s_own_device_time_agrees_with_bpftrace() {
+    require_root();
+    let _g = exclusive();
+    let d = workdir();
+    let t = d.path().join("data");
+    let t = t.to_str().unwrap();
+    let first = run_json(&["--target", t, "--size", "128m", "--ios", "100"]);
+    let disk = first["targets"][0]["device"]
+        .as_str()
+        .expect("the disk under the target")
+        .to_string();
+    let theirs = d.path().join("theirs").display().to_string();
+    let mut fio = std::process::Command::new("fio")
+        .args([
+            "--name=neighbour",
+            &format!("--filename={theirs}"),
+            "--size=256m",
+            "--rw=randrw",
+            "--bs=4k",
+            "--direct=1",
+            "--ioengine=io_uring",
+            "--iodepth=16",
+            "--time_based",
+            "--runtime=20",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("fio is installed (scripts/test installs it)");
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let bt = Bpftrace::start_for_job(d.path(), dev_t(&disk));
+    let out = command()
+        .args(["run", "--json"])
+        .args(psync(t, "1", "5s", "4k"))
+        .output()
+        .expect("iogauge run");
+    let seen = bt.stop();
+    let _ = fio.kill();
+    let _ = fio.wait();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let own = own_read_device(&doc, &disk);
+    let all = reads_of(&doc, &disk);
+    let others = doc["findings"]
+        .as_array()
+        .and_then(|f| f.iter().find(|f| f["rule"] == "neighbours"))
+        .map(|f| f["title"].to_string())
+        .unwrap_or_default();
+    eprintln!(
+        "beside fio: the job's reads {} of the disk's {} reads; {others}",
+        own.count, all.requests
+    );
+    assert!(
+        own.count > 0 && own.count * 2 < all.requests,
+        "the job's reads told from fio's: {} of {}",
+        own.count,
+        all.requests
+    );
+    agree("the job's own device time beside fio", p50_us(&own), seen.device, 0.0);
+}
+
 #[test]
 fn no_trace_leaves_the_layers_out() {
     require_root();

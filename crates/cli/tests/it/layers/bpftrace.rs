@@ -46,6 +46,31 @@ END {{ clear(@ins); clear(@iss); }}
     )
 }
 
+/// The script for the job's own reads only: a read bio queued on `dev` by one of iogauge's
+/// psync workers (threads named `iogauge-wN`) marks its sector; that request's issue →
+/// complete is timed, other processes' requests on the same device are not (bpftrace
+/// filtered to the job, beside a neighbour loading the device).
+fn script_for_job(dev: u32) -> String {
+    format!(
+        r#"
+BEGIN {{ printf("{READY}\n"); }}
+tracepoint:block:block_bio_queue /args->dev == {dev} && strncmp(args->rwbs, "R", 1) == 0 && strncmp(comm, "iogauge-w", 9) == 0/ {{
+    @mine[args->sector] = 1;
+}}
+tracepoint:block:block_rq_issue /args->dev == {dev} && @mine[args->sector] == 1/ {{
+    @iss[args->sector] = nsecs;
+}}
+tracepoint:block:block_rq_complete /args->dev == {dev} && @mine[args->sector] == 1/ {{
+    $t = @iss[args->sector];
+    if ($t > 0) {{ @d[(nsecs - $t) / {STEP}] = count(); }}
+    delete(@iss[args->sector]);
+    delete(@mine[args->sector]);
+}}
+END {{ clear(@mine); clear(@iss); }}
+"#
+    )
+}
+
 /// The maps' step, ns.
 const STEP: u64 = 100;
 
@@ -58,8 +83,17 @@ impl Bpftrace {
     /// Starts bpftrace on `dev` and waits until its probes are attached. bpftrace missing
     /// fails the test loudly: `scripts/test` installs it.
     pub fn start(dir: &Path, dev: u32) -> Bpftrace {
+        Bpftrace::start_script(dir, &script(dev))
+    }
+
+    /// [`Bpftrace::start`] timing the job's own reads only ([`script_for_job`]).
+    pub fn start_for_job(dir: &Path, dev: u32) -> Bpftrace {
+        Bpftrace::start_script(dir, &script_for_job(dev))
+    }
+
+    fn start_script(dir: &Path, text: &str) -> Bpftrace {
         let bt = dir.join("stages.bt");
-        std::fs::write(&bt, script(dev)).unwrap();
+        std::fs::write(&bt, text).unwrap();
         let mut child = Command::new("bpftrace")
             .env("BPFTRACE_MAP_KEYS_MAX", "1000000")
             .arg(&bt)
