@@ -33,13 +33,16 @@ pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
 
 pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open_reader_resolved(a.store.store.as_deref())?;
-    let run = store.get(a.id)?.ok_or_else(|| {
+    let mut run = store.get(a.id)?.ok_or_else(|| {
         UsageError(format!(
             "no run {} in {}; `iogauge history` lists the stored runs",
             a.id,
             store.path().display()
         ))
     })?;
+    if a.rediagnose {
+        *run.document.findings_mut() = iogauge_diagnose::diagnose(&run.document);
+    }
     if let Some(every) = a.interval {
         let doc = (run.document.regrid(every, &run.histograms))
             .map_err(|e| UsageError(format!("run {}: {e}", a.id)))?;

@@ -13,6 +13,7 @@ use iogauge_model::Document;
 
 mod made;
 mod rules;
+mod typing;
 mod view;
 mod waits;
 
@@ -33,6 +34,7 @@ pub fn diagnose(doc: &Document) -> Vec<Finding> {
         v.push(healthy(&whole));
     }
     rank(&mut v);
+    typing::type_all(doc, &whole, &mut v);
     v
 }
 
@@ -59,5 +61,6 @@ fn healthy(w: &Whole) -> Finding {
         evidence,
         next: "offer more load (more outstanding I/Os, workers or sessions, or no --rate-iops) to find the limit".into(),
         source: "USE method (utilisation, saturation, errors per resource); ADDM's ranking by time explained".into(),
+        ..Finding::default()
     }
 }

@@ -28,6 +28,7 @@ impl From<Made> for Finding {
             evidence: m.evidence,
             next: m.next.into(),
             source: m.source.into(),
+            ..Finding::default()
         }
     }
 }

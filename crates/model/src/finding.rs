@@ -8,10 +8,13 @@ use serde::{Deserialize, Serialize};
 
 /// The layer a finding names: from the application down to the device, then the layers a
 /// database adds on top. The order is the stack's, top to bottom.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Layer {
     /// No layer limits the storage below the load offered (a healthy run).
+    #[default]
     None,
     /// The CPU: iogauge's own submit threads, system time, one core pinned.
     Cpu,
@@ -58,8 +61,28 @@ pub struct Evidence {
     pub unit: String,
 }
 
+/// What a finding is, as ADDM types its findings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A limit: it explains a share of the time (≥ [`PROBLEM`]), and removing it would save
+    /// that share ([`Finding::benefit`]).
+    #[default]
+    Problem,
+    /// It follows from a problem found beside it ([`Finding::follows`]): removing that one
+    /// removes this (the sessions' read waits of a saturated disk, a throttled member's
+    /// imbalance).
+    Symptom,
+    /// A layer that was not the limit, with its figure (less than [`PROBLEM`] of the time;
+    /// the healthy result's "no limit found").
+    Information,
+}
+
+/// The share of the time from which a finding is a problem.
+pub const PROBLEM: f64 = 0.2;
+
 /// A rule's conclusion about a whole result.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
     /// The rule that made it, stable across versions ("device-saturated", "os-queue").
     pub rule: String,
@@ -74,6 +97,17 @@ pub struct Finding {
     pub next: String,
     /// Where the rule comes from (the USE method, btt's Q2D/D2C, ADDM, a seed study).
     pub source: String,
+    /// Problem, symptom or information. (Results stored before it was said read as
+    /// problems.)
+    #[serde(default)]
+    pub kind: Kind,
+    /// A symptom's problem: the rule of the finding it follows from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub follows: Option<String>,
+    /// A problem's benefit, in words: what removing it would save ("~95% of the I/O time:
+    /// mean latency from 39.7 ms to about 2.0 ms").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub benefit: Option<String>,
 }
 
 impl Evidence {
@@ -104,6 +138,7 @@ mod tests {
             evidence: vec![Evidence::new("x", 1.0, "%")],
             next: String::new(),
             source: String::new(),
+            ..Finding::default()
         }
     }
 

@@ -20,8 +20,20 @@ static JOB: Mutex<Option<Result<JobCgroup, String>>> = Mutex::new(None);
 pub fn enter_job(devices: &[String]) {
     let mut job = JOB.lock().unwrap_or_else(PoisonError::into_inner);
     if job.is_none() {
-        *job = Some(JobCgroup::enter(devices));
+        *job = Some(JobCgroup::enter(devices, mpi_job().as_deref()));
     }
+}
+
+/// The name of the MPI job this process is a rank of (its ranks on one host share a cgroup:
+/// they are one job, not each other's neighbours): PMIx's namespace, Open MPI's job id or
+/// Slurm's job and step; `None` outside one.
+fn mpi_job() -> Option<String> {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    var("PMIX_NAMESPACE")
+        .or_else(|| var("OMPI_MCA_ess_base_jobid"))
+        .or_else(|| {
+            var("SLURM_JOB_ID").map(|j| format!("{j}.{}", var("SLURM_STEP_ID").unwrap_or_default()))
+        })
 }
 
 /// Leaves and removes the job's cgroup (at the end of the command).

@@ -2,7 +2,8 @@
 //! job's block requests from everyone else's: a bio carries the cgroup of the task that made
 //! it, and blk-mq merges only bios of one cgroup, so a request's cgroup says whose it is.
 //!
-//! [`JobCgroup::enter`] makes `iogauge-PID` under the process's current cgroup (cgroup v1:
+//! [`JobCgroup::enter`] makes `iogauge-PID` (an MPI job's ranks: one `iogauge-job-HASH` of
+//! the job's name) under the process's current cgroup (cgroup v1:
 //! in the `blkio` hierarchy; v2: in the unified one, when the `io` controller is enabled for
 //! its children) and moves the process into it; everything it starts afterwards (a private
 //! database server, its backends) is born there. Dropping it moves the process back and
@@ -146,8 +147,10 @@ fn read(path: &str) -> Result<String, String> {
 impl JobCgroup {
     /// Makes the job's cgroup and moves this process into it; why not, in one line.
     /// `devices`: the block devices the job will use (kernel names, the whole chain under
-    /// its targets), whose cgroup v1 limits it must stay under.
-    pub fn enter(devices: &[String]) -> Result<JobCgroup, String> {
+    /// its targets), whose cgroup v1 limits it must stay under. `group`: what the processes
+    /// of one job share (an MPI job's name: its ranks on one host are one job, not each
+    /// other's neighbours), which names one cgroup for all of them; `None`: this process's.
+    pub fn enter(devices: &[String], group: Option<&str>) -> Result<JobCgroup, String> {
         let (mount, v2) = io_hierarchy(&read("/proc/self/mountinfo")?)
             .ok_or("no cgroup hierarchy with the io (blkio) controller is mounted")?;
         let path = current_path(&read("/proc/self/cgroup")?, v2)
@@ -175,19 +178,34 @@ impl JobCgroup {
             }
         }
         remove_stale(&parent);
-        let dir = parent.join(format!("iogauge-{}", std::process::id()));
-        match std::fs::create_dir(&dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(format!("making {}: {e}", dir.display())),
-        }
-        let id = std::fs::metadata(&dir)
-            .map_err(|e| format!("{}: {e}", dir.display()))?
-            .ino();
-        if let Err(e) = move_to(&dir) {
-            let _ = std::fs::remove_dir(&dir);
-            return Err(e);
-        }
+        let dir = parent.join(match group {
+            Some(g) => format!("iogauge-{GROUP}{:016x}", fnv1a(g)),
+            None => format!("iogauge-{}", std::process::id()),
+        });
+        // A group's last process removes its cgroup on leaving: another may do so between
+        // this one's making it and moving in, so that is tried again.
+        let mut tries = 0;
+        let id = loop {
+            tries += 1;
+            match std::fs::create_dir(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(format!("making {}: {e}", dir.display())),
+            }
+            let id = std::fs::metadata(&dir)
+                .map_err(|e| format!("{}: {e}", dir.display()))?
+                .ino();
+            match move_to(&dir) {
+                Ok(()) => break id,
+                Err(_) if group.is_some() && tries < 3 && !dir.exists() => continue,
+                Err(e) => {
+                    if group.is_none() {
+                        let _ = std::fs::remove_dir(&dir);
+                    }
+                    return Err(e);
+                }
+            }
+        };
         Ok(JobCgroup {
             dir,
             parent,
@@ -242,22 +260,39 @@ fn move_to(dir: &Path) -> Result<(), String> {
         .map_err(|e| format!("moving iogauge into {}: {e}", procs.display()))
 }
 
+/// The prefix of a group's cgroup name after `iogauge-`.
+const GROUP: &str = "job-";
+
+/// FNV-1a, 64 bits: a group's name as a cgroup's (any bytes in, hex out).
+fn fnv1a(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 /// Removes the `iogauge-PID` cgroups under `parent` whose process is gone (a killed iogauge
-/// leaves its cgroup; an empty cgroup is all `rmdir` removes).
+/// leaves its cgroup; an empty cgroup is all `rmdir` removes), and groups' cgroups an hour
+/// old (a group being entered is seconds old; a live one is not empty).
 fn remove_stale(parent: &Path) {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return;
     };
     for e in entries.flatten() {
         let name = e.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("iogauge-"))
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("iogauge-")) else {
             continue;
         };
-        if !Path::new(&format!("/proc/{pid}")).exists() {
+        let stale = if rest.starts_with(GROUP) {
+            e.metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age.as_secs() > 3600)
+        } else {
+            rest.parse::<u32>()
+                .is_ok_and(|pid| !Path::new(&format!("/proc/{pid}")).exists())
+        };
+        if stale {
             let _ = std::fs::remove_dir(e.path());
         }
     }
@@ -265,7 +300,8 @@ fn remove_stale(parent: &Path) {
 
 impl Drop for JobCgroup {
     fn drop(&mut self) {
-        // Back where it was, then the (now empty, unless a child lives on) cgroup removed.
+        // Back where it was, then the (now empty, unless a child or another process of the
+        // group lives on) cgroup removed.
         if move_to(&self.parent).is_ok() {
             let _ = std::fs::remove_dir(&self.dir);
         }
@@ -307,4 +343,25 @@ mod tests {
         assert_eq!(io_index(cgroups), Some(3));
         assert_eq!(io_index("#h\ncpu 1 1 1\n"), None);
     }
+
+    /// Two processes of one group share its cgroup: entered by name, left and removed when
+    /// the last leaves. Root, cgroups mounted (this machine: v1 blkio).
+    #[test]
+    fn a_group_s_processes_share_one_cgroup() {
+        let name = format!("test-{}", std::process::id());
+        let j = JobCgroup::enter(&[], Some(&name)).expect("entered");
+        let dir = j.dir().to_path_buf();
+        assert!(
+            dir.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n == format!("iogauge-job-{:016x}", fnv1a(&name))),
+            "{}",
+            dir.display()
+        );
+        let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap();
+        assert!(procs.lines().any(|p| p == std::process::id().to_string()));
+        drop(j);
+        assert!(!dir.exists(), "the last one out removes it");
+    }
+
 }

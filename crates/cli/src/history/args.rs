@@ -31,4 +31,9 @@ pub struct ShowArgs {
     /// table (or the JSON document).
     #[arg(long, value_parser = parse_duration)]
     pub interval: Option<Duration>,
+    /// Apply this iogauge's rules to the stored result: its findings made again from its
+    /// stored figures, as a result made today would carry them (the stored result is not
+    /// changed). A result stored before a rule learned something gets that rule's answer.
+    #[arg(long)]
+    pub rediagnose: bool,
 }

@@ -227,6 +227,13 @@ fn two_and_three_ranks_make_one_result() {
         }
         assert!(f(&v["start_skew_ms"]) < 1000.0, "{}", v["start_skew_ms"]);
         assert_eq!(stored_runs(&store), 1, "{n} ranks: exactly one stored run");
+        // The ranks on this host are one job: none is another's neighbour (#45: each rank
+        // in a cgroup of its own read the others as "iogauge (pid …) 50%").
+        let titles = v["findings"].to_string();
+        assert!(
+            !titles.contains("iogauge (pid") && !titles.contains("iogauge-w"),
+            "{n} ranks: a rank named as another's neighbour: {titles}"
+        );
     }
 }
 

@@ -8,7 +8,8 @@
 //! Fires when, on a traced device under the targets, other processes did ≥ 20% of the
 //! requests over the window. Impact = that share × the share of the job's I/O time spent in
 //! that device's queue and device (their requests wait beside the job's there): for a run
-//! the job's (queue + device) time ÷ its application latency; for a database run the share
+//! the job's (queue + device) time ÷ its application latency (a buffered run's reads only,
+//! for the share of its I/Os that reached the device: its writes wait for no request); for a database run the share
 //! of DB time in data-file and WAL I/O waits; a calibration, the share alone. Without the
 //! tracer's attribution nothing is said (the other rules then say they could not tell).
 //!
@@ -39,8 +40,17 @@ pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
     };
     let waited = match doc {
         Document::Run(_) => {
-            let app = w.work.map_or(0.0, |k| k.lat_us());
-            let own = [l.read, l.write];
+            let Some(k) = w.work else {
+                return Vec::new();
+            };
+            // Per I/O of the workload's: the time its own requests spent in the queue and
+            // the device. A buffered run's writes wait for no request (their writeback comes
+            // later), its reads only when they miss the page cache.
+            let own: &[_] = if k.direct {
+                &[l.read, l.write]
+            } else {
+                &[l.read]
+            };
             let req: f64 = own.iter().map(|s| s.req_s).sum();
             let at_device = ratio(
                 own.iter()
@@ -48,7 +58,12 @@ pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
                     .sum(),
                 req,
             );
-            ratio(at_device, app).min(1.0)
+            let reach = if k.direct {
+                1.0
+            } else {
+                ratio(l.read.req_s, k.read.iops + k.write.iops).min(1.0)
+            };
+            ratio(at_device * reach, k.lat_us()).min(1.0)
         }
         Document::DbRun(r) => io_share(
             &r.summary.aas,

@@ -3,7 +3,7 @@
 //! first one's next step), one finding in a line for campaigns and `compare`, and the
 //! sentence that says where two cases' limits differ.
 
-use iogauge_model::finding::{rank, Evidence, Finding, Layer};
+use iogauge_model::finding::{rank, Evidence, Finding, Kind, Layer};
 use std::fmt::Write as _;
 
 /// Most findings a text summary lists.
@@ -84,8 +84,19 @@ pub(crate) fn finding_line(f: &Finding, time: &str) -> String {
     s
 }
 
-/// The summary's lines: `limit:` and the top finding, `then:` the next two, and `next:` the
-/// first one's next step; a healthy result's one line. Empty without findings (a document
+/// What a finding is, before its line, when not a problem (ADDM's types): `[follows from
+/// device-saturated] `, `[information] `.
+fn typed(f: &Finding) -> String {
+    match (f.kind, &f.follows) {
+        (Kind::Symptom, Some(p)) => format!("[follows from {p}] "),
+        (Kind::Information, _) if f.layer != Layer::None => "[information] ".to_string(),
+        _ => String::new(),
+    }
+}
+
+/// The summary's lines: `limit:` and the top finding (with what removing it saves), `then:`
+/// the next two (each typed: a symptom names its problem), and `next:` the first one's next
+/// step; a healthy result's one line. Empty without findings (a document
 /// stored before they existed).
 pub(crate) fn findings_text(findings: &[Finding], time: &str) -> String {
     let v = ranked(findings);
@@ -99,7 +110,10 @@ pub(crate) fn findings_text(findings: &[Finding], time: &str) -> String {
     }
     for (i, f) in v.iter().take(SHOWN).enumerate() {
         let head = if i == 0 { "limit:" } else { "  then:" };
-        let _ = writeln!(s, "{head} {}", finding_line(f, time));
+        let _ = writeln!(s, "{head} {}{}", typed(f), finding_line(f, time));
+        if let (0, Some(b)) = (i, &f.benefit) {
+            let _ = writeln!(s, "  {b}");
+        }
     }
     if !first.next.is_empty() {
         let _ = writeln!(s, "  next: {}", first.next);

@@ -310,3 +310,53 @@ fn compare_says_not_measured_and_never_minus_zero() {
         .unwrap();
     assert!(row["a"].as_f64().is_some() && row["b"].is_null(), "{row}");
 }
+
+/// `show ID --rediagnose` applies this iogauge's rules to a stored result: a run stored with
+/// a finding older rules made (the short-stroking caveat every VM run carried before #45)
+/// gets today's findings back, and the stored document is left as it was.
+#[test]
+fn show_rediagnose_applies_today_s_rules_to_a_stored_result() {
+    let _g = shared();
+    let w = workdir();
+    let store = w.path().join("s.sqlite");
+    let t = w.path().join("data").display().to_string();
+    let out = iog(&store)
+        .args([
+            "run",
+            "--target",
+            &t,
+            "--size",
+            "16m",
+            "--rate-iops",
+            "200",
+            "--time",
+            "1s",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let made: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = stored_id(&out.stderr);
+    let mut old = made.clone();
+    let mut stale = made["findings"][0].clone();
+    stale["rule"] = "short-stroked".into();
+    stale["layer"] = "span".into();
+    stale["title"] = "only 0.1% of vda was tested: short-stroking flatters HDDs".into();
+    stale["impact"] = 0.1.into();
+    old["findings"] = serde_json::json!([stale]);
+    store_document(&store, id, &old);
+    let st = store.to_str().unwrap();
+    let id = id.to_string();
+    let shown = json_of(&["show", &id, "--json", "--store", st]);
+    assert_eq!(shown["findings"], old["findings"], "show prints what is stored");
+    let again = json_of(&["show", &id, "--json", "--rediagnose", "--store", st]);
+    assert_eq!(
+        again["findings"], made["findings"],
+        "today's rules on the same figures give today's findings"
+    );
+    let text = text_of(&["show", &id, "--rediagnose", "--store", st]);
+    assert!(!text.contains("short-stroking"), "{text}");
+    let after = json_of(&["show", &id, "--json", "--store", st]);
+    assert_eq!(after["findings"], old["findings"], "the stored result is unchanged");
+}
