@@ -6,3 +6,4 @@ mod db;
 mod layers;
 mod run;
 mod throttle;
+mod typing;

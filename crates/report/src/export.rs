@@ -88,6 +88,7 @@ mod tests {
             evidence: vec![Evidence::new("vda %util", 99.0, "%")],
             next: "a faster device".into(),
             source: "the USE method".into(),
+            ..Default::default()
         }];
         let doc = Document::from(r);
         let v: serde_json::Value = serde_json::from_str(&Json.render(&doc)).unwrap();

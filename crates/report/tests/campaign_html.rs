@@ -243,6 +243,7 @@ fn chromium_renders_a_result_with_findings_and_layers() {
         evidence: vec![Evidence::new("queue ÷ device", 0.22, "×")],
         next: "raise nr_requests".into(),
         source: "btt Q2D/D2C".into(),
+        ..Default::default()
     }];
     let stored = [iogauge_report::Stored {
         id: 1,

@@ -74,6 +74,7 @@ mod tests {
             evidence: Vec::new(),
             next: String::new(),
             source: String::new(),
+            ..Default::default()
         }];
         let f = Finished::lead(Document::from(r), Vec::new(), Ending::Complete);
         let doc = f.document().expect("the lead's document");

@@ -363,5 +363,4 @@ mod tests {
         drop(j);
         assert!(!dir.exists(), "the last one out removes it");
     }
-
 }

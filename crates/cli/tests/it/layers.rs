@@ -404,7 +404,12 @@ fn beside_a_neighbour_the_job_s_own_device_time_agrees_with_bpftrace() {
         own.count,
         all.requests
     );
-    agree("the job's own device time beside fio", p50_us(&own), seen.device, 0.0);
+    agree(
+        "the job's own device time beside fio",
+        p50_us(&own),
+        seen.device,
+        0.0,
+    );
 }
 
 #[test]

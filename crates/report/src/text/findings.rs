@@ -152,6 +152,7 @@ pub(crate) mod tests {
             evidence: vec![Evidence::new("vda %util", 97.6, "%")],
             next: format!("next for {title}"),
             source: "the USE method".into(),
+            ..Default::default()
         }
     }
 
@@ -171,6 +172,28 @@ pub(crate) mod tests {
              then: queue (20% of the I/O time; vda %util 98%)\n  \
              then: cpu (5% of the I/O time; vda %util 98%)\n  \
              next: next for the device is saturated\n"
+        );
+    }
+
+    /// ADDM's types in the summary: the problem's benefit under it, a symptom naming its
+    /// problem, information tagged.
+    #[test]
+    fn typed_findings_say_what_they_are() {
+        let mut top = finding(Layer::Neighbours, 0.5, "others did 80% of vda's requests");
+        top.benefit = Some("removing it saves ~50% of DB time".into());
+        let mut reads = finding(Layer::DbIo, 0.4, "reads");
+        reads.kind = Kind::Symptom;
+        reads.follows = Some("neighbours".into());
+        let mut cpu = finding(Layer::Cpu, 0.05, "cpu");
+        cpu.kind = Kind::Information;
+        let t = findings_text(&[cpu, reads, top], "DB time");
+        assert_eq!(
+            t,
+            "limit: others did 80% of vda's requests (50% of the DB time; vda %util 98%)\n  \
+             removing it saves ~50% of DB time\n  \
+             then: [follows from neighbours] reads (40% of the DB time; vda %util 98%)\n  \
+             then: [information] cpu (5% of the DB time; vda %util 98%)\n  \
+             next: next for others did 80% of vda's requests\n"
         );
     }
 

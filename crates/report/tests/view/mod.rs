@@ -37,6 +37,7 @@ pub fn finding(c: usize) -> Finding {
         evidence: vec![Evidence::new("vda %util <busy>", 97.0, "%")],
         next: "raise nr_requests & retry".into(),
         source: "the USE method <Gregg>".into(),
+        ..Default::default()
     }
 }
 

@@ -335,7 +335,11 @@ fn show_rediagnose_applies_today_s_rules_to_a_stored_result() {
         ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let made: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let id = stored_id(&out.stderr);
     let mut old = made.clone();
@@ -349,7 +353,10 @@ fn show_rediagnose_applies_today_s_rules_to_a_stored_result() {
     let st = store.to_str().unwrap();
     let id = id.to_string();
     let shown = json_of(&["show", &id, "--json", "--store", st]);
-    assert_eq!(shown["findings"], old["findings"], "show prints what is stored");
+    assert_eq!(
+        shown["findings"], old["findings"],
+        "show prints what is stored"
+    );
     let again = json_of(&["show", &id, "--json", "--rediagnose", "--store", st]);
     assert_eq!(
         again["findings"], made["findings"],
@@ -358,5 +365,8 @@ fn show_rediagnose_applies_today_s_rules_to_a_stored_result() {
     let text = text_of(&["show", &id, "--rediagnose", "--store", st]);
     assert!(!text.contains("short-stroking"), "{text}");
     let after = json_of(&["show", &id, "--json", "--store", st]);
-    assert_eq!(after["findings"], old["findings"], "the stored result is unchanged");
+    assert_eq!(
+        after["findings"], old["findings"],
+        "the stored result is unchanged"
+    );
 }
