@@ -354,23 +354,7 @@ fn beside_a_neighbour_the_job_s_own_device_time_agrees_with_bpftrace() {
         .expect("the disk under the target")
         .to_string();
     let theirs = d.path().join("theirs").display().to_string();
-    let mut fio = std::process::Command::new("fio")
-        .args([
-            "--name=neighbour",
-            &format!("--filename={theirs}"),
-            "--size=256m",
-            "--rw=randrw",
-            "--bs=4k",
-            "--direct=1",
-            "--ioengine=io_uring",
-            "--iodepth=16",
-            "--time_based",
-            "--runtime=20",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("fio is installed (scripts/test installs it)");
+    let fio = Fio::start(&theirs, "randrw", 20);
     std::thread::sleep(std::time::Duration::from_secs(2));
     let bt = Bpftrace::start_for_job(d.path(), dev_t(&disk));
     let out = command()
@@ -379,8 +363,7 @@ fn beside_a_neighbour_the_job_s_own_device_time_agrees_with_bpftrace() {
         .output()
         .expect("iogauge run");
     let seen = bt.stop();
-    let _ = fio.kill();
-    let _ = fio.wait();
+    drop(fio);
     assert!(
         out.status.success(),
         "{}",

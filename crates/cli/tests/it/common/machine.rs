@@ -232,3 +232,40 @@ impl Drop for Burners {
         }
     }
 }
+
+/// fio doing O_DIRECT 4 KiB `rw` (randwrite, randread, randrw) at QD 16 on `path` for at most
+/// `secs`: a neighbour process on the job's disk. Its jobs run as threads of the one process
+/// (`--thread`), killed when dropped, also when the test panics (a forked job would outlive
+/// its killed parent and load the disk under the tests after).
+pub struct Fio(Child);
+
+impl Fio {
+    pub fn start(path: &str, rw: &str, secs: u32) -> Fio {
+        let child = std::process::Command::new("fio")
+            .args([
+                "--name=neighbour",
+                "--thread",
+                &format!("--filename={path}"),
+                "--size=256m",
+                &format!("--rw={rw}"),
+                "--bs=4k",
+                "--direct=1",
+                "--ioengine=io_uring",
+                "--iodepth=16",
+                "--time_based",
+                &format!("--runtime={secs}"),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("fio is installed (scripts/test installs it)");
+        Fio(child)
+    }
+}
+
+impl Drop for Fio {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

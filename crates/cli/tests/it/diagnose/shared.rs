@@ -7,35 +7,12 @@
 use super::findings;
 use crate::common::*;
 use serde_json::Value;
-use std::process::{Child, Command, Stdio};
 
 /// A file of `size` on the disk under test, created (pre-filled) by a short run.
 fn file(dir: &tempfile::TempDir, name: &str, size: &str) -> String {
     let p = dir.path().join(name).display().to_string();
     run_json(&["--target", &p, "--size", size, "--ios", "1"]);
     p
-}
-
-/// fio doing random O_DIRECT `rw` (randwrite, randread) of 4 KiB at QD 16 on `path` for
-/// `secs`: a neighbour on the same disk.
-fn neighbour(path: &str, rw: &str, secs: u32) -> Child {
-    Command::new("fio")
-        .args([
-            "--name=neighbour",
-            &format!("--filename={path}"),
-            "--size=256m",
-            &format!("--rw={rw}"),
-            "--bs=4k",
-            "--direct=1",
-            "--ioengine=io_uring",
-            "--iodepth=16",
-            "--time_based",
-            &format!("--runtime={secs}"),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("fio is installed (scripts/test installs it)")
 }
 
 /// No finding outside `allowed` layers explains 20% or more of the time.
@@ -135,13 +112,12 @@ fn beside_fio(rw: &str, args: &[&str]) -> (Value, String) {
     let d = workdir();
     let ours = file(&d, "ours", "64m");
     let theirs = d.path().join("theirs").display().to_string();
-    let mut fio = neighbour(&theirs, rw, 8);
+    let fio = Fio::start(&theirs, rw, 8);
     std::thread::sleep(std::time::Duration::from_secs(2));
     let mut all = vec!["--target", ours.as_str()];
     all.extend_from_slice(args);
     let out = run_both(&d, &all);
-    let _ = fio.kill();
-    let _ = fio.wait();
+    drop(fio);
     out
 }
 
