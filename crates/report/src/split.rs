@@ -5,7 +5,7 @@
 
 use iogauge_model::derive::Derived;
 use iogauge_model::layers::{LayerRates, StageLat, StageRates};
-use iogauge_model::run::IntervalReport;
+use iogauge_model::run::{IntervalReport, RunReport};
 
 /// One device's interval, mean µs per request; `None` for a stage no request went through.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -70,6 +70,30 @@ pub(crate) fn busiest<'a>(sys: &'a Derived, disks: &[String]) -> Option<(&'a str
     pick(true).or_else(|| pick(false))
 }
 
+/// [`busiest`] among the devices the targets sit on directly (`entry`: a loop device, a
+/// layout's members), whose device stage holds the layers below them (a loop device's
+/// holds the disk under its image), else among `disks`: the split is the top device's.
+pub(crate) fn busiest_entry<'a>(
+    sys: &'a Derived,
+    entry: &[String],
+    disks: &[String],
+) -> Option<(&'a str, Split)> {
+    busiest(sys, entry)
+        .filter(|(n, _)| entry.iter().any(|e| e == n))
+        .or_else(|| busiest(sys, disks))
+}
+
+/// The devices a run's split reads: the targets' own, then the disks at the bottom.
+pub(crate) type Devs<'a> = (&'a [String], &'a [String]);
+
+/// A run's [`Devs`]: its targets' devices and its disks.
+pub(crate) fn run_devs(r: &RunReport) -> (Vec<String>, Vec<String>) {
+    (
+        r.targets.iter().filter_map(|t| t.device.clone()).collect(),
+        r.hardware.as_ref().map_or(Vec::new(), |h| h.disks.clone()),
+    )
+}
+
 /// A run interval's mean I/O time from the application down: the application's mean
 /// latency, the kernel's whole time for the job's io_uring I/Os (submit → completion; `None`
 /// without it: the psync engine, a kernel without io_uring's tracepoints, a document from
@@ -120,14 +144,15 @@ fn buffered_block(sys: &Derived, disks: &[String], ios_s: f64) -> Option<Split> 
 impl AppSplit {
     /// `None` for an idle interval or one without block-layer figures. `direct`: the I/Os
     /// bypassed the page cache (each is a request of its own), else [`buffered_block`].
-    pub(crate) fn of(iv: &IntervalReport, disks: &[String], direct: bool) -> Option<AppSplit> {
+    pub(crate) fn of(iv: &IntervalReport, devs: Devs, direct: bool) -> Option<AppSplit> {
+        let (entry, disks) = devs;
         let (r, w) = (iv.read.ios as f64, iv.write.ios as f64);
         if r + w <= 0.0 {
             return None;
         }
         let sys = iv.system.as_ref()?;
         let block = if direct {
-            busiest(sys, disks)?.1
+            busiest_entry(sys, entry, disks)?.1
         } else {
             buffered_block(sys, disks, (r + w) / iv.dur_s.max(1e-9))?
         };
@@ -167,12 +192,12 @@ impl AppSplit {
 /// interval has them. The kernel's time only when every one of them has it.
 pub(crate) fn run_split<'a>(
     intervals: impl Iterator<Item = &'a IntervalReport>,
-    disks: &[String],
+    devs: Devs,
     direct: bool,
 ) -> Option<AppSplit> {
     let mut all = Vec::new();
     for iv in intervals {
-        if let Some(s) = AppSplit::of(iv, disks, direct) {
+        if let Some(s) = AppSplit::of(iv, devs, direct) {
             all.push(((iv.read.ios + iv.write.ios) as f64, s));
         }
     }

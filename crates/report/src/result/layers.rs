@@ -38,10 +38,10 @@ const RING_LAYERS: [(&str, &str); 5] = [
 /// One bar per interval with layer figures: the layers' mean µs per I/O ([`AppSplit::parts`]),
 /// and the layers they are: five where every bar has the kernel's io_uring time, else four.
 pub(super) fn bars(r: &RunReport) -> (Vec<Bar>, &'static [(&'static str, &'static str)]) {
-    let disks = r.hardware.as_ref().map_or(&[][..], |h| &h.disks[..]);
+    let (entry, disks) = crate::split::run_devs(r);
     app_bars(
         r.intervals.iter().map(|iv| (0.0, iv)),
-        disks,
+        (&entry, &disks),
         r.options.direct,
     )
 }
@@ -64,17 +64,17 @@ pub(super) fn calib_bars(
         at += end;
     }
     // A calibration's I/Os are O_DIRECT.
-    app_bars(intervals.into_iter(), &[], true)
+    app_bars(intervals.into_iter(), (&[], &[]), true)
 }
 
 /// [`bars`] of intervals each moved by its offset, seconds.
 fn app_bars<'a>(
     intervals: impl Iterator<Item = (f64, &'a IntervalReport)>,
-    disks: &[String],
+    devs: crate::split::Devs,
     direct: bool,
 ) -> (Vec<Bar>, &'static [(&'static str, &'static str)]) {
     let splits: Vec<(f64, &IntervalReport, AppSplit)> = intervals
-        .filter_map(|(at, iv)| Some((at, iv, AppSplit::of(iv, disks, direct)?)))
+        .filter_map(|(at, iv)| Some((at, iv, AppSplit::of(iv, devs, direct)?)))
         .collect();
     let ring = !splits.is_empty() && splits.iter().all(|(_, _, s)| s.kernel_us.is_some());
     let bars = splits

@@ -107,9 +107,9 @@ pub fn run_text(r: &RunReport) -> String {
 /// the tracer ran: one line; nothing without its figures.
 fn time_split_line(r: &RunReport) -> String {
     use iogauge_stats::Phase;
-    let disks = r.hardware.as_ref().map_or(&[][..], |h| &h.disks[..]);
+    let (entry, disks) = crate::split::run_devs(r);
     let measured = r.intervals.iter().filter(|iv| iv.phase == Phase::Measure);
-    let Some(sp) = crate::split::run_split(measured, disks, r.options.direct) else {
+    let Some(sp) = crate::split::run_split(measured, (&entry, &disks), r.options.direct) else {
         return String::new();
     };
     let p = sp.parts();
