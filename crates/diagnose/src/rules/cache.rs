@@ -18,7 +18,8 @@
 //!   what any storage device can do: memory answers (the calibration's old verdict). Impact
 //!   = 1: every point of the curve is then the cache's.
 //!
-//! Ground truth: `diagnose::cache_absorbed` (buffered reads of a small file).
+//! Ground truth: `diagnose::shared::buffered_reads` (buffered reads of a small file the page
+//! cache holds) and `diagnose::shared::buffered_writes`.
 
 use super::db::{io_share, DbClass};
 use crate::made::{ev, ratio, Made};
