@@ -802,6 +802,10 @@ int on_complete(__u64 *ctx)
 	int idx = rq_index(rq);
 	if (idx < 0)
 		return 0;
+	// The completion's time first, before the counting and the attribution below, as the
+	// issue's is taken before its work: else their cost lands in the device stage.
+	__u64 w = weight_of(rq->__sector);
+	__u64 now = w ? bpf_ktime_get_ns() : 0;
 	// Every request counts, once, at the completion of its last part (a request completed
 	// in parts passes here once for each, its length still to complete shrinking).
 	__u32 done = (__u32)ctx[2];
@@ -819,7 +823,6 @@ int on_complete(__u64 *ctx)
 		if (done >= rq->__data_len)
 			o->requests += 1;
 	}
-	__u64 w = weight_of(rq->__sector);
 	if (!w)
 		return 0;
 	__u64 key = (__u64)rq;
@@ -828,7 +831,6 @@ int on_complete(__u64 *ctx)
 	// later part of one completion, or an earlier life of the same request struct.
 	if (!st || st->state != ISSUED || st->at < rq->start_time_ns)
 		return 0;
-	__u64 now = bpf_ktime_get_ns();
 	if (now >= st->at)
 		record(idx, DEVICE, now - st->at, w, ours);
 	st->state = DONE;
