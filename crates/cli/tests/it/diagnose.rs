@@ -15,6 +15,13 @@ mod shared;
 /// no false finding explains 20% of the time).
 const FALSE_HIGH: f64 = 0.2;
 
+/// A file of `size` on the disk under test, created (pre-filled) by a short run.
+fn file(dir: &tempfile::TempDir, name: &str, size: &str) -> String {
+    let p = dir.path().join(name).display().to_string();
+    crate::common::run_json(&["--target", &p, "--size", size, "--ios", "1"]);
+    p
+}
+
 /// The findings of a result's JSON: (rule, layer, impact), ranked as stored.
 fn findings(v: &Value) -> Vec<(String, String, f64)> {
     v["findings"]

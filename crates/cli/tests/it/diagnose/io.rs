@@ -3,15 +3,8 @@
 //! (and throttled campaign members, writeback throttled in the root cgroup), and a run well
 //! below the disk's limit. Reads the page cache absorbs are `diagnose::shared`'s.
 
-use super::assert_top;
+use super::{assert_top, file};
 use crate::common::*;
-
-/// A file of `size` on the disk under test, created (pre-filled) by a short run.
-fn file(dir: &tempfile::TempDir, name: &str, size: &str) -> String {
-    let p = dir.path().join(name).display().to_string();
-    run_json(&["--target", &p, "--size", size, "--ios", "1"]);
-    p
-}
 
 /// QD 32 random O_DIRECT reads of 256 KiB: the disk's bandwidth saturates with a few
 /// thousand requests a second. (At 4 KiB the VM's disk does ~40k IOPS, which on this shared

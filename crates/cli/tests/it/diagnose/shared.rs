@@ -4,16 +4,9 @@
 //! Each scenario built for real; each asserts its top finding and that no other finding
 //! explains 20% or more of the time.
 
-use super::findings;
+use super::{file, findings};
 use crate::common::*;
 use serde_json::Value;
-
-/// A file of `size` on the disk under test, created (pre-filled) by a short run.
-fn file(dir: &tempfile::TempDir, name: &str, size: &str) -> String {
-    let p = dir.path().join(name).display().to_string();
-    run_json(&["--target", &p, "--size", size, "--ios", "1"]);
-    p
-}
 
 /// No finding outside `allowed` layers explains 20% or more of the time.
 fn no_false_finding(v: &Value, allowed: &[&str]) {
