@@ -4,8 +4,9 @@
 //! run-queue wait; pages swapped; the load average. Per-CPU percentages are
 //! [`per_cpu`]'s, kept out of [`Derived`] (which every stored interval carries).
 
+use crate::counter::pressure_pct;
 use crate::layers::{LayerRates, RingRates};
-use crate::sched::{pressure_pct, JobCpuRates};
+use crate::sched::JobCpuRates;
 use crate::system::{CpuCounters, DiskCounters, Snapshot};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -27,10 +28,7 @@ pub fn derive(prev: &Snapshot, cur: &Snapshot) -> Derived {
         })
         .collect();
     let psi_some_pct = match (&prev.psi, &cur.psi) {
-        (Some(p), Some(c)) if secs > 0.0 => {
-            Some(counter_delta(p.some_total_us, c.some_total_us) as f64 / (secs * 1e6) * 100.0)
-        }
-        (Some(_), Some(_)) => Some(0.0),
+        (Some(p), Some(c)) => Some(pressure_pct(p.some_total_us, c.some_total_us, secs)),
         _ => None,
     };
     Derived {
@@ -54,7 +52,7 @@ pub fn derive(prev: &Snapshot, cur: &Snapshot) -> Derived {
             _ => None,
         },
         psi_cpu_some_pct: match (&prev.psi_cpu, &cur.psi_cpu) {
-            (Some(p), Some(c)) => Some(pressure_pct(p, c, secs)),
+            (Some(p), Some(c)) => Some(pressure_pct(p.some_total_us, c.some_total_us, secs)),
             _ => None,
         },
     }
@@ -130,8 +128,9 @@ pub fn per_cpu(prev: &Snapshot, cur: &Snapshot) -> Vec<PerCpuRates> {
 
 mod combine;
 mod rates;
+pub use crate::counter::counter_delta;
 pub(crate) use combine::weighted_mean;
-pub use rates::{counter_delta, CpuRates, Derived, DiskRates, SwapRates};
+pub use rates::{CpuRates, Derived, DiskRates, SwapRates};
 
 #[cfg(test)]
 mod tests;

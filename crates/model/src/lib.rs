@@ -11,6 +11,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod calib;
+pub mod counter;
 pub mod db;
 pub mod derive;
 pub mod document;

@@ -6,7 +6,7 @@
 //! blamed for I/O time only when the job's threads ran or waited to run for it, never as the
 //! part of the latency no other layer explains.
 
-use crate::derive::counter_delta;
+use crate::counter::counter_delta;
 use serde::{Deserialize, Serialize};
 
 /// The job's own threads (the process running the workload) at one instant, cumulative.
@@ -82,16 +82,6 @@ impl JobCpuRates {
     }
 }
 
-/// Percent of the `secs` between two readings during which some task waited for a CPU; 0
-/// when they are not apart.
-pub fn pressure_pct(prev: &CpuPressure, cur: &CpuPressure, secs: f64) -> f64 {
-    if secs > 0.0 {
-        counter_delta(prev.some_total_us, cur.some_total_us) as f64 / (secs * 1e6) * 100.0
-    } else {
-        0.0
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,7 +115,11 @@ mod tests {
         let both = JobCpuRates::combine(&[(1.0, r), (3.0, idle)]).unwrap();
         assert_eq!((both.cpu_s, both.wait_s, both.threads), (0.125, 0.5, 2));
         assert_eq!(JobCpuRates::combine(&[]), None);
-        let p = |us| CpuPressure { some_total_us: us };
-        assert_eq!(pressure_pct(&p(1_000_000), &p(1_500_000), 2.0), 25.0);
+        // /proc/pressure/cpu's total grew 0.5 s in 2 s.
+        assert_eq!(
+            crate::counter::pressure_pct(1_000_000, 1_500_000, 2.0),
+            25.0
+        );
+        assert_eq!(crate::counter::pressure_pct(1_000_000, 1_500_000, 0.0), 0.0);
     }
 }

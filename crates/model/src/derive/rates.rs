@@ -2,6 +2,7 @@
 //! shares ([`CpuRates`]), both with the formula from two raw counters, and the whole interval
 //! ([`Derived`]) that [`derive`](super::derive) computes and [`Derived::combine`] joins.
 
+use crate::counter::counter_delta;
 use crate::layers::{LayerRates, Origin, RingRates};
 use crate::sched::JobCpuRates;
 use crate::system::{CpuCounters, DiskCounters, LoadAvg, MemInfo, SwapCounters};
@@ -68,22 +69,6 @@ impl SwapRates {
             in_s: per_s(prev.pages_in, cur.pages_in),
             out_s: per_s(prev.pages_out, cur.pages_out),
         }
-    }
-}
-
-/// `cur - prev` for a kernel counter. When `cur < prev` the counter either wrapped or was
-/// reset: if `prev` still fits in 32 bits it is taken for a 32-bit counter that wrapped
-/// (the diskstats time columns are printed `%u`, and 32-bit kernels keep `unsigned long`
-/// counts), so the delta is `cur + 2^32 - prev`; otherwise a 64-bit counter cannot have
-/// wrapped within an interval, the device was reset (or replaced under the same name) and
-/// the delta is `cur`, counted from zero.
-pub fn counter_delta(prev: u64, cur: u64) -> u64 {
-    if cur >= prev {
-        cur - prev
-    } else if prev < 1 << 32 {
-        cur + (1 << 32) - prev
-    } else {
-        cur
     }
 }
 

@@ -4,7 +4,7 @@
 //! Columns are those of `diskstats_show()` in block/genhd.c, documented in
 //! Documentation/admin-guide/iostats.rst: 14 fields up to 4.17, 18 from 4.18 (discards),
 //! 20 from 5.5 (flushes). The time columns are printed as `%u`, so they wrap at 2^32 ms
-//! (about 49.7 days) even on 64-bit kernels; see `iogauge_model::derive::counter_delta`.
+//! (about 49.7 days) even on 64-bit kernels; see `iogauge_model::counter::counter_delta`.
 
 use super::error::SampleError;
 use iogauge_model::system::DiskCounters;
