@@ -233,13 +233,7 @@ pub fn warnings_for(p: &Preflight) -> Vec<String> {
             Some(_) => "load a larger data set (db setup --schemas, --scale)",
             None => "test the whole device or a larger --size",
         };
-        let rot = match t.rotational {
-            Some(true) => ", and this device is rotational",
-            None if leaves(dev).iter().any(|d| d.virtual_disk.is_some()) => {
-                ", and this VM's disk may or may not be one (its medium is unknown)"
-            }
-            _ => "",
-        };
+        let rot = medium_clause(t.rotational, dev);
         out.push(format!(
             "the tested span is {} of {} on {} ({}); short-stroking flatters HDDs{rot} — {fix}",
             fmt_bytes(tested),
@@ -249,6 +243,18 @@ pub fn warnings_for(p: &Preflight) -> Vec<String> {
         ));
     }
     out
+}
+
+/// What the short-stroking warning adds about the device's medium: rotational, or a VM's
+/// disk of unknown medium, or nothing.
+fn medium_clause(rotational: Option<bool>, dev: &BlockDev) -> &'static str {
+    match rotational {
+        Some(true) => ", and this device is rotational",
+        None if leaves(dev).iter().any(|d| d.virtual_disk.is_some()) => {
+            ", and this VM's disk may or may not be one (its medium is unknown)"
+        }
+        _ => "",
+    }
 }
 
 /// The targets whose files are fragmented ([`FileLayout::fragmented`]), one line each with
