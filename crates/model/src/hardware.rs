@@ -51,18 +51,31 @@ fn nearest(samples: &[Snapshot], t: Nanos) -> Option<usize> {
     (0..samples.len()).min_by_key(|&i| samples[i].at_ns.abs_diff(t.0))
 }
 
+/// The snapshots nearest `start` and `end`, at least one apart: a window shorter than half
+/// the gap between two snapshots (a cached run of a few milliseconds) is nearest the same
+/// one at both ends, and is then measured between that one and the next (or the previous).
+fn span(samples: &[Snapshot], start: Nanos, end: Nanos) -> Option<(usize, usize)> {
+    let (i, j) = (nearest(samples, start)?, nearest(samples, end)?);
+    match (i, j) {
+        _ if j > i => Some((i, j)),
+        _ if i + 1 < samples.len() => Some((i, i + 1)),
+        _ if i > 0 => Some((i - 1, i)),
+        _ => None,
+    }
+}
+
 /// Device, CPU and memory figures between the snapshots nearest `start` and `end`.
 pub fn system_between(samples: &[Snapshot], start: Nanos, end: Nanos) -> Option<Derived> {
-    let (i, j) = (nearest(samples, start)?, nearest(samples, end)?);
+    let (i, j) = span(samples, start, end)?;
     derive_over(samples.get(i..=j)?)
 }
 
 /// Each CPU's figures between the snapshots nearest `start` and `end` (empty when the
 /// snapshots have no per-CPU lines).
 pub fn per_cpu_between(samples: &[Snapshot], start: Nanos, end: Nanos) -> Vec<PerCpuRates> {
-    match (nearest(samples, start), nearest(samples, end)) {
-        (Some(i), Some(j)) if j > i => per_cpu(&samples[i], &samples[j]),
-        _ => Vec::new(),
+    match span(samples, start, end) {
+        Some((i, j)) => per_cpu(&samples[i], &samples[j]),
+        None => Vec::new(),
     }
 }
 

@@ -534,3 +534,18 @@ fn the_job_s_cpu_figures_and_cpu_pressure_per_second() {
     .unwrap();
     assert_eq!((old.job, old.psi_cpu), (None, None));
 }
+
+/// A run of 20 ms between snapshots 40 ms apart is nearest the first one at both ends; it is
+/// measured between the two (a cached `--ios` run had no device figures at all).
+#[test]
+fn a_window_shorter_than_the_snapshots_gap_spans_two_of_them() {
+    let mut later = dev("vda");
+    later.reads += 40;
+    let samples = [snap(0, vec![dev("vda")]), snap(40_000_000, vec![later])];
+    use iogauge_stats::Nanos;
+    let d = crate::hardware::system_between(&samples, Nanos(100_000), Nanos(20_100_000))
+        .expect("two snapshots, one window");
+    assert_eq!(d.disks["vda"].r_s, 1000.0);
+    let one = crate::hardware::system_between(&samples[..1], Nanos(0), Nanos(1));
+    assert!(one.is_none(), "one snapshot measures nothing");
+}
