@@ -16,6 +16,7 @@ mod rules;
 mod typing;
 mod view;
 mod waits;
+mod when;
 
 #[cfg(test)]
 mod fixture;
@@ -26,10 +27,13 @@ use rules::RULES;
 use view::Whole;
 
 /// The findings of a whole result, ranked by impact (highest first, [`rank`]): every rule's,
-/// or the one "no limit found below the load offered" when none fires.
+/// each located in time where it held for part of the run, with those of stretches the
+/// whole dilutes ([`when`]); or the one "no limit found below the load offered" when none
+/// fires.
 pub fn diagnose(doc: &Document) -> Vec<Finding> {
     let whole = Whole::of(doc);
     let mut v: Vec<Finding> = RULES.iter().flat_map(|r| r(doc, &whole)).collect();
+    when::locate(doc, &mut v);
     if v.is_empty() {
         v.push(healthy(&whole));
     }

@@ -7,3 +7,4 @@ mod layers;
 mod run;
 mod throttle;
 mod typing;
+mod when;

@@ -4,10 +4,15 @@
 //! calibrations and database runs.
 
 use crate::waits::{io_share, DbClass};
+use iogauge_model::db::aas::Aas;
+use iogauge_model::db::report::DbIntervalReport;
 use iogauge_model::derive::{CpuRates, Derived, DiskRates, PerCpuRates};
+use iogauge_model::finding::Stretch;
 use iogauge_model::hardware::per_cpu_between;
+use iogauge_model::interval::IntervalReport;
 use iogauge_model::layers::{LayerRates, StageLat, StageRates};
 use iogauge_model::sched::JobCpuRates;
+use iogauge_model::summary::DirSummary;
 use iogauge_model::system::Snapshot;
 use iogauge_model::Document;
 use iogauge_stats::{Nanos, Phase};
@@ -158,35 +163,65 @@ pub(crate) struct DbWaits {
 
 impl Whole {
     pub fn of(doc: &Document) -> Whole {
+        Whole::of_window(doc, None)
+    }
+
+    /// The result over `within` (a stretch of its measured window: the intervals that begin
+    /// in it), or over the whole measured window. What a run asked for, and a database's
+    /// waits, are then those intervals' own.
+    pub fn of_window(doc: &Document, within: Option<Stretch>) -> Whole {
+        let kept = |phase: Phase, t_s: f64| {
+            phase == Phase::Measure && within.is_none_or(|w| (w.from_s..w.to_s).contains(&t_s))
+        };
         match doc {
             Document::Run(r) => {
-                let measured: Vec<(f64, f64, Option<&Derived>)> = r
+                let ivs: Vec<&IntervalReport> = r
                     .intervals
                     .iter()
-                    .filter(|i| i.phase == Phase::Measure)
+                    .filter(|i| kept(i.phase, i.t_s))
+                    .collect();
+                let measured: Vec<(f64, f64, Option<&Derived>)> = ivs
+                    .iter()
                     .map(|i| (i.t_s, i.dur_s, i.system.as_ref()))
                     .collect();
                 let mut w = Whole::from_intervals(&measured, &r.samples);
                 w.bottom = r.hardware.as_ref().map_or(Vec::new(), |h| h.disks.clone());
                 w.entry = r.targets.iter().filter_map(|t| t.device.clone()).collect();
-                w.work = Some(Work {
-                    read: ask(&r.summary.read),
-                    write: ask(&r.summary.write),
-                    direct: r.options.direct,
+                w.work = Some(match within {
+                    None => Work {
+                        read: ask(&r.summary.read),
+                        write: ask(&r.summary.write),
+                        direct: r.options.direct,
+                    },
+                    Some(_) => Work {
+                        read: ask_over(ivs.iter().map(|i| (i.dur_s, &i.read))),
+                        write: ask_over(ivs.iter().map(|i| (i.dur_s, &i.write))),
+                        direct: r.options.direct,
+                    },
                 });
                 w
             }
             Document::DbRun(d) => {
-                let measured: Vec<(f64, f64, Option<&Derived>)> = d
+                let ivs: Vec<&DbIntervalReport> = d
                     .intervals
                     .iter()
-                    .filter(|i| i.phase == Phase::Measure)
+                    .filter(|i| kept(i.phase, i.t_s))
+                    .collect();
+                let measured: Vec<(f64, f64, Option<&Derived>)> = ivs
+                    .iter()
                     .map(|i| (i.t_s, i.dur_s, i.system.as_ref()))
                     .collect();
                 let mut w = Whole::from_intervals(&measured, &d.samples);
                 w.bottom = d.cache.as_ref().map_or(Vec::new(), |c| c.disks.clone());
                 w.entry = w.bottom.clone();
-                let aas = &d.summary.aas;
+                let combined;
+                let aas = match within {
+                    None => &d.summary.aas,
+                    Some(_) => {
+                        combined = Aas::combine(ivs.iter().map(|i| &i.aas));
+                        &combined
+                    }
+                };
                 w.db_waits = Some(DbWaits {
                     read: io_share(aas, &[DbClass::Read]),
                     write: io_share(aas, &[DbClass::Write, DbClass::Wal]),
@@ -198,7 +233,7 @@ impl Whole {
                     .points
                     .iter()
                     .flat_map(|p| &p.intervals)
-                    .filter(|i| i.phase == Phase::Measure)
+                    .filter(|i| kept(i.phase, i.t_s))
                     .map(|i| (i.t_s, i.dur_s, i.system.as_ref()))
                     .collect();
                 let mut w = Whole::from_intervals(&measured, &[]);
@@ -335,7 +370,27 @@ fn sampled(c: &CpuRates) -> bool {
     c.user + c.system + c.iowait + c.steal + c.idle > 0.0
 }
 
-fn ask(d: &iogauge_model::summary::DirSummary) -> Ask {
+/// One direction over several intervals (duration, figures): I/Os per second of their
+/// time, mean size and mean latency weighted by their I/Os.
+fn ask_over<'a>(parts: impl Iterator<Item = (f64, &'a DirSummary)>) -> Ask {
+    let (mut secs, mut ios, mut bytes, mut lat) = (0.0, 0.0, 0.0, 0.0);
+    for (dur, d) in parts {
+        secs += dur;
+        ios += d.ios as f64;
+        bytes += d.bytes as f64;
+        lat += d.ios as f64 * d.lat_us.mean;
+    }
+    if ios <= 0.0 || secs <= 0.0 {
+        return Ask::default();
+    }
+    Ask {
+        iops: ios / secs,
+        kib: bytes / 1024.0 / ios,
+        lat_us: lat / ios,
+    }
+}
+
+fn ask(d: &DirSummary) -> Ask {
     Ask {
         iops: d.iops,
         kib: if d.ios > 0 {

@@ -108,6 +108,48 @@ pub struct Finding {
     /// mean latency from 39.7 ms to about 2.0 ms").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub benefit: Option<String>,
+    /// When it held, where that was only part of the measured window: stretches of
+    /// intervals, seconds from the job's start ("t = 40–70 s"). Empty when it held over
+    /// the whole window, or when it came and went too often to say when.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub during: Vec<Stretch>,
+}
+
+/// A stretch of a run, seconds from the job's start: `from_s` ≤ t < `to_s`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stretch {
+    pub from_s: f64,
+    pub to_s: f64,
+}
+
+impl Stretch {
+    /// Its length, seconds.
+    pub fn secs(&self) -> f64 {
+        self.to_s - self.from_s
+    }
+}
+
+/// `t = 40–70 s`, `t = 10–20 s and 40–70 s`: when a finding held, in words; `None` for a
+/// finding of the whole window.
+pub fn during_text(during: &[Stretch]) -> Option<String> {
+    let parts: Vec<String> = during
+        .iter()
+        .map(|s| format!("{}–{} s", secs(s.from_s), secs(s.to_s)))
+        .collect();
+    match parts.as_slice() {
+        [] => None,
+        [one] => Some(format!("t = {one}")),
+        [head @ .., last] => Some(format!("t = {} and {last}", head.join(", "))),
+    }
+}
+
+/// Seconds as a stretch's bound reads: whole seconds from 10 s, one decimal below.
+fn secs(t: f64) -> String {
+    if t >= 10.0 || (t - t.round()).abs() < 0.05 {
+        format!("{t:.0}")
+    } else {
+        format!("{t:.1}")
+    }
 }
 
 impl Evidence {
@@ -160,5 +202,17 @@ mod tests {
         assert!(j.contains("\"layer\":\"os_queue\""), "{j}");
         let back: Finding = serde_json::from_str(&j).unwrap();
         assert_eq!(back.layer, Layer::OsQueue);
+    }
+
+    #[test]
+    fn stretches_in_words() {
+        let s = |a, b| Stretch { from_s: a, to_s: b };
+        assert_eq!(during_text(&[]), None);
+        assert_eq!(during_text(&[s(40.0, 70.0)]).unwrap(), "t = 40–70 s");
+        assert_eq!(
+            during_text(&[s(2.5, 4.0), s(10.0, 12.0), s(40.0, 70.0)]).unwrap(),
+            "t = 2.5–4 s, 10–12 s and 40–70 s"
+        );
+        assert_eq!(s(2.5, 4.0).secs(), 1.5);
     }
 }

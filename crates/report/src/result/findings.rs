@@ -4,7 +4,7 @@
 
 use crate::svg::page::esc;
 use crate::text::findings::{evidence_text, ranked, HEALTHY};
-use iogauge_model::finding::{Finding, Layer};
+use iogauge_model::finding::{during_text, Finding, Layer};
 use std::fmt::Write as _;
 
 /// `<ol class="find">`, one item per finding, highest impact first; `time` is what the
@@ -28,6 +28,10 @@ pub(super) fn findings_html(out: &mut String, findings: &[Finding], time: &str) 
             );
             out.push_str("</b>");
         } else {
+            if let Some(t) = during_text(&f.during) {
+                esc(out, &t);
+                out.push_str(": ");
+            }
             esc(out, &f.title);
             let _ = write!(out, "</b> · {:.0}% of the ", f.impact * 100.0);
             esc(out, time);

@@ -3,7 +3,7 @@
 //! first one's next step), one finding in a line for campaigns and `compare`, and the
 //! sentence that says where two cases' limits differ.
 
-use iogauge_model::finding::{rank, Evidence, Finding, Kind, Layer};
+use iogauge_model::finding::{during_text, rank, Evidence, Finding, Kind, Layer};
 use std::fmt::Write as _;
 
 /// Most findings a text summary lists.
@@ -66,8 +66,9 @@ pub(crate) fn evidence_text(e: &Evidence) -> String {
     format!("{} {n}{unit}", e.what)
 }
 
-/// One finding in a line: its title, the share it explains of `time` ("I/O time", "DB
-/// time") and its first figure; the healthy finding is its title alone.
+/// One finding in a line: when it held (where only part of the run), its title, the share it
+/// explains of `time` ("I/O time", "DB time") and its first figure; the healthy finding is
+/// its title alone.
 pub(crate) fn finding_line(f: &Finding, time: &str) -> String {
     if f.layer == Layer::None {
         return if f.title.is_empty() {
@@ -76,7 +77,8 @@ pub(crate) fn finding_line(f: &Finding, time: &str) -> String {
             f.title.clone()
         };
     }
-    let mut s = format!("{} ({:.0}% of the {time}", f.title, f.impact * 100.0);
+    let when = during_text(&f.during).map_or(String::new(), |t| format!("{t}: "));
+    let mut s = format!("{when}{} ({:.0}% of the {time}", f.title, f.impact * 100.0);
     if let Some(e) = f.evidence.first() {
         let _ = write!(s, "; {}", evidence_text(e));
     }
@@ -172,6 +174,20 @@ pub(crate) mod tests {
              then: queue (20% of the I/O time; vda %util 98%)\n  \
              then: cpu (5% of the I/O time; vda %util 98%)\n  \
              next: next for the device is saturated\n"
+        );
+    }
+
+    /// A finding of part of the run says when it held.
+    #[test]
+    fn a_located_finding_says_when() {
+        let mut f = finding(Layer::Device, 0.3, "vda is the limit");
+        f.during = vec![iogauge_model::finding::Stretch {
+            from_s: 40.0,
+            to_s: 70.0,
+        }];
+        assert_eq!(
+            finding_line(&f, "I/O time"),
+            "t = 40–70 s: vda is the limit (30% of the I/O time; vda %util 98%)"
         );
     }
 

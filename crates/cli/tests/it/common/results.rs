@@ -5,7 +5,8 @@ use super::bin;
 use serde_json::Value;
 use std::process::Output;
 
-/// Runs `iogauge ARGS` on the test store, asserts it succeeded, returns its output.
+/// Runs `iogauge ARGS` on the test store, asserts it succeeded, returns its output. Where it
+/// printed a layer split, the split adds up (#45: every test that prints one checks it).
 pub fn succeeds(args: &[&str]) -> Output {
     let out = bin().args(args).output().expect("spawn iogauge");
     assert!(
@@ -13,8 +14,15 @@ pub fn succeeds(args: &[&str]) -> Output {
         "iogauge {args:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let text = String::from_utf8_lossy(&out.stdout);
+    if text.lines().any(|l| l.starts_with(SPLIT)) {
+        assert_split_adds_up(&format!("iogauge {args:?}"), &text);
+    }
     out
 }
+
+/// How `run`'s and `show`'s text begins its layer split.
+const SPLIT: &str = "where an I/O's time went";
 
 /// [`succeeds`]'s stdout as JSON.
 pub fn json_of(args: &[&str]) -> Value {
@@ -80,4 +88,39 @@ pub fn stored_id(stderr: &[u8]) -> i64 {
         .unwrap()
         .parse()
         .unwrap()
+}
+
+/// The split's parts from `run`'s text line "where an I/O's time went (mean µs): iogauge A,
+/// kernel submit + completion B, before the queue C, OS queue D, device E (of F)".
+pub fn split_parts(text: &str) -> (Vec<f64>, f64) {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(SPLIT))
+        .unwrap_or_else(|| panic!("no split line in:\n{text}"));
+    let nums: Vec<f64> = line
+        .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    let (whole, parts) = nums.split_last().expect("numbers");
+    (parts.to_vec(), *whole)
+}
+
+/// The parts of `text`'s split are never negative nor larger than the whole, and add up to
+/// it within 5% (and the rounding of its one-decimal figures).
+pub fn assert_split_adds_up(what: &str, text: &str) {
+    let (parts, whole) = split_parts(text);
+    assert!(parts.len() >= 4, "{what}: {text}");
+    assert!(whole > 0.0, "{what}: {text}");
+    for p in &parts {
+        assert!(
+            *p >= 0.0 && *p <= whole,
+            "{what}: part {p} of {whole}: {text}"
+        );
+    }
+    let sum: f64 = parts.iter().sum();
+    assert!(
+        (sum - whole).abs() <= 0.05 * whole + 0.05 * parts.len() as f64,
+        "{what}: parts add to {sum}, of {whole}: {text}"
+    );
+    eprintln!("{what}: parts {parts:?} add to {sum:.1} of {whole:.1}");
 }
