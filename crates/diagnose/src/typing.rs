@@ -1,7 +1,8 @@
 //! ADDM's finding types, given once every rule has spoken: a **problem** explains a share of
 //! the time (≥ [`PROBLEM`]) and says what removing it would save (its benefit, from the
 //! share it explains: the mean latency — or, for a database run, the sessions' average
-//! active sessions — without it); a **symptom** follows from a problem found beside it (the
+//! active sessions — without it; none for a cache or a short span, which flatter the
+//! figures); a **symptom** follows from a problem found beside it (the
 //! sessions' read waits of a saturated or throttled disk, a throttled member's imbalance, a
 //! queue full of other processes' requests) and names it; **information** is a layer that
 //! was not the limit, with its figure (less than [`PROBLEM`] of the time, or the healthy
@@ -46,10 +47,18 @@ pub(crate) fn type_all(doc: &Document, w: &Whole, findings: &mut [Finding]) {
         (f.kind, f.follows, f.benefit) = match cause {
             _ if f.layer == Layer::None => (Kind::Information, None, None),
             Some(c) => (Kind::Symptom, Some((*c).to_string()), None),
+            None if f.impact >= PROBLEM && flatters(f.layer) => (Kind::Problem, None, None),
             None if f.impact >= PROBLEM => (Kind::Problem, None, benefit(doc, w, f.impact)),
             None => (Kind::Information, None, None),
         };
     }
+}
+
+/// Whether a finding of `layer` flatters the figures rather than limits them (a cache
+/// answering, a write cache, a short span): removing it would show the storage, not save
+/// time, so no benefit is said (a cached loop device's read "from 23 µs to about 10 µs").
+fn flatters(layer: Layer) -> bool {
+    matches!(layer, Layer::PageCache | Layer::WriteCache | Layer::Span)
 }
 
 /// What removing a problem that explains `share` of the time would save, in words.

@@ -81,3 +81,18 @@ fn the_sessions_read_waits_follow_from_a_storage_problem() {
     assert_eq!(reads.follows.as_deref(), Some("neighbours"));
     assert_eq!(reads.benefit, None);
 }
+
+/// Reads the page cache served are a problem (the run measured memory) with no benefit:
+/// removing the cache would make the reads slower, not save their time.
+#[test]
+fn a_cache_is_a_problem_without_a_benefit() {
+    let mut r = run(
+        dir(100_000.0, 4.0, 8.0),
+        DirSummary::default(),
+        disk(10.0, 0.3, 0.0, 0.0, 1.0, 0.0),
+    );
+    r.options.direct = false;
+    let v = of(r);
+    assert_eq!((v[0].layer, v[0].kind), (Layer::PageCache, Kind::Problem));
+    assert_eq!(v[0].benefit, None);
+}
