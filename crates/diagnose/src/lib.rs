@@ -28,8 +28,8 @@ use view::Whole;
 
 /// The findings of a whole result, ranked by impact (highest first, [`rank`]): every rule's,
 /// each located in time where it held for part of the run, with those of stretches the
-/// whole dilutes ([`when`]); or the one "no limit found below the load offered" when none
-/// fires.
+/// whole dilutes (see the `when` module); or the one "no limit found below the load
+/// offered" when none fires.
 pub fn diagnose(doc: &Document) -> Vec<Finding> {
     let whole = Whole::of(doc);
     let mut v: Vec<Finding> = RULES.iter().flat_map(|r| r(doc, &whole)).collect();

@@ -209,7 +209,7 @@ fn run(w: &Whole) -> Vec<Finding> {
 /// 1). Its backing store answered from memory, and only that time is the cache's: a loop
 /// device behind a cgroup throttle spends 30 µs of a 13 ms read there (#45 saw "a cache
 /// absorbed them" explain 100% of a throttled run's time).
-fn above_the_disks<'a>(w: &'a Whole, k: Work) -> Option<(&'a str, &'a DiskRates, f64)> {
+fn above_the_disks(w: &Whole, k: Work) -> Option<(&str, &DiskRates, f64)> {
     if !k.direct || k.read.lat_us <= 0.0 {
         return None;
     }

@@ -113,12 +113,28 @@ fn time_split_line(r: &RunReport) -> String {
         return String::new();
     };
     let p = sp.parts();
+    // A cgroup limit on the job's devices holds its bios before block_bio_queue, where no
+    // tracepoint sees them: that wait is inside the kernel's part, and said so.
+    let limited = r
+        .preflight
+        .as_ref()
+        .and_then(|p| p.io_limits.as_ref())
+        .is_some_and(|l| {
+            l.limits
+                .iter()
+                .any(|x| entry.contains(&x.device) || disks.contains(&x.device))
+        });
+    let throttle = if limited {
+        " + the cgroup limit's wait (no tracepoint tells it apart)"
+    } else {
+        ""
+    };
     let top = match sp.kernel_us {
         Some(_) => format!(
-            "iogauge {:.1}, kernel submit + completion {:.1}",
+            "iogauge {:.1}, kernel submit + completion{throttle} {:.1}",
             p[0], p[1]
         ),
-        None => format!("iogauge + kernel submit {:.1}", p[0]),
+        None => format!("iogauge + kernel submit{throttle} {:.1}", p[0]),
     };
     let n = p.len();
     format!(

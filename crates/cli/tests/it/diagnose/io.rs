@@ -431,6 +431,14 @@ fn throttled() {
     );
     assert_top(&v, "throttle", 0.5, &[]);
     assert_limit_named(&v, l.0.trim_start_matches("/dev/"), 200);
+    // The split says the kernel's part holds the limit's wait, and adds up (succeeds()).
+    let text = text_of(&[
+        "run", "--target", &l.0, "--rw", "randread", "--qd", "16", "--time", "2s",
+    ]);
+    assert!(
+        text.contains("kernel submit + completion + the cgroup limit's wait"),
+        "{text}"
+    );
 }
 
 /// A log writer beside a job writes to the same disk: its writes are the workload's, not
