@@ -208,6 +208,18 @@ impl Sampler {
     }
 }
 
+/// Most of the job's files whose writeback the tracer attributes (a database's data and WAL
+/// files: a PostgreSQL data directory of a few schemas holds a few thousand).
+pub const MAX_FILES: u32 = 65_536;
+
+/// Entries of the `our_inodes` map: one per file of the job's, at least the program's 256.
+fn file_slots(attribution: Option<&Attribution>) -> u32 {
+    let n = attribution
+        .map_or(0, |a| a.files.len())
+        .min(MAX_FILES as usize);
+    (n as u32).max(256)
+}
+
 /// `1 << shift` when it is more than 1.
 fn one_in(shift: u32) -> Option<u32> {
     (shift > 0).then(|| 1 << shift)
@@ -263,6 +275,7 @@ impl Tracer {
             .set_max_entries("ours_counters", per_disk)
             .set_max_entries("ours_hists", per_disk * STAGES)
             .set_max_entries("started", request_slots(disks))
+            .set_max_entries("our_inodes", file_slots(attribution))
             .load(OBJECT)
             .map_err(|e| Unavailable::Load(one_line(&e)))?;
         if let Some(a) = attribution.filter(|_| n_ours > 0) {
@@ -271,7 +284,7 @@ impl Tracer {
                 .ok_or_else(|| Unavailable::Load("no map our_inodes in the object".into()))?;
             let mut files: HashMap<&mut MapData, FileKey, u8> =
                 HashMap::try_from(map).map_err(|e| Unavailable::Load(one_line(&e)))?;
-            for f in &a.files {
+            for f in a.files.iter().take(MAX_FILES as usize) {
                 files
                     .insert(f, 1, 0)
                     .map_err(|e| Unavailable::Load(one_line(&e)))?;

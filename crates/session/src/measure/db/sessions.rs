@@ -8,6 +8,8 @@ use iogauge_model::db::workload::Workload;
 use iogauge_model::system::Snapshot;
 use iogauge_pg::{driver, PgError, Prepared};
 use iogauge_probe::Sampler;
+use iogauge_trace::FileKey;
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,9 +39,40 @@ pub(super) fn measure(
     sampled(&sampler, layers, ends, |started| p.run(stop, started, sync))
 }
 
-/// The block-layer tracer on the whole disks under the data set, unless `--no-trace`.
+/// The block-layer tracer on the whole disks under the data set, unless `--no-trace`; the
+/// page-cache writeback of the data set's files is the job's (see [`data_files`]).
 pub(super) fn layers(p: &Prepared, trace: bool) -> Layers {
-    Layers::start(trace, &p.devices, &[])
+    let files = match &p.server.data_dir {
+        Some(d) => data_files(&[Some(d.clone()), p.server.wal_dir()]),
+        None => Vec::new(),
+    };
+    Layers::start(trace, &p.devices, &files)
+}
+
+/// The regular files under `dirs` (a private server's data directory and WAL directory),
+/// walked once as the tracer starts, symbolic links not followed: the server, born in the
+/// job's cgroup, writes them through the page cache, and a flusher thread's writeback of
+/// them (tagged with the root cgroup on cgroup v1) is the job's too. Files the run makes
+/// (a new relation segment) are not among them; at most `iogauge_trace::MAX_FILES`.
+fn data_files(dirs: &[Option<PathBuf>]) -> Vec<FileKey> {
+    let mut out = Vec::new();
+    let mut todo: Vec<PathBuf> = dirs.iter().flatten().cloned().collect();
+    while let Some(dir) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let Ok(m) = e.path().symlink_metadata() else {
+                continue;
+            };
+            if m.is_dir() {
+                todo.push(e.path());
+            } else if m.is_file() && out.len() < iogauge_trace::MAX_FILES as usize {
+                out.push(FileKey::of(&m));
+            }
+        }
+    }
+    out
 }
 
 /// How a run ended, from its outcome.
