@@ -5,7 +5,7 @@ use crate::maps::MAX_DISKS;
 /// Why the per-layer split is unavailable, in one line.
 #[derive(Debug, thiserror::Error)]
 pub enum Unavailable {
-    #[error("iogauge was built without clang, so it carries no BPF programs (install clang and rebuild)")]
+    #[error("iogauge was built without clang and without the committed BPF objects (crates/trace/src/bpf/*.bpf.o), so it carries no BPF programs: rebuild from a full source tree, or with clang")]
     NoClang,
     #[error("no kernel BTF ({0}): the tracer needs a kernel built with CONFIG_DEBUG_INFO_BTF (/sys/kernel/btf/vmlinux)")]
     NoBtf(String),
@@ -13,6 +13,8 @@ pub enum Unavailable {
     Load(String),
     #[error("attaching to tracepoint {0}: {1}")]
     Attach(&'static str, String),
+    #[error("tracefs is not mounted, and mounting it at /sys/kernel/tracing failed ({0}): mount -t tracefs nodev /sys/kernel/tracing as root")]
+    Tracefs(String),
     #[error("block device {0}: {1}")]
     Disk(String, String),
     #[error("{0} disks to trace, at most {MAX_DISKS}")]

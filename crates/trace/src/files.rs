@@ -41,6 +41,34 @@ pub struct FileIo {
     pub sync_ns: u64,
 }
 
+/// Mounts tracefs at /sys/kernel/tracing when neither it nor /sys/kernel/debug/tracing holds
+/// it, as bpftrace does: a syscall tracepoint is attached through it (aya looks once per
+/// process), and a machine without systemd has it unmounted. Left mounted afterwards, as
+/// bpftrace leaves it. (The block-layer programs attach by BTF and need no tracefs.)
+fn ensure_tracefs() -> Result<(), Unavailable> {
+    let mounted = |p: &str| std::fs::read_dir(p).is_ok_and(|mut d| d.next().is_some());
+    if mounted("/sys/kernel/tracing") || mounted("/sys/kernel/debug/tracing") {
+        return Ok(());
+    }
+    // SAFETY: every pointer is a NUL-terminated literal or null (no data for tracefs).
+    let r = unsafe {
+        libc::mount(
+            c"nodev".as_ptr(),
+            c"/sys/kernel/tracing".as_ptr(),
+            c"tracefs".as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(Unavailable::Tracefs(
+            std::io::Error::last_os_error().to_string(),
+        ))
+    }
+}
+
 /// The attached programs; dropped = detached.
 pub struct FileProbe {
     ebpf: Ebpf,
@@ -52,6 +80,7 @@ impl FileProbe {
         if OBJECT_FILES.is_empty() {
             return Err(Unavailable::NoClang);
         }
+        ensure_tracefs()?;
         let mut ebpf = EbpfLoader::new()
             .set_global("file_tgid", &tgid, true)
             .set_global("file_fd", &fd, true)

@@ -423,6 +423,22 @@ fn no_trace_leaves_the_layers_out() {
     );
 }
 
+/// With tracefs unmounted (a fresh machine without systemd) the block-layer programs still
+/// attach (by BTF, through no tracefs): the run prints its split, and mounts nothing.
+#[test]
+fn the_split_needs_no_tracefs() {
+    require_root();
+    let _g = exclusive();
+    let d = workdir();
+    let t = d.path().join("data");
+    let t = t.to_str().unwrap();
+    let _unmounted = NoTracefs::new();
+    let text = text_of(&["run", "--target", t, "--size", "16m", "--time", "1s"]);
+    assert!(text.contains("where an I/O's time went"), "{text}");
+    assert!(!text.contains("per-layer latency unavailable"), "{text}");
+    assert!(!tracefs_mounted(), "a run mounted tracefs");
+}
+
 /// Above `TIMED_PER_S` requests a second the tracer times a sample (1 in 2^k, each counting
 /// for 2^k): 32 reads in flight on a loop device over an image in memory (a tmpfs file) run at
 /// tens of thousands a second, bpftrace timing every one beside it. The requests are counted

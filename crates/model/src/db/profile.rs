@@ -25,6 +25,11 @@ pub struct LoadDelta {
     pub wal_sync: u64,
     pub wal_write_time_ms: f64,
     pub wal_sync_time_ms: f64,
+    /// The log's write and sync times were not measured (MariaDB without its redo probe:
+    /// the server counts its log writes but does not time them); their averages are then
+    /// unknown, not 0.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub wal_untimed: bool,
     pub buffers_checkpointer: u64,
     pub buffers_bgwriter: u64,
     pub buffers_backend: u64,
@@ -261,6 +266,7 @@ impl LoadDelta {
             wal_sync: d(self.wal_sync, earlier.wal_sync),
             wal_write_time_ms: f(self.wal_write_time_ms, earlier.wal_write_time_ms),
             wal_sync_time_ms: f(self.wal_sync_time_ms, earlier.wal_sync_time_ms),
+            wal_untimed: self.wal_untimed || earlier.wal_untimed,
             buffers_checkpointer: d(self.buffers_checkpointer, earlier.buffers_checkpointer),
             buffers_bgwriter: d(self.buffers_bgwriter, earlier.buffers_bgwriter),
             buffers_backend: d(self.buffers_backend, earlier.buffers_backend),
@@ -286,9 +292,9 @@ impl LoadDelta {
             wal_bytes_s: per(self.wal_bytes),
             wal_writes_s: per(self.wal_write),
             wal_syncs_s: per(self.wal_sync),
-            avg_wal_write_ms: (self.wal_write > 0)
+            avg_wal_write_ms: (self.wal_write > 0 && !self.wal_untimed)
                 .then(|| self.wal_write_time_ms / self.wal_write as f64),
-            avg_wal_sync_ms: (self.wal_sync > 0)
+            avg_wal_sync_ms: (self.wal_sync > 0 && !self.wal_untimed)
                 .then(|| self.wal_sync_time_ms / self.wal_sync as f64),
             buffers_written_s: BuffersWritten {
                 checkpointer: per(self.buffers_checkpointer),
@@ -329,6 +335,7 @@ impl AddAssign<&LoadDelta> for LoadDelta {
         self.wal_sync += o.wal_sync;
         self.wal_write_time_ms += o.wal_write_time_ms;
         self.wal_sync_time_ms += o.wal_sync_time_ms;
+        self.wal_untimed |= o.wal_untimed;
         self.buffers_checkpointer += o.buffers_checkpointer;
         self.buffers_bgwriter += o.buffers_bgwriter;
         self.buffers_backend += o.buffers_backend;
@@ -434,6 +441,19 @@ mod tests {
         assert_eq!(d.rates(1.0).avg_read_ms, None);
         assert_eq!(d.wal_bytes, 0, "a reset counter gives 0, not a wrap");
         assert_eq!(LoadDelta::default().rates(0.0), LoadRates::default());
+    }
+
+    #[test]
+    fn untimed_log_writes_have_no_average() {
+        let d = LoadDelta {
+            wal_write: 100,
+            wal_sync: 10,
+            wal_untimed: true,
+            ..LoadDelta::default()
+        };
+        let r = d.since(&LoadDelta::default()).rates(1.0);
+        assert_eq!((r.wal_writes_s, r.avg_wal_write_ms), (100.0, None));
+        assert_eq!(r.avg_wal_sync_ms, None);
     }
 
     #[test]

@@ -335,11 +335,14 @@ fn snap(t: &MariaTarget, c: &mut Conn, redo: Option<&FileProbe>) -> Result<LoadD
     let mut d = snapshot(&rows);
     let read_ps: Option<u64> = c.query_first(DATA_READ_TIME_SQL).map_err(|e| t.err(&e))?;
     d.blk_read_time_ms = read_ps.unwrap_or(0) as f64 / 1e9;
-    if let Some(io) = redo.map(FileProbe::read) {
-        d.wal_write = io.writes;
-        d.wal_write_time_ms = io.write_ns as f64 / 1e6;
-        d.wal_sync = io.syncs;
-        d.wal_sync_time_ms = io.sync_ns as f64 / 1e6;
+    match redo.map(FileProbe::read) {
+        Some(io) => {
+            d.wal_write = io.writes;
+            d.wal_write_time_ms = io.write_ns as f64 / 1e6;
+            d.wal_sync = io.syncs;
+            d.wal_sync_time_ms = io.sync_ns as f64 / 1e6;
+        }
+        None => d.wal_untimed = true,
     }
     Ok(d)
 }

@@ -145,6 +145,7 @@ pub(crate) fn snapshot(c: &mut Client, stmt: &Statement) -> Result<LoadDelta, po
         wal_sync: u(13),
         wal_write_time_ms: r.get(14),
         wal_sync_time_ms: r.get(15),
+        wal_untimed: false,
         buffers_checkpointer: u(16),
         buffers_bgwriter: u(17),
         buffers_backend: u(18),

@@ -338,7 +338,12 @@ fn database_text(s: &mut String, db: &LoadRates, e: Engine) {
         db.rows_updated_s
     );
     let b = &db.buffers_written_s;
-    let avg = |ms: Option<f64>| ms.map_or(String::new(), |m| format!(" (avg {m:.3} ms)"));
+    // Calls with no time: MariaDB's redo without its probe counted them, untimed.
+    let avg = |n: f64, ms: Option<f64>| match ms {
+        Some(m) => format!(" (avg {m:.3} ms)"),
+        None if n > 0.0 => " (time not measured)".to_string(),
+        None => String::new(),
+    };
     let _ = writeln!(
         s,
         "          {} {:.2} MiB/s, {}syncs/s {:.1}{}",
@@ -349,13 +354,13 @@ fn database_text(s: &mut String, db: &LoadRates, e: Engine) {
             format!(
                 "writes/s {:.1}{}, ",
                 db.wal_writes_s,
-                avg(db.avg_wal_write_ms)
+                avg(db.wal_writes_s, db.avg_wal_write_ms)
             )
         } else {
             String::new()
         },
         db.wal_syncs_s,
-        avg(db.avg_wal_sync_ms),
+        avg(db.wal_syncs_s, db.avg_wal_sync_ms),
     );
     if let Some(i) = &db.innodb {
         let _ = writeln!(
@@ -383,10 +388,18 @@ fn database_text(s: &mut String, db: &LoadRates, e: Engine) {
         .filter_map(|(who, r)| {
             let mut parts = Vec::new();
             if r.reads_s > 0.0 {
-                parts.push(format!("reads/s {:.0}{}", r.reads_s, avg(r.avg_read_ms)));
+                parts.push(format!(
+                    "reads/s {:.0}{}",
+                    r.reads_s,
+                    avg(r.reads_s, r.avg_read_ms)
+                ));
             }
             if r.writes_s > 0.0 {
-                parts.push(format!("writes/s {:.0}{}", r.writes_s, avg(r.avg_write_ms)));
+                parts.push(format!(
+                    "writes/s {:.0}{}",
+                    r.writes_s,
+                    avg(r.writes_s, r.avg_write_ms)
+                ));
             }
             (!parts.is_empty()).then(|| format!("{who} {}", parts.join(", ")))
         })

@@ -269,3 +269,40 @@ impl Drop for Fio {
         let _ = self.0.wait();
     }
 }
+
+/// tracefs unmounted, as on a fresh machine without systemd, for the rest of an exclusive
+/// test; mounted again when dropped (when nothing mounted it meanwhile), also when the test
+/// panics.
+pub struct NoTracefs;
+
+const TRACEFS: &str = "/sys/kernel/tracing";
+
+/// Whether tracefs is mounted at /sys/kernel/tracing (its directory is empty when not).
+pub fn tracefs_mounted() -> bool {
+    std::fs::read_dir(TRACEFS).is_ok_and(|mut d| d.next().is_some())
+}
+
+impl NoTracefs {
+    pub fn new() -> NoTracefs {
+        assert_eq!(
+            HELD.get(),
+            Held::Exclusive,
+            "tracefs is machine-wide: unmount it under `let _g = exclusive();`"
+        );
+        if tracefs_mounted() {
+            sh(&format!("umount {TRACEFS}"));
+        }
+        assert!(!tracefs_mounted(), "tracefs is still mounted");
+        NoTracefs
+    }
+}
+
+impl Drop for NoTracefs {
+    fn drop(&mut self) {
+        if !tracefs_mounted() {
+            let _ = std::process::Command::new("mount")
+                .args(["-t", "tracefs", "nodev", TRACEFS])
+                .status();
+        }
+    }
+}
