@@ -144,41 +144,41 @@ fn run(w: &Whole) -> Vec<Finding> {
     let rs = k.read_share();
     let reads = ratio(w.bottom_sum(|d| d.r_s), k.read.iops);
     if k.read.iops > 0.0 && reads < REACHED {
-        v.push(match above_the_disks(w, k) {
-            Some((name, at, share)) => Made {
-                rule: "page-cache-reads",
-                layer: Layer::PageCache,
-                title: format!(
-                    "{:.0}% of the workload's reads reached {name} but not the disks under it: what backs {name} answered from memory (a cached or sparse backing file)",
-                    (1.0 - reads) * 100.0
-                ),
-                impact: (1.0 - reads) * rs * share,
-                evidence: vec![
+        let pct = (1.0 - reads) * 100.0;
+        let (title, impact, evidence, next) = match above_the_disks(w, k) {
+            Some((name, at, share)) => (
+                format!("{pct:.0}% of the workload's reads reached {name} but not the disks under it: what backs {name} answered from memory (a cached or sparse backing file)"),
+                (1.0 - reads) * rs * share,
+                vec![
                     ev("workload reads", k.read.iops, "IOPS"),
                     ev(format!("{name} reads"), at.r_s, "IOPS"),
                     ev("disk reads", w.bottom_sum(|d| d.r_s), "IOPS"),
                     ev(format!("{name} read await"), at.r_await, "ms"),
                 ],
-                next: "the device's figures are its backing store's memory: back it with a preallocated file (or a disk) whose cache it bypasses (losetup --direct-io=on)",
-                source: SOURCE,
-            },
-            None => Made {
-                rule: "page-cache-reads",
-                layer: Layer::PageCache,
-                title: format!(
-                    "{:.0}% of the workload's reads never reached a device: {} absorbed them",
-                    (1.0 - reads) * 100.0,
+                "the device's figures are its backing store's memory: back it with a preallocated file (or a disk) whose cache it bypasses (losetup --direct-io=on)",
+            ),
+            None => (
+                format!(
+                    "{pct:.0}% of the workload's reads never reached a device: {} absorbed them",
                     if k.direct { "a cache above the disks" } else { "the page cache" }
                 ),
-                impact: (1.0 - reads) * rs,
-                evidence: vec![
+                (1.0 - reads) * rs,
+                vec![
                     ev("workload reads", k.read.iops, "IOPS"),
                     ev("device reads", w.bottom_sum(|d| d.r_s), "IOPS"),
                     ev("device reads per workload read", reads, "×"),
                 ],
-                next: "the figures are memory's, not the storage's: use O_DIRECT (drop --buffered) or a data set larger than RAM",
-                source: SOURCE,
-            },
+                "the figures are memory's, not the storage's: use O_DIRECT (drop --buffered) or a data set larger than RAM",
+            ),
+        };
+        v.push(Made {
+            rule: "page-cache-reads",
+            layer: Layer::PageCache,
+            title,
+            impact,
+            evidence,
+            next,
+            source: SOURCE,
         });
     }
     let writes = ratio(w.bottom_sum(|d| d.w_s), k.write.iops);

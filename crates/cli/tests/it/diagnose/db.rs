@@ -14,7 +14,8 @@ fn db(args: &[&str]) -> Value {
     json_of(&a)
 }
 
-fn setup(dir: &str) {
+/// A private PostgreSQL cluster at `dir` with one schema of `scale` rows.
+fn setup(dir: &str, scale: &str) {
     succeeds(&[
         "db",
         "setup",
@@ -23,7 +24,7 @@ fn setup(dir: &str) {
         "--schemas",
         "1",
         "--scale",
-        "2000",
+        scale,
     ]);
 }
 
@@ -34,7 +35,7 @@ fn db_lock_bound() {
     let w = workdir();
     let dir = w.path().join("pg");
     let d = dir.to_str().unwrap();
-    setup(d);
+    setup(d, "2000");
     let v = db(&[
         "run",
         "--dir",
@@ -60,7 +61,7 @@ fn db_wal_bound() {
     let w = workdir();
     let dir = w.path().join("pg");
     let d = dir.to_str().unwrap();
-    setup(d);
+    setup(d, "2000");
     let v = db(&[
         "run",
         "--dir",
@@ -167,16 +168,7 @@ fn db_writeback_is_the_job_s() {
     let w = workdir();
     let dir = w.path().join("pg");
     let d = dir.to_str().unwrap();
-    succeeds(&[
-        "db",
-        "setup",
-        "--dir",
-        d,
-        "--schemas",
-        "1",
-        "--scale",
-        "20000",
-    ]);
+    setup(d, "20000");
     let _e = Sysctl::set("/proc/sys/vm/dirty_expire_centisecs", "100");
     let _b = Sysctl::set("/proc/sys/vm/dirty_writeback_centisecs", "100");
     let v = db(&[
