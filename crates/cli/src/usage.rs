@@ -70,6 +70,23 @@ pub fn clap_line(e: &clap::Error) -> String {
         };
         return shown_line(&line);
     }
+    if e.kind() == clap::error::ErrorKind::UnknownArgument {
+        if let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) {
+            let flag = arg.split('=').next().unwrap_or(arg);
+            if let Some(ours) = fio_spelling(flag) {
+                return shown_line(&format!(
+                    "error: {flag} is fio's name: iogauge calls it {ours}"
+                ));
+            }
+            // clap's "a similar argument exists" is on a line of its own: kept.
+            if let Some(ContextValue::String(like)) = e.get(ContextKind::SuggestedArg) {
+                return shown_line(&format!(
+                    "error: unexpected argument '{}'; did you mean '{like}'?",
+                    echo::bounded(arg)
+                ));
+            }
+        }
+    }
     let mut line = one_line(&e.to_string());
     if e.kind() == clap::error::ErrorKind::ArgumentConflict
         && line.contains("'--dsn <DSN>'")
@@ -118,6 +135,37 @@ pub fn one_line(text: &str) -> String {
         }
     }
     out
+}
+
+/// fio's options that iogauge spells otherwise, and what iogauge calls them (a fio user's
+/// `--iodepth 32` is refused with the iogauge spelling, not a bare "unexpected argument").
+const FIO: [(&str, &str); 18] = [
+    ("--iodepth", "--qd"),
+    ("--numjobs", "--workers"),
+    ("--runtime", "--time, with a unit (--time 60s)"),
+    ("--filename", "--target"),
+    ("--directory", "--target (a file in the directory)"),
+    (
+        "--direct",
+        "nothing: O_DIRECT is the default (--buffered goes through the page cache)",
+    ),
+    ("--ioengine", "--engine (io_uring or psync)"),
+    ("--rate_iops", "--rate-iops"),
+    ("--blocksize", "--bs"),
+    ("--readwrite", "--rw"),
+    ("--rwmixread", "--read-pct"),
+    ("--ramp_time", "--ramp"),
+    ("--name", "--label"),
+    ("--output-format", "--json, for JSON"),
+    ("--number_ios", "--ios"),
+    ("--randseed", "--seed"),
+    ("--offset", "--region (as in --region 10%:60%)"),
+    ("--iodepth_batch_submit", "--submit-batch"),
+];
+
+/// What iogauge calls fio's option `flag`, when it spells it otherwise.
+fn fio_spelling(flag: &str) -> Option<&'static str> {
+    FIO.iter().find(|(f, _)| *f == flag).map(|(_, ours)| *ours)
 }
 
 #[cfg(test)]

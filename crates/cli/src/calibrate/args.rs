@@ -14,7 +14,7 @@ pub struct CalibrateArgs {
     #[command(flatten)]
     pub io: TargetArgs,
     /// Latency cap for max_iops (CALIBRATE_IO's max_latency).
-    #[arg(long, default_value = "20ms", value_parser = parse_duration)]
+    #[arg(long, default_value = "20ms", value_parser = latency_cap)]
     pub max_latency: Duration,
     /// Which latency the cap applies to: mean (as CALIBRATE_IO), p95 or p99.
     #[arg(long, default_value = "mean", value_parser = str::parse::<Criterion>)]
@@ -69,4 +69,16 @@ fn block(s: &str) -> Result<u64, String> {
         return Err(format!("'{s}' must be a multiple of 512 bytes up to 64m"));
     }
     Ok(b)
+}
+
+/// `--max-latency`: a duration with its unit. A bare number is refused: CALIBRATE_IO's
+/// max_latency is in milliseconds, iogauge's durations in seconds, and `20` would silently
+/// mean 20 s.
+fn latency_cap(s: &str) -> Result<Duration, String> {
+    if !s.is_empty() && s.trim().chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return Err(format!(
+            "{s} what? give the unit, as in {s}ms (CALIBRATE_IO's max_latency is in milliseconds) or {s}s"
+        ));
+    }
+    parse_duration(s)
 }

@@ -32,6 +32,45 @@ fn bad_values_name_their_flag() {
     }
 }
 
+/// A fio user's options get the iogauge spelling (#46's bridge), a near miss clap's "did
+/// you mean", and a bare number where a latency needs its unit is refused, not taken as
+/// seconds (CALIBRATE_IO's max_latency is in ms). Nothing is created on the way.
+#[test]
+fn fio_spellings_and_bare_latencies_are_answered() {
+    let _g = shared();
+    let d = workdir();
+    let t = d.path().join("x");
+    let t = t.to_str().unwrap();
+    for (args, says) in [
+        (
+            vec!["--iodepth", "32"],
+            "--iodepth is fio's name: iogauge calls it --qd",
+        ),
+        (
+            vec!["--numjobs=4"],
+            "--numjobs is fio's name: iogauge calls it --workers",
+        ),
+        (
+            vec!["--runtime", "60"],
+            "iogauge calls it --time, with a unit",
+        ),
+        (vec!["--direct", "1"], "O_DIRECT is the default"),
+        (vec!["--filename", "/dev/sdz"], "iogauge calls it --target"),
+        (vec!["--worker", "2"], "did you mean '--workers'?"),
+    ] {
+        let mut all = vec!["--target", t, "--size", "16m"];
+        all.extend_from_slice(&args);
+        let err = run_fails(&all, 2);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    let err = fails(&["calibrate", "--target", t, "--max-latency", "20"], 2);
+    assert!(err.contains("20 what?") && err.contains("20ms"), "{err}");
+    assert!(
+        !std::path::Path::new(t).exists(),
+        "a refused command created its target"
+    );
+}
+
 #[test]
 fn tmpfs_is_refused_for_o_direct() {
     let _g = shared();
