@@ -187,17 +187,17 @@ impl Whole {
                 let mut w = Whole::from_intervals(&measured, &r.samples);
                 w.bottom = r.hardware.as_ref().map_or(Vec::new(), |h| h.disks.clone());
                 w.entry = r.targets.iter().filter_map(|t| t.device.clone()).collect();
-                w.work = Some(match within {
-                    None => Work {
-                        read: ask(&r.summary.read),
-                        write: ask(&r.summary.write),
-                        direct: r.options.direct,
-                    },
-                    Some(_) => Work {
-                        read: ask_over(ivs.iter().map(|i| (i.dur_s, &i.read))),
-                        write: ask_over(ivs.iter().map(|i| (i.dur_s, &i.write))),
-                        direct: r.options.direct,
-                    },
+                let (read, write) = match within {
+                    None => (ask(&r.summary.read), ask(&r.summary.write)),
+                    Some(_) => (
+                        ask_over(ivs.iter().map(|i| (i.dur_s, &i.read))),
+                        ask_over(ivs.iter().map(|i| (i.dur_s, &i.write))),
+                    ),
+                };
+                w.work = Some(Work {
+                    read,
+                    write,
+                    direct: r.options.direct,
                 });
                 w
             }

@@ -68,20 +68,15 @@ fn windows(doc: &Document) -> Vec<Stretch> {
         .collect()
 }
 
-/// Each rule's highest impact over `within`.
-fn impacts(doc: &Document, within: Stretch) -> BTreeMap<String, (f64, Finding)> {
+/// Each rule's finding of highest impact over `within`.
+fn impacts(doc: &Document, within: Stretch) -> BTreeMap<String, Finding> {
     let w = Whole::of_window(doc, Some(within));
-    let mut out: BTreeMap<String, (f64, Finding)> = BTreeMap::new();
+    let mut out: BTreeMap<String, Finding> = BTreeMap::new();
     for f in RULES.iter().flat_map(|r| r(doc, &w)) {
-        if f.layer == Layer::None {
+        if f.layer == Layer::None || out.get(&f.rule).is_some_and(|o| o.impact >= f.impact) {
             continue;
         }
-        match out.get(&f.rule) {
-            Some((i, _)) if *i >= f.impact => {}
-            _ => {
-                out.insert(f.rule.clone(), (f.impact, f));
-            }
-        }
+        out.insert(f.rule.clone(), f);
     }
     out
 }
@@ -110,11 +105,10 @@ pub(crate) fn locate(doc: &Document, found: &mut Vec<Finding>) {
     if total <= 0.0 {
         return;
     }
-    let each: Vec<BTreeMap<String, (f64, Finding)>> =
-        parts.iter().map(|p| impacts(doc, *p)).collect();
+    let each: Vec<BTreeMap<String, Finding>> = parts.iter().map(|p| impacts(doc, *p)).collect();
     let held = |rule: &str| -> Vec<bool> {
         each.iter()
-            .map(|m| m.get(rule).is_some_and(|(i, _)| *i >= PROBLEM))
+            .map(|m| m.get(rule).is_some_and(|f| f.impact >= PROBLEM))
             .collect()
     };
     let span = |(a, b): (usize, usize)| Stretch {
@@ -153,13 +147,13 @@ pub(crate) fn locate(doc: &Document, found: &mut Vec<Finding>) {
         let mut best: Option<Finding> = None;
         let (mut impact, mut during) = (0.0, Vec::new());
         for s in stretches {
-            let Some((i, f)) = impacts(doc, s).remove(rule) else {
+            let Some(f) = impacts(doc, s).remove(rule) else {
                 continue;
             };
-            if i < PROBLEM {
+            if f.impact < PROBLEM {
                 continue;
             }
-            impact += i * s.secs() / total;
+            impact += f.impact * s.secs() / total;
             during.push(s);
             if best.as_ref().is_none_or(|b| b.impact < f.impact) {
                 best = Some(f);

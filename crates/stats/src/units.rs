@@ -10,7 +10,8 @@ use std::str::FromStr;
 
 mod text;
 pub use text::{
-    fmt_size, opt_secs, parse_duration, parse_size, parse_whole, secs, split_range, MAX_DURATION,
+    fmt_size, opt_secs, parse_duration, parse_size, parse_whole, secs, split_range, split_unit,
+    MAX_DURATION,
 };
 
 /// Smallest alignment iogauge uses for any I/O: O_DIRECT needs the logical block size, and

@@ -5,7 +5,7 @@ use crate::store_args::ResultArgs;
 use crate::target::args::TargetArgs;
 use clap::Args;
 use iogauge_model::calib::{Criterion, LargeType, MatrixMode};
-use iogauge_model::units::{parse_duration, parse_size};
+use iogauge_model::units::{parse_duration, parse_size, split_unit};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -75,9 +75,11 @@ fn block(s: &str) -> Result<u64, String> {
 /// max_latency is in milliseconds, iogauge's durations in seconds, and `20` would silently
 /// mean 20 s.
 fn latency_cap(s: &str) -> Result<Duration, String> {
-    if !s.is_empty() && s.trim().chars().all(|c| c.is_ascii_digit() || c == '.') {
+    let (num, unit) = split_unit(s);
+    if !num.is_empty() && unit.is_empty() {
+        let n = iogauge_model::echo::bounded(num);
         return Err(format!(
-            "{s} what? give the unit, as in {s}ms (CALIBRATE_IO's max_latency is in milliseconds) or {s}s"
+            "{n} what? give the unit, as in {n}ms (CALIBRATE_IO's max_latency is in milliseconds) or {n}s"
         ));
     }
     parse_duration(s)

@@ -13,7 +13,7 @@ use std::time::Duration;
 pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// Splits `12.5ms` into the number `12.5` and the unit `ms`.
-fn split_unit(s: &str) -> (&str, &str) {
+pub fn split_unit(s: &str) -> (&str, &str) {
     let t = s.trim();
     let split = t
         .find(|c: char| !c.is_ascii_digit() && c != '.')
