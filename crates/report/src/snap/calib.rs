@@ -317,3 +317,30 @@ fn seq_row_matrix_with_iops_per_disk() {
     assert_snapshot!("head_seq", head);
     assert_snapshot!("body_seq_row", body);
 }
+
+/// With the tracer's figures in the max_iops point's intervals the body says where an I/O's
+/// time went there, as a run's summary does; the fixture, without them, says nothing of it.
+#[test]
+fn body_with_the_layer_split_at_max_iops() {
+    assert!(!calibration_body(&calibration()).contains("time went"));
+    let mut c = calibration();
+    let at = c.outstanding.expect("the fixture has max_iops");
+    for p in c.points.iter_mut().filter(|p| p.point.outstanding == at) {
+        for iv in &mut p.intervals {
+            let sys = iv.system.as_mut().expect("the fixture has samples");
+            sys.layers.insert(
+                "vda".into(),
+                crate::split::tests::rates(40_000.0, 120.0, 650.0),
+            );
+        }
+    }
+    let body = calibration_body(&c);
+    let line = body
+        .lines()
+        .find(|l| l.starts_with("where an I/O's time went at max_iops (64 outstanding, mean µs): "))
+        .unwrap_or_else(|| panic!("{body}"));
+    assert!(
+        line.contains(", OS queue 120.0, device 650.0 (of "),
+        "{line}"
+    );
+}

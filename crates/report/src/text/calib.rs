@@ -64,6 +64,7 @@ pub fn calibration_body(r: &CalibrationReport) -> String {
     setup_lines(&mut s, r);
     let _ = writeln!(s);
     points_table(&mut s, r);
+    s.push_str(&split_line(r));
     if !r.matrix.is_empty() {
         matrix_section(&mut s, r);
     }
@@ -158,6 +159,36 @@ fn ios_by_rank(ios: &[u64]) -> String {
         hi.1,
         hi.0,
         busy.len()
+    )
+}
+
+/// Where an I/O's time went at the point CALIBRATE_IO reports (max_iops's depth), from
+/// iogauge down to the device, as a run's summary says it: one line when the tracer timed
+/// that point's measured intervals, nothing without its figures.
+fn split_line(r: &CalibrationReport) -> String {
+    let Some(p) = r.points.iter().rev().find(|p| {
+        p.point.step == Step::Small
+            && !p.point.superseded
+            && Some(p.point.outstanding) == r.outstanding
+    }) else {
+        return String::new();
+    };
+    let entry: Vec<String> = r.targets.iter().filter_map(|t| t.device.clone()).collect();
+    let measured = p
+        .intervals
+        .iter()
+        .filter(|iv| iv.phase == iogauge_stats::Phase::Measure);
+    let direct = r.targets.iter().all(|t| t.direct);
+    let Some(sp) = crate::split::run_split(measured, (&entry, &[]), direct) else {
+        return String::new();
+    };
+    format!(
+        "where an I/O's time went at max_iops ({} outstanding, mean µs): {}\n",
+        p.point.outstanding,
+        super::run::split_words(
+            &sp,
+            super::run::throttle_words(Some(&r.preflight), &[&entry])
+        )
     )
 }
 

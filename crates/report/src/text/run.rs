@@ -5,6 +5,7 @@ use super::findings::findings_text;
 use super::label::label_line;
 use super::log::log_line;
 use super::ranks::ranks_text;
+use iogauge_model::preflight::Preflight;
 use iogauge_model::run::{DirSummary, RunReport};
 use iogauge_model::target::TargetInfo;
 use iogauge_model::units::fmt_size;
@@ -112,23 +113,34 @@ fn time_split_line(r: &RunReport) -> String {
     let Some(sp) = crate::split::run_split(measured, (&entry, &disks), r.options.direct) else {
         return String::new();
     };
-    let p = sp.parts();
-    // A cgroup limit on the job's devices holds its bios before block_bio_queue, where no
-    // tracepoint sees them: that wait is inside the kernel's part, and said so.
-    let limited = r
-        .preflight
-        .as_ref()
-        .and_then(|p| p.io_limits.as_ref())
-        .is_some_and(|l| {
-            l.limits
-                .iter()
-                .any(|x| entry.contains(&x.device) || disks.contains(&x.device))
-        });
-    let throttle = if limited {
+    let throttle = throttle_words(r.preflight.as_ref(), &[&entry, &disks]);
+    format!(
+        "where an I/O's time went (mean µs): {}\n",
+        split_words(&sp, throttle)
+    )
+}
+
+/// A cgroup limit on the job's devices (any of `devs`) holds its bios before
+/// block_bio_queue, where no tracepoint sees them: that wait is inside the kernel's part,
+/// and said so with it; "" without a limit.
+pub(super) fn throttle_words(p: Option<&Preflight>, devs: &[&[String]]) -> &'static str {
+    let limited = p.and_then(|p| p.io_limits.as_ref()).is_some_and(|l| {
+        l.limits
+            .iter()
+            .any(|x| devs.iter().any(|d| d.contains(&x.device)))
+    });
+    if limited {
         " + the cgroup limit's wait (no tracepoint tells it apart)"
     } else {
         ""
-    };
+    }
+}
+
+/// The layers of `sp`, from iogauge down to the device, and what they add up to:
+/// `iogauge 4.2, kernel submit + completion 23.0, before the queue 3.8, OS queue 3.2, device
+/// 145.5 (of 179.6)`; `throttle` is said with the kernel's part.
+pub(super) fn split_words(sp: &crate::split::AppSplit, throttle: &str) -> String {
+    let p = sp.parts();
     let top = match sp.kernel_us {
         Some(_) => format!(
             "iogauge {:.1}, kernel submit + completion{throttle} {:.1}",
@@ -138,7 +150,7 @@ fn time_split_line(r: &RunReport) -> String {
     };
     let n = p.len();
     format!(
-        "where an I/O's time went (mean µs): {top}, before the queue {:.1}, OS queue {:.1}, device {:.1} (of {:.1})\n",
+        "{top}, before the queue {:.1}, OS queue {:.1}, device {:.1} (of {:.1})",
         p[n - 3],
         p[n - 2],
         p[n - 1],
