@@ -20,6 +20,7 @@ mod layout;
 mod logwriter;
 mod mpi;
 mod plan;
+mod reach;
 mod readme;
 mod report;
 mod run;
