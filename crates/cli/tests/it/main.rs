@@ -12,6 +12,7 @@ mod compare;
 mod completions;
 mod db;
 mod diagnose;
+mod docs;
 mod errors;
 mod hostile;
 mod io_path;
