@@ -209,7 +209,7 @@ fn every_shell_block_of_the_readme_and_the_book_runs_as_written() {
     // The parser still finds the blocks (a change of fence style must not make this pass
     // by running nothing).
     assert!(
-        tally.ran >= 20 && tally.excerpts >= 10,
+        tally.ran >= 25 && tally.excerpts >= 10,
         "{} ran, {} excerpts",
         tally.ran,
         tally.excerpts
