@@ -10,12 +10,18 @@ use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-env-changed=CLANG");
-    for name in ["layers", "files"] {
-        compile(name);
-    }
+    // Where the objects came from, for `iogauge --version` and `iogauge doctor`: the least
+    // of the two ("none" over "committed" over "clang").
+    let from = ["layers", "files"]
+        .map(compile)
+        .into_iter()
+        .max_by_key(|f| ["clang", "committed", "none"].iter().position(|x| x == f))
+        .expect("two objects");
+    println!("cargo:rustc-env=IOGAUGE_BPF_OBJECTS={from}");
 }
 
-fn compile(name: &str) {
+/// Builds object `name`; says where it came from: "clang", "committed" or "none".
+fn compile(name: &str) -> &'static str {
     let src = format!("src/bpf/{name}.bpf.c");
     let committed = format!("src/bpf/{name}.bpf.o");
     println!("cargo:rerun-if-changed={src}");
@@ -33,14 +39,16 @@ fn compile(name: &str) {
         .arg(&obj)
         .status();
     match built {
-        Ok(s) if s.success() => {}
+        Ok(s) if s.success() => "clang",
         Ok(s) => panic!("{clang} failed to compile {src} ({s})"),
         Err(_) if Path::new(&committed).exists() => {
             std::fs::copy(&committed, &obj).expect("OUT_DIR is writable");
+            "committed"
         }
         Err(e) => {
             println!("cargo:warning=iogauge-trace: no {clang} ({e}) and no {committed}: the per-layer split will be unavailable");
             std::fs::write(&obj, b"").expect("OUT_DIR is writable");
+            "none"
         }
     }
 }

@@ -5,8 +5,10 @@
 use crate::calibrate::args::CalibrateArgs;
 use crate::calibrate::options::CalibrateOptions;
 use crate::campaign::args::{CampaignArgs, CompareArgs, ExportArgs, ReportArgs};
+use crate::clean::args::CleanArgs;
 use crate::completions::CompletionsArgs;
 use crate::db::args::DbArgs;
+use crate::doctor::args::DoctorArgs;
 use crate::history::args::{HistoryArgs, ShowArgs};
 use crate::plan::args::PlanArgs;
 use crate::run::args::RunArgs;
@@ -19,7 +21,7 @@ use std::cell::RefCell;
 #[derive(Parser, Debug)]
 #[command(
     name = "iogauge",
-    version,
+    version = crate::doctor::version(),
     about = "Measure storage the way a database uses it"
 )]
 pub struct Cli {
@@ -58,6 +60,12 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// The manual page (roff) on stdout: iogauge man | man -l -
     Man,
+    /// What this machine gives iogauge (io_uring, O_DIRECT, the tracer, tracefs, privileges,
+    /// huge pages, cgroups, PostgreSQL, MariaDB, MPI): one line each, with what a missing
+    /// piece costs and the fix.
+    Doctor(DoctorArgs),
+    /// Remove iogauge's own scratch files (those carrying its mark) and nothing else.
+    Clean(CleanArgs),
 }
 
 thread_local! {

@@ -5,9 +5,11 @@
 
 mod calibrate;
 mod campaign;
+mod clean;
 mod cli;
 mod completions;
 mod db;
+mod doctor;
 mod exit;
 mod exit_code;
 mod history;
@@ -64,5 +66,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Export(a) => campaign::results::export(a),
         Command::Completions(a) => completions::completions(a.shell, Cli::command()),
         Command::Man => completions::man(Cli::command()),
+        Command::Doctor(a) => doctor::doctor(a),
+        Command::Clean(a) => clean::clean(a),
     }
 }

@@ -16,7 +16,8 @@ mod search;
 pub use caveats::caveats;
 pub use document::{calibration_document, head, Context, MATRIX_SMALL};
 pub use engine::{
-    cell_of, point_of, tested_bytes, workers_for, EngineProber, Sampling, TellingJob, Unsampled,
+    cell_of, check_planned, point_of, tested_bytes, workers_for, EngineProber, Sampling,
+    TellingJob, Unsampled,
 };
 pub use matrix::{cells, levels};
 pub use prober::Prober;

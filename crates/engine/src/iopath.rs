@@ -4,8 +4,8 @@
 //! chosen, and why when it differs from what was asked, is recorded with every result
 //! (`iogauge_model::iopath::IoPath`).
 //!
-//! The defaults were chosen by measurement (`bench/vs-fio --variants`, figures in the
-//! README): registered buffers on huge-page memory, plain buffers on 4 KiB pages (where
+//! The defaults were chosen by measurement (`bench/vs-fio --variants`, figures in
+//! bench/README.md): registered buffers on huge-page memory, plain buffers on 4 KiB pages (where
 //! registering cost IOPS at 8k–16k), registered files always, SINGLE_ISSUER + COOP_TASKRUN.
 
 use crate::error::EngineError;

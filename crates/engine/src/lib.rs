@@ -27,6 +27,6 @@ mod worker;
 
 pub use error::EngineError;
 pub use job::{devices, grid, run, run_telling, JobOutcome};
-pub use placement::{layout, placement, Placement};
+pub use placement::{check_planned, layout, placement, Member, Placement, Planned};
 pub use target::{prepare, Access, Target, TargetError, TargetSpec};
 pub use uring::probe as probe_uring;

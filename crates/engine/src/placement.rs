@@ -4,29 +4,85 @@
 
 use crate::error::EngineError;
 use crate::offsets::{check_fits, Extent, Space};
-use crate::target::Target;
+use crate::target::{Target, TargetSpec};
 use iogauge_model::spec::{fmt_size, EngineKind, JobSpec};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
+
+/// What placing a job's I/Os needs of a target: where it is and the bytes it has. An opened
+/// [`Target`], or a [`Planned`] one before anything is opened or created.
+pub trait Member {
+    fn path(&self) -> &Path;
+    fn size(&self) -> u64;
+}
+
+impl Member for Target {
+    fn path(&self) -> &Path {
+        &self.info.path
+    }
+    fn size(&self) -> u64 {
+        self.info.size
+    }
+}
+
+/// A target as it will be: its path, and the bytes it has or will be created with.
+#[derive(Clone, Debug)]
+pub struct Planned {
+    pub path: PathBuf,
+    pub size: u64,
+}
+
+impl Member for Planned {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+    fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+/// The checks of [`layout`] and [`placement`] on the targets as they will be, before any is
+/// created or pre-filled: a `--region`, `--layout` or `--dist` that cannot work is said
+/// before a 1 GiB scratch file is made for it. Targets whose size cannot be known yet (a
+/// missing file without `--size`) leave the checks to the opened targets.
+pub fn check_planned(spec: &JobSpec, targets: &[TargetSpec]) -> Result<(), EngineError> {
+    let Some(planned) = targets
+        .iter()
+        .map(|t| {
+            crate::target::planned_size(t).map(|size| Planned {
+                path: t.path.clone(),
+                size,
+            })
+        })
+        .collect::<Option<Vec<_>>>()
+    else {
+        return Ok(());
+    };
+    match spec.layout {
+        Some(_) => placement(spec, &planned).map(drop),
+        None => layout(spec, &planned).map(drop),
+    }
+}
 
 /// Lays the targets' regions out as the logical space (concat), checking each region is
 /// inside its target and holds the largest block.
-pub fn layout(spec: &JobSpec, targets: &[Target]) -> Result<Space, EngineError> {
+pub fn layout<M: Member>(spec: &JobSpec, targets: &[M]) -> Result<Space, EngineError> {
     let align = spec.align();
     let mut extents = Vec::with_capacity(targets.len());
     for (i, t) in targets.iter().enumerate() {
         let size = data_size(spec, i, t)?;
         if size < spec.bs.max() {
             return Err(EngineError::Region {
-                path: t.info.path.clone(),
+                path: t.path().to_path_buf(),
                 why: format!(
                     "its {} bytes are smaller than the block size {}; use a larger target or a smaller --bs",
-                    t.info.size,
+                    t.size(),
                     fmt_size(spec.bs.max())
                 ),
             });
         }
         let (start, end) = spec.region.resolve(size, align).ok_or_else(|| EngineError::Region {
-            path: t.info.path.clone(),
+            path: t.path().to_path_buf(),
             why: format!(
                 "--region {} lies outside its {size} bytes (or holds no aligned block); pick a region inside the target",
                 spec.region
@@ -40,7 +96,7 @@ pub fn layout(spec: &JobSpec, targets: &[Target]) -> Result<Space, EngineError> 
     }
     let space = Space::new(extents);
     check_fits(&space, spec.bs.max()).map_err(|e| EngineError::Region {
-        path: targets[e.target as usize].info.path.clone(),
+        path: targets[e.target as usize].path().to_path_buf(),
         why: format!(
             "the tested span ({} bytes of --region {}) is smaller than the block size {}; use a larger --size or region",
             e.len,
@@ -55,22 +111,22 @@ pub fn layout(spec: &JobSpec, targets: &[Target]) -> Result<Space, EngineError> 
 /// Bytes of target `i` the job's region is taken from: all of it, but for the log writer's
 /// region at the end of the first target (`--log-bs` without `--log-target`), which must
 /// leave room for one block of the job.
-fn data_size(spec: &JobSpec, i: usize, t: &Target) -> Result<u64, EngineError> {
+fn data_size<M: Member>(spec: &JobSpec, i: usize, t: &M) -> Result<u64, EngineError> {
     let Some(log) = &spec.log else {
-        return Ok(t.info.size);
+        return Ok(t.size());
     };
-    if i == 0 && log.in_first_target() && t.info.size < log.size.saturating_add(spec.bs.max()) {
+    if i == 0 && log.in_first_target() && t.size() < log.size.saturating_add(spec.bs.max()) {
         return Err(EngineError::Region {
-            path: t.info.path.clone(),
+            path: t.path().to_path_buf(),
             why: format!(
                 "its {} cannot hold the log writer's --log-size {} at its end and a --bs {} block of the job before it; use a larger target, a smaller --log-size, or --log-target",
-                fmt_size(t.info.size),
+                fmt_size(t.size()),
                 fmt_size(log.size),
                 fmt_size(spec.bs.max())
             ),
         });
     }
-    Ok(log.data_size(i, t.info.size))
+    Ok(log.data_size(i, t.size()))
 }
 
 /// `--dist hotspot:SIZE@OFFSET:EVERY` must lie inside the span the offsets are drawn from
@@ -171,7 +227,10 @@ pub fn offset_space(
 }
 
 /// Builds the job's layout over the targets' regions, or `None` without `--layout`.
-pub fn placement(spec: &JobSpec, targets: &[Target]) -> Result<Option<Placement>, EngineError> {
+pub fn placement<M: Member>(
+    spec: &JobSpec,
+    targets: &[M],
+) -> Result<Option<Placement>, EngineError> {
     let Some(opts) = &spec.layout else {
         return Ok(None);
     };
@@ -185,7 +244,7 @@ pub fn placement(spec: &JobSpec, targets: &[Target]) -> Result<Option<Placement>
         space.extents().iter().map(|e| (e.start, e.len)).unzip();
     let names: Vec<String> = targets
         .iter()
-        .map(|t| t.info.path.display().to_string())
+        .map(|t| t.path().display().to_string())
         .collect();
     let groups = opts
         .failgroups

@@ -86,6 +86,23 @@ pub fn prepare(
     }
 }
 
+/// The bytes `spec` will have once prepared, found without creating or changing anything:
+/// `--size` for a file still to be made, an existing file's size (or `--size` over it), a
+/// device's size (or `--size` within it). `None` where it cannot be known yet (a missing
+/// file without `--size`, a path that cannot be read): [`prepare`] then says why.
+pub fn planned_size(spec: &TargetSpec) -> Option<u64> {
+    let path = spec.path.as_path();
+    match std::fs::metadata(path) {
+        Err(_) => spec.size,
+        Ok(m) if m.file_type().is_block_device() => {
+            let len = File::open(path).and_then(|f| device_size(&f)).ok()?;
+            Some(spec.size.unwrap_or(len).min(len))
+        }
+        Ok(m) if m.is_file() => Some(spec.size.unwrap_or(m.len())),
+        Ok(_) => None,
+    }
+}
+
 fn parent_dir(path: &Path) -> PathBuf {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),

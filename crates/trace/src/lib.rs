@@ -50,7 +50,18 @@ pub const TIMED_PER_S: f64 = 4096.0;
 /// sector written over and over is timed in some spans and not in others.
 const SALT_EVERY: Duration = Duration::from_secs(10);
 
-/// The BPF object build.rs compiled; empty when iogauge was built without clang.
+/// Where this build's BPF objects came from: `"clang"` (compiled from `src/bpf/*.bpf.c` by
+/// the build), `"committed"` (the objects committed beside them, on a machine without
+/// clang) or `"none"` (neither: the build carries no tracer).
+pub const OBJECTS_FROM: &str = env!("IOGAUGE_BPF_OBJECTS");
+
+/// Whether this build carries the tracer's BPF programs ([`OBJECTS_FROM`] is not "none").
+pub fn built_in() -> bool {
+    !OBJECT.is_empty()
+}
+
+/// The BPF object build.rs compiled or copied; empty when there was neither clang nor the
+/// committed object.
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/layers.bpf.o"));
 
 /// The programs in the object and the tracepoint each one is attached to.

@@ -61,7 +61,7 @@ fn direct_reads_are_counted_with_their_device_time() {
     // Other processes may read the same disk meanwhile: ours, not wildly more. Some runs
     // count fewer: in 1-3% of runs of this test the completion program ran for up to 9%
     // fewer requests than /proc/diskstats completed (its own run count says so, with no
-    // recursion miss counted), a loss not explained yet (README, per-layer latency).
+    // recursion miss counted), a loss not explained yet (the book's per-layer latency chapter).
     assert!(
         (n * 9 / 10..n * 3).contains(&done),
         "{done} reads traced for {n} issued"

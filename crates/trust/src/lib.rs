@@ -36,17 +36,20 @@ pub use users::{name, user_name};
 
 #[cfg(test)]
 mod tests {
-    /// The README states this rule where users look for it (issue #44): its clauses and the
-    /// places it applies, as this crate's documentation and its callers have them.
+    /// The book's safety chapter states this rule where users look for it (issues #44, #46;
+    /// the README links to it): its clauses and the places it applies, as this crate's
+    /// documentation and its callers have them.
     #[test]
-    fn the_readme_states_the_rule_this_crate_keeps() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
-        let readme = std::fs::read_to_string(path).unwrap();
-        let at = readme
+    fn the_safety_chapter_states_the_rule_this_crate_keeps() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/src/safety.md");
+        let chapter = std::fs::read_to_string(path).unwrap();
+        let at = chapter
             .find("**The trust rule**")
-            .expect("the README states the rule");
-        let end = readme[at..].find("\n### ").map_or(readme.len(), |e| at + e);
-        let section = &readme[at..end];
+            .expect("the safety chapter states the rule");
+        let end = chapter[at..]
+            .find("\n## ")
+            .map_or(chapter.len(), |e| at + e);
+        let section = &chapter[at..end];
         for said in [
             "`crates/trust`",
             "owned by root or the user running iogauge",
@@ -63,7 +66,7 @@ mod tests {
         ] {
             assert!(
                 section.contains(said),
-                "the README's trust rule lacks {said:?}"
+                "the safety chapter's trust rule lacks {said:?}"
             );
         }
     }

@@ -74,8 +74,13 @@ impl CalibrateOptions {
             setup: io_setup(&a.io)?,
             io_path: None,
         };
+        let targets = Targets::from_args(a.io, spec.setup.direct, spec.write_pct > 0)?;
+        // Before anything is created: a region or layout the targets cannot hold is said now,
+        // not after a 1 GiB scratch file was made and pre-filled for it.
+        iogauge_engine::calibrate::check_planned(&spec, &targets.specs)
+            .map_err(|e| UsageError(e.to_string()))?;
         Ok(CalibrateOptions {
-            targets: Targets::from_args(a.io, spec.setup.direct, spec.write_pct > 0)?,
+            targets,
             spec,
             json: a.result.json,
             trace: !a.result.no_trace,

@@ -112,6 +112,10 @@ impl RunOptions {
         let targets = Targets::from_args(a.io, spec.direct, spec.rw.writes() || in_first)?;
         let log_target =
             super::log::target(spec.log.as_ref(), &targets, spec.direct, allow_overwrite)?;
+        // Before anything is created: a region, layout or hot range the targets cannot hold
+        // is said now, not after a 1 GiB scratch file was made and pre-filled for it.
+        iogauge_engine::check_planned(&spec, &targets.specs)
+            .map_err(|e| UsageError(e.to_string()))?;
         Ok(RunOptions {
             targets,
             log_target,

@@ -98,7 +98,7 @@ fn p50_us(h: &StageHist) -> f64 {
 /// shared) and 3%. Seen: up to 0.7% fewer traced on a loop device at QD 1, and on some days
 /// up to 2.3% fewer with 32 readers: the completion program then runs fewer times than the
 /// kernel completes requests (its own run count says so, with no recursion miss counted),
-/// a loss not explained yet (README, per-layer latency). The stages' counts, timed for 1
+/// a loss not explained yet (the book's per-layer latency chapter). The stages' counts, timed for 1
 /// request in `timed_one_in` each counting as many, estimate the same requests: exactly when
 /// all were timed, within 5% when a sample was.
 fn agrees_with_diskstats(r: &Reads, qd: u64) {

@@ -5,7 +5,8 @@
 use super::prober::Prober;
 use crate::error::EngineError;
 use crate::job::JobOutcome;
-use crate::target::Target;
+use crate::placement::Member;
+use crate::target::{Target, TargetSpec};
 use iogauge_model::calib::{CalibrateSpec, Cell, LargeType, Measured, Point, Step};
 use iogauge_model::spec::{BlockSplit, JobSpec, RwMode};
 use iogauge_model::system::Snapshot;
@@ -44,7 +45,24 @@ impl Sampling for Unsampled {
 
 /// Bytes each target's region spans, checking the region holds a large I/O on every target
 /// (so a bad --region fails before the preflight, not at the first large point).
-pub fn tested_bytes(spec: &CalibrateSpec, targets: &[Target]) -> Result<Vec<u64>, EngineError> {
+pub fn tested_bytes<M: Member>(
+    spec: &CalibrateSpec,
+    targets: &[M],
+) -> Result<Vec<u64>, EngineError> {
+    let space = crate::placement::layout(&sizing_job(spec), targets)?;
+    Ok(space.extents().iter().map(|e| e.len).collect())
+}
+
+/// [`crate::check_planned`] for a calibration: its region, large I/O and layout over the
+/// targets as they will be, before any is created or pre-filled.
+pub fn check_planned(spec: &CalibrateSpec, targets: &[TargetSpec]) -> Result<(), EngineError> {
+    let mut j = sizing_job(spec);
+    j.set_setup(spec.setup.clone());
+    crate::placement::check_planned(&j, targets)
+}
+
+/// A job of the calibration's small and large I/Os over its region (what placing needs).
+fn sizing_job(spec: &CalibrateSpec) -> JobSpec {
     let mut j = JobSpec::new(RwMode::RandRead);
     j.bs = BlockSplit(vec![
         iogauge_model::spec::BlockShare {
@@ -57,8 +75,7 @@ pub fn tested_bytes(spec: &CalibrateSpec, targets: &[Target]) -> Result<Vec<u64>
         },
     ]);
     j.region = spec.setup.region;
-    let space = crate::placement::layout(&j, targets)?;
-    Ok(space.extents().iter().map(|e| e.len).collect())
+    j
 }
 
 /// The real prober: each point is an engine job on the prepared targets.

@@ -39,38 +39,11 @@ impl PgBin {
     /// fails the trust rule (`trusted`) is passed over unrun; if no other is found, the
     /// error says why it was refused.
     pub fn find_in(path: &[PathBuf], root: Option<&Path>) -> Result<PgBin, PgError> {
-        let mut dirs: Vec<PathBuf> = path.to_vec();
-        if let Some(root) = root {
-            if let Ok(rd) = std::fs::read_dir(root) {
-                let mut versions: Vec<PathBuf> = rd
-                    .filter_map(|e| e.ok())
-                    .map(|e| e.path().join("bin"))
-                    .collect();
-                versions.sort();
-                dirs.extend(versions);
-            }
-        }
-        let (mut best, mut refused): (Option<PgBin>, Option<PgError>) = (None, None);
-        for dir in dirs {
-            if !TOOLS.iter().all(|b| is_executable(&dir.join(b))) {
-                continue;
-            }
-            if let Err(e) = trusted(&dir) {
-                refused.get_or_insert(e);
-                continue;
-            }
-            let Some(version) = version_of(&dir.join("postgres"))? else {
-                continue;
-            };
-            let Some(major) = parse_major(&version) else {
-                continue;
-            };
-            if best.as_ref().is_none_or(|b| major > b.major) {
-                best = Some(PgBin {
-                    dir,
-                    major,
-                    version,
-                });
+        let (found, refused) = PgBin::all_in(path, root)?;
+        let mut best: Option<PgBin> = None;
+        for bin in found {
+            if best.as_ref().is_none_or(|b| bin.major > b.major) {
+                best = Some(bin);
             }
         }
         if let (None, Some(e)) = (&best, refused) {
@@ -92,6 +65,58 @@ impl PgBin {
                 },
             }
         })
+    }
+
+    /// Every PostgreSQL on PATH or under /usr/lib/postgresql/*/bin that passes the trust rule
+    /// and answers `postgres --version`, in search order (`iogauge doctor` lists them).
+    pub fn all() -> Vec<PgBin> {
+        let path: Vec<PathBuf> = std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).collect())
+            .unwrap_or_default();
+        PgBin::all_in(&path, Some(Path::new(DEBIAN_ROOT))).map_or_else(|_| Vec::new(), |(f, _)| f)
+    }
+
+    /// The PostgreSQLs in the directories `path` and in `root/*/bin`, and why the first one
+    /// refused by the trust rule (`trusted`) was passed over unrun.
+    fn all_in(
+        path: &[PathBuf],
+        root: Option<&Path>,
+    ) -> Result<(Vec<PgBin>, Option<PgError>), PgError> {
+        let mut dirs: Vec<PathBuf> = path.to_vec();
+        if let Some(root) = root {
+            if let Ok(rd) = std::fs::read_dir(root) {
+                let mut versions: Vec<PathBuf> = rd
+                    .filter_map(|e| e.ok())
+                    .map(|e| e.path().join("bin"))
+                    .collect();
+                versions.sort();
+                dirs.extend(versions);
+            }
+        }
+        let (mut found, mut refused): (Vec<PgBin>, Option<PgError>) = (Vec::new(), None);
+        for dir in dirs {
+            if !TOOLS.iter().all(|b| is_executable(&dir.join(b))) {
+                continue;
+            }
+            if let Err(e) = trusted(&dir) {
+                refused.get_or_insert(e);
+                continue;
+            }
+            let Some(version) = version_of(&dir.join("postgres"))? else {
+                continue;
+            };
+            let Some(major) = parse_major(&version) else {
+                continue;
+            };
+            if !found.iter().any(|b: &PgBin| b.version == version) {
+                found.push(PgBin {
+                    dir,
+                    major,
+                    version,
+                });
+            }
+        }
+        Ok((found, refused))
     }
 
     /// The PostgreSQL in `dir` exactly (`--pg-bin DIR`): `initdb`, `postgres` and `pg_ctl`
