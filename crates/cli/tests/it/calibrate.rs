@@ -100,6 +100,13 @@ fn calibration_figures_store_and_show() {
         text.contains("max_iops   = ") && text.contains("max_pmbps  = "),
         "{text}"
     );
+    // Where the time went at max_iops's depth, from the tracer (`succeeds` checked that the
+    // parts add up).
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("where an I/O's time went at max_iops (")),
+        "{text}"
+    );
 }
 
 #[test]

@@ -91,13 +91,19 @@ pub fn stored_id(stderr: &[u8]) -> i64 {
 }
 
 /// The split's parts from `run`'s text line "where an I/O's time went (mean µs): iogauge A,
-/// kernel submit + completion B, before the queue C, OS queue D, device E (of F)".
+/// kernel submit + completion B, before the queue C, OS queue D, device E (of F)" (or
+/// calibrate's "where an I/O's time went at max_iops (N outstanding, mean µs): …").
 pub fn split_parts(text: &str) -> (Vec<f64>, f64) {
     let line = text
         .lines()
         .find(|l| l.starts_with(SPLIT))
         .unwrap_or_else(|| panic!("no split line in:\n{text}"));
-    let nums: Vec<f64> = line
+    // The figures after the heading (calibrate's names its point: "at max_iops (64
+    // outstanding, mean µs): ").
+    let (_, figures) = line
+        .split_once("): ")
+        .unwrap_or_else(|| panic!("no figures in {line:?}"));
+    let nums: Vec<f64> = figures
         .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
         .filter_map(|t| t.parse().ok())
         .collect();
