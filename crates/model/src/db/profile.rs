@@ -13,6 +13,10 @@ pub struct LoadDelta {
     pub blks_read: u64,
     pub blk_read_time_ms: f64,
     pub blk_write_time_ms: f64,
+    /// The data files' read times were not measured (PostgreSQL with `track_io_timing`
+    /// off, on a user's server): the average read is then unknown, not 0.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reads_untimed: bool,
     pub tup_returned: u64,
     pub tup_fetched: u64,
     pub tup_updated: u64,
@@ -26,8 +30,8 @@ pub struct LoadDelta {
     pub wal_write_time_ms: f64,
     pub wal_sync_time_ms: f64,
     /// The log's write and sync times were not measured (MariaDB without its redo probe:
-    /// the server counts its log writes but does not time them); their averages are then
-    /// unknown, not 0.
+    /// the server counts its log writes but does not time them; PostgreSQL with
+    /// `track_wal_io_timing` off); their averages are then unknown, not 0.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub wal_untimed: bool,
     pub buffers_checkpointer: u64,
@@ -267,6 +271,7 @@ impl LoadDelta {
             wal_write_time_ms: f(self.wal_write_time_ms, earlier.wal_write_time_ms),
             wal_sync_time_ms: f(self.wal_sync_time_ms, earlier.wal_sync_time_ms),
             wal_untimed: self.wal_untimed || earlier.wal_untimed,
+            reads_untimed: self.reads_untimed || earlier.reads_untimed,
             buffers_checkpointer: d(self.buffers_checkpointer, earlier.buffers_checkpointer),
             buffers_bgwriter: d(self.buffers_bgwriter, earlier.buffers_bgwriter),
             buffers_backend: d(self.buffers_backend, earlier.buffers_backend),
@@ -285,7 +290,7 @@ impl LoadDelta {
         LoadRates {
             logical_reads_s: per(self.blks_hit + self.blks_read),
             physical_reads_s: per(self.blks_read),
-            avg_read_ms: (self.blks_read > 0)
+            avg_read_ms: (self.blks_read > 0 && !self.reads_untimed)
                 .then(|| self.blk_read_time_ms / self.blks_read as f64),
             commits_s: per(self.xact_commit),
             rows_updated_s: per(self.tup_updated),
@@ -336,6 +341,7 @@ impl AddAssign<&LoadDelta> for LoadDelta {
         self.wal_write_time_ms += o.wal_write_time_ms;
         self.wal_sync_time_ms += o.wal_sync_time_ms;
         self.wal_untimed |= o.wal_untimed;
+        self.reads_untimed |= o.reads_untimed;
         self.buffers_checkpointer += o.buffers_checkpointer;
         self.buffers_bgwriter += o.buffers_bgwriter;
         self.buffers_backend += o.buffers_backend;
@@ -441,6 +447,21 @@ mod tests {
         assert_eq!(d.rates(1.0).avg_read_ms, None);
         assert_eq!(d.wal_bytes, 0, "a reset counter gives 0, not a wrap");
         assert_eq!(LoadDelta::default().rates(0.0), LoadRates::default());
+    }
+
+    #[test]
+    fn untimed_reads_have_no_average() {
+        let d = LoadDelta {
+            blks_read: 100,
+            blk_read_time_ms: 0.0,
+            reads_untimed: true,
+            ..LoadDelta::default()
+        };
+        let r = d.since(&LoadDelta::default()).rates(1.0);
+        assert_eq!((r.physical_reads_s, r.avg_read_ms), (100.0, None));
+        let mut sum = LoadDelta::default();
+        sum += &d;
+        assert!(sum.reads_untimed);
     }
 
     #[test]

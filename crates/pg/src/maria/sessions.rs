@@ -328,13 +328,15 @@ fn ops_loop(
 }
 
 /// The cumulative counters: `SHOW GLOBAL STATUS`, the time InnoDB's data file reads took
-/// from `performance_schema` (zero where it is off), and the redo log's writes and syncs with
+/// from `performance_schema` (not measured where it is off), and the redo log's writes and syncs with
 /// their times from the probe, where there is one (else the server's count of log writes).
 fn snap(t: &MariaTarget, c: &mut Conn, redo: Option<&FileProbe>) -> Result<LoadDelta, PgError> {
     let rows: Vec<(String, String)> = c.query(STATUS_SQL).map_err(|e| t.err(&e))?;
     let mut d = snapshot(&rows);
     let read_ps: Option<u64> = c.query_first(DATA_READ_TIME_SQL).map_err(|e| t.err(&e))?;
     d.blk_read_time_ms = read_ps.unwrap_or(0) as f64 / 1e9;
+    // performance_schema off (a user's server): the reads are counted, their time is not.
+    d.reads_untimed = read_ps.is_none();
     match redo.map(FileProbe::read) {
         Some(io) => {
             d.wal_write = io.writes;

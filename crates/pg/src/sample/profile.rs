@@ -64,7 +64,8 @@ pub(crate) fn snapshot_sql(version_num: i32) -> Option<String> {
     Some(format!(
         "SELECT d.blks_hit, d.blks_read, d.blk_read_time, d.blk_write_time, d.tup_returned, \
          d.tup_fetched, d.tup_updated, d.xact_commit, d.xact_rollback, w.wal_records, w.wal_fpi, \
-         w.wal_bytes::int8, {wal_io}, {writes}, {by_process} \
+         w.wal_bytes::int8, {wal_io}, {writes}, {by_process}, \
+         current_setting('track_io_timing')::bool, current_setting('track_wal_io_timing')::bool \
          FROM pg_stat_database d, pg_stat_wal w{from} WHERE d.datname = current_database()",
         by_process = by_process_sql(version_num)
     ))
@@ -145,7 +146,9 @@ pub(crate) fn snapshot(c: &mut Client, stmt: &Statement) -> Result<LoadDelta, po
         wal_sync: u(13),
         wal_write_time_ms: r.get(14),
         wal_sync_time_ms: r.get(15),
-        wal_untimed: false,
+        // A user's server may time neither: its averages are then unknown, not 0.
+        reads_untimed: !r.get::<_, bool>(20),
+        wal_untimed: !r.get::<_, bool>(21),
         buffers_checkpointer: u(16),
         buffers_bgwriter: u(17),
         buffers_backend: u(18),

@@ -53,6 +53,10 @@ pub fn all() -> Vec<Case> {
             "writers_make_wal_and_write_buffers",
             writers_make_wal_and_write_buffers,
         ),
+        (
+            "untimed_reads_and_wal_are_unknown_not_zero",
+            untimed_reads_and_wal_are_unknown_not_zero,
+        ),
         ("reset_restores_changed_rows", reset_restores_changed_rows),
         (
             "stop_flag_interrupts_promptly",

@@ -187,6 +187,46 @@ pub fn writers_make_wal_and_write_buffers(ctx: &mut Ctx) {
     ctx.cluster().reset().unwrap();
 }
 
+/// A user's server may time neither the data files' reads nor the WAL (`track_io_timing` and
+/// `track_wal_io_timing` off, their defaults): the reads, writes and syncs are still counted,
+/// and their averages are unknown (`None`, "not measured" in the text), never 0.
+pub fn untimed_reads_and_wal_are_unknown_not_zero(ctx: &mut Ctx) {
+    // One statement at a time: ALTER SYSTEM refuses a transaction block.
+    let set = |ctx: &mut Ctx, how: &str| {
+        let mut c = ctx.cluster().client().unwrap();
+        for name in ["track_io_timing", "track_wal_io_timing"] {
+            c.batch_execute(&format!("ALTER SYSTEM {}", how.replace("NAME", name)))
+                .unwrap();
+        }
+        c.query_one("SELECT pg_reload_conf()", &[]).unwrap();
+    };
+    set(ctx, "SET NAME = off");
+    drop_os_cache().unwrap();
+    let mut wl = workload(
+        ctx,
+        Mode::ReadersWriters {
+            readers: 1,
+            writers: 1,
+        },
+    );
+    wl.redo_stress = RedoStress::Heavy;
+    let o = run(ctx, &wl, &grid(0, 1500));
+    set(ctx, "RESET NAME");
+    let m = o.measured();
+    assert!(m.load.reads_untimed && m.load.wal_untimed, "{:?}", m.load);
+    assert!(m.load.wal_sync > 0, "{:?}", m.load);
+    let r = m.rates();
+    assert_eq!(
+        (r.avg_wal_write_ms, r.avg_wal_sync_ms),
+        (None, None),
+        "{r:?}"
+    );
+    if m.load.blks_read > 0 {
+        assert_eq!(r.avg_read_ms, None, "{r:?}");
+    }
+    ctx.cluster().reset().unwrap();
+}
+
 fn scratch_and_changed_pads(ctx: &mut Ctx) -> (i64, i64) {
     let mut c = ctx.cluster().client().unwrap();
     let r = c

@@ -332,8 +332,12 @@ fn database_text(s: &mut String, db: &LoadRates, e: Engine) {
         "\ndatabase: logical reads/s {:.0}, physical reads/s {:.0} (avg read {}), commits/s {:.0}, rows updated/s {:.0}",
         db.logical_reads_s,
         db.physical_reads_s,
-        db.avg_read_ms
-            .map_or("-".to_string(), |m| format!("{m:.3} ms")),
+        match db.avg_read_ms {
+            Some(m) => format!("{m:.3} ms"),
+            // Reads counted, their time not (track_io_timing off on a user's server).
+            None if db.physical_reads_s > 0.0 => "not measured".to_string(),
+            None => "-".to_string(),
+        },
         db.commits_s,
         db.rows_updated_s
     );

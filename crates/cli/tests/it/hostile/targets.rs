@@ -403,8 +403,19 @@ fn hotspot_past_the_span_is_refused() {
             && err.contains("64m"),
         "{err}"
     );
+    // Refused before the target was made (#46: checked on the targets as they will be).
+    assert!(!target.exists(), "the refused run created its target");
     // Inside the span (ending exactly at its end) it runs.
-    let v = run_json(&["--target", t, "--dist", "hotspot:16m@48m:4", "--ios", "400"]);
+    let v = run_json(&[
+        "--target",
+        t,
+        "--size",
+        "64m",
+        "--dist",
+        "hotspot:16m@48m:4",
+        "--ios",
+        "400",
+    ]);
     assert_eq!(u(&v["summary"]["read"]["ios"]), 400);
     // The span is the region, not the file: the same range past a half region is refused.
     let err = run_fails(
