@@ -402,7 +402,11 @@ fn mariadb() -> Check {
         Err(e) => Check::not(
             "MariaDB",
             Status::Missing,
-            iogauge_pg::chain_text(&e),
+            // The error's own advice is this line's fix: said once.
+            match iogauge_pg::chain_text(&e) {
+                t if t.contains("not found") => "no mariadbd on PATH or in /usr/sbin".into(),
+                t => t,
+            },
             "db run --engine mariadb unavailable (PostgreSQL still works)",
             "apt install mariadb-server (or --mysql-bin DIR)",
         ),
