@@ -73,7 +73,7 @@ pub fn clean(a: CleanArgs) -> anyhow::Result<ExitCode> {
 fn look(path: &Path, found: &mut Found, said: bool) -> anyhow::Result<()> {
     let m = std::fs::symlink_metadata(path).with_context(|| format!("{}", path.display()))?;
     if m.is_file() {
-        if iogauge_engine::marker::is_marked(path) && !m.file_type().is_symlink() {
+        if iogauge_engine::marker::is_marked(path) {
             found.ours.push(Ours {
                 path: path.to_path_buf(),
                 dev: m.dev(),
