@@ -8,8 +8,8 @@ mod setup;
 
 use crate::exit_code::INTERRUPTED;
 use args::{pg_set_error, DbArgs, DbCommand};
+use iogauge_db::DbError;
 use iogauge_model::db::engine::Engine;
-use iogauge_pg::PgError;
 use options::DbRunOptions;
 use std::process::ExitCode;
 
@@ -34,9 +34,9 @@ pub fn db(a: DbArgs) -> anyhow::Result<ExitCode> {
             eprintln!("error: {}", crate::exit::chain_line(&e));
             Ok(ExitCode::from(INTERRUPTED))
         }
-        Err(e) => Err(match e.downcast_ref::<PgError>() {
+        Err(e) => Err(match e.downcast_ref::<DbError>() {
             // A setting the server refused, named as the user gave it.
-            Some(p @ PgError::BadSetting { .. }) => pg_set_error(p).into(),
+            Some(p @ DbError::BadSetting { .. }) => pg_set_error(p).into(),
             _ => e,
         }),
         ok => ok,
@@ -46,8 +46,8 @@ pub fn db(a: DbArgs) -> anyhow::Result<ExitCode> {
 /// Whether Ctrl-C ended the work (anywhere in the error's chain).
 /// The block devices under a private server's directory (the nearest existing one: `db
 /// run` may create it), the whole chain; none for a server at a DSN.
-fn data_devices(place: &iogauge_pg::Place) -> Vec<String> {
-    let iogauge_pg::Place::Private(dir) = place else {
+fn data_devices(place: &iogauge_db::Place) -> Vec<String> {
+    let iogauge_db::Place::Private(dir) = place else {
         return Vec::new();
     };
     let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
@@ -58,7 +58,7 @@ fn data_devices(place: &iogauge_pg::Place) -> Vec<String> {
 
 fn is_interrupted(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
-        c.downcast_ref::<PgError>()
-            .is_some_and(PgError::is_interrupted)
+        c.downcast_ref::<DbError>()
+            .is_some_and(DbError::is_interrupted)
     })
 }

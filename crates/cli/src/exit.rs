@@ -66,7 +66,7 @@ fn code_of(e: &anyhow::Error) -> u8 {
     if let Some(en) = e.downcast_ref::<EngineError>() {
         return if en.is_usage() { USAGE } else { RUNTIME };
     }
-    if let Some(p) = e.downcast_ref::<iogauge_pg::PgError>() {
+    if let Some(p) = e.downcast_ref::<iogauge_db::DbError>() {
         return match p {
             p if p.is_interrupted() => INTERRUPTED,
             p if p.is_usage() => USAGE,

@@ -1,6 +1,6 @@
 //! What a database's wait event is, for the diagnosis: one engine-neutral class per event,
 //! for PostgreSQL's `pg_stat_activity` names and for the names iogauge's MariaDB sampler
-//! gives `performance_schema`'s waits (`iogauge_pg::maria::activity`). The stored result keeps
+//! gives `performance_schema`'s waits (`iogauge_db::mariadb::activity`). The stored result keeps
 //! the events' own names; every rule that reads DB time by class asks here, so a stored run
 //! is classed by today's table when it is diagnosed again.
 //!

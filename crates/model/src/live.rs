@@ -1,7 +1,7 @@
 //! The live feed of a run in progress, as `iogauge watch` reads it: a header naming the
 //! job (and, for a database run, its private server's socket, never a DSN), then one line
 //! per finished interval; and what one look at a database shows. The files are written and
-//! read by `iogauge_store::live`; the database is read by `iogauge_pg::watch`.
+//! read by `iogauge_store::live`; the database is read by `iogauge_db::watch`.
 
 use crate::db::profile::LoadRates;
 use crate::run::IntervalReport;

@@ -1,8 +1,8 @@
 //! The run in progress `watch` follows: the newest one running beside the results store,
 //! its live file tailed; for a database run, its server looked at too.
 
+use iogauge_db::watch::DbWatch;
 use iogauge_model::live::{DbNow, LiveHeader, LiveInterval};
-use iogauge_pg::watch::DbWatch;
 use iogauge_store::live::{running, LiveTail};
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! sample (`iogauge_probe`'s sampler, derived in iostat -x terms by `iogauge_model::derive`),
 //! the devices worth showing, and the run in progress it follows — the newest live feed
 //! beside the results store (`iogauge_store::live`) and, for a database run, its server
-//! (`iogauge_pg::watch`).
+//! (`iogauge_db::watch`).
 //!
 //! A consumer of the sessions' live feeds, beneath the binary: the session pipeline writes
 //! the feed, this crate reads it, `iogauge_report` draws what it read (the plain lines and

@@ -3,10 +3,10 @@
 use crate::store_args::ResultArgs;
 use crate::usage::UsageError;
 use clap::{Args, Subcommand};
+use iogauge_db::{check_overlaps, parse_override, DbError, PgBin, Place, SchemaSpec, DEFAULT_DIR};
 use iogauge_model::db::engine::Engine;
 use iogauge_model::db::workload::{Driver, Hotspot, RedoStress};
 use iogauge_model::units::{parse_duration, parse_size, parse_whole, split_range};
-use iogauge_pg::{check_overlaps, parse_override, PgBin, PgError, Place, SchemaSpec, DEFAULT_DIR};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -58,7 +58,7 @@ impl WhereArgs {
     /// is refused.
     pub fn engine(&self) -> Result<Engine, UsageError> {
         let by_dsn = self.dsn.as_deref().map(|d| {
-            if iogauge_pg::maria::is_mysql_dsn(d) {
+            if iogauge_db::mariadb::is_mysql_dsn(d) {
                 Engine::Mariadb
             } else {
                 Engine::Postgres
@@ -208,7 +208,7 @@ impl SetupArgs {
 }
 
 /// `--pg-bin DIR` checked: a PostgreSQL is there.
-pub fn pg_bin(dir: Option<&Path>) -> Result<Option<PgBin>, PgError> {
+pub fn pg_bin(dir: Option<&Path>) -> Result<Option<PgBin>, DbError> {
     dir.map(|d| PgBin::at("--pg-bin", d)).transpose()
 }
 
@@ -223,15 +223,15 @@ pub fn overrides(pg_set: &[String]) -> anyhow::Result<Vec<(String, String)>> {
 pub const DIRECT_IO: &str = "debug_io_direct=data";
 
 /// A `--pg-set` value iogauge or the server refused, as one line naming the flag.
-pub fn pg_set_error(e: &PgError) -> UsageError {
+pub fn pg_set_error(e: &DbError) -> UsageError {
     match e {
-        PgError::BadSetting { setting, why } if setting.starts_with("debug_io_direct") => {
+        DbError::BadSetting { setting, why } if setting.starts_with("debug_io_direct") => {
             UsageError(format!(
                 "--direct-io ({setting}): {why}; PostgreSQL reads with O_DIRECT from version 16 on: \
                  give --pg-bin a PostgreSQL 16 or newer"
             ))
         }
-        PgError::BadSetting { setting, why } => UsageError(format!("--pg-set {setting}: {why}")),
+        DbError::BadSetting { setting, why } => UsageError(format!("--pg-set {setting}: {why}")),
         e => UsageError(format!("--pg-set: {e}")),
     }
 }

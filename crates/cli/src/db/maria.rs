@@ -7,10 +7,10 @@
 use super::args::{SetupArgs, WhereArgs, DEFAULT_SEED};
 use super::setup::progress_bar;
 use crate::usage::UsageError;
+use iogauge_db::mariadb::{self, schema, MariaBin, MariaServer, MariaTarget};
+use iogauge_db::{check_dir, preflight, Place, SchemaSpec};
 use iogauge_model::db::engine::Engine;
 use iogauge_model::db::setup::LoadReport;
-use iogauge_pg::maria::{self, schema, MariaBin, MariaServer, MariaTarget};
-use iogauge_pg::{check_dir, preflight, Place, SchemaSpec};
 use iogauge_session::stop_flag;
 use std::path::Path;
 use std::process::ExitCode;
@@ -45,7 +45,7 @@ fn load(
     t: &MariaTarget,
     spec: &SchemaSpec,
     stop: &AtomicBool,
-) -> Result<LoadReport, iogauge_pg::PgError> {
+) -> Result<LoadReport, iogauge_db::DbError> {
     let bar = progress_bar(u64::from(spec.schemas) * spec.blocks_per_schema);
     let r = schema::setup(t, spec, stop, &|done, _| bar.set_position(done));
     bar.finish_and_clear();
@@ -71,15 +71,16 @@ pub fn setup(s: SetupArgs) -> anyhow::Result<ExitCode> {
                 Some(mut server) if server.finished() => {
                     server.start(None, &stop)?;
                     let r = load(&server.target(), &spec, &stop)?;
-                    let settings = maria::settings(&server.target())?;
+                    let settings = mariadb::settings(&server.target())?;
                     server.stop()?;
                     (r, settings)
                 }
                 unfinished => {
                     replace_or_check(&dir, unfinished)?;
                     let bar = progress_bar(u64::from(spec.schemas) * spec.blocks_per_schema);
-                    let made =
-                        maria::setup_private(&dir, bin, &spec, &stop, &|d, _| bar.set_position(d));
+                    let made = mariadb::setup_private(&dir, bin, &spec, &stop, &|d, _| {
+                        bar.set_position(d)
+                    });
                     bar.finish_and_clear();
                     let (_, report, settings) = made?;
                     (report, settings)
@@ -90,7 +91,7 @@ pub fn setup(s: SetupArgs) -> anyhow::Result<ExitCode> {
         Place::Dsn(dsn) => {
             let t = MariaTarget::dsn(&dsn)?;
             let r = load(&t, &spec, &stop)?;
-            (r, maria::settings(&t)?, t.name)
+            (r, mariadb::settings(&t)?, t.name)
         }
     };
     let ram = iogauge_probe::ram_bytes()?;
@@ -104,7 +105,7 @@ pub fn setup(s: SetupArgs) -> anyhow::Result<ExitCode> {
 /// The server iogauge made in `dir`, if any: opened, so checked by the trust rule and
 /// locked for this process.
 fn existing(dir: &Path, bin: &MariaBin) -> anyhow::Result<Option<MariaServer>> {
-    if !maria::has_server(dir) {
+    if !mariadb::has_server(dir) {
         return Ok(None);
     }
     Ok(Some(MariaServer::open(dir, bin.clone())?))
@@ -153,7 +154,7 @@ pub fn setup_first(dir: &Path, mysql_bin: Option<&Path>) -> anyhow::Result<()> {
     );
     let spec = spec(&s);
     let bar = progress_bar(u64::from(spec.schemas) * spec.blocks_per_schema);
-    let made = maria::setup_private(dir, bin, &spec, &*stop_flag()?, &|d, _| bar.set_position(d));
+    let made = mariadb::setup_private(dir, bin, &spec, &*stop_flag()?, &|d, _| bar.set_position(d));
     bar.finish_and_clear();
     made?;
     Ok(())
@@ -198,7 +199,7 @@ pub fn reset(w: WhereArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn open(dir: &Path, w: &WhereArgs) -> anyhow::Result<MariaServer> {
-    if !maria::has_server(dir) {
+    if !mariadb::has_server(dir) {
         return Err(UsageError(format!(
             "--dir {}: no MariaDB made by iogauge here; run `iogauge db setup --engine mariadb --dir {}` first",
             dir.display(),

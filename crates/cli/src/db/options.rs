@@ -2,9 +2,9 @@
 
 use super::args::{overrides, pg_bin, DbRunArgs};
 use crate::usage::{check_interval, check_time, UsageError};
+use iogauge_db::{PgBin, Place, WorkloadSpec};
 use iogauge_model::db::engine::Engine;
 use iogauge_model::db::workload::{Driver, Grid};
-use iogauge_pg::{PgBin, Place, WorkloadSpec};
 use std::path::PathBuf;
 
 /// A validated `db run`.
@@ -46,12 +46,12 @@ impl DbRunOptions {
         }
         if let Some(l) = a
             .cache_limit
-            .filter(|&l| engine == Engine::Mariadb && l < iogauge_pg::maria::MIN_CACHE_LIMIT)
+            .filter(|&l| engine == Engine::Mariadb && l < iogauge_db::mariadb::MIN_CACHE_LIMIT)
         {
             return Err(UsageError(format!(
                 "--cache-limit {} MiB is too small for MariaDB (its own memory, before any page cache, is about 100 MiB): give {}M or more",
                 l >> 20,
-                iogauge_pg::maria::MIN_CACHE_LIMIT >> 20
+                iogauge_db::mariadb::MIN_CACHE_LIMIT >> 20
             ))
             .into());
         }

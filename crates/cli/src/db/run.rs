@@ -1,13 +1,13 @@
-//! `iogauge db run`: sessions on a real PostgreSQL (`iogauge_pg::Prepared`), the devices and
+//! `iogauge db run`: sessions on a real PostgreSQL (`iogauge_db::Prepared`), the devices and
 //! CPU sampled beside them by the session (`iogauge_session::measure::db`), on this process
 //! or over the ranks of an MPI launcher; stored, then printed (or JSON).
 
 use super::options::DbRunOptions;
 use super::setup::setup_first;
 use crate::session::conclude_with;
+use iogauge_db::{Place, Prepared, RunPlace};
 use iogauge_model::db::engine::Engine;
 use iogauge_model::{Document, Kind};
-use iogauge_pg::{Place, Prepared, RunPlace};
 use iogauge_session::{measure, Session};
 use std::process::ExitCode;
 

@@ -4,12 +4,12 @@
 use super::args::{pg_bin, SetupArgs, WhereArgs, DEFAULT_SEED};
 use crate::exit_code::INTERRUPTED;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use iogauge_db::{
+    check_places, has_cluster, load_dsn, no_cluster, parse_dsn, preflight, schema, setup_private,
+    Cluster, DbError, PgBin, Place, PrivateSetup, SchemaSpec,
+};
 use iogauge_model::db::setup::LoadReport;
 use iogauge_model::secret::redact_dsn;
-use iogauge_pg::{
-    check_places, has_cluster, load_dsn, no_cluster, parse_dsn, preflight, schema, setup_private,
-    Cluster, PgBin, PgError, Place, PrivateSetup, SchemaSpec,
-};
 use iogauge_session::stop_flag;
 use std::io::IsTerminal;
 use std::path::Path;
@@ -86,7 +86,7 @@ fn on_dsn(
 
 /// `db run` on a directory without a cluster: iogauge's default data set, with iogauge's
 /// settings (the run's `--pg-set` is the run's alone: the caller applies it for the run).
-pub fn setup_first(dir: &Path, pg_bin: Option<&PgBin>) -> Result<Cluster, PgError> {
+pub fn setup_first(dir: &Path, pg_bin: Option<&PgBin>) -> Result<Cluster, DbError> {
     eprintln!(
         "no cluster in {}: setting one up (4 schemas of 64 MiB; `iogauge db setup` chooses)",
         dir.display()
@@ -102,9 +102,9 @@ pub fn setup_first(dir: &Path, pg_bin: Option<&PgBin>) -> Result<Cluster, PgErro
     );
     private(dir, &s, &[], pg_bin)
         .map(|(c, _)| c)
-        .map_err(|e| match e.downcast::<PgError>() {
+        .map_err(|e| match e.downcast::<DbError>() {
             Ok(p) => p,
-            Err(e) => PgError::Usage(format!("{e:#}")),
+            Err(e) => DbError::Usage(format!("{e:#}")),
         })
 }
 
@@ -141,9 +141,9 @@ pub fn setup(s: SetupArgs) -> anyhow::Result<ExitCode> {
                 .into());
             }
             let report = on_dsn(&dsn, &s.spec(), &*stop_flag()?, "setup")?;
-            let mut client = iogauge_pg::connect(&parse_dsn(&dsn)?)?;
-            let settings = iogauge_pg::settings::settings(&mut client)
-                .map_err(|e| anyhow::anyhow!(iogauge_pg::error_text(&e)))?;
+            let mut client = iogauge_db::connect(&parse_dsn(&dsn)?)?;
+            let settings = iogauge_db::settings::settings(&mut client)
+                .map_err(|e| anyhow::anyhow!(iogauge_db::error_text(&e)))?;
             (report, settings, redact_dsn(&dsn))
         }
     };
@@ -218,7 +218,7 @@ pub fn drop_all(w: WhereArgs) -> anyhow::Result<ExitCode> {
         }
         Place::Dsn(dsn) => {
             let cfg = parse_dsn(&dsn)?;
-            schema::drop_all(&cfg, &mut iogauge_pg::connect(&cfg)?)?;
+            schema::drop_all(&cfg, &mut iogauge_db::connect(&cfg)?)?;
             format!("{}: iogauge schemas dropped", redact_dsn(&dsn))
         }
     };

@@ -379,7 +379,7 @@ fn cgroups() -> Check {
 }
 
 fn postgres() -> Check {
-    let found = iogauge_pg::PgBin::all();
+    let found = iogauge_db::PgBin::all();
     if found.is_empty() {
         return Check::not(
             "PostgreSQL",
@@ -397,13 +397,13 @@ fn postgres() -> Check {
 }
 
 fn mariadb() -> Check {
-    match iogauge_pg::maria::MariaBin::find(None) {
+    match iogauge_db::mariadb::MariaBin::find(None) {
         Ok(b) => Check::ok("MariaDB", format!("{} ({})", b.version, b.server.display())),
         Err(e) => Check::not(
             "MariaDB",
             Status::Missing,
             // The error's own advice is this line's fix: said once.
-            match iogauge_pg::chain_text(&e) {
+            match iogauge_db::chain_text(&e) {
                 t if t.contains("not found") => "no mariadbd on PATH or in /usr/sbin".into(),
                 t => t,
             },

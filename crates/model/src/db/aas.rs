@@ -1,6 +1,6 @@
 //! Average active sessions by wait event (ASH style), per group of processes: the test
 //! sessions apart from the checkpointer, background writer and WAL writer. Sampled by
-//! `iogauge_pg`.
+//! `iogauge_db`.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

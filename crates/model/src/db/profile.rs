@@ -1,6 +1,6 @@
 //! The database's load profile as data, like an AWR load profile: cumulative server
 //! counters (or their difference over an interval) and the rates derived from them. The
-//! counters are read by `iogauge_pg`.
+//! counters are read by `iogauge_db`.
 
 use serde::{Deserialize, Serialize};
 use std::ops::AddAssign;

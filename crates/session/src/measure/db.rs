@@ -15,8 +15,8 @@ use sessions::{ending, layers, measure};
 use super::Finished;
 use crate::ranks::{hostname, names_a_rank, per_rank, per_rank_text, rank_seed, Team};
 use crate::{Session, SessionError};
+use iogauge_db::{driver, Place, Prepared};
 use iogauge_model::Document;
-use iogauge_pg::{driver, Place, Prepared};
 
 /// Where this process's part runs: over ranks, `{rank}` and `{host}` in `--dir` (every rank
 /// needs a cluster of its own) or `--dsn`. Whether each rank has a server of its own.

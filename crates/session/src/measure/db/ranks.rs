@@ -19,10 +19,10 @@ use crate::finish::Ending;
 use crate::measure::Finished;
 use crate::ranks::{hostname, Shape, Team};
 use crate::Session;
+use iogauge_db::{db_document, driver, Prepared};
 use iogauge_model::db::outcome::DbOutcome;
 use iogauge_model::db::report::{DbRank, DbReport, DbSummary};
 use iogauge_model::Document;
-use iogauge_pg::{db_document, driver, Prepared};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 

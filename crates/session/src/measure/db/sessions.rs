@@ -3,10 +3,10 @@
 
 use crate::finish::Ending;
 use crate::{sampled, Layers};
+use iogauge_db::{driver, DbError, Prepared};
 use iogauge_model::db::outcome::DbOutcome;
 use iogauge_model::db::workload::Workload;
 use iogauge_model::system::Snapshot;
-use iogauge_pg::{driver, PgError, Prepared};
 use iogauge_probe::Sampler;
 use iogauge_trace::FileKey;
 use std::path::PathBuf;
@@ -32,7 +32,7 @@ pub(super) fn measure(
     layers: &Layers,
     stop: Arc<AtomicBool>,
     sync: driver::Sync<'_>,
-) -> (Result<DbOutcome, PgError>, Vec<Snapshot>, Option<String>) {
+) -> (Result<DbOutcome, DbError>, Vec<Snapshot>, Option<String>) {
     let devices = p.devices.clone();
     let sampler = Sampler::new((!devices.is_empty()).then_some(devices));
     let ends: Vec<Duration> = p.grid.slots().iter().map(|s| s.end).collect();

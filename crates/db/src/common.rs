@@ -1,0 +1,9 @@
+//! What every engine shares: the server's child process ([`child`]) and memory cgroup
+//! ([`cgroup`]), where a `db` command works ([`place`]), the sessions, their driver and
+//! collector ([`workload`]), and a `db run` made ready and recorded ([`run`]).
+
+pub(crate) mod cgroup;
+pub(crate) mod child;
+pub(crate) mod place;
+pub(crate) mod run;
+pub(crate) mod workload;
