@@ -1,7 +1,7 @@
-//! `iogauge db`: the SLOB method on a real PostgreSQL — `setup`, `run`, `reset`, `drop`.
+//! `iogauge db`: the SLOB method on a real database (PostgreSQL or MariaDB, each behind
+//! `iogauge_db::engine`'s seam) — `setup`, `run`, `reset`, `drop`.
 
 pub mod args;
-mod maria;
 pub mod options;
 pub mod run;
 mod setup;
@@ -9,13 +9,11 @@ mod setup;
 use crate::exit_code::INTERRUPTED;
 use args::{pg_set_error, DbArgs, DbCommand};
 use iogauge_db::DbError;
-use iogauge_model::db::engine::Engine;
 use options::DbRunOptions;
 use std::process::ExitCode;
 
 pub fn db(a: DbArgs) -> anyhow::Result<ExitCode> {
     let result = match a.cmd {
-        DbCommand::Setup(s) if s.place.engine()? == Engine::Mariadb => maria::setup(s),
         DbCommand::Setup(s) => setup::setup(s),
         DbCommand::Run(r) => DbRunOptions::from_args(r)
             .map_err(iogauge_session::ranks::said_once)
@@ -24,9 +22,7 @@ pub fn db(a: DbArgs) -> anyhow::Result<ExitCode> {
                 iogauge_session::enter_job(&data_devices(&o.place));
                 run::run(o)
             }),
-        DbCommand::Reset(w) if w.engine()? == Engine::Mariadb => maria::reset(w),
         DbCommand::Reset(w) => setup::reset(w),
-        DbCommand::Drop(w) if w.engine()? == Engine::Mariadb => maria::drop_all(w),
         DbCommand::Drop(w) => setup::drop_all(w),
     };
     match result {

@@ -2,6 +2,7 @@
 //! ([`cgroup`]), where a `db` command works ([`place`]), the sessions, their driver and
 //! collector ([`workload`]), and a `db run` made ready and recorded ([`run`]).
 
+pub(crate) mod aas;
 pub(crate) mod cgroup;
 pub(crate) mod child;
 pub(crate) mod place;

@@ -72,6 +72,13 @@ pub enum DbError {
         #[source]
         source: Box<DbError>,
     },
+    /// What was being done when the source failed.
+    #[error("{what}")]
+    Context {
+        what: String,
+        #[source]
+        source: Box<DbError>,
+    },
     /// A failed step whose clean-up failed too (the clean-up's error is the source).
     #[error("{what}")]
     Cleanup {
@@ -96,7 +103,7 @@ impl DbError {
     /// True when the user asked for something impossible as written (exit code 2): a wrong
     /// DSN, no PostgreSQL installed, a directory iogauge did not create.
     pub fn is_usage(&self) -> bool {
-        if let DbError::Noted { source, .. } = self {
+        if let DbError::Noted { source, .. } | DbError::Context { source, .. } = self {
             return source.is_usage();
         }
         matches!(
@@ -116,7 +123,9 @@ impl DbError {
     /// Whether this is Ctrl-C (or SIGTERM) stopping the work, not a failure.
     pub fn is_interrupted(&self) -> bool {
         match self {
-            DbError::Noted { source, .. } => source.is_interrupted(),
+            DbError::Noted { source, .. } | DbError::Context { source, .. } => {
+                source.is_interrupted()
+            }
             e => matches!(e, DbError::Interrupted { .. }),
         }
     }

@@ -56,10 +56,12 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod common;
+pub mod engine;
 mod error;
 pub mod mariadb;
 mod postgres;
 
+pub use common::aas::{AasAcc, ActivityRow, SAMPLE_EVERY, SESSION_APP};
 pub use common::cgroup::drop_os_cache;
 pub use common::place::{
     check_dir, check_overlaps, has_cluster, no_cluster, setup_finished, Place, DEFAULT_DIR,
@@ -69,9 +71,11 @@ pub use common::run::preflight;
 pub use common::run::prepare::Prepared;
 pub use common::run::server::{RunPlace, RunServer};
 pub use common::workload::spec::WorkloadSpec;
+pub use engine::{
+    engine, setup, DbEngine, RunRequest, SetupDone, SetupRequest, SetupUi, DEFAULT_SEED,
+};
 pub use error::{chain_text, error_text, DbError};
 pub use postgres::dsn::{connect, describe, parse_dsn};
-pub use postgres::sample::aas::{AasAcc, ActivityRow, SAMPLE_EVERY, SESSION_APP};
 pub use postgres::sample::watch;
 pub use postgres::schema::{self, SchemaSpec};
 pub use postgres::server::bin::PgBin;

@@ -15,6 +15,7 @@ mod activity;
 mod bin;
 mod conn;
 mod dir;
+pub(crate) mod engine;
 pub mod schema;
 mod server;
 mod sessions;
@@ -25,7 +26,6 @@ pub use bin::MariaBin;
 pub use conn::{is_mysql_dsn, os_user, MariaTarget};
 pub use dir::has_server;
 pub use server::{MariaServer, DEFAULTS, MIN_CACHE_LIMIT};
-pub(crate) use sessions::run;
 
 /// A probe on a private server's redo log writes and syncs (see `iogauge_trace::FileProbe`),
 /// or why there is none, as a warning for the result.

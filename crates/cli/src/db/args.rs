@@ -3,14 +3,14 @@
 use crate::store_args::ResultArgs;
 use crate::usage::UsageError;
 use clap::{Args, Subcommand};
-use iogauge_db::{check_overlaps, parse_override, DbError, PgBin, Place, SchemaSpec, DEFAULT_DIR};
+use iogauge_db::{
+    check_overlaps, parse_override, DbError, PgBin, Place, SchemaSpec, DEFAULT_DIR, DEFAULT_SEED,
+};
 use iogauge_model::db::engine::Engine;
 use iogauge_model::db::workload::{Driver, Hotspot, RedoStress};
 use iogauge_model::units::{parse_duration, parse_size, parse_whole, split_range};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-pub const DEFAULT_SEED: u64 = 0x510b;
 
 #[derive(Args, Debug)]
 pub struct DbArgs {
@@ -73,31 +73,17 @@ impl WhereArgs {
             (Some(e), _) | (None, Some(e)) => Ok(e),
             (None, None) => Ok(Engine::Postgres),
         }
-        .and_then(|e| {
-            if e == Engine::Postgres && self.mysql_bin.is_some() {
-                return Err(UsageError(
-                    "--mysql-bin picks MariaDB's binaries: add --engine mariadb".into(),
-                ));
-            }
-            Ok(e)
-        })
     }
 
     /// `--dsn`, else `--dir`, else the engine's default directory.
     pub fn place(&self, engine: Engine) -> Place {
-        let default = match engine {
-            Engine::Postgres => Path::new(DEFAULT_DIR),
-            Engine::Mariadb => Path::new(DEFAULT_MARIA_DIR),
-        };
+        let default = iogauge_db::engine(engine).default_dir();
         Place::of(
             Some(self.dir.as_deref().unwrap_or(default)),
             self.dsn.as_deref(),
         )
     }
 }
-
-/// Where a private MariaDB lives when no --dir is given.
-pub const DEFAULT_MARIA_DIR: &str = "iogauge-mariadb";
 
 fn engine(s: &str) -> Result<Engine, String> {
     s.parse()
@@ -188,22 +174,6 @@ impl SetupArgs {
             self.pg_set.push(DIRECT_IO.into());
         }
         self
-    }
-
-    /// iogauge's defaults, for `db run` on a directory without a cluster (its `--pg-bin`,
-    /// already checked, goes to the setup beside them).
-    pub fn defaults(place: WhereArgs, pg_set: Vec<String>) -> SetupArgs {
-        SetupArgs {
-            place,
-            schemas: 4,
-            scale: 64 << 20 >> 13,
-            load_parallel: 2,
-            pg_set,
-            direct_io: false,
-            wal_dir: None,
-            target: Vec::new(),
-            pg_bin: None,
-        }
     }
 }
 

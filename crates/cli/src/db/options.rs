@@ -2,9 +2,9 @@
 
 use super::args::{overrides, pg_bin, DbRunArgs};
 use crate::usage::{check_interval, check_time, UsageError};
-use iogauge_db::{PgBin, Place, WorkloadSpec};
+use iogauge_db::{PgBin, Place, RunRequest, WorkloadSpec};
 use iogauge_model::db::engine::Engine;
-use iogauge_model::db::workload::{Driver, Grid};
+use iogauge_model::db::workload::Grid;
 use std::path::PathBuf;
 
 /// A validated `db run`.
@@ -35,37 +35,15 @@ impl DbRunOptions {
     pub fn from_args(mut a: DbRunArgs) -> anyhow::Result<DbRunOptions> {
         validate(&a)?;
         let engine = a.place.engine()?;
+        let driver = iogauge_db::engine(engine).check_run(&RunRequest {
+            direct_io: a.direct_io,
+            cache_limit: a.cache_limit,
+            driver: a.driver,
+            mysql_bin: a.place.mysql_bin.is_some(),
+        })?;
         if a.direct_io {
-            if engine == Engine::Mariadb {
-                return Err(UsageError(
-                    "--direct-io sets PostgreSQL's debug_io_direct; MariaDB reads with O_DIRECT already (innodb_flush_method)".into(),
-                )
-                .into());
-            }
             a.pg_set.push(super::args::DIRECT_IO.into());
         }
-        if let Some(l) = a
-            .cache_limit
-            .filter(|&l| engine == Engine::Mariadb && l < iogauge_db::mariadb::MIN_CACHE_LIMIT)
-        {
-            return Err(UsageError(format!(
-                "--cache-limit {} MiB is too small for MariaDB (its own memory, before any page cache, is about 100 MiB): give {}M or more",
-                l >> 20,
-                iogauge_db::mariadb::MIN_CACHE_LIMIT >> 20
-            ))
-            .into());
-        }
-        let driver = match (engine, a.driver) {
-            (Engine::Mariadb, Some(Driver::Server)) => {
-                return Err(UsageError(
-                    "--driver server runs a PL/pgSQL procedure (PostgreSQL); with --engine mariadb use --driver client, the default".into(),
-                )
-                .into())
-            }
-            (_, Some(d)) => d,
-            (Engine::Postgres, None) => Driver::Server,
-            (Engine::Mariadb, None) => Driver::Client,
-        };
         Ok(DbRunOptions {
             engine,
             place: a.place.place(engine),

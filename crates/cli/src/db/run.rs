@@ -1,12 +1,11 @@
-//! `iogauge db run`: sessions on a real PostgreSQL (`iogauge_db::Prepared`), the devices and
+//! `iogauge db run`: sessions on a real database (`iogauge_db::Prepared`), the devices and
 //! CPU sampled beside them by the session (`iogauge_session::measure::db`), on this process
 //! or over the ranks of an MPI launcher; stored, then printed (or JSON).
 
 use super::options::DbRunOptions;
-use super::setup::setup_first;
+use super::setup::with_ui;
 use crate::session::conclude_with;
-use iogauge_db::{Place, Prepared, RunPlace};
-use iogauge_model::db::engine::Engine;
+use iogauge_db::{Prepared, RunPlace};
 use iogauge_model::{Document, Kind};
 use iogauge_session::{measure, Session};
 use std::process::ExitCode;
@@ -27,14 +26,9 @@ pub fn run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The server of `o` opened (a missing private cluster set up first, with the loading bar)
+/// The server of `o` opened (a missing private server set up first, with the loading bar)
 /// and the workload put on its data set.
 pub fn prepare(o: &DbRunOptions) -> anyhow::Result<Prepared> {
-    if o.engine == Engine::Mariadb {
-        if let Place::Private(dir) = &o.place {
-            super::maria::setup_first(dir, o.maria_bin.as_deref())?;
-        }
-    }
     let place = RunPlace {
         engine: o.engine,
         maria_bin: o.maria_bin.as_deref(),
@@ -43,8 +37,10 @@ pub fn prepare(o: &DbRunOptions) -> anyhow::Result<Prepared> {
         cache_limit: o.cache_limit,
         pg_bin: o.pg_bin.as_ref(),
     };
-    let setup = |dir: &std::path::Path| setup_first(dir, o.pg_bin.as_ref());
-    let mut p = Prepared::new(&place, &o.workload, o.grid, setup)?;
+    let stop = iogauge_session::stop_flag()?;
+    let mut p = with_ui(&stop, false, |ui| {
+        Prepared::new(&place, &o.workload, o.grid, ui)
+    })?;
     p.num_disks = o.disks;
     Ok(p)
 }

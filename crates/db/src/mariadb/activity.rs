@@ -27,7 +27,7 @@
 //! server has both, see `server::DEFAULTS`); a server without them gets no wait events, and
 //! the run says so, rather than every session counted on CPU.
 
-use crate::postgres::sample::aas::{ActivityRow, SESSION_APP};
+use crate::common::aas::{ActivityRow, SESSION_APP};
 use mysql::prelude::Queryable;
 use mysql::Conn;
 
@@ -210,7 +210,7 @@ pub fn rows(raw: &[WaitRow], sight: Sight) -> Vec<ActivityRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::postgres::sample::aas::AasAcc;
+    use crate::common::aas::AasAcc;
 
     const S: &str = "thread/sql/one_connection";
     const SEES: Sight = Sight {

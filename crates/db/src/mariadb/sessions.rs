@@ -8,11 +8,11 @@ use super::activity;
 use super::conn::{one_line, MariaTarget};
 use super::schema::{place, table_name};
 use super::status::{snapshot, DATA_READ_TIME_SQL, STATUS_SQL};
-use crate::common::child::wait_until;
+use crate::common::aas::ActivityRow;
 use crate::common::workload::drive::{drive, Sessions};
+use crate::common::workload::sampler::{sample_on_grid, Counters};
 use crate::common::workload::shared::{Msg, Run, Shared};
 use crate::error::DbError;
-use crate::postgres::sample::aas::{AasAcc, SAMPLE_EVERY};
 use crate::postgres::schema::PAD_COLS;
 use crate::postgres::workload::driver::Sync;
 use crate::postgres::workload::sql::pad_cols;
@@ -25,10 +25,8 @@ use mysql::{Conn, Statement, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// How long the final snapshot waits for sessions to leave after the end or a stop.
-const DRAIN_LIMIT: Duration = Duration::from_secs(60);
 /// MariaDB's "Query execution was interrupted" (KILL QUERY): a halt, not a failure.
 const ER_QUERY_INTERRUPTED: u16 = 1317;
 
@@ -220,63 +218,13 @@ impl Sessions for MariaSessions<'_> {
         let mut c = t
             .connect()
             .map_err(|e| gone(t, "load-profile sampler", e))?;
-        let err = |e: mysql::Error| t.err(&e);
-        let waits = activity::available(&mut c).map_err(err)?;
-        let Some(t0) = sh.gate.arrive() else {
-            return Ok(());
+        let sight = activity::available(&mut c).map_err(|e| t.err(&e))?;
+        let mut m = MariaCounters {
+            c,
+            sight,
+            sessions: self,
         };
-        *started = true;
-        let mut prev = snap(t, &mut c, self.redo)?;
-        let last = sh.slots.len() - 1;
-        let mut slot = 0;
-        let mut acc = AasAcc::default();
-        // Samples sit half a period off the grid, so a 1 s interval holds exactly 10.
-        let mut next_sample = t0 + SAMPLE_EVERY / 2;
-        loop {
-            if sh.halt.load(Ordering::Relaxed) || sh.running.load(Ordering::SeqCst) == 0 {
-                break;
-            }
-            let now = Instant::now();
-            let boundary = (slot < last).then(|| t0 + sh.slots[slot].end);
-            if let Some(b) = boundary.filter(|&b| now >= b) {
-                let s = snap(t, &mut c, self.redo)?;
-                let _ = tx.send(Msg::Load {
-                    slot,
-                    end: b,
-                    load: Box::new(s.since(&prev)),
-                    aas: std::mem::take(&mut acc).finish(),
-                });
-                prev = s;
-                slot += 1;
-                continue;
-            }
-            if let Some(sight) = waits.filter(|_| now >= next_sample) {
-                let raw: Vec<activity::WaitRow> = c
-                    .query(activity::sample_sql(&self.live_ids(), sight))
-                    .map_err(err)?;
-                acc.add(&activity::rows(&raw, sight));
-                while next_sample <= Instant::now() {
-                    next_sample += SAMPLE_EVERY;
-                }
-                continue;
-            }
-            let wake = match boundary {
-                Some(b) if waits.is_some() => b.min(next_sample),
-                Some(b) => b,
-                None if waits.is_some() => next_sample,
-                None => now + Duration::from_millis(20),
-            };
-            std::thread::sleep((wake - now).min(Duration::from_millis(20)));
-        }
-        wait_until(DRAIN_LIMIT, || sh.running.load(Ordering::SeqCst) == 0);
-        let s = snap(t, &mut c, self.redo)?;
-        let _ = tx.send(Msg::Load {
-            slot,
-            end: Instant::now(),
-            load: Box::new(s.since(&prev)),
-            aas: acc.finish(),
-        });
-        Ok(())
+        sample_on_grid(&mut m, sh, tx, started)
     }
 
     fn cancel_all(&self) {
@@ -286,6 +234,37 @@ impl Sessions for MariaSessions<'_> {
                 let _ = c.query_drop(format!("KILL QUERY {id}"));
             }
         }
+    }
+}
+
+/// The sampler's connection: the counters, and the sessions' waits where
+/// `performance_schema` shows them (`sight`).
+struct MariaCounters<'a, 'b> {
+    c: Conn,
+    sight: Option<activity::Sight>,
+    sessions: &'a MariaSessions<'b>,
+}
+
+impl Counters for MariaCounters<'_, '_> {
+    fn counters(&mut self) -> Result<LoadDelta, DbError> {
+        let s = self.sessions;
+        snap(&s.target, &mut self.c, s.redo)
+    }
+
+    fn shows_waits(&self) -> bool {
+        self.sight.is_some()
+    }
+
+    fn waits(&mut self) -> Result<Vec<ActivityRow>, DbError> {
+        let Some(sight) = self.sight else {
+            return Ok(Vec::new());
+        };
+        let t = &self.sessions.target;
+        let raw: Vec<activity::WaitRow> = self
+            .c
+            .query(activity::sample_sql(&self.sessions.live_ids(), sight))
+            .map_err(|e| t.err(&e))?;
+        Ok(activity::rows(&raw, sight))
     }
 }
 

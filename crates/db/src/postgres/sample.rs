@@ -1,9 +1,8 @@
 //! The database's own figures, read from its statistics views: the load profile
-//! ([`profile`]), average active sessions by wait event ([`aas`]), reads per relation over
+//! ([`profile`]), reads per relation over
 //! the measured window ([`relations`]), and what `iogauge watch`
 //! shows of a run in progress ([`watch`]).
 
-pub(crate) mod aas;
 pub(crate) mod profile;
 pub(crate) mod relations;
 pub mod watch;

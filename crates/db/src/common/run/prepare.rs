@@ -10,11 +10,9 @@ use super::preflight;
 use super::server::RunPlace;
 use super::server::RunServer;
 use crate::common::workload::spec::WorkloadSpec;
+use crate::engine::SetupUi;
 use crate::error::{chain_text, DbError};
-use crate::mariadb;
-use crate::postgres::server::cluster::Cluster;
 use crate::postgres::workload::driver;
-use iogauge_model::db::engine::Engine;
 use iogauge_model::db::outcome::DbOutcome;
 use iogauge_model::db::report::{DataSet, DbContext, DbReport, DbServer, Setting};
 use iogauge_model::db::workload::{Grid, Workload};
@@ -22,7 +20,6 @@ use iogauge_model::preflight::Preflight;
 use iogauge_model::system::Snapshot;
 use iogauge_model::Histograms;
 use iogauge_stats::HistError;
-use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
@@ -49,15 +46,16 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// The server of `place` opened (see [`RunServer::prepare`]: `setup_first` makes a
-    /// missing private cluster), `spec` put on the data set found there, on `grid`.
+    /// The server of `place` opened (see [`RunServer::prepare`]: a missing private server
+    /// is set up first, with `ui`'s progress), `spec` put on the data set found there, on
+    /// `grid`.
     pub fn new(
         place: &RunPlace<'_>,
         spec: &WorkloadSpec,
         grid: Grid,
-        setup_first: impl FnOnce(&Path) -> Result<Cluster, DbError>,
+        ui: &SetupUi<'_>,
     ) -> Result<Prepared, DbError> {
-        let server = RunServer::prepare(place, setup_first)?;
+        let server = RunServer::prepare(place, ui)?;
         let (schemas, blocks) = server.data_set()?;
         let workload = spec.workload(schemas, blocks);
         let settings = server.settings()?;
@@ -86,10 +84,7 @@ impl Prepared {
             .unwrap_or_default();
         let notes = ram_note
             .into_iter()
-            .chain(match place.engine {
-                Engine::Mariadb => mariadb::read_path_notes(&settings),
-                Engine::Postgres => Vec::new(),
-            })
+            .chain(server.read_path_notes(&settings))
             .collect();
         Ok(Prepared {
             server,

@@ -3,9 +3,9 @@
 //! connection, read once per watch interval (the run's own samplers are separate). MariaDB's
 //! is `maria::watch`; [`DbWatch`] is either.
 
+use crate::common::aas::SESSION_APP;
 use crate::error::DbError;
 use crate::postgres::dsn::{connect, server_err};
-use crate::postgres::sample::aas::SESSION_APP;
 use crate::postgres::sample::profile::{snapshot, snapshot_sql};
 use iogauge_model::db::engine::Engine;
 use iogauge_model::db::profile::LoadDelta;

@@ -1,10 +1,10 @@
 //! PostgreSQL's part of a run for `drive`: each session (`worker`) and the sampler
 //! (`sampler`) on their own connections, and the sessions' cancel tokens.
 
+use crate::common::aas::SESSION_APP;
 use crate::common::workload::drive::Sessions;
 use crate::common::workload::shared::{Msg, Shared};
 use crate::error::DbError;
-use crate::postgres::sample::aas::SESSION_APP;
 use crate::postgres::workload::sampler::sampler;
 use crate::postgres::workload::worker::run;
 use postgres::{CancelToken, Config, NoTls};

@@ -1,4 +1,7 @@
-//! Average active sessions by wait event, ASH style: `pg_stat_activity` sampled every 100 ms;
+//! Average active sessions by wait event, ASH style, for every engine: each engine's sampler
+//! reads its sessions' wait events every 100 ms into [`ActivityRow`]s (PostgreSQL's
+//! `pg_stat_activity`; MariaDB's `performance_schema` in the same terms, see
+//! `mariadb::activity`), and [`AasAcc`] counts them;
 //! per interval, AAS of an event = (process-samples in that event) / (samples taken). The test
 //! sessions are counted apart from the checkpointer, background writer and WAL writer.
 //!
@@ -13,7 +16,6 @@
 //! driver it is idle (Client `ClientRead`) for part of every round trip.
 
 use iogauge_model::db::aas::Aas;
-use postgres::Client;
 use std::collections::BTreeMap;
 
 /// `application_name` of the test sessions, how the sampler tells them apart.
@@ -93,28 +95,6 @@ impl AasAcc {
             walwriter: avg(&self.counts[Who::WalWriter as usize]),
         }
     }
-}
-
-pub(crate) const SAMPLE_SQL: &str = "SELECT backend_type, coalesce(application_name, ''), state, \
-     wait_event_type, wait_event FROM pg_stat_activity \
-     WHERE pid <> pg_backend_pid() AND (application_name = $1 \
-     OR backend_type IN ('checkpointer', 'background writer', 'walwriter'))";
-
-/// One sample of `pg_stat_activity`.
-pub(crate) fn sample(
-    c: &mut Client,
-    stmt: &postgres::Statement,
-) -> Result<Vec<ActivityRow>, postgres::Error> {
-    Ok(c.query(stmt, &[&SESSION_APP])?
-        .iter()
-        .map(|r| ActivityRow {
-            backend_type: r.get::<_, Option<String>>(0).unwrap_or_default(),
-            application_name: r.get(1),
-            state: r.get(2),
-            wait_event_type: r.get(3),
-            wait_event: r.get(4),
-        })
-        .collect())
 }
 
 #[cfg(test)]
