@@ -15,7 +15,7 @@ use iogauge_model::derive::{Derived, DiskRates};
 use iogauge_model::finding::{rank, Finding, Layer};
 use iogauge_model::run::{DirSummary, IntervalReport, RunReport};
 use iogauge_model::Document;
-use iogauge_stats::{LatHist, LatSummary, Phase, MIB};
+use iogauge_stats::{LatHist, LatSummary, Phase};
 use log::log_metrics;
 use stand_in::stand_in_metrics;
 use std::collections::BTreeMap;
@@ -126,12 +126,17 @@ fn run(id: i64, rep: u32, r: &RunReport, hists: &Hists) -> Result<RunDigest, Dig
         m.put("device_read_iops", h.read.device_iops);
         m.put("device_write_iops", h.write.device_iops);
     }
-    // A raw stand-in of a db run: its figures under the database's names too.
-    for (key, v) in stand_in_metrics(r) {
-        m.put(key, v);
-    }
-    for (key, v) in log_metrics(r) {
-        m.put(key, v);
+    // A raw stand-in of a db run: its figures under the database's names, its log's (the
+    // same names as a log writer's) only where the log was the load; any other run's log
+    // writer as it is.
+    if r.options.like.is_some() {
+        for (key, v) in stand_in_metrics(r) {
+            m.put(key, v);
+        }
+    } else {
+        for (key, v) in log_metrics(r) {
+            m.put(key, v);
+        }
     }
     let first = first_measured(r.intervals.iter().map(|i| (i.phase, i.t_s)));
     let mut steady_from_s = steady_at(first, r.steady.as_ref().and_then(|s| s.reached_at_s));
@@ -300,12 +305,12 @@ fn db_metrics(r: &DbReport, hists: &Hists, disks: &[String]) -> Result<Metrics, 
         }
         if ss.updates_s > 0.0 {
             m.put("commits_s", s.db.commits_s);
-            m.put("wal_mbps", s.db.wal_bytes_s / MIB);
-            if let Some(ms) = s.db.avg_wal_write_ms {
-                m.put("wal_write_ms", ms);
+            m.put("log_mbps", s.db.log_bytes_s.mib().0);
+            if let Some(ms) = s.db.avg_log_write_ms {
+                m.put("log_write_ms", ms.0);
             }
-            if let Some(ms) = s.db.avg_wal_sync_ms {
-                m.put("wal_sync_ms", ms);
+            if let Some(ms) = s.db.avg_log_sync_ms {
+                m.put("log_sync_ms", ms.0);
             }
         }
     }

@@ -42,7 +42,7 @@ pub const CATALOGUE: &[Metric] = &[
     m("log_writes_s", "log writes/s", "writes/s", true),
     m("log_mbps", "log throughput", "MiB/s", true),
     m("log_write_ms", "log write time", "ms", false),
-    m("log_sync_ms", "log fdatasync time", "ms", false),
+    m("log_sync_ms", "log sync time (commit wait)", "ms", false),
     // iogauge calibrate: CALIBRATE_IO's figures.
     m("max_iops", "max_iops", "IOPS", true),
     m("latency_ms", "latency at max_iops", "ms", false),
@@ -83,23 +83,23 @@ pub const CATALOGUE: &[Metric] = &[
     m("db_avg_read_ms", "average read time", "ms", false),
     m(
         "db_physical_writes_s",
-        "physical writes/s (blocks + WAL)",
+        "physical writes/s (blocks + log)",
         "writes/s",
         true,
     ),
     m("commits_s", "commits/s", "commits/s", true),
-    m("wal_mbps", "WAL throughput", "MiB/s", true),
-    m("wal_write_ms", "WAL write time (log writer)", "ms", false),
-    m("wal_sync_ms", "WAL sync time (commit wait)", "ms", false),
+    // The log's figures (log_mbps, log_write_ms, log_sync_ms) are the run's log writer's
+    // above: a db run's WAL or redo, and a run's log writer standing in for it, compare
+    // under one name.
     // What the whole disks under the targets completed (reads + writes).
     m("device_iops", "device IOPS", "IOPS", true),
     m("device_mbps", "device throughput", "MiB/s", true),
     m("device_read_iops", "device reads/s", "IOPS", true),
     m("device_write_iops", "device writes/s", "IOPS", true),
-    // A db run's disks' write bios per PostgreSQL write (buffers + WAL): a mirror's copies.
+    // A db run's disks' write bios per database write (pages + log): a mirror's copies.
     m(
         "device_writes_per_db_write",
-        "device writes per PostgreSQL write",
+        "device writes per database write",
         "x",
         false,
     ),

@@ -188,8 +188,8 @@ fn db_run() {
     assert_metric(&d, "db_logical_reads_s", 232742.06558514765);
     assert_metric(&d, "db_avg_read_ms", 0.0016218765493524034);
     assert_metric(&d, "commits_s", 786.6217921847234);
-    // wal_bytes_s 11593188.590590294 / 2^20.
-    assert_metric(&d, "wal_mbps", 11.056126204099936);
+    // log_bytes_s 11593188.590590294 / 2^20.
+    assert_metric(&d, "log_mbps", 11.056126204099936);
     assert_metric(&d, "op_read_lat_p99_ms", 3.500031);
     assert_metric(&d, "op_update_lat_mean_ms", 5.804665648205586);
     assert!(d.metrics.contains_key("op_update_lat_p99_99_ms"));
@@ -209,7 +209,7 @@ fn db_run() {
         d.metrics["device_iops"]
     ));
     assert!(
-        !d.metrics.contains_key("wal_sync_ms"),
+        !d.metrics.contains_key("log_sync_ms"),
         "not measured in schema 1"
     );
     assert_eq!(d.steady_from_s, Some(1.0));
@@ -235,7 +235,7 @@ fn read_only_db_run_has_no_update_or_wal_figures() {
     let d = digest(4, 1, &read(&v.to_string()), &hists("4")).unwrap();
     for k in [
         "commits_s",
-        "wal_mbps",
+        "log_mbps",
         "op_update_lat_mean_ms",
         "op_update_lat_p99_ms",
     ] {
@@ -255,12 +255,12 @@ fn read_only_db_run_has_no_update_or_wal_figures() {
 fn wal_latency_metrics_of_a_run_with_writers() {
     let mut v: serde_json::Value = serde_json::from_str(&fixture("db_run.json")).unwrap();
     let db = &mut v["summary"]["db"];
-    db["wal_writes_s"] = 300.0.into();
-    db["avg_wal_write_ms"] = 0.05.into();
-    db["avg_wal_sync_ms"] = 1.25.into();
+    db["log_writes_s"] = 300.0.into();
+    db["avg_log_write_ms"] = 0.05.into();
+    db["avg_log_sync_ms"] = 1.25.into();
     let d = digest(4, 1, &read(&v.to_string()), &hists("4")).unwrap();
-    assert_metric(&d, "wal_write_ms", 0.05);
-    assert_metric(&d, "wal_sync_ms", 1.25);
+    assert_metric(&d, "log_write_ms", 0.05);
+    assert_metric(&d, "log_sync_ms", 1.25);
     assert_metric(
         &d,
         "db_physical_writes_s",

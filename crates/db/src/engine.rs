@@ -6,7 +6,7 @@
 //!   set up the data set on a private server it makes in a directory (with the preflight of
 //!   where it will live, before any I/O) or on a user's server by DSN, reload it, remove it,
 //!   and open a server for a run (a missing private one set up first).
-//! - [`EngineServer`], a server of that engine ready for a run: the data set found on it,
+//! - `EngineServer`, a server of that engine ready for a run: the data set found on it,
 //!   where it lives, its settings, its socket for `watch`, a private server's failure, the
 //!   sessions' run (its sessions and load-profile counters given to the common driver and
 //!   sampler, `common::workload`), and its shutdown.
@@ -19,7 +19,7 @@
 
 use crate::common::place::Place;
 use crate::common::run::server::{RunPlace, RunServer};
-use crate::common::workload::drive::Sync;
+use crate::common::workload::drive::Go;
 use crate::error::DbError;
 use crate::postgres::schema::SchemaSpec;
 use crate::PgBin;
@@ -27,13 +27,12 @@ use iogauge_model::db::engine::Engine;
 use iogauge_model::db::outcome::DbOutcome;
 use iogauge_model::db::report::Setting;
 use iogauge_model::db::setup::LoadReport;
-use iogauge_model::db::workload::{Driver, Grid, Workload};
+use iogauge_model::db::workload::Driver;
 use iogauge_model::live::SocketAddr;
 use iogauge_model::preflight::Preflight;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// What a `db run` asked of the engine beyond its place, checked before anything starts.
 #[derive(Clone, Copy, Debug)]
@@ -93,7 +92,7 @@ impl SetupRequest<'_> {
 pub struct SetupUi<'a> {
     pub preflight: &'a dyn Fn(&Preflight),
     pub note: &'a dyn Fn(&str),
-    pub progress: &'a (dyn Fn(u64, u64) + std::marker::Sync),
+    pub progress: &'a (dyn Fn(u64, u64) + Sync),
     pub stop: &'a Arc<AtomicBool>,
 }
 
@@ -106,7 +105,7 @@ pub struct SetupDone {
 }
 
 /// One database engine, as the `db` commands use it (see the module's doc).
-pub trait DbEngine: std::marker::Sync {
+pub trait DbEngine: Sync {
     /// Which engine this is.
     fn kind(&self) -> Engine;
 
@@ -249,15 +248,8 @@ pub(crate) trait EngineServer: Send {
     /// A private server's failure since it started (it died, or crashed and restarted).
     fn failure(&mut self) -> Option<String>;
 
-    /// The sessions' run: `started` gets t0, when the barrier lets them go.
-    fn run(
-        &self,
-        wl: &Workload,
-        grid: &Grid,
-        stop: Arc<AtomicBool>,
-        started: Box<dyn FnOnce(Instant) + Send + '_>,
-        sync: Sync<'_>,
-    ) -> Result<DbOutcome, DbError>;
+    /// The sessions' run on the common driver (`go` checked already).
+    fn run(&self, go: Go<'_, '_>) -> Result<DbOutcome, DbError>;
 
     /// Stops a private server (`lost`: at once, no checkpoint); `None` when there is none
     /// running.

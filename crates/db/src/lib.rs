@@ -1,41 +1,29 @@
-//! PostgreSQL for iogauge: what a real database does on the storage under test, the SLOB
-//! method (Kevin Closson's Silly Little Oracle Benchmark, and pgio, its PostgreSQL port) —
-//! and MariaDB/InnoDB beside it ([`maria`]) behind one engine seam: a [`RunServer`] holds
-//! either engine's server, and `workload::drive` runs either engine's sessions into the same
-//! outcome, so everything above this crate sees one kind of `db run`.
+//! The databases for iogauge: what a real database does on the storage under test, the SLOB
+//! method (Kevin Closson's Silly Little Oracle Benchmark, and pgio, its PostgreSQL port), on
+//! PostgreSQL and on MariaDB/InnoDB, each behind one seam ([`mod@engine`]): a [`DbEngine`] per
+//! engine sets up, reloads and removes the data set and opens a server for a run, whose
+//! engine part is an `EngineServer` inside a [`RunServer`]; the common driver runs either
+//! engine's sessions, and the common sampler loop reads either engine's counters, into the
+//! same outcome. Everything above this crate sees one kind of `db run`.
 //!
-//! The seams, in the order the CLI uses them:
-//! - [`PgBin::find`]: the newest PostgreSQL on PATH or under /usr/lib/postgresql/*/bin.
-//! - [`Cluster`]: a private cluster on the directory under test — [`Cluster::init`] (initdb,
-//!   settings for physical I/O testing from [`settings::DEFAULTS`] plus overrides),
-//!   [`Cluster::open`], [`Cluster::start`] / [`Cluster::stop`] (the postmaster is this
-//!   process's child, in its own process group, dies with it even on SIGKILL, optionally in
-//!   a memory cgroup via [`Cluster::set_cache_limit`]; only iogauge's own account and the
-//!   server's may connect, by peer authentication on a 0700 socket directory, no TCP),
-//!   [`Cluster::config`] / [`Cluster::client`],
-//!   [`Cluster::settings`], [`Cluster::snapshot_pristine`] / [`Cluster::reset`] (file-level
-//!   copy of the stopped, loaded cluster), [`Cluster::destroy`]. Dropping a `Cluster` stops
-//!   the server it started: it is the running-server guard.
-//! - An existing server instead: [`parse_dsn`] gives a `postgres::Config`; everything below
-//!   takes a `Config`, so the schema, driver and samplers are the same. There is no
-//!   lifecycle and no file-level reset for such a server: reset means running
-//!   [`schema::setup`] again, which drops iogauge's schemas and reloads them (same seed, same
-//!   row placement).
-//! - [`schema::setup`] / [`schema::verify`] / [`schema::discover`]: the data set — per schema
-//!   one table with one row per 8 KiB block, keys in shuffled order, an index on the key.
-//! - [`driver::run`]: sessions on a barrier, reads and updates through the index — by default
-//!   in batches run by a PL/pgSQL procedure inside the server ([`Driver::Server`], as pgio and
-//!   SLOB do), or one statement per operation ([`Driver::Client`]) — per-interval session
-//!   figures, the load profile ([`LoadDelta`], [`LoadRates`]) and average active sessions by
-//!   wait event ([`Aas`]), all on one [`Grid`]. [`Prepared`] is a `db run` made ready around
-//!   it: the server opened, the [`WorkloadSpec`] put on its data set, the storage's
-//!   [`preflight`], and the document ([`db_document`]) when it is over.
-//!
-//! The modules follow the concepts: `server` (the private cluster: its files, its processes,
-//! who may touch them), `workload` (the sessions and the driver that runs them), `sample`
-//! (the database's own figures: load profile, wait events, what `watch` reads), `run` (a
-//! `db run` made ready and recorded), beside [`schema`] (the data set) and the connection
-//! strings.
+//! The folders show the seam:
+//! - `common/`: what every engine shares — where a command works ([`Place`]), the private
+//!   server's child process and memory cgroup, AAS accumulation ([`AasAcc`]), the sessions'
+//!   workload ([`WorkloadSpec`]), their driver, sampler loop and collector, and a `db run`
+//!   made ready ([`Prepared`]: the server opened, the workload put on its data set, the
+//!   storage's [`preflight`]) and recorded ([`db_document`]).
+//! - `postgres/`: the private cluster ([`Cluster`]: initdb with settings for physical I/O
+//!   testing from [`settings::DEFAULTS`] plus overrides, the postmaster as iogauge's child,
+//!   peer authentication on a 0700 socket directory and no TCP, a file-level copy for
+//!   `reset`; dropping a `Cluster` stops its server), a user's server by [`parse_dsn`], the
+//!   data set ([`schema`]: one row per 8 KiB block, keys in shuffled order, an index), the
+//!   sessions ([`driver::run`]: by default batches in a PL/pgSQL procedure, as pgio and SLOB
+//!   run, or one statement per operation) and the load profile and waits from its statistics
+//!   views.
+//! - `mariadb/` ([`mariadb`]): a private server made by `mariadb-install-db` and run as
+//!   iogauge's child behind its 0700 socket, or a user's by `--dsn mysql://…`; one row per
+//!   16 KiB page; sessions of prepared primary-key lookups; `SHOW GLOBAL STATUS`,
+//!   `performance_schema` and a probe on the redo log for the profile and the waits.
 //!
 //! Nothing here prints: progress goes to a callback, results to the caller. Errors are
 //! [`DbError`]; [`DbError::is_usage`] tells the user's mistakes from run-time failures,

@@ -224,7 +224,7 @@ impl Whole {
                 };
                 w.db_waits = Some(DbWaits {
                     read: io_share(aas, &[DbClass::Read]),
-                    write: io_share(aas, &[DbClass::Write, DbClass::Wal]),
+                    write: io_share(aas, &[DbClass::Write, DbClass::Log]),
                 });
                 w
             }

@@ -24,7 +24,7 @@ pub enum DbClass {
     Cpu,
     Read,
     Locks,
-    Wal,
+    Log,
     Write,
     Other,
 }
@@ -116,7 +116,7 @@ pub fn class_of(event: &str) -> DbClass {
     match event {
         "CPU" => DbClass::Cpu,
         e if PG_READ.contains(&e) => DbClass::Read,
-        e if PG_WAL.contains(&e) => DbClass::Wal,
+        e if PG_WAL.contains(&e) => DbClass::Log,
         e if PG_WRITE.contains(&e) => DbClass::Write,
         e if PG_LOCKS.contains(&e) => DbClass::Locks,
         e => innodb(e),
@@ -128,7 +128,7 @@ pub fn class_of(event: &str) -> DbClass {
 /// a wait it does not instrument (a page latch, a free page), so it is neither.
 fn innodb(e: &str) -> DbClass {
     if e == "Commit" {
-        return DbClass::Wal;
+        return DbClass::Log;
     }
     if e.starts_with("Waiting for ") && e.ends_with(" lock") {
         return DbClass::Locks;
@@ -143,7 +143,7 @@ fn innodb(e: &str) -> DbClass {
         }
         // The redo log of MariaDB before 10.8 and of MySQL, and the binary log a commit
         // writes and syncs (sync_binlog) on a server with one.
-        ("innodb_log_file" | "binlog", "write" | "sync") => DbClass::Wal,
+        ("innodb_log_file" | "binlog", "write" | "sync") => DbClass::Log,
         ("innodb_row_lock", "wait") | ("mdl", "metadata lock") => DbClass::Locks,
         ("MDL_context::COND_wait_status", _) => DbClass::Locks,
         ("handler", op) if TABLE_LOCK_OPS.contains(&op) => DbClass::Locks,
@@ -207,7 +207,7 @@ mod tests {
                 "innodb_log_file sync",
                 "binlog sync",
             ],
-            DbClass::Wal,
+            DbClass::Log,
         );
     }
 

@@ -172,6 +172,9 @@ fn upgrade(v: &mut Value, kind: Kind) -> Result<(), DocError> {
     if schema < 3 {
         buckets_per_interval(v);
     }
+    if schema < 4 && kind == Kind::DbRun {
+        log_names(v);
+    }
     v["schema"] = Value::from(SCHEMA);
     Ok(())
 }
@@ -244,6 +247,41 @@ fn fresh_buckets(samples: &mut [Value]) {
                 ring_before = Some(cur);
             }
         }
+    }
+}
+
+/// Schema 3 → 4: a database run's log is the log, whichever engine's (PostgreSQL's WAL,
+/// InnoDB's redo): its fields are renamed wherever they stand in the document.
+const LOG_NAMES: [(&str, &str); 14] = [
+    ("wal_records", "log_records"),
+    ("wal_fpi", "log_fpi"),
+    ("wal_bytes", "log_bytes"),
+    ("wal_write", "log_writes"),
+    ("wal_sync", "log_syncs"),
+    ("wal_write_time_ms", "log_write_time_ms"),
+    ("wal_sync_time_ms", "log_sync_time_ms"),
+    ("wal_untimed", "log_untimed"),
+    ("wal_bytes_s", "log_bytes_s"),
+    ("wal_writes_s", "log_writes_s"),
+    ("wal_syncs_s", "log_syncs_s"),
+    ("avg_wal_write_ms", "avg_log_write_ms"),
+    ("avg_wal_sync_ms", "avg_log_sync_ms"),
+    // The AAS of the log writer process, and its I/O by process type.
+    ("walwriter", "log_writer"),
+];
+
+fn log_names(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            for (old, new) in LOG_NAMES {
+                if let Some(x) = m.remove(old) {
+                    m.insert(new.to_string(), x);
+                }
+            }
+            m.values_mut().for_each(log_names);
+        }
+        Value::Array(a) => a.iter_mut().for_each(log_names),
+        _ => {}
     }
 }
 

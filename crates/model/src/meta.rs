@@ -6,7 +6,7 @@ use std::fmt;
 
 /// Version of the JSON schema; bump on any incompatible change and teach `crate::document`'s upgrade the
 /// step from the one before.
-pub const SCHEMA: u32 = 3;
+pub const SCHEMA: u32 = 4;
 
 /// What a document is a result of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -23,4 +23,4 @@ pub use interval::{absorb_series, measured_totals, merge_series, Interval, Phase
 pub use steady::{
     detect, window_stats, SteadyConfig, SteadyCriterion, SteadyDetector, SteadyReport, WindowStats,
 };
-pub use units::{BlockSize, Bytes, Iops, MiBps, Nanos, MIB};
+pub use units::{BlockSize, Bytes, BytesPerSec, Iops, MiBps, Millis, Nanos, MIB};

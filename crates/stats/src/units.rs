@@ -90,6 +90,64 @@ impl fmt::Display for BlockSize {
     }
 }
 
+/// A duration in milliseconds, as databases report the times they count (PostgreSQL's
+/// `*_time` columns); fractional.
+#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Millis(pub f64);
+
+impl Millis {
+    /// `self − earlier`, never below 0 (a counter reset mid-run).
+    pub fn since(self, earlier: Millis) -> Millis {
+        Millis((self.0 - earlier.0).max(0.0))
+    }
+
+    /// The time per event: `self` over `count` events, `None` without events.
+    pub fn per(self, count: u64) -> Option<Millis> {
+        (count > 0).then(|| Millis(self.0 / count as f64))
+    }
+}
+
+impl Add for Millis {
+    type Output = Millis;
+    fn add(self, o: Millis) -> Millis {
+        Millis(self.0 + o.0)
+    }
+}
+
+impl AddAssign for Millis {
+    fn add_assign(&mut self, o: Millis) {
+        self.0 += o.0;
+    }
+}
+
+impl fmt::Display for Millis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:.3} ms", self.0)
+    }
+}
+
+/// Bytes per second (a log's volume: not rounded to MiB, where a few KiB/s matter).
+#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct BytesPerSec(pub f64);
+
+impl BytesPerSec {
+    /// `bytes` over `secs` seconds (0 for an empty window).
+    pub fn per(bytes: Bytes, secs: f64) -> BytesPerSec {
+        BytesPerSec(if secs > 0.0 {
+            bytes.0 as f64 / secs
+        } else {
+            0.0
+        })
+    }
+
+    /// In MiB/s.
+    pub fn mib(self) -> MiBps {
+        MiBps(self.0 / MIB)
+    }
+}
+
 /// I/Os (or operations) per second.
 #[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd, Serialize, Deserialize)]
 #[serde(transparent)]

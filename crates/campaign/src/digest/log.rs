@@ -1,7 +1,7 @@
 //! A run's log-writer figures (`run --log-bs`) as digest metrics: `log_writes_s`,
-//! `log_mbps`, and the mean write and `fdatasync` times in ms (a raw stand-in of a db run
-//! also puts them under the database's WAL names: [`super::stand_in`]). A leaf: the digest
-//! puts what it returns.
+//! `log_mbps`, and the mean write and `fdatasync` times in ms: the names a db run's log
+//! (WAL, redo) has, so a run standing in for one compares with it ([`super::stand_in`]).
+//! A leaf: the digest puts what it returns.
 
 use iogauge_model::run::RunReport;
 

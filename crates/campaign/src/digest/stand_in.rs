@@ -4,7 +4,7 @@
 //! - physical reads and writes/s, average read time: the replay's data reads and writes
 //!   (with the log writer's writes), device latency with no page cache in front;
 //! - commits/s: the log writer's syncs times the db run's commits per sync (group commit);
-//! - WAL MB/s, write time, sync time: the log writer's writes and fdatasyncs;
+//! - log MB/s, write time, sync time: the log writer's writes and fdatasyncs;
 //! - operations/s: what the stream that was the load sustains, at the db run's device reads
 //!   per operation (data) or commits per operation (log); the other stream is replayed at
 //!   the db run's own rate, so its rates (reads and writes/s, or commits/s and WAL MB/s)
@@ -65,14 +65,14 @@ fn figures(m: &mut Vec<(&'static str, f64)>, r: &RunReport, like: &Like) {
     let commits = l.writes_s * shape.commits_per_sync;
     if log_free {
         m.push(("commits_s", commits));
-        m.push(("wal_mbps", l.mbps));
+        m.push(("log_mbps", l.mbps));
         if shape.commits_per_op > 0.0 {
             m.push(("ops_s", commits / shape.commits_per_op));
         }
     }
     let (write_ms, sync_ms) = (l.write_lat_us.mean / 1e3, l.sync_lat_us.mean / 1e3);
-    m.push(("wal_write_ms", write_ms));
-    m.push(("wal_sync_ms", sync_ms));
+    m.push(("log_write_ms", write_ms));
+    m.push(("log_sync_ms", sync_ms));
     m.push((
         "op_update_lat_mean_ms",
         unit * read_ms.unwrap_or(0.0) + write_ms + sync_ms,
@@ -145,9 +145,9 @@ mod tests {
             ("db_avg_read_ms", 0.5),
             ("op_read_lat_mean_ms", 1.5),
             ("commits_s", 400.0),
-            ("wal_mbps", 1.6),
-            ("wal_write_ms", 0.25),
-            ("wal_sync_ms", 1.5),
+            ("log_mbps", 1.6),
+            ("log_write_ms", 0.25),
+            ("log_sync_ms", 1.5),
             ("op_update_lat_mean_ms", 3.25),
             // By the log: 400 commits/s at 0.5 commits per operation.
             ("ops_s", 800.0),
@@ -169,10 +169,10 @@ mod tests {
         }
         let m = metrics(&data_load);
         assert!(
-            !m.contains_key("commits_s") && !m.contains_key("wal_mbps"),
+            !m.contains_key("commits_s") && !m.contains_key("log_mbps"),
             "{m:?}"
         );
-        assert_eq!((m["db_physical_reads_s"], m["wal_sync_ms"]), (1000.0, 1.5));
+        assert_eq!((m["db_physical_reads_s"], m["log_sync_ms"]), (1000.0, 1.5));
         assert!(
             (m["ops_s"] - 1000.0 / 3.0).abs() < 1e-9,
             "reads at 3 a operation"

@@ -92,7 +92,7 @@ impl AasAcc {
             sessions: avg(&self.counts[Who::Sessions as usize]),
             checkpointer: avg(&self.counts[Who::Checkpointer as usize]),
             bgwriter: avg(&self.counts[Who::BgWriter as usize]),
-            walwriter: avg(&self.counts[Who::WalWriter as usize]),
+            log_writer: avg(&self.counts[Who::WalWriter as usize]),
         }
     }
 }
@@ -179,7 +179,7 @@ mod tests {
         assert_eq!(a.sessions["DataFileRead"], 0.75);
         assert_eq!(a.sessions["CPU"], 0.5);
         assert_eq!(a.sessions_total(), 1.25);
-        assert_eq!(a.walwriter["WALWrite"], 0.25);
+        assert_eq!(a.log_writer["WALWrite"], 0.25);
         assert!(a.checkpointer.is_empty() && a.bgwriter.is_empty());
         assert_eq!(AasAcc::default().finish(), Aas::default());
 
@@ -189,6 +189,6 @@ mod tests {
         let both = Aas::combine([&a, &b.finish()]);
         assert_eq!(both.samples, 5);
         assert_eq!(both.sessions["DataFileRead"], 4.0 / 5.0);
-        assert_eq!(both.walwriter["WALWrite"], 1.0 / 5.0);
+        assert_eq!(both.log_writer["WALWrite"], 1.0 / 5.0);
     }
 }

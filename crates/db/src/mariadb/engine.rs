@@ -11,7 +11,7 @@ use crate::common::cgroup::drop_os_cache;
 use crate::common::place::{check_dir, Place};
 use crate::common::run::preflight;
 use crate::common::run::server::{RunPlace, RunServer, ELSEWHERE};
-use crate::common::workload::drive::Sync;
+use crate::common::workload::drive::Go;
 use crate::engine::{
     setup_first, DbEngine, EngineServer, RunRequest, SetupDone, SetupRequest, SetupUi,
 };
@@ -21,12 +21,10 @@ use iogauge_model::db::engine::Engine;
 use iogauge_model::db::outcome::DbOutcome;
 use iogauge_model::db::report::Setting;
 use iogauge_model::db::setup::LoadReport;
-use iogauge_model::db::workload::{Driver, Grid, Workload};
+use iogauge_model::db::workload::Driver;
 use iogauge_model::live::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
-use std::time::Instant;
 
 /// MariaDB (InnoDB; also MySQL by DSN), as the `db` commands use it.
 pub struct MariaDb;
@@ -348,23 +346,8 @@ impl EngineServer for MariaRunServer {
         self.server.as_mut()?.failure()
     }
 
-    fn run(
-        &self,
-        wl: &Workload,
-        grid: &Grid,
-        stop: Arc<AtomicBool>,
-        started: Box<dyn FnOnce(Instant) + Send + '_>,
-        sync: Sync<'_>,
-    ) -> Result<DbOutcome, DbError> {
-        super::sessions::run(
-            &self.target,
-            self.redo.as_ref(),
-            wl,
-            grid,
-            stop,
-            started,
-            sync,
-        )
+    fn run(&self, go: Go<'_, '_>) -> Result<DbOutcome, DbError> {
+        super::sessions::run(&self.target, self.redo.as_ref(), go)
     }
 
     fn stop(&mut self, lost: bool) -> Option<Result<(), DbError>> {

@@ -9,22 +9,21 @@ use super::conn::{one_line, MariaTarget};
 use super::schema::{place, table_name};
 use super::status::{snapshot, DATA_READ_TIME_SQL, STATUS_SQL};
 use crate::common::aas::ActivityRow;
-use crate::common::workload::drive::{drive, Sessions};
+use crate::common::workload::drive::{drive, Go, Sessions};
 use crate::common::workload::sampler::{sample_on_grid, Counters};
-use crate::common::workload::shared::{Msg, Run, Shared};
+use crate::common::workload::shared::{Run, Seat};
 use crate::error::DbError;
 use crate::postgres::schema::PAD_COLS;
-use crate::postgres::workload::driver::Sync;
 use crate::postgres::workload::sql::pad_cols;
 use iogauge_model::db::outcome::DbOutcome;
 use iogauge_model::db::profile::LoadDelta;
-use iogauge_model::db::workload::{Driver, Grid, RedoStress, Workload};
+use iogauge_model::db::workload::{Driver, RedoStress, Workload};
+use iogauge_model::units::Millis;
 use iogauge_trace::FileProbe;
 use mysql::prelude::Queryable;
 use mysql::{Conn, Statement, Value};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Sender;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// MariaDB's "Query execution was interrupted" (KILL QUERY): a halt, not a failure.
@@ -57,18 +56,13 @@ fn marks(n: u32) -> String {
     vec!["?"; n as usize].join(", ")
 }
 
-/// Runs `wl` on the server at `t` on `grid` (see `drive`); errors before t0 are `Err`.
+/// Runs `go` on the server at `t` (see `drive`); errors before t0 are `Err`.
 pub fn run(
     t: &MariaTarget,
     redo: Option<&FileProbe>,
-    wl: &Workload,
-    grid: &Grid,
-    stop: Arc<AtomicBool>,
-    on_start: impl FnOnce(Instant) + Send,
-    sync: Sync<'_>,
+    go: Go<'_, '_>,
 ) -> Result<DbOutcome, DbError> {
-    wl.validate().map_err(DbError::Usage)?;
-    grid.validate().map_err(DbError::Usage)?;
+    let wl = go.wl;
     if wl.driver == Driver::Server {
         return Err(DbError::Usage(
             "--driver server runs a PL/pgSQL procedure (PostgreSQL); MariaDB runs --driver client"
@@ -81,7 +75,7 @@ pub fn run(
         redo,
         ids: Mutex::new(vec![None; wl.sessions() as usize]),
     };
-    drive(&m, wl, grid, version, stop, on_start, sync)
+    drive(&m, go, version)
 }
 
 /// The server's version, once the tables hold the rows asked for and both statements look
@@ -171,13 +165,8 @@ struct Stmts {
 impl Sessions for MariaSessions<'_> {
     const PREFIX: &'static str = "maria";
 
-    fn session(
-        &self,
-        id: usize,
-        sh: &Shared,
-        tx: &Sender<Msg>,
-        started: &mut bool,
-    ) -> Result<(), DbError> {
+    fn session(&self, id: usize, mut seat: Seat<'_>) -> Result<(), DbError> {
+        let sh = seat.sh;
         let wl = &sh.wl;
         let who = format!("session {id}");
         let mut c = self
@@ -191,11 +180,10 @@ impl Sessions for MariaSessions<'_> {
             _ => None,
         };
         self.id(id, Some(c.connection_id()));
-        let Some(t0) = sh.gate.arrive() else {
+        let Some(t0) = seat.arrive() else {
             return Ok(());
         };
-        *started = true;
-        let mut r = Run::new(sh, t0, id, tx);
+        let mut r = seat.run(t0, id);
         let done = ops_loop(&mut c, &own, hot.as_ref(), &mut r);
         r.tally.finish();
         self.id(id, None);
@@ -213,7 +201,7 @@ impl Sessions for MariaSessions<'_> {
         }
     }
 
-    fn sampler(&self, sh: &Shared, tx: &Sender<Msg>, started: &mut bool) -> Result<(), DbError> {
+    fn sampler(&self, seat: Seat<'_>) -> Result<(), DbError> {
         let t = &self.target;
         let mut c = t
             .connect()
@@ -224,7 +212,7 @@ impl Sessions for MariaSessions<'_> {
             sight,
             sessions: self,
         };
-        sample_on_grid(&mut m, sh, tx, started)
+        sample_on_grid(&mut m, seat)
     }
 
     fn cancel_all(&self) {
@@ -318,12 +306,12 @@ fn snap(t: &MariaTarget, c: &mut Conn, redo: Option<&FileProbe>) -> Result<LoadD
     d.reads_untimed = read_ps.is_none();
     match redo.map(FileProbe::read) {
         Some(io) => {
-            d.wal_write = io.writes;
-            d.wal_write_time_ms = io.write_ns as f64 / 1e6;
-            d.wal_sync = io.syncs;
-            d.wal_sync_time_ms = io.sync_ns as f64 / 1e6;
+            d.log_writes = io.writes;
+            d.log_write_time_ms = Millis(io.write_ns as f64 / 1e6);
+            d.log_syncs = io.syncs;
+            d.log_sync_time_ms = Millis(io.sync_ns as f64 / 1e6);
         }
-        None => d.wal_untimed = true,
+        None => d.log_untimed = true,
     }
     Ok(d)
 }

@@ -3,6 +3,7 @@
 //! as the background writer's) plus InnoDB's own (data file calls, the doublewrite).
 
 use iogauge_model::db::profile::{InnoDb, LoadDelta};
+use iogauge_model::units::Bytes;
 use std::collections::HashMap;
 
 /// The status variables read.
@@ -34,8 +35,8 @@ pub fn snapshot(rows: &[(String, String)]) -> LoadDelta {
         tup_updated: g("Handler_update"),
         xact_commit: g("Handler_commit"),
         xact_rollback: g("Handler_rollback"),
-        wal_bytes: g("Innodb_os_log_written"),
-        wal_write: g("Innodb_log_writes"),
+        log_bytes: Bytes(g("Innodb_os_log_written")),
+        log_writes: g("Innodb_log_writes"),
         buffers_bgwriter: g("Innodb_buffer_pool_pages_flushed"),
         innodb: InnoDb {
             data_reads: g("Innodb_data_reads"),
@@ -66,7 +67,7 @@ mod tests {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
         let d = snapshot(&rows);
-        assert_eq!((d.blks_read, d.blks_hit, d.wal_bytes), (170, 1057, 356));
+        assert_eq!((d.blks_read, d.blks_hit, d.log_bytes.0), (170, 1057, 356));
         assert_eq!(d.innodb.dblwr_pages, 12);
         let later = LoadDelta {
             blks_read: 200,

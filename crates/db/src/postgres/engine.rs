@@ -7,7 +7,7 @@ use crate::common::place::{
 };
 use crate::common::run::preflight;
 use crate::common::run::server::{RunPlace, RunServer, ELSEWHERE};
-use crate::common::workload::drive::Sync;
+use crate::common::workload::drive::Go;
 use crate::engine::{
     setup_first, DbEngine, EngineServer, RunRequest, SetupDone, SetupRequest, SetupUi,
 };
@@ -21,15 +21,12 @@ use crate::postgres::workload::driver;
 use iogauge_model::db::engine::Engine;
 use iogauge_model::db::outcome::DbOutcome;
 use iogauge_model::db::report::Setting;
-use iogauge_model::db::workload::{Driver, Grid, Workload};
+use iogauge_model::db::workload::Driver;
 use iogauge_model::live::SocketAddr;
 use iogauge_model::secret::redact_dsn;
 use postgres::config::Host;
 use postgres::Config;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
-use std::time::Instant;
 
 /// PostgreSQL, as the `db` commands use it.
 pub struct Postgres;
@@ -350,15 +347,8 @@ impl EngineServer for PgServer {
         self.cluster.as_deref_mut()?.failure()
     }
 
-    fn run(
-        &self,
-        wl: &Workload,
-        grid: &Grid,
-        stop: Arc<AtomicBool>,
-        started: Box<dyn FnOnce(Instant) + Send + '_>,
-        sync: Sync<'_>,
-    ) -> Result<DbOutcome, DbError> {
-        driver::run_synced(&self.cfg, wl, grid, stop, started, sync)
+    fn run(&self, go: Go<'_, '_>) -> Result<DbOutcome, DbError> {
+        driver::run_synced(&self.cfg, go)
     }
 
     fn stop(&mut self, lost: bool) -> Option<Result<(), DbError>> {

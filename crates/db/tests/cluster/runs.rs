@@ -149,7 +149,7 @@ pub fn writers_make_wal_and_write_buffers(ctx: &mut Ctx) {
     let m = o.measured();
     assert!(m.sessions.update_ops > 0 && m.sessions.read_ops > 0);
     assert!(
-        m.load.wal_bytes > 0 && m.load.wal_records > 0,
+        m.load.log_bytes.0 > 0 && m.load.log_records > 0,
         "{:?}",
         m.load
     );
@@ -161,26 +161,31 @@ pub fn writers_make_wal_and_write_buffers(ctx: &mut Ctx) {
     );
     // Heavy redo logs the rewritten padding: well over 600 bytes per updated row.
     assert!(
-        m.load.wal_bytes > m.sessions.rows_updated * 600,
+        m.load.log_bytes.0 > m.sessions.rows_updated * 600,
         "{:?}",
         m.load
     );
     let r = m.rates();
     // track_wal_io_timing: the log writer's write and sync times are measured (from
     // pg_stat_wal before 18, pg_stat_io's WAL rows from 18).
-    assert!(m.load.wal_write > 0 && m.load.wal_sync > 0, "{:?}", m.load);
     assert!(
-        r.avg_wal_write_ms.is_some_and(|v| v > 0.0) && r.avg_wal_sync_ms.is_some_and(|v| v > 0.0),
+        m.load.log_writes > 0 && m.load.log_syncs > 0,
+        "{:?}",
+        m.load
+    );
+    assert!(
+        r.avg_log_write_ms.is_some_and(|v| v.0 > 0.0)
+            && r.avg_log_sync_ms.is_some_and(|v| v.0 > 0.0),
         "WAL write and sync latency: {r:?}"
     );
     println!(
         "  updates/s {:.0}, WAL {:.0} B/s, writes/s {:.0} ({:.3} ms), syncs/s {:.0} ({:.3} ms), written/s {:?}, AAS {:?}",
         m.sessions.update_ops as f64 / m.secs,
-        r.wal_bytes_s,
-        r.wal_writes_s,
-        r.avg_wal_write_ms.unwrap_or(0.0),
-        r.wal_syncs_s,
-        r.avg_wal_sync_ms.unwrap_or(0.0),
+        r.log_bytes_s.0,
+        r.log_writes_s.0,
+        r.avg_log_write_ms.map_or(0.0, |m| m.0),
+        r.log_syncs_s.0,
+        r.avg_log_sync_ms.map_or(0.0, |m| m.0),
         r.buffers_written_s,
         m.aas.sessions
     );
@@ -213,11 +218,11 @@ pub fn untimed_reads_and_wal_are_unknown_not_zero(ctx: &mut Ctx) {
     let o = run(ctx, &wl, &grid(0, 1500));
     set(ctx, "RESET NAME");
     let m = o.measured();
-    assert!(m.load.reads_untimed && m.load.wal_untimed, "{:?}", m.load);
-    assert!(m.load.wal_sync > 0, "{:?}", m.load);
+    assert!(m.load.reads_untimed && m.load.log_untimed, "{:?}", m.load);
+    assert!(m.load.log_syncs > 0, "{:?}", m.load);
     let r = m.rates();
     assert_eq!(
-        (r.avg_wal_write_ms, r.avg_wal_sync_ms),
+        (r.avg_log_write_ms, r.avg_log_sync_ms),
         (None, None),
         "{r:?}"
     );

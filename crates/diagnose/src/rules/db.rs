@@ -56,7 +56,7 @@ pub fn check(doc: &Document, _w: &Whole) -> Vec<Finding> {
     if total < MIN_AAS {
         return Vec::new();
     }
-    [DbClass::Read, DbClass::Locks, DbClass::Wal, DbClass::Write]
+    [DbClass::Read, DbClass::Locks, DbClass::Log, DbClass::Write]
         .into_iter()
         .filter_map(|c| {
             let share = io_share(aas, &[c]);
@@ -99,7 +99,7 @@ fn one(r: &DbReport, class: DbClass, share: f64, total: f64) -> Finding {
                 "the workload contends on the same rows or buffers (a hot spot): spread it, shorten transactions; faster storage will not help"
             },
         ),
-        DbClass::Wal => log(r, &mut evidence, pct),
+        DbClass::Log => log(r, &mut evidence, pct),
         DbClass::Write | DbClass::Cpu | DbClass::Other => writes(r, &mut evidence, pct),
     };
     Made {
@@ -145,10 +145,10 @@ fn log(r: &DbReport, evidence: &mut Vec<Evidence>, pct: f64) -> Said {
     let db = &r.summary.db;
     let engine = r.server.engine;
     let name = engine.log();
-    if let Some(ms) = db.avg_wal_sync_ms {
-        evidence.push(ev(format!("average {name} sync"), ms, "ms"));
+    if let Some(ms) = db.avg_log_sync_ms {
+        evidence.push(ev(format!("average {name} sync"), ms.0, "ms"));
     }
-    evidence.push(ev(format!("{name} syncs"), db.wal_syncs_s, "/s"));
+    evidence.push(ev(format!("{name} syncs"), db.log_syncs_s.0, "/s"));
     evidence.push(ev("commits", db.commits_s, "/s"));
     match engine {
         Engine::Postgres => (

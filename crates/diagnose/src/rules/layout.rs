@@ -133,7 +133,7 @@ fn db(r: &DbReport) -> Vec<Finding> {
     if c.disks.len() < 2 {
         return Vec::new();
     }
-    let share = io_share(&r.summary.aas, &[DbClass::Write, DbClass::Wal]);
+    let share = io_share(&r.summary.aas, &[DbClass::Write, DbClass::Log]);
     if share < DB_MIN_WRITE_SHARE {
         return Vec::new();
     }

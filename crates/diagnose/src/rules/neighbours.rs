@@ -67,7 +67,7 @@ pub fn check(doc: &Document, w: &Whole) -> Vec<Finding> {
         }
         Document::DbRun(r) => io_share(
             &r.summary.aas,
-            &[DbClass::Read, DbClass::Write, DbClass::Wal],
+            &[DbClass::Read, DbClass::Write, DbClass::Log],
         ),
         Document::Calibration(_) => 1.0,
     };

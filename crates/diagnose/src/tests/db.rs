@@ -39,7 +39,7 @@ fn commits_waiting_for_the_wal() {
         &[("WALSync", 0.6), ("WALWriteLock", 0.2), ("CPU", 0.2)],
         None,
     );
-    r.summary.db.avg_wal_sync_ms = Some(2.5);
+    r.summary.db.avg_log_sync_ms = Some(iogauge_model::units::Millis(2.5));
     let v = of(r);
     let f = &v[0];
     assert_eq!(f.layer, Layer::DbWal, "{v:#?}");
@@ -223,8 +223,8 @@ fn innodb_commits_wait_for_the_redo_log() {
         ("handler update", 0.12),
         ("handler fetch", 0.07),
     ]);
-    r.summary.db.avg_wal_sync_ms = Some(0.143);
-    r.summary.db.wal_syncs_s = 3189.0;
+    r.summary.db.avg_log_sync_ms = Some(iogauge_model::units::Millis(0.143));
+    r.summary.db.log_syncs_s = iogauge_model::units::Iops(3189.0);
     let v = of(r);
     let f = find(&v, Layer::DbWal);
     assert!(close(f.impact, 1.45 / 3.68), "{}", f.impact);

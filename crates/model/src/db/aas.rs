@@ -13,7 +13,7 @@ pub struct Aas {
     pub sessions: BTreeMap<String, f64>,
     pub checkpointer: BTreeMap<String, f64>,
     pub bgwriter: BTreeMap<String, f64>,
-    pub walwriter: BTreeMap<String, f64>,
+    pub log_writer: BTreeMap<String, f64>,
 }
 
 impl Aas {
@@ -30,7 +30,7 @@ impl Aas {
             (&mut self.sessions, &o.sessions),
             (&mut self.checkpointer, &o.checkpointer),
             (&mut self.bgwriter, &o.bgwriter),
-            (&mut self.walwriter, &o.walwriter),
+            (&mut self.log_writer, &o.log_writer),
         ] {
             for (k, v) in src {
                 *dst.entry(k.clone()).or_default() += v;
@@ -49,7 +49,7 @@ impl Aas {
                 (&mut out.sessions, &a.sessions),
                 (&mut out.checkpointer, &a.checkpointer),
                 (&mut out.bgwriter, &a.bgwriter),
-                (&mut out.walwriter, &a.walwriter),
+                (&mut out.log_writer, &a.log_writer),
             ] {
                 for (k, v) in src {
                     *dst.entry(k.clone()).or_default() += v * n;
@@ -61,7 +61,7 @@ impl Aas {
             &mut out.sessions,
             &mut out.checkpointer,
             &mut out.bgwriter,
-            &mut out.walwriter,
+            &mut out.log_writer,
         ] {
             m.values_mut().for_each(|v| *v /= total);
         }

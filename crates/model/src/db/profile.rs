@@ -2,6 +2,7 @@
 //! counters (or their difference over an interval) and the rates derived from them. The
 //! counters are read by `iogauge_db`.
 
+use iogauge_stats::units::{Bytes, BytesPerSec, Iops, Millis};
 use serde::{Deserialize, Serialize};
 use std::ops::AddAssign;
 
@@ -22,18 +23,18 @@ pub struct LoadDelta {
     pub tup_updated: u64,
     pub xact_commit: u64,
     pub xact_rollback: u64,
-    pub wal_records: u64,
-    pub wal_fpi: u64,
-    pub wal_bytes: u64,
-    pub wal_write: u64,
-    pub wal_sync: u64,
-    pub wal_write_time_ms: f64,
-    pub wal_sync_time_ms: f64,
+    pub log_records: u64,
+    pub log_fpi: u64,
+    pub log_bytes: Bytes,
+    pub log_writes: u64,
+    pub log_syncs: u64,
+    pub log_write_time_ms: Millis,
+    pub log_sync_time_ms: Millis,
     /// The log's write and sync times were not measured (MariaDB without its redo probe:
     /// the server counts its log writes but does not time them; PostgreSQL with
     /// `track_wal_io_timing` off); their averages are then unknown, not 0.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub wal_untimed: bool,
+    pub log_untimed: bool,
     pub buffers_checkpointer: u64,
     pub buffers_bgwriter: u64,
     pub buffers_backend: u64,
@@ -98,7 +99,7 @@ pub struct ByProcess<T> {
     pub client_backends: T,
     pub checkpointer: T,
     pub bgwriter: T,
-    pub walwriter: T,
+    pub log_writer: T,
 }
 
 impl<T> ByProcess<T> {
@@ -115,7 +116,7 @@ impl<T> ByProcess<T> {
             client_backends: f(&self.client_backends),
             checkpointer: f(&self.checkpointer),
             bgwriter: f(&self.bgwriter),
-            walwriter: f(&self.walwriter),
+            log_writer: f(&self.log_writer),
         }
     }
 
@@ -124,7 +125,7 @@ impl<T> ByProcess<T> {
             client_backends: f(&self.client_backends, &o.client_backends),
             checkpointer: f(&self.checkpointer, &o.checkpointer),
             bgwriter: f(&self.bgwriter, &o.bgwriter),
-            walwriter: f(&self.walwriter, &o.walwriter),
+            log_writer: f(&self.log_writer, &o.log_writer),
         }
     }
 
@@ -134,7 +135,7 @@ impl<T> ByProcess<T> {
             ("client backends", &self.client_backends),
             ("checkpointer", &self.checkpointer),
             ("bgwriter", &self.bgwriter),
-            ("walwriter", &self.walwriter),
+            ("log writer", &self.log_writer),
         ]
     }
 }
@@ -204,18 +205,18 @@ pub struct LoadRates {
     pub avg_read_ms: Option<f64>,
     pub commits_s: f64,
     pub rows_updated_s: f64,
-    pub wal_bytes_s: f64,
+    pub log_bytes_s: BytesPerSec,
     /// WAL writes (XLogWrite's, the log writer's "log file parallel write").
     #[serde(default)]
-    pub wal_writes_s: f64,
-    pub wal_syncs_s: f64,
-    /// `wal_write_time / wal_write`; `None` without writes. Needs `track_wal_io_timing = on`
+    pub log_writes_s: Iops,
+    pub log_syncs_s: Iops,
+    /// `wal_write_time / log_writes`; `None` without writes. Needs `track_wal_io_timing = on`
     /// (iogauge's private cluster sets it; on another server 0 means it is off).
     #[serde(default)]
-    pub avg_wal_write_ms: Option<f64>,
-    /// `wal_sync_time / wal_sync`: how long the WAL's fsyncs took, what a commit waits on.
+    pub avg_log_write_ms: Option<Millis>,
+    /// `wal_sync_time / log_syncs`: how long the WAL's fsyncs took, what a commit waits on.
     #[serde(default)]
-    pub avg_wal_sync_ms: Option<f64>,
+    pub avg_log_sync_ms: Option<Millis>,
     pub buffers_written_s: BuffersWritten,
     /// Reads and writes by process type with their average times (PostgreSQL 16+).
     #[serde(default)]
@@ -242,7 +243,7 @@ impl LoadRates {
     /// write of its own before the pages' writes in place).
     pub fn physical_writes_s(&self) -> f64 {
         self.buffers_written_s.total()
-            + self.wal_writes_s
+            + self.log_writes_s.0
             + self.innodb.map_or(0.0, |i| i.dblwr_writes_s)
     }
 }
@@ -263,14 +264,14 @@ impl LoadDelta {
             tup_updated: d(self.tup_updated, earlier.tup_updated),
             xact_commit: d(self.xact_commit, earlier.xact_commit),
             xact_rollback: d(self.xact_rollback, earlier.xact_rollback),
-            wal_records: d(self.wal_records, earlier.wal_records),
-            wal_fpi: d(self.wal_fpi, earlier.wal_fpi),
-            wal_bytes: d(self.wal_bytes, earlier.wal_bytes),
-            wal_write: d(self.wal_write, earlier.wal_write),
-            wal_sync: d(self.wal_sync, earlier.wal_sync),
-            wal_write_time_ms: f(self.wal_write_time_ms, earlier.wal_write_time_ms),
-            wal_sync_time_ms: f(self.wal_sync_time_ms, earlier.wal_sync_time_ms),
-            wal_untimed: self.wal_untimed || earlier.wal_untimed,
+            log_records: d(self.log_records, earlier.log_records),
+            log_fpi: d(self.log_fpi, earlier.log_fpi),
+            log_bytes: Bytes(d(self.log_bytes.0, earlier.log_bytes.0)),
+            log_writes: d(self.log_writes, earlier.log_writes),
+            log_syncs: d(self.log_syncs, earlier.log_syncs),
+            log_write_time_ms: self.log_write_time_ms.since(earlier.log_write_time_ms),
+            log_sync_time_ms: self.log_sync_time_ms.since(earlier.log_sync_time_ms),
+            log_untimed: self.log_untimed || earlier.log_untimed,
             reads_untimed: self.reads_untimed || earlier.reads_untimed,
             buffers_checkpointer: d(self.buffers_checkpointer, earlier.buffers_checkpointer),
             buffers_bgwriter: d(self.buffers_bgwriter, earlier.buffers_bgwriter),
@@ -294,13 +295,15 @@ impl LoadDelta {
                 .then(|| self.blk_read_time_ms / self.blks_read as f64),
             commits_s: per(self.xact_commit),
             rows_updated_s: per(self.tup_updated),
-            wal_bytes_s: per(self.wal_bytes),
-            wal_writes_s: per(self.wal_write),
-            wal_syncs_s: per(self.wal_sync),
-            avg_wal_write_ms: (self.wal_write > 0 && !self.wal_untimed)
-                .then(|| self.wal_write_time_ms / self.wal_write as f64),
-            avg_wal_sync_ms: (self.wal_sync > 0 && !self.wal_untimed)
-                .then(|| self.wal_sync_time_ms / self.wal_sync as f64),
+            log_bytes_s: BytesPerSec::per(self.log_bytes, secs),
+            log_writes_s: Iops::per(self.log_writes, secs),
+            log_syncs_s: Iops::per(self.log_syncs, secs),
+            avg_log_write_ms: (!self.log_untimed)
+                .then(|| self.log_write_time_ms.per(self.log_writes))
+                .flatten(),
+            avg_log_sync_ms: (!self.log_untimed)
+                .then(|| self.log_sync_time_ms.per(self.log_syncs))
+                .flatten(),
             buffers_written_s: BuffersWritten {
                 checkpointer: per(self.buffers_checkpointer),
                 bgwriter: per(self.buffers_bgwriter),
@@ -333,14 +336,14 @@ impl AddAssign<&LoadDelta> for LoadDelta {
         self.tup_updated += o.tup_updated;
         self.xact_commit += o.xact_commit;
         self.xact_rollback += o.xact_rollback;
-        self.wal_records += o.wal_records;
-        self.wal_fpi += o.wal_fpi;
-        self.wal_bytes += o.wal_bytes;
-        self.wal_write += o.wal_write;
-        self.wal_sync += o.wal_sync;
-        self.wal_write_time_ms += o.wal_write_time_ms;
-        self.wal_sync_time_ms += o.wal_sync_time_ms;
-        self.wal_untimed |= o.wal_untimed;
+        self.log_records += o.log_records;
+        self.log_fpi += o.log_fpi;
+        self.log_bytes += o.log_bytes;
+        self.log_writes += o.log_writes;
+        self.log_syncs += o.log_syncs;
+        self.log_write_time_ms += o.log_write_time_ms;
+        self.log_sync_time_ms += o.log_sync_time_ms;
+        self.log_untimed |= o.log_untimed;
         self.reads_untimed |= o.reads_untimed;
         self.buffers_checkpointer += o.buffers_checkpointer;
         self.buffers_bgwriter += o.buffers_bgwriter;
@@ -359,10 +362,10 @@ mod tests {
             blks_hit: hit,
             blks_read: read,
             blk_read_time_ms: read_ms,
-            wal_bytes: wal,
+            log_bytes: Bytes(wal),
             xact_commit: hit / 10,
             tup_updated: 7,
-            wal_sync: 3,
+            log_syncs: 3,
             buffers_checkpointer: 4,
             buffers_bgwriter: 2,
             buffers_backend: 6,
@@ -375,33 +378,33 @@ mod tests {
         let a = snap(1_000, 100, 50.0, 8192);
         let b = snap(3_000, 500, 250.0, 8192 + 4096);
         let d = b.since(&a);
-        assert_eq!((d.blks_hit, d.blks_read, d.wal_bytes), (2_000, 400, 4096));
+        assert_eq!((d.blks_hit, d.blks_read, d.log_bytes.0), (2_000, 400, 4096));
         let r = d.rates(2.0);
         assert_eq!(r.logical_reads_s, 1_200.0);
         assert_eq!(r.physical_reads_s, 200.0);
         assert_eq!(r.avg_read_ms, Some(0.5));
         assert_eq!(r.commits_s, 100.0);
-        assert_eq!(r.wal_bytes_s, 2048.0);
+        assert_eq!(r.log_bytes_s.0, 2048.0);
         assert_eq!(r.rows_updated_s, 0.0);
         let abs = a.rates(2.0);
         assert_eq!(abs.buffers_written_s.backend, 3.0);
-        assert_eq!(abs.wal_syncs_s, 1.5);
-        assert_eq!(abs.avg_wal_write_ms, None, "no writes, no average");
+        assert_eq!(abs.log_syncs_s.0, 1.5);
+        assert_eq!(abs.avg_log_write_ms, None, "no writes, no average");
     }
 
     #[test]
-    fn wal_write_and_sync_latency_are_time_over_count() {
+    fn log_write_and_sync_latency_are_time_over_count() {
         let d = LoadDelta {
-            wal_write: 40,
-            wal_write_time_ms: 2.0,
-            wal_sync: 20,
-            wal_sync_time_ms: 30.0,
+            log_writes: 40,
+            log_write_time_ms: Millis(2.0),
+            log_syncs: 20,
+            log_sync_time_ms: Millis(30.0),
             ..Default::default()
         };
         let r = d.rates(2.0);
-        assert_eq!(r.wal_writes_s, 20.0);
-        assert_eq!(r.avg_wal_write_ms, Some(0.05));
-        assert_eq!(r.avg_wal_sync_ms, Some(1.5));
+        assert_eq!(r.log_writes_s.0, 20.0);
+        assert_eq!(r.avg_log_write_ms, Some(Millis(0.05)));
+        assert_eq!(r.avg_log_sync_ms, Some(Millis(1.5)));
     }
 
     #[test]
@@ -433,11 +436,11 @@ mod tests {
     fn schema_one_rates_without_wal_latency_still_read() {
         let v = serde_json::json!({
             "logical_reads_s": 1.0, "physical_reads_s": 1.0, "avg_read_ms": null,
-            "commits_s": 0.0, "rows_updated_s": 0.0, "wal_bytes_s": 0.0, "wal_syncs_s": 0.0,
+            "commits_s": 0.0, "rows_updated_s": 0.0, "log_bytes_s": 0.0, "log_syncs_s": 0.0,
             "buffers_written_s": {"checkpointer": 0.0, "bgwriter": 0.0, "backend": 0.0}
         });
         let r: LoadRates = serde_json::from_value(v).unwrap();
-        assert_eq!((r.wal_writes_s, r.avg_wal_sync_ms), (0.0, None));
+        assert_eq!((r.log_writes_s.0, r.avg_log_sync_ms), (0.0, None));
     }
 
     #[test]
@@ -445,7 +448,7 @@ mod tests {
         let a = snap(10, 5, 1.0, 100);
         let d = snap(20, 5, 1.0, 50).since(&a);
         assert_eq!(d.rates(1.0).avg_read_ms, None);
-        assert_eq!(d.wal_bytes, 0, "a reset counter gives 0, not a wrap");
+        assert_eq!(d.log_bytes.0, 0, "a reset counter gives 0, not a wrap");
         assert_eq!(LoadDelta::default().rates(0.0), LoadRates::default());
     }
 
@@ -467,14 +470,14 @@ mod tests {
     #[test]
     fn untimed_log_writes_have_no_average() {
         let d = LoadDelta {
-            wal_write: 100,
-            wal_sync: 10,
-            wal_untimed: true,
+            log_writes: 100,
+            log_syncs: 10,
+            log_untimed: true,
             ..LoadDelta::default()
         };
         let r = d.since(&LoadDelta::default()).rates(1.0);
-        assert_eq!((r.wal_writes_s, r.avg_wal_write_ms), (100.0, None));
-        assert_eq!(r.avg_wal_sync_ms, None);
+        assert_eq!((r.log_writes_s.0, r.avg_log_write_ms), (100.0, None));
+        assert_eq!(r.avg_log_sync_ms, None);
     }
 
     #[test]
@@ -483,7 +486,7 @@ mod tests {
         t += &snap(1, 2, 3.0, 4);
         t += &snap(1, 2, 3.0, 4);
         assert_eq!(
-            (t.blks_hit, t.blks_read, t.blk_read_time_ms, t.wal_bytes),
+            (t.blks_hit, t.blks_read, t.blk_read_time_ms, t.log_bytes.0),
             (2, 4, 6.0, 8)
         );
         assert_eq!(t.buffers_written(), 24);
@@ -497,18 +500,18 @@ mod tests {
         assert_eq!(
             keys,
             [
+                "avg_log_sync_ms",
+                "avg_log_write_ms",
                 "avg_read_ms",
-                "avg_wal_sync_ms",
-                "avg_wal_write_ms",
                 "buffers_written_s",
                 "by_process",
                 "commits_s",
+                "log_bytes_s",
+                "log_syncs_s",
+                "log_writes_s",
                 "logical_reads_s",
                 "physical_reads_s",
                 "rows_updated_s",
-                "wal_bytes_s",
-                "wal_syncs_s",
-                "wal_writes_s",
             ]
         );
         let b = serde_json::to_value(BuffersWritten::default()).unwrap();

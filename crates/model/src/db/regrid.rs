@@ -10,6 +10,7 @@ use crate::db::report::{write_compare, DbIntervalReport, DbReport, SessionSummar
 use crate::derive::weighted_mean;
 use crate::hardware::system_between;
 use crate::regrid::{groups, merging, named_interval_label, Hists, RegridError};
+use iogauge_stats::units::{BytesPerSec, Iops, Millis};
 use iogauge_stats::{Nanos, Phase};
 use std::time::Duration;
 
@@ -41,11 +42,12 @@ fn combine_rates(parts: &[(f64, &LoadRates)]) -> LoadRates {
         avg_read_ms: per(&|r| r.physical_reads_s, &|r| r.avg_read_ms),
         commits_s: rate(&|r| r.commits_s),
         rows_updated_s: rate(&|r| r.rows_updated_s),
-        wal_bytes_s: rate(&|r| r.wal_bytes_s),
-        wal_writes_s: rate(&|r| r.wal_writes_s),
-        wal_syncs_s: rate(&|r| r.wal_syncs_s),
-        avg_wal_write_ms: per(&|r| r.wal_writes_s, &|r| r.avg_wal_write_ms),
-        avg_wal_sync_ms: per(&|r| r.wal_syncs_s, &|r| r.avg_wal_sync_ms),
+        log_bytes_s: BytesPerSec(rate(&|r| r.log_bytes_s.0)),
+        log_writes_s: Iops(rate(&|r| r.log_writes_s.0)),
+        log_syncs_s: Iops(rate(&|r| r.log_syncs_s.0)),
+        avg_log_write_ms: per(&|r| r.log_writes_s.0, &|r| r.avg_log_write_ms.map(|m| m.0))
+            .map(Millis),
+        avg_log_sync_ms: per(&|r| r.log_syncs_s.0, &|r| r.avg_log_sync_ms.map(|m| m.0)).map(Millis),
         buffers_written_s: BuffersWritten {
             checkpointer: rate(&|r| r.buffers_written_s.checkpointer),
             bgwriter: rate(&|r| r.buffers_written_s.bgwriter),
@@ -55,7 +57,7 @@ fn combine_rates(parts: &[(f64, &LoadRates)]) -> LoadRates {
             client_backends: io(|b| &b.client_backends),
             checkpointer: io(|b| &b.checkpointer),
             bgwriter: io(|b| &b.bgwriter),
-            walwriter: io(|b| &b.walwriter),
+            log_writer: io(|b| &b.log_writer),
         },
         innodb: parts.iter().any(|(_, r)| r.innodb.is_some()).then(|| {
             let i = |f: fn(&InnoDbRates) -> f64| rate(&|r| r.innodb.as_ref().map_or(0.0, f));
@@ -225,20 +227,20 @@ mod tests {
             avg_read_ms: Some(2.0),
             ..LoadRates::default()
         };
-        a.wal_syncs_s = 10.0;
-        a.avg_wal_sync_ms = Some(1.0);
+        a.log_syncs_s = Iops(10.0);
+        a.avg_log_sync_ms = Some(Millis(1.0));
         let b = LoadRates {
             physical_reads_s: 300.0,
             avg_read_ms: Some(4.0),
-            wal_syncs_s: 0.0,
-            avg_wal_sync_ms: None,
+            log_syncs_s: Iops(0.0),
+            avg_log_sync_ms: None,
             ..LoadRates::default()
         };
         let c = combine_rates(&[(1.0, &a), (1.0, &b)]);
         assert_eq!(c.physical_reads_s, 200.0);
         assert_eq!(c.avg_read_ms, Some(3.5), "(100×2 + 300×4) / 400");
-        assert_eq!(c.wal_syncs_s, 5.0);
-        assert_eq!(c.avg_wal_sync_ms, Some(1.0));
-        assert_eq!(combine_rates(&[(1.0, &b)]).avg_wal_sync_ms, None);
+        assert_eq!(c.log_syncs_s.0, 5.0);
+        assert_eq!(c.avg_log_sync_ms, Some(Millis(1.0)));
+        assert_eq!(combine_rates(&[(1.0, &b)]).avg_log_sync_ms, None);
     }
 }

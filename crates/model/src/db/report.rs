@@ -407,7 +407,7 @@ mod tests {
     #[test]
     fn device_writes_count_merged_bios() {
         let db = LoadRates {
-            wal_writes_s: 4.0,
+            log_writes_s: iogauge_stats::units::Iops(4.0),
             buffers_written_s: crate::db::profile::BuffersWritten {
                 checkpointer: 0.0,
                 bgwriter: 100.0,

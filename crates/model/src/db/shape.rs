@@ -98,11 +98,12 @@ impl DbReport {
     /// and stays in the data job's writes) or without WAL writes and syncs.
     fn log_shape(&self) -> Option<LogShape> {
         let db = &self.summary.db;
-        let logs = db.rows_updated_s > 0.0 && db.wal_writes_s > 0.0 && db.wal_syncs_s > 0.0;
+        let (writes_s, syncs_s) = (db.log_writes_s.0, db.log_syncs_s.0);
+        let logs = db.rows_updated_s > 0.0 && writes_s > 0.0 && syncs_s > 0.0;
         logs.then(|| LogShape {
-            writes_s: db.wal_writes_s,
-            write_kib: db.wal_bytes_s / db.wal_writes_s / 1024.0,
-            commits_per_sync: db.commits_s / db.wal_syncs_s,
+            writes_s,
+            write_kib: db.log_bytes_s.0 / writes_s / 1024.0,
+            commits_per_sync: db.commits_s / syncs_s,
             commits_per_op: match self.summary.sessions.ops_s {
                 ops if ops > 0.0 => db.commits_s / ops,
                 _ => 0.0,

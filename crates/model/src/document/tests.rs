@@ -1,5 +1,5 @@
 //! Reading stored documents: schema-1 documents captured from a real iogauge (the campaign
-//! fixtures) upgrade and type; schema-2 snapshots' cumulative buckets become each interval's;
+//! fixtures) upgrade and type (a db run's WAL figures become the log's, schema 4); schema-2 snapshots' cumulative buckets become each interval's;
 //! documents round-trip exactly; what is not a document
 //! is refused with the reason.
 
@@ -34,6 +34,15 @@ fn schema_1_documents_upgrade_to_their_types() {
     assert_eq!(d.grid.interval, std::time::Duration::from_millis(250));
     assert_eq!(d.grid.time, std::time::Duration::from_secs(4));
     assert_eq!(d.summary.sessions.ops, 8951);
+    // Schema 3 → 4: the WAL's figures are the log's.
+    assert_eq!(d.summary.db.log_bytes_s.0, 11593188.590590294);
+    assert_eq!(d.summary.db.log_syncs_s.0, 306.9196279490949);
+    assert_eq!(d.summary.db.avg_log_sync_ms, None);
+    let json = Document::DbRun(d).to_json();
+    for old in ["\"wal_bytes_s\"", "\"avg_wal_sync_ms\"", "\"walwriter\""] {
+        assert!(!json.contains(old), "{old} in {json}");
+    }
+    assert!(json.contains("\"log_writer\"") && json.contains("\"log_bytes_s\""));
 }
 
 /// A db run stored before `db run --disks` has no `num_disks`: it reads, and its disks are

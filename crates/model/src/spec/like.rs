@@ -57,7 +57,7 @@ pub struct Doublewrite {
 /// The WAL stream of a db run over its measured window.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LogShape {
-    /// WAL writes per second and their mean size (`wal_write`, `wal_bytes / wal_write`).
+    /// WAL writes per second and their mean size (`log_writes`, `log_bytes / log_writes`).
     pub writes_s: f64,
     pub write_kib: f64,
     /// Commits per WAL sync: how many commits one sync served (group commit), so a replay's

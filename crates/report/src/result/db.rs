@@ -99,9 +99,22 @@ fn session_charts(out: &mut String, g: &Group<DbReport>) {
     );
 }
 
-/// The database's load profile (physical reads, blocks written, WAL writes, commits) and
-/// its WAL volume.
+/// What the group's log is called: its engine's name for it (PostgreSQL's WAL, InnoDB's
+/// redo), or "log" for a group of both engines.
+fn log_name(g: &Group<DbReport>) -> &'static str {
+    let mut engines = g.items.iter().map(|(_, r)| r.server.engine);
+    match engines.next() {
+        Some(e) if engines.all(|o| o == e) => e.log(),
+        _ => "log",
+    }
+}
+
+/// The database's load profile (physical reads, blocks written, log writes, commits) and
+/// its log volume, the log named as the engine names it.
 fn load_charts(out: &mut String, g: &Group<DbReport>) {
+    let log = log_name(g);
+    let writes = format!("{log} writes/s");
+    let volume = format!("{log} MiB/s");
     let load = lines(
         g,
         &[
@@ -109,7 +122,7 @@ fn load_charts(out: &mut String, g: &Group<DbReport>) {
             ("blocks written/s", |iv| {
                 Some(iv.db.buffers_written_s.total())
             }),
-            ("WAL writes/s", |iv| Some(iv.db.wal_writes_s)),
+            (&writes, |iv| Some(iv.db.log_writes_s.0)),
             ("commits/s", |iv| Some(iv.db.commits_s)),
         ],
     );
@@ -122,14 +135,14 @@ fn load_charts(out: &mut String, g: &Group<DbReport>) {
             load,
         ),
     );
-    let wal = lines(
-        g,
-        &[("WAL MiB/s", |iv| {
-            Some(iv.db.wal_bytes_s / iogauge_stats::MIB)
-        })],
-    );
+    let wal = lines(g, &[(&volume, |iv| Some(iv.db.log_bytes_s.mib().0))]);
     line_chart(
         out,
-        &g.time_chart("wal", "WAL volume", Axis::linear("MiB/s", Fmt::Si), wal),
+        &g.time_chart(
+            "wal",
+            &format!("{log} volume"),
+            Axis::linear("MiB/s", Fmt::Si),
+            wal,
+        ),
     );
 }

@@ -8,7 +8,7 @@ use iogauge_model::db::report::Setting;
 use iogauge_model::db::setup::LoadReport;
 use iogauge_model::db::workload::{Mode, RedoStress};
 use iogauge_model::run::Steady;
-use iogauge_stats::{Bytes, SteadyConfig, SteadyCriterion, SteadyReport};
+use iogauge_stats::{Bytes, Iops, Millis, SteadyConfig, SteadyCriterion, SteadyReport};
 use std::time::Duration;
 
 #[test]
@@ -56,9 +56,9 @@ fn db_run_interrupted_with_an_error() {
     });
     // PostgreSQL 16+ figures: WAL write and sync time, I/O by process type, think time.
     let db = &mut r.summary.db;
-    db.wal_writes_s = 290.5;
-    db.avg_wal_write_ms = Some(0.041);
-    db.avg_wal_sync_ms = Some(1.237);
+    db.log_writes_s = Iops(290.5);
+    db.avg_log_write_ms = Some(Millis(0.041));
+    db.avg_log_sync_ms = Some(Millis(1.237));
     db.by_process.client_backends = IoRates {
         reads_s: 141_003.0,
         writes_s: 12.0,

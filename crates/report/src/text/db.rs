@@ -12,6 +12,7 @@ use iogauge_model::db::profile::{InnoDbRates, LoadRates};
 use iogauge_model::db::report::{CacheCompare, DbReport, SessionSummary, Setting, WriteCompare};
 use iogauge_model::db::setup::LoadReport;
 use iogauge_model::db::workload::Mode;
+use iogauge_model::units::{Iops, Millis};
 use iogauge_stats::LatSummary;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -135,7 +136,8 @@ fn aas_text(label: &str, m: &BTreeMap<String, f64>) -> Option<String> {
     Some(format!("{label}: {}", parts.join(", ")))
 }
 
-fn aas_lines(a: &Aas) -> String {
+fn aas_lines(a: &Aas, e: Engine) -> String {
+    let log_writer = format!("  {} writer", e.log());
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -147,7 +149,7 @@ fn aas_lines(a: &Aas) -> String {
         ("  sessions", &a.sessions),
         ("  checkpointer", &a.checkpointer),
         ("  background writer", &a.bgwriter),
-        ("  WAL writer", &a.walwriter),
+        (log_writer.as_str(), &a.log_writer),
     ] {
         if let Some(line) = aas_text(label, m) {
             let _ = writeln!(s, "{line}");
@@ -168,7 +170,7 @@ pub fn db_run_text(r: &DbReport) -> String {
     }
     sessions_text(&mut s, &r.summary.sessions);
     database_text(&mut s, &r.summary.db, r.server.engine);
-    s.push_str(&aas_lines(&r.summary.aas));
+    s.push_str(&aas_lines(&r.summary.aas, r.server.engine));
     super::relations::relations_text(&mut s, &r.relations);
     if let Some(c) = &r.cache {
         // The findings say what the cache note said, ranked with the rest.
@@ -343,28 +345,28 @@ fn database_text(s: &mut String, db: &LoadRates, e: Engine) {
     );
     let b = &db.buffers_written_s;
     // Calls with no time: MariaDB's redo without its probe counted them, untimed.
-    let avg = |n: f64, ms: Option<f64>| match ms {
-        Some(m) => format!(" (avg {m:.3} ms)"),
-        None if n > 0.0 => " (time not measured)".to_string(),
+    let avg = |n: Iops, ms: Option<Millis>| match ms {
+        Some(m) => format!(" (avg {m})"),
+        None if n.0 > 0.0 => " (time not measured)".to_string(),
         None => String::new(),
     };
     let _ = writeln!(
         s,
         "          {} {:.2} MiB/s, {}syncs/s {:.1}{}",
         e.log(),
-        db.wal_bytes_s / (1u64 << 20) as f64,
+        db.log_bytes_s.mib().0,
         // Runs stored before WAL writes were read have none: no "0 writes/s" for them.
-        if db.wal_writes_s > 0.0 {
+        if db.log_writes_s.0 > 0.0 {
             format!(
                 "writes/s {:.1}{}, ",
-                db.wal_writes_s,
-                avg(db.wal_writes_s, db.avg_wal_write_ms)
+                db.log_writes_s.0,
+                avg(db.log_writes_s, db.avg_log_write_ms)
             )
         } else {
             String::new()
         },
-        db.wal_syncs_s,
-        avg(db.wal_syncs_s, db.avg_wal_sync_ms),
+        db.log_syncs_s.0,
+        avg(db.log_syncs_s, db.avg_log_sync_ms),
     );
     if let Some(i) = &db.innodb {
         let _ = writeln!(
@@ -395,14 +397,14 @@ fn database_text(s: &mut String, db: &LoadRates, e: Engine) {
                 parts.push(format!(
                     "reads/s {:.0}{}",
                     r.reads_s,
-                    avg(r.reads_s, r.avg_read_ms)
+                    avg(Iops(r.reads_s), r.avg_read_ms.map(Millis))
                 ));
             }
             if r.writes_s > 0.0 {
                 parts.push(format!(
                     "writes/s {:.0}{}",
                     r.writes_s,
-                    avg(r.writes_s, r.avg_write_ms)
+                    avg(Iops(r.writes_s), r.avg_write_ms.map(Millis))
                 ));
             }
             (!parts.is_empty()).then(|| format!("{who} {}", parts.join(", ")))

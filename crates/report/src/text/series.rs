@@ -93,7 +93,7 @@ fn db_row(s: &mut String, iv: &DbIntervalReport) {
         p99(ss.updates_s, ss.update_lat_us.p99),
         iv.db.physical_reads_s,
         iv.db.buffers_written_s.total(),
-        iv.db.wal_bytes_s / iogauge_stats::MIB,
+        iv.db.log_bytes_s.mib().0,
         iv.aas.sessions_total()
     );
 }

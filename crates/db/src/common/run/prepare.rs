@@ -109,10 +109,10 @@ impl Prepared {
 
     /// The sessions' run (see [`RunServer::run`]); `started` gets t0, where the caller's
     /// samplers start.
-    pub fn run(
-        &self,
+    pub fn run<'a>(
+        &'a self,
         stop: Arc<AtomicBool>,
-        started: impl FnOnce(Instant) + Send,
+        started: impl FnOnce(Instant) + Send + 'a,
         sync: driver::Sync<'_>,
     ) -> Result<DbOutcome, DbError> {
         self.server

@@ -7,7 +7,7 @@
 //! sees one `RunServer`.
 
 use crate::common::place::Place;
-use crate::common::workload::drive::Sync;
+use crate::common::workload::drive::{Go, Sync};
 use crate::engine::{engine, EngineServer, SetupUi};
 use crate::error::DbError;
 use crate::PgBin;
@@ -71,7 +71,7 @@ impl RunServer {
         }
     }
 
-    /// Opens the server of `p` through its engine (see [`DbEngine::open_for_run`]): a
+    /// Opens the server of `p` through its engine (see `DbEngine::open_for_run`): a
     /// private directory without a server gets iogauge's default data set first, with `ui`'s
     /// progress; a directory iogauge did not create is refused.
     pub fn prepare(p: &RunPlace<'_>, ui: &SetupUi<'_>) -> Result<RunServer, DbError> {
@@ -127,15 +127,23 @@ impl RunServer {
 
     /// The sessions' run on this server, by its engine's sessions on the common driver;
     /// `started` gets t0.
-    pub fn run(
-        &self,
-        wl: &Workload,
-        grid: &Grid,
+    pub fn run<'a>(
+        &'a self,
+        wl: &'a Workload,
+        grid: &'a Grid,
         stop: Arc<AtomicBool>,
-        started: impl FnOnce(Instant) + Send,
+        started: impl FnOnce(Instant) + Send + 'a,
         sync: Sync<'_>,
     ) -> Result<DbOutcome, DbError> {
-        self.conn.run(wl, grid, stop, Box::new(started), sync)
+        let go = Go {
+            wl,
+            grid,
+            stop,
+            started: Box::new(started),
+            sync,
+        };
+        go.validate()?;
+        self.conn.run(go)
     }
 
     /// Stops a private server: a clean shutdown, part of the run; an immediate one when the

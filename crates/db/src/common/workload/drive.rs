@@ -11,12 +11,12 @@
 //! hang or a panic.
 
 use crate::common::workload::collect::Collector;
-use crate::common::workload::shared::{Gate, Msg, Shared};
+use crate::common::workload::shared::{Gate, Msg, Seat, Shared};
 use crate::error::DbError;
 use iogauge_model::db::outcome::DbOutcome;
 use iogauge_model::db::workload::{Grid, Workload};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
+use std::sync::mpsc::{channel, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -40,32 +40,47 @@ pub(crate) trait Sessions: std::marker::Sync {
     const PREFIX: &'static str;
 
     /// Session `id`: connect, prepare, arrive, run its operations to the end or a halt.
-    fn session(
-        &self,
-        id: usize,
-        sh: &Shared,
-        tx: &Sender<Msg>,
-        started: &mut bool,
-    ) -> Result<(), DbError>;
+    fn session(&self, id: usize, seat: Seat<'_>) -> Result<(), DbError>;
 
-    /// The database's counters on the grid and its wait events between (see `Msg::Load`).
-    fn sampler(&self, sh: &Shared, tx: &Sender<Msg>, started: &mut bool) -> Result<(), DbError>;
+    /// The database's counters on the grid and its wait events between (see `Msg::Load`;
+    /// the loop is `sampler::sample_on_grid`).
+    fn sampler(&self, seat: Seat<'_>) -> Result<(), DbError>;
 
     /// Cancels every session's running statement, after a halt they did not heed in time.
     fn cancel_all(&self);
 }
 
-/// Runs `wl` on `grid` with engine `e`'s sessions; `server_version` goes in the outcome.
-/// `on_start` gets t0 when the barrier releases (start the OS samplers there).
+/// What a run is given, whichever engine runs it: the workload on its grid, the stop flag,
+/// what gets t0 when the barrier releases (start the OS samplers there), and the ranks' sync.
+pub struct Go<'a, 's> {
+    pub wl: &'a Workload,
+    pub grid: &'a Grid,
+    pub stop: Arc<AtomicBool>,
+    pub started: Box<dyn FnOnce(Instant) + Send + 'a>,
+    pub sync: Sync<'s>,
+}
+
+impl Go<'_, '_> {
+    /// The workload and the grid checked before anything connects.
+    pub fn validate(&self) -> Result<(), DbError> {
+        self.wl.validate().map_err(DbError::Usage)?;
+        self.grid.validate().map_err(DbError::Usage)
+    }
+}
+
+/// Runs `go` with engine `e`'s sessions; `server_version` goes in the outcome.
 pub(crate) fn drive<E: Sessions>(
     e: &E,
-    wl: &Workload,
-    grid: &Grid,
+    go: Go<'_, '_>,
     server_version: String,
-    stop: Arc<AtomicBool>,
-    on_start: impl FnOnce(Instant) + Send,
-    sync: Sync<'_>,
 ) -> Result<DbOutcome, DbError> {
+    let Go {
+        wl,
+        grid,
+        stop,
+        started: on_start,
+        sync,
+    } = go;
     let n = wl.sessions() as usize;
     let sh = Shared {
         wl: wl.clone(),
@@ -82,7 +97,12 @@ pub(crate) fn drive<E: Sessions>(
                 .name(format!("{}-session-{id}", E::PREFIX))
                 .spawn_scoped(sc, move || {
                     let mut started = false;
-                    let result = e.session(id, sh, &tx, &mut started);
+                    let seat = Seat {
+                        sh,
+                        tx: &tx,
+                        started: &mut started,
+                    };
+                    let result = e.session(id, seat);
                     halt_on_error(sh, &result);
                     sh.running.fetch_sub(1, Ordering::SeqCst);
                     let _ = tx.send(Msg::SessionDone { started, result });
@@ -97,7 +117,12 @@ pub(crate) fn drive<E: Sessions>(
                 .name(format!("{}-sampler", E::PREFIX))
                 .spawn_scoped(sc, move || {
                     let mut started = false;
-                    let result = e.sampler(sh, &tx, &mut started);
+                    let seat = Seat {
+                        sh,
+                        tx: &tx,
+                        started: &mut started,
+                    };
+                    let result = e.sampler(seat);
                     halt_on_error(sh, &result);
                     let _ = tx.send(Msg::SamplerDone { started, result });
                 });

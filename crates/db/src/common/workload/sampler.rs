@@ -9,12 +9,11 @@
 
 use crate::common::aas::{AasAcc, ActivityRow, SAMPLE_EVERY};
 use crate::common::child::wait_until;
-use crate::common::workload::shared::{Msg, Shared};
+use crate::common::workload::shared::{Msg, Seat};
 use crate::error::DbError;
 use iogauge_model::db::profile::LoadDelta;
 use iogauge_model::db::relations::{RelationCounters, RelationWindow};
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 /// How long the final snapshot waits for sessions to leave after the end or a stop.
@@ -39,16 +38,11 @@ pub(crate) trait Counters {
 
 /// The sampler's run once its statements are ready: arrives at the gate (`started` set when
 /// it let the sampler through), then samples `c` on the grid until the sessions are done.
-pub(crate) fn sample_on_grid(
-    c: &mut impl Counters,
-    sh: &Shared,
-    tx: &Sender<Msg>,
-    started: &mut bool,
-) -> Result<(), DbError> {
-    let Some(t0) = sh.gate.arrive() else {
+pub(crate) fn sample_on_grid(c: &mut impl Counters, mut seat: Seat<'_>) -> Result<(), DbError> {
+    let Some(t0) = seat.arrive() else {
         return Ok(());
     };
-    *started = true;
+    let (sh, tx) = (seat.sh, seat.tx);
     let mut prev = c.counters()?;
     // The relations at the measured window's start: now, or as the ramp's last slot ends.
     let mut rel_start = None;

@@ -109,6 +109,28 @@ pub(crate) enum Msg {
     },
 }
 
+/// A thread's seat in a run: what the threads share, where its parts go, and whether the
+/// gate let it through (`started`, for the collector).
+pub(crate) struct Seat<'a> {
+    pub sh: &'a Shared,
+    pub tx: &'a Sender<Msg>,
+    pub started: &'a mut bool,
+}
+
+impl<'a> Seat<'a> {
+    /// Arrives at the start gate once ready: t0, or `None` when the run was called off.
+    pub fn arrive(&mut self) -> Option<Instant> {
+        let t0 = self.sh.gate.arrive()?;
+        *self.started = true;
+        Some(t0)
+    }
+
+    /// Session `id`'s run from `t0`: its operations, deadline and tally.
+    pub fn run(&self, t0: Instant, id: usize) -> Run<'a> {
+        Run::new(self.sh, t0, id, self.tx)
+    }
+}
+
 /// What a session's loop works with, either driver.
 pub(crate) struct Run<'a> {
     pub sh: &'a Shared,

@@ -12,6 +12,7 @@
 //! second; totals over the run are exact, since sessions flush before the last snapshot.
 
 use iogauge_model::db::profile::{ByProcess, IoCounts, LoadDelta};
+use iogauge_model::units::{Bytes, Millis};
 use postgres::{Client, Statement};
 
 /// The snapshot query for a server version (`server_version_num`): one statement, so all
@@ -121,7 +122,7 @@ fn by_process(cells: &[f64]) -> ByProcess<IoCounts> {
         client_backends: at(0),
         checkpointer: at(1),
         bgwriter: at(2),
-        walwriter: at(3),
+        log_writer: at(3),
     }
 }
 
@@ -139,16 +140,16 @@ pub(crate) fn snapshot(c: &mut Client, stmt: &Statement) -> Result<LoadDelta, po
         tup_updated: u(6),
         xact_commit: u(7),
         xact_rollback: u(8),
-        wal_records: u(9),
-        wal_fpi: u(10),
-        wal_bytes: u(11),
-        wal_write: u(12),
-        wal_sync: u(13),
-        wal_write_time_ms: r.get(14),
-        wal_sync_time_ms: r.get(15),
+        log_records: u(9),
+        log_fpi: u(10),
+        log_bytes: Bytes(u(11)),
+        log_writes: u(12),
+        log_syncs: u(13),
+        log_write_time_ms: Millis(r.get(14)),
+        log_sync_time_ms: Millis(r.get(15)),
         // A user's server may time neither: its averages are then unknown, not 0.
         reads_untimed: !r.get::<_, bool>(20),
-        wal_untimed: !r.get::<_, bool>(21),
+        log_untimed: !r.get::<_, bool>(21),
         buffers_checkpointer: u(16),
         buffers_bgwriter: u(17),
         buffers_backend: u(18),
@@ -183,7 +184,7 @@ mod tests {
             (p.client_backends.reads, p.client_backends.write_time_ms),
             (0, 3.0)
         );
-        assert_eq!((p.walwriter.reads, p.walwriter.writes), (12, 14));
+        assert_eq!((p.log_writer.reads, p.log_writer.writes), (12, 14));
         assert_eq!(by_process(&[]), ByProcess::default());
     }
 }

@@ -7,7 +7,7 @@
 //! cancelled with its connection's cancel token.
 
 use crate::common::workload::drive::drive;
-pub use crate::common::workload::drive::Sync;
+pub use crate::common::workload::drive::{Go, Sync};
 use crate::error::DbError;
 use crate::postgres::dsn::{connect, describe, server_err};
 use crate::postgres::schema::table_name;
@@ -32,29 +32,27 @@ pub fn run(
     stop: Arc<AtomicBool>,
     on_start: impl FnOnce(Instant) + Send,
 ) -> Result<DbOutcome, DbError> {
-    let sync = Sync {
-        ready: &mut || true,
-        tick: &mut || {},
+    let go = Go {
+        wl,
+        grid,
+        stop,
+        started: Box::new(on_start),
+        sync: Sync {
+            ready: &mut || true,
+            tick: &mut || {},
+        },
     };
-    run_synced(cfg, wl, grid, stop, on_start, sync)
+    go.validate()?;
+    run_synced(cfg, go)
 }
 
-/// [`run`], started together with other processes (see [`Sync`]).
-pub fn run_synced(
-    cfg: &Config,
-    wl: &Workload,
-    grid: &Grid,
-    stop: Arc<AtomicBool>,
-    on_start: impl FnOnce(Instant) + Send,
-    sync: Sync<'_>,
-) -> Result<DbOutcome, DbError> {
-    wl.validate().map_err(DbError::Usage)?;
-    grid.validate().map_err(DbError::Usage)?;
+/// [`run`], started together with other processes (see [`Sync`]); `go` checked already.
+pub(crate) fn run_synced(cfg: &Config, go: Go<'_, '_>) -> Result<DbOutcome, DbError> {
     let mut admin = connect(cfg)?;
-    let (version_num, server_version) = preflight(cfg, &mut admin, wl)?;
+    let (version_num, server_version) = preflight(cfg, &mut admin, go.wl)?;
     drop(admin);
-    let pg = PgSessions::new(cfg, wl.sessions() as usize, version_num);
-    drive(&pg, wl, grid, server_version, stop, on_start, sync)
+    let pg = PgSessions::new(cfg, go.wl.sessions() as usize, version_num);
+    drive(&pg, go, server_version)
 }
 
 /// Checks the server can run the workload: version 14+, the tables exist, and both

@@ -5,7 +5,7 @@
 
 use crate::common::aas::{ActivityRow, SESSION_APP};
 use crate::common::workload::sampler::{sample_on_grid, Counters};
-use crate::common::workload::shared::{Msg, Shared};
+use crate::common::workload::shared::Seat;
 use crate::error::DbError;
 use crate::postgres::dsn::connect;
 use crate::postgres::sample::profile::{snapshot, snapshot_sql};
@@ -14,16 +14,9 @@ use crate::postgres::workload::worker::{connect_failed, run_error};
 use iogauge_model::db::profile::LoadDelta;
 use iogauge_model::db::relations::RelationCounters;
 use postgres::{Client, Config, Statement};
-use std::sync::mpsc::Sender;
 
 /// The sampler's run (see `drive::Sessions::sampler`).
-pub(crate) fn sampler(
-    sh: &Shared,
-    cfg: &Config,
-    version_num: i32,
-    tx: &Sender<Msg>,
-    started: &mut bool,
-) -> Result<(), DbError> {
+pub(crate) fn sampler(cfg: &Config, version_num: i32, seat: Seat<'_>) -> Result<(), DbError> {
     let mut c = connect(cfg).map_err(|e| connect_failed("load-profile sampler", e))?;
     let err = |e: postgres::Error| run_error(cfg, "load-profile sampler", &e);
     let sql = snapshot_sql(version_num)
@@ -35,7 +28,7 @@ pub(crate) fn sampler(
         c,
         cfg,
     };
-    sample_on_grid(&mut pg, sh, tx, started)
+    sample_on_grid(&mut pg, seat)
 }
 
 /// The sampler's connection and its prepared statements.

@@ -3,12 +3,11 @@
 
 use crate::common::aas::SESSION_APP;
 use crate::common::workload::drive::Sessions;
-use crate::common::workload::shared::{Msg, Shared};
+use crate::common::workload::shared::Seat;
 use crate::error::DbError;
 use crate::postgres::workload::sampler::sampler;
 use crate::postgres::workload::worker::run;
 use postgres::{CancelToken, Config, NoTls};
-use std::sync::mpsc::Sender;
 use std::sync::Mutex;
 
 /// PostgreSQL's part of a run (see `drive::Sessions`): each session's connection settings,
@@ -42,27 +41,13 @@ impl PgSessions {
 impl Sessions for PgSessions {
     const PREFIX: &'static str = "pg";
 
-    fn session(
-        &self,
-        id: usize,
-        sh: &Shared,
-        tx: &Sender<Msg>,
-        started: &mut bool,
-    ) -> Result<(), DbError> {
+    fn session(&self, id: usize, seat: Seat<'_>) -> Result<(), DbError> {
         let token = |t| self.token(id, t);
-        run(
-            &self.cfg,
-            self.version_num >= 150000,
-            &token,
-            id,
-            sh,
-            tx,
-            started,
-        )
+        run(&self.cfg, self.version_num >= 150000, &token, id, seat)
     }
 
-    fn sampler(&self, sh: &Shared, tx: &Sender<Msg>, started: &mut bool) -> Result<(), DbError> {
-        sampler(sh, &self.sampler_cfg, self.version_num, tx, started)
+    fn sampler(&self, seat: Seat<'_>) -> Result<(), DbError> {
+        sampler(&self.sampler_cfg, self.version_num, seat)
     }
 
     fn cancel_all(&self) {

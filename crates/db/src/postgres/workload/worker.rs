@@ -4,7 +4,7 @@
 //! the server driver, batches run by a procedure in the database, in `batch`; what both
 //! share with the sampler and the collector in `shared`, the statements in `sql`.
 
-use crate::common::workload::shared::Run;
+use crate::common::workload::shared::{Run, Seat};
 use crate::error::{error_text, DbError};
 use crate::postgres::dsn::{connect, describe};
 use crate::postgres::schema::PAD_LEN;
@@ -13,10 +13,8 @@ use iogauge_model::db::workload::{Driver, RedoStress};
 use postgres::error::SqlState;
 use postgres::{Client, Config, Statement};
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::Sender;
 use std::time::Instant;
 
-use crate::common::workload::shared::{Msg, Shared};
 use crate::postgres::workload::sql::{read_sql, update_sql, SESSION_SETUP};
 use postgres::CancelToken;
 
@@ -78,10 +76,9 @@ pub(crate) fn run(
     flush_stats: bool,
     token: &dyn Fn(Option<CancelToken>),
     id: usize,
-    sh: &Shared,
-    tx: &Sender<Msg>,
-    started: &mut bool,
+    mut seat: Seat<'_>,
 ) -> Result<(), DbError> {
+    let sh = seat.sh;
     let wl = &sh.wl;
     let who = format!("session {id}");
     let mut c = connect(cfg).map_err(|e| connect_failed(&who, e))?;
@@ -101,11 +98,10 @@ pub(crate) fn run(
         Driver::Server => Prepared::Server(c.prepare(&batch::call_sql(own_schema)).map_err(err)?),
     };
     token(Some(c.cancel_token()));
-    let Some(t0) = sh.gate.arrive() else {
+    let Some(t0) = seat.arrive() else {
         return Ok(());
     };
-    *started = true;
-    let mut r = Run::new(sh, t0, id, tx);
+    let mut r = seat.run(t0, id);
     let outcome = match &prepared {
         Prepared::Client { own, hot } => client_loop(&mut c, own, hot.as_ref(), &mut r),
         Prepared::Server(call) => batch::server_loop(&mut c, call, &mut r),

@@ -160,8 +160,8 @@ pub fn db_rates_line(r: &iogauge_model::db::profile::LoadRates) -> String {
         r.physical_reads_s,
         ms(r.avg_read_ms),
         r.commits_s,
-        r.wal_bytes_s / (1u64 << 20) as f64,
-        ms(r.avg_wal_sync_ms)
+        r.log_bytes_s.mib().0,
+        ms(r.avg_log_sync_ms.map(|m| m.0))
     )
 }
 
