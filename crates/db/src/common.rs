@@ -5,6 +5,8 @@
 pub(crate) mod aas;
 pub(crate) mod cgroup;
 pub(crate) mod child;
+pub(crate) mod claim;
 pub(crate) mod place;
 pub(crate) mod run;
+pub(crate) mod schema;
 pub(crate) mod workload;

@@ -6,7 +6,8 @@
 //!   set up the data set on a private server it makes in a directory (with the preflight of
 //!   where it will live, before any I/O) or on a user's server by DSN, reload it, remove it,
 //!   and open a server for a run (a missing private one set up first).
-//! - `EngineServer`, a server of that engine ready for a run: the data set found on it,
+//! - `EngineServer` (beside the [`RunServer`] that holds one), a server of that engine ready
+//!   for a run: the data set found on it,
 //!   where it lives, its settings, its socket for `watch`, a private server's failure, the
 //!   sessions' run (its sessions and load-profile counters given to the common driver and
 //!   sampler, `common::workload`), and its shutdown.
@@ -15,20 +16,17 @@
 //! cgroup of a private server, the workload and its sessions' operations, the driver, the
 //! sampler's loop on the grid, AAS accumulation, the preflight and the run's document. A new
 //! engine is a new folder beside `postgres/` and `mariadb/` with these two implementations,
-//! and one line in [`engine`].
+//! and one line in `engines::engine`.
 
 use crate::common::place::Place;
 use crate::common::run::server::{RunPlace, RunServer};
-use crate::common::workload::drive::Go;
+use crate::common::schema::SchemaSpec;
 use crate::error::DbError;
-use crate::postgres::schema::SchemaSpec;
 use crate::PgBin;
 use iogauge_model::db::engine::Engine;
-use iogauge_model::db::outcome::DbOutcome;
 use iogauge_model::db::report::Setting;
 use iogauge_model::db::setup::LoadReport;
 use iogauge_model::db::workload::Driver;
-use iogauge_model::live::SocketAddr;
 use iogauge_model::preflight::Preflight;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -155,14 +153,6 @@ pub trait DbEngine: Sync {
     fn open_for_run(&self, p: &RunPlace<'_>, ui: &SetupUi<'_>) -> Result<RunServer, DbError>;
 }
 
-/// The engine of `kind`.
-pub fn engine(kind: Engine) -> &'static dyn DbEngine {
-    match kind {
-        Engine::Postgres => &crate::postgres::engine::Postgres,
-        Engine::Mariadb => &crate::mariadb::engine::MariaDb,
-    }
-}
-
 /// `db setup`: the flags checked by the engine, then the data set on `place`.
 pub fn setup(
     e: &dyn DbEngine,
@@ -215,43 +205,4 @@ pub fn setup_first(
         ..*ui
     };
     e.setup_private(dir, &r, &quiet).map(|_| ())
-}
-
-/// A server of one engine ready for a run (see the module's doc); [`RunServer`] holds one.
-pub(crate) trait EngineServer: Send {
-    /// A private server iogauge started (else the user's, by DSN).
-    fn is_private(&self) -> bool;
-
-    /// The schemas iogauge loaded: (schemas, blocks per schema), `None` when there are none.
-    fn data_set(&self) -> Result<Option<(u32, u64)>, DbError>;
-
-    /// Where the data set lives: (directory, bytes) per place, `None` for the data directory.
-    fn placement(&self) -> Result<Vec<(Option<PathBuf>, u64)>, DbError>;
-
-    /// A private server's log on a directory of its own (`--wal-dir`).
-    fn log_dir(&self) -> Option<PathBuf> {
-        None
-    }
-
-    /// The settings in force.
-    fn settings(&self) -> Result<Vec<Setting>, DbError>;
-
-    /// What in `settings` keeps the device's reads from being the sessions' pages, one line
-    /// each, for the result.
-    fn read_path_notes(&self, _settings: &[Setting]) -> Vec<String> {
-        Vec::new()
-    }
-
-    /// Where `iogauge watch` reaches a private server: its unix socket, no password.
-    fn socket(&self) -> Option<SocketAddr>;
-
-    /// A private server's failure since it started (it died, or crashed and restarted).
-    fn failure(&mut self) -> Option<String>;
-
-    /// The sessions' run on the common driver (`go` checked already).
-    fn run(&self, go: Go<'_, '_>) -> Result<DbOutcome, DbError>;
-
-    /// Stops a private server (`lost`: at once, no checkpoint); `None` when there is none
-    /// running.
-    fn stop(&mut self, lost: bool) -> Option<Result<(), DbError>>;
 }

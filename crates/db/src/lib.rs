@@ -45,27 +45,26 @@
 
 mod common;
 pub mod engine;
+mod engines;
 mod error;
 pub mod mariadb;
 mod postgres;
 
 pub use common::aas::{AasAcc, ActivityRow, SAMPLE_EVERY, SESSION_APP};
 pub use common::cgroup::drop_os_cache;
-pub use common::place::{
-    check_dir, check_overlaps, has_cluster, no_cluster, setup_finished, Place, DEFAULT_DIR,
-};
+pub use common::place::{check_dir, check_overlaps, Place};
 pub use common::run::document::{data_set, db_document, shared_buffers};
 pub use common::run::preflight;
 pub use common::run::prepare::Prepared;
 pub use common::run::server::{RunPlace, RunServer};
+pub use common::schema::SchemaSpec;
 pub use common::workload::spec::WorkloadSpec;
-pub use engine::{
-    engine, setup, DbEngine, RunRequest, SetupDone, SetupRequest, SetupUi, DEFAULT_SEED,
-};
+pub use engine::{setup, DbEngine, RunRequest, SetupDone, SetupRequest, SetupUi, DEFAULT_SEED};
+pub use engines::engine;
 pub use error::{chain_text, error_text, DbError};
 pub use postgres::dsn::{connect, describe, parse_dsn};
 pub use postgres::sample::watch;
-pub use postgres::schema::{self, SchemaSpec};
+pub use postgres::schema;
 pub use postgres::server::bin::PgBin;
 pub use postgres::server::cluster::{Cluster, ClusterConfig, DATABASE};
 pub use postgres::server::settings::{self, parse_override};

@@ -37,8 +37,8 @@ pub(crate) fn redo_probe(s: &MariaServer) -> Result<iogauge_trace::FileProbe, St
     iogauge_trace::FileProbe::attach(pid, fd).map_err(|e| format!("{NONE}: {e}"))
 }
 
+use crate::common::schema::SchemaSpec;
 use crate::error::DbError;
-use crate::postgres::schema::SchemaSpec;
 use iogauge_model::db::report::Setting;
 use iogauge_model::db::setup::LoadReport;
 use std::path::Path;

@@ -3,9 +3,7 @@
 use crate::store_args::ResultArgs;
 use crate::usage::UsageError;
 use clap::{Args, Subcommand};
-use iogauge_db::{
-    check_overlaps, parse_override, DbError, PgBin, Place, SchemaSpec, DEFAULT_DIR, DEFAULT_SEED,
-};
+use iogauge_db::{check_overlaps, parse_override, DbError, PgBin, Place, SchemaSpec, DEFAULT_SEED};
 use iogauge_model::db::engine::Engine;
 use iogauge_model::db::workload::{Driver, Hotspot, RedoStress};
 use iogauge_model::units::{parse_duration, parse_size, parse_whole, split_range};
@@ -78,10 +76,7 @@ impl WhereArgs {
     /// `--dsn`, else `--dir`, else the engine's default directory.
     pub fn place(&self, engine: Engine) -> Place {
         let default = iogauge_db::engine(engine).default_dir();
-        Place::of(
-            Some(self.dir.as_deref().unwrap_or(default)),
-            self.dsn.as_deref(),
-        )
+        Place::of(self.dir.as_deref().unwrap_or(default), self.dsn.as_deref())
     }
 }
 
@@ -151,7 +146,8 @@ impl SetupArgs {
                 "--scale must hold at least 16 blocks (128k) per schema".into(),
             ));
         }
-        let dir = self.place.dir.as_deref().unwrap_or(Path::new(DEFAULT_DIR));
+        let default = iogauge_db::engine(self.place.engine()?).default_dir();
+        let dir = self.place.dir.as_deref().unwrap_or(default);
         // Nothing of a cluster goes on /proc, /sys or cgroupfs (issue #25 rows 11 and 20).
         let places = [("--dir", Some(dir)), ("--wal-dir", self.wal_dir.as_deref())];
         for (flag, p) in places.into_iter().filter_map(|(f, p)| Some((f, p?))) {

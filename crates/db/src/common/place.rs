@@ -1,12 +1,9 @@
-//! Which server a `db` command works on — a private cluster in a directory, or an existing
-//! server by DSN — and the checks of a cluster directory, with errors that name the flag.
+//! Which server a `db` command works on — a private server in a directory, or an existing
+//! server by DSN — and the checks of its directories, with errors that name the flag.
 
 use crate::error::DbError;
 use iogauge_trust::{resolve, Kind, Trust};
 use std::path::{Path, PathBuf};
-
-/// Where the cluster lives when no --dir or --dsn is given.
-pub const DEFAULT_DIR: &str = "iogauge-pg";
 
 /// The server a command works on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,25 +13,13 @@ pub enum Place {
 }
 
 impl Place {
-    /// `--dsn` if given, else `--dir` (default `./iogauge-pg`).
-    pub fn of(dir: Option<&Path>, dsn: Option<&str>) -> Place {
+    /// `--dsn` if given, else the directory (`--dir`, or the engine's default).
+    pub fn of(dir: &Path, dsn: Option<&str>) -> Place {
         match dsn {
             Some(d) => Place::Dsn(d.to_string()),
-            None => Place::Private(dir.map_or_else(|| DEFAULT_DIR.into(), Path::to_path_buf)),
+            None => Place::Private(dir.to_path_buf()),
         }
     }
-}
-
-/// A private cluster is one iogauge created: its marker file is there (whatever it is: a link
-/// or a FIFO there is refused by the open that follows, never followed).
-pub fn has_cluster(dir: &Path) -> bool {
-    std::fs::symlink_metadata(dir.join(".iogauge-pg")).is_ok()
-}
-
-/// Whether the setup of the cluster in `dir` finished: its pristine copy, taken last, is
-/// whole. One killed before (SIGKILL, a power cut) left a cluster `db setup` replaces.
-pub fn setup_finished(dir: &Path) -> bool {
-    crate::postgres::server::files::has_pristine(dir)
 }
 
 /// The places of a private cluster (`--dir`, `--wal-dir`, each `--target`): each given once
@@ -104,7 +89,7 @@ pub fn check_dir(flag: &str, p: &Path) -> Result<(), DbError> {
 }
 
 /// `flag`'s path is a directory, or nothing yet under a directory.
-fn a_dir(flag: &str, p: &Path) -> Result<(), DbError> {
+pub(crate) fn a_dir(flag: &str, p: &Path) -> Result<(), DbError> {
     let existing = p
         .ancestors()
         .filter(|a| !a.as_os_str().is_empty())
@@ -121,19 +106,4 @@ fn a_dir(flag: &str, p: &Path) -> Result<(), DbError> {
         ))),
         _ => Ok(()),
     }
-}
-
-/// The error for a `--dir` without an iogauge cluster.
-pub fn no_cluster(dir: &Path) -> DbError {
-    if a_dir("--dir", dir).is_err() || dir.is_file() {
-        return DbError::Usage(format!(
-            "--dir {}: not a directory, so no iogauge cluster there; give the directory `iogauge db setup --dir` made",
-            dir.display()
-        ));
-    }
-    DbError::Usage(format!(
-        "--dir {}: no iogauge cluster there; create one with `iogauge db setup --dir {}`",
-        dir.display(),
-        dir.display()
-    ))
 }

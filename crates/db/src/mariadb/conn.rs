@@ -104,7 +104,7 @@ pub(crate) fn one_line(e: &mysql::Error) -> String {
 pub fn os_user() -> String {
     // SAFETY: geteuid(2) cannot fail.
     let uid = unsafe { libc::geteuid() };
-    crate::postgres::server::postmaster::user_name(uid).unwrap_or_else(|| uid.to_string())
+    iogauge_trust::user_name(uid).unwrap_or_else(|| uid.to_string())
 }
 
 #[cfg(test)]

@@ -19,8 +19,8 @@
 //! the server (a socket directory of theirs). All of it is checked before anything is written,
 //! started or removed.
 
+use crate::common::claim::{claim_dir, lock_marker, remove_made};
 use crate::error::DbError;
-use crate::postgres::server::marker::{claim_dir, lock_marker, remove_made};
 use iogauge_trust::{chown_dir, replace_file, resolve, Kind, Trust};
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, Write};
@@ -55,7 +55,7 @@ impl MariaDir {
     /// above, or if it is not empty; created (0700) if missing; marked and locked.
     pub fn create(dir: &Path, version: &str) -> Result<MariaDir, DbError> {
         let path = resolve(dir).map_err(|e| DbError::io(dir, e))?;
-        let made_from = claim_dir(&path, &Trust::new(None))?;
+        let made_from = claim_dir(&path, &Trust::new(None), MARKER)?;
         let undo = |e: DbError| {
             let _ = fs::remove_file(path.join(MARKER));
             if let Some(top) = &made_from {

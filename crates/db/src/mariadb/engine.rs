@@ -10,13 +10,11 @@ use super::{
 use crate::common::cgroup::drop_os_cache;
 use crate::common::place::{check_dir, Place};
 use crate::common::run::preflight;
-use crate::common::run::server::{RunPlace, RunServer, ELSEWHERE};
+use crate::common::run::server::{EngineServer, RunPlace, RunServer, ELSEWHERE};
+use crate::common::schema::SchemaSpec;
 use crate::common::workload::drive::Go;
-use crate::engine::{
-    setup_first, DbEngine, EngineServer, RunRequest, SetupDone, SetupRequest, SetupUi,
-};
+use crate::engine::{setup_first, DbEngine, RunRequest, SetupDone, SetupRequest, SetupUi};
 use crate::error::DbError;
-use crate::postgres::schema::SchemaSpec;
 use iogauge_model::db::engine::Engine;
 use iogauge_model::db::outcome::DbOutcome;
 use iogauge_model::db::report::Setting;

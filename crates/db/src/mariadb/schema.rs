@@ -18,8 +18,8 @@
 //! each one random single-page read.
 
 use super::conn::MariaTarget;
+use crate::common::schema::{SchemaSpec, PAD_COLS, PAD_LEN};
 use crate::error::DbError;
-use crate::postgres::schema::{SchemaSpec, PAD_COLS, PAD_LEN};
 use iogauge_model::db::setup::{LoadReport, TableCheck};
 use iogauge_stats::Bytes;
 use mysql::prelude::Queryable;

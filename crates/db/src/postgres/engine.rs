@@ -2,19 +2,16 @@
 //! cluster or a server by DSN ([`Postgres`]), and a server ready for a run ([`PgServer`]).
 
 use crate::common::cgroup::drop_os_cache;
-use crate::common::place::{
-    check_dir, has_cluster, no_cluster, setup_finished, Place, DEFAULT_DIR,
-};
+use crate::common::place::{check_dir, Place};
 use crate::common::run::preflight;
-use crate::common::run::server::{RunPlace, RunServer, ELSEWHERE};
+use crate::common::run::server::{EngineServer, RunPlace, RunServer, ELSEWHERE};
 use crate::common::workload::drive::Go;
-use crate::engine::{
-    setup_first, DbEngine, EngineServer, RunRequest, SetupDone, SetupRequest, SetupUi,
-};
+use crate::engine::{setup_first, DbEngine, RunRequest, SetupDone, SetupRequest, SetupUi};
 use crate::error::{error_text, DbError};
 use crate::postgres::dsn::{connect, describe, parse_dsn};
 use crate::postgres::schema;
 use crate::postgres::server::cluster::Cluster;
+use crate::postgres::server::place::{has_cluster, no_cluster, setup_finished, DEFAULT_DIR};
 use crate::postgres::server::settings;
 use crate::postgres::server::setup::{check_places, load_dsn, setup_private, PrivateSetup};
 use crate::postgres::workload::driver;

@@ -11,6 +11,7 @@
 //! the indexed key) stay on the page. [`rows_per_page`] models the rule; [`verify`] checks the
 //! result on the server.
 
+use crate::common::schema::{SchemaSpec, PAD_COLS, PAD_LEN};
 use crate::error::DbError;
 use crate::postgres::dsn::{connect, describe, server_err};
 use iogauge_model::db::setup::{LoadReport, TableCheck};
@@ -19,42 +20,14 @@ use postgres::{CancelToken, Client, Config, NoTls};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
-use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Padding columns `p1..p5`, each this many ASCII characters.
-pub const PAD_COLS: usize = 5;
-pub const PAD_LEN: usize = 120;
 /// What the schemas carry as their comment, so iogauge drops only its own.
 const SCHEMA_MARK: &str = "iogauge";
 /// Rows per INSERT while loading.
 const CHUNK: usize = 2000;
-
-/// What to create.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SchemaSpec {
-    pub schemas: u32,
-    /// Rows, hence 8 KiB heap blocks, per schema.
-    pub blocks_per_schema: u64,
-    /// Tables loaded at once (one connection each).
-    pub load_parallel: u32,
-    /// Seed of the key shuffle: the same seed gives the same row placement.
-    pub seed: u64,
-    /// Tablespaces the schemas are spread over, schema N on the ((N − 1) mod len)-th; empty:
-    /// the database's default.
-    #[serde(default)]
-    pub tablespaces: Vec<String>,
-}
-
-impl SchemaSpec {
-    /// The tablespace of `schema`, if the schemas are spread over some.
-    fn tablespace_of(&self, schema: u32) -> Option<&str> {
-        let n = self.tablespaces.len();
-        (n > 0).then(|| self.tablespaces[(schema as usize - 1) % n].as_str())
-    }
-}
 
 /// `iogauge_tsN`: the N-th tablespace of `db setup --target` (from 1).
 pub fn tablespace_name(n: u32) -> String {

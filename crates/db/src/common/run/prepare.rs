@@ -9,10 +9,11 @@ use super::document::{data_set, db_document};
 use super::preflight;
 use super::server::RunPlace;
 use super::server::RunServer;
+use crate::common::workload::drive::Sync;
 use crate::common::workload::spec::WorkloadSpec;
 use crate::engine::SetupUi;
+use crate::engines::engine;
 use crate::error::{chain_text, DbError};
-use crate::postgres::workload::driver;
 use iogauge_model::db::outcome::DbOutcome;
 use iogauge_model::db::report::{DataSet, DbContext, DbReport, DbServer, Setting};
 use iogauge_model::db::workload::{Grid, Workload};
@@ -46,8 +47,8 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// The server of `place` opened (see [`RunServer::prepare`]: a missing private server
-    /// is set up first, with `ui`'s progress), `spec` put on the data set found there, on
+    /// The server of `place` opened (through its engine's `open_for_run`: a missing private
+    /// server is set up first, with `ui`'s progress), `spec` put on the data set found there, on
     /// `grid`.
     pub fn new(
         place: &RunPlace<'_>,
@@ -55,7 +56,7 @@ impl Prepared {
         grid: Grid,
         ui: &SetupUi<'_>,
     ) -> Result<Prepared, DbError> {
-        let server = RunServer::prepare(place, ui)?;
+        let server = engine(place.engine).open_for_run(place, ui)?;
         let (schemas, blocks) = server.data_set()?;
         let workload = spec.workload(schemas, blocks);
         let settings = server.settings()?;
@@ -113,7 +114,7 @@ impl Prepared {
         &'a self,
         stop: Arc<AtomicBool>,
         started: impl FnOnce(Instant) + Send + 'a,
-        sync: driver::Sync<'_>,
+        sync: Sync<'_>,
     ) -> Result<DbOutcome, DbError> {
         self.server
             .run(&self.workload, &self.grid, stop, started, sync)

@@ -8,7 +8,6 @@
 
 use crate::common::place::Place;
 use crate::common::workload::drive::{Go, Sync};
-use crate::engine::{engine, EngineServer, SetupUi};
 use crate::error::DbError;
 use crate::PgBin;
 use iogauge_model::db::engine::Engine;
@@ -69,13 +68,6 @@ impl RunServer {
             data_dir,
             warnings,
         }
-    }
-
-    /// Opens the server of `p` through its engine (see `DbEngine::open_for_run`): a
-    /// private directory without a server gets iogauge's default data set first, with `ui`'s
-    /// progress; a directory iogauge did not create is refused.
-    pub fn prepare(p: &RunPlace<'_>, ui: &SetupUi<'_>) -> Result<RunServer, DbError> {
-        engine(p.engine).open_for_run(p, ui)
     }
 
     /// A private server iogauge started (else an existing server).
@@ -155,4 +147,43 @@ impl RunServer {
             .err()
             .map(|e| format!("stopping the server: {e}"))
     }
+}
+
+/// A server of one engine ready for a run (see `crate::engine`); [`RunServer`] holds one.
+pub(crate) trait EngineServer: Send {
+    /// A private server iogauge started (else the user's, by DSN).
+    fn is_private(&self) -> bool;
+
+    /// The schemas iogauge loaded: (schemas, blocks per schema), `None` when there are none.
+    fn data_set(&self) -> Result<Option<(u32, u64)>, DbError>;
+
+    /// Where the data set lives: (directory, bytes) per place, `None` for the data directory.
+    fn placement(&self) -> Result<Vec<(Option<PathBuf>, u64)>, DbError>;
+
+    /// A private server's log on a directory of its own (`--wal-dir`).
+    fn log_dir(&self) -> Option<PathBuf> {
+        None
+    }
+
+    /// The settings in force.
+    fn settings(&self) -> Result<Vec<Setting>, DbError>;
+
+    /// What in `settings` keeps the device's reads from being the sessions' pages, one line
+    /// each, for the result.
+    fn read_path_notes(&self, _settings: &[Setting]) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Where `iogauge watch` reaches a private server: its unix socket, no password.
+    fn socket(&self) -> Option<SocketAddr>;
+
+    /// A private server's failure since it started (it died, or crashed and restarted).
+    fn failure(&mut self) -> Option<String>;
+
+    /// The sessions' run on the common driver (`go` checked already).
+    fn run(&self, go: Go<'_, '_>) -> Result<DbOutcome, DbError>;
+
+    /// Stops a private server (`lost`: at once, no checkpoint); `None` when there is none
+    /// running.
+    fn stop(&mut self, lost: bool) -> Option<Result<(), DbError>>;
 }

@@ -2,8 +2,8 @@
 //! update's padding. Both drivers draw from it, so a seed gives the same operations whether
 //! the client sends them one by one or hands them to the server in batches.
 
+use crate::common::schema::PAD_LEN;
 use crate::common::workload::role::{role, Role};
-use crate::postgres::schema::PAD_LEN;
 use iogauge_model::db::workload::{RedoStress, Workload};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;

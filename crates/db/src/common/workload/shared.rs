@@ -67,7 +67,7 @@ impl Gate {
 }
 
 /// What sessions and the sampler share (what is an engine's own lives in its
-/// [`Sessions`](crate::postgres::workload::driver::Sessions)).
+/// [`Sessions`](crate::common::workload::drive::Sessions)).
 pub(crate) struct Shared {
     pub wl: Workload,
     pub slots: Vec<Slot>,

@@ -24,7 +24,6 @@
 //! [`DbError::Interrupted`]; stopping the server and `destroy` always run to the end.
 
 use crate::common::child::{run_logged, SETUP_TIME};
-use crate::common::place::{has_cluster, setup_finished};
 use crate::error::DbError;
 use crate::postgres::dsn::{connect, server_err, CONNECT_TIMEOUT};
 use crate::postgres::server::access;
@@ -32,6 +31,7 @@ use crate::postgres::server::bin::PgBin;
 use crate::postgres::server::conf;
 use crate::postgres::server::files;
 use crate::postgres::server::marker::{self, Marker, Outside};
+use crate::postgres::server::place::{has_cluster, setup_finished};
 use crate::postgres::server::postmaster::{user_name, Owner, Server};
 use crate::postgres::server::settings::{merged, settings};
 use iogauge_model::db::report::Setting;

@@ -2,8 +2,9 @@
 //! (or PostgreSQL) made, as the marker (`marker`) lists it.
 
 use crate::common::child::{die_with_parent, own_group, wait_or_stop};
+use crate::common::claim::remove_made;
 use crate::error::DbError;
-use crate::postgres::server::marker::{remove_made, Marker, Outside, MARKER};
+use crate::postgres::server::marker::{Marker, Outside, MARKER};
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::os::fd::AsRawFd;

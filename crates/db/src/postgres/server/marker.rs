@@ -10,12 +10,12 @@
 //! worked in the user's directory itself (`created_…=0`); such a marker still opens, and
 //! `files` then removes there only what PostgreSQL names.
 
+use crate::common::claim::{claim_dir, lock_marker, make_dirs, not_a_dir_above, remove_made};
 use crate::error::DbError;
 use crate::postgres::server::postmaster::Owner;
 use iogauge_trust::{read_bounded, resolve, Kind, Trust};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -178,24 +178,6 @@ pub fn lock(dir: &Path) -> Result<File, DbError> {
     lock_marker(dir, MARKER)
 }
 
-/// Locks the server in `dir` for this process: an exclusive flock on its marker `name`,
-/// opened for reading and appending, never through a link or blocking on a FIFO; released
-/// when the file closes (also when the process dies).
-pub fn lock_marker(dir: &Path, name: &str) -> Result<File, DbError> {
-    let p = dir.join(name);
-    let f = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(&p)
-        .map_err(|e| DbError::io(&p, e))?;
-    // SAFETY: flock on an open fd.
-    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        return Err(DbError::dir(dir, "in use by another iogauge process"));
-    }
-    Ok(f)
-}
-
 /// The marker of the cluster in `dir` (a resolved path), once every path iogauge will act on
 /// passes the trust rule: `dir` and the marker belong to root or this user; `data/`, `run/`,
 /// the WAL and tablespace directories may belong to the server's account too (the owner of
@@ -249,7 +231,7 @@ pub fn claim(
     }
     let trust = Trust::new(None);
     let mut marker = Marker {
-        created_dir: claim_dir(dir, &trust)?,
+        created_dir: claim_dir(dir, &trust, MARKER)?,
         wal_dir: None,
         tablespaces: Vec::new(),
         bin: bin.to_path_buf(),
@@ -284,44 +266,6 @@ pub fn claim(
     Ok(marker)
 }
 
-/// Removes the empty directories from `path` up to `top`, which iogauge created; one that
-/// holds something (a file the user put there since) stays, and so do those above it.
-pub fn remove_made(path: &Path, top: &Path) {
-    for a in path.ancestors().take_while(|a| a.starts_with(top)) {
-        if std::fs::remove_dir(a).is_err() && a.exists() {
-            return;
-        }
-    }
-}
-
-/// Makes `dir` iogauge's: creates it (returning the outermost directory created), or
-/// accepts an existing empty one (`None`). Refuses a non-empty directory, one that already
-/// holds an iogauge cluster, or one another user could change.
-pub fn claim_dir(dir: &Path, trust: &Trust) -> Result<Option<PathBuf>, DbError> {
-    not_a_dir_above(dir)?;
-    trust.check_above(dir)?;
-    match std::fs::read_dir(dir) {
-        Ok(mut rd) => {
-            trust.check(dir, Kind::Dir, false)?;
-            if std::fs::symlink_metadata(dir.join(MARKER)).is_ok() {
-                return Err(DbError::dir(
-                    dir,
-                    "already holds an iogauge cluster; reset or drop it first",
-                ));
-            }
-            if rd.next().is_some() {
-                return Err(DbError::dir(
-                    dir,
-                    "not empty and not created by iogauge; refusing to use it (choose an empty or new directory)",
-                ));
-            }
-            Ok(None)
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => make_dirs(dir).map(Some),
-        Err(e) => Err(DbError::io(dir, e)),
-    }
-}
-
 /// A WAL or tablespace directory: one the user made gets iogauge's own `sub` inside it (the
 /// user's directory and what else it holds are left alone); a new one is created and used.
 fn claim_outside(p: &Path, sub: &str, trust: &Trust) -> Result<Claimed, DbError> {
@@ -352,39 +296,6 @@ fn claim_outside(p: &Path, sub: &str, trust: &Trust) -> Result<Claimed, DbError>
         }),
         Err(e) => Err(DbError::io(p, e)),
     }
-}
-
-/// The nearest existing path at or above `p` must be a directory.
-fn not_a_dir_above(p: &Path) -> Result<(), DbError> {
-    match p.ancestors().find(|a| std::fs::symlink_metadata(a).is_ok()) {
-        Some(a) if !a.is_dir() => Err(DbError::dir(
-            a,
-            "not a directory; give a new directory or an empty one",
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// Creates `dir` and the missing directories above it, one by one (a directory that appears
-/// meanwhile is someone else's: refused), 0755; returns the outermost one created.
-fn make_dirs(dir: &Path) -> Result<PathBuf, DbError> {
-    let missing: Vec<&Path> = dir
-        .ancestors()
-        .take_while(|a| std::fs::symlink_metadata(a).is_err())
-        .collect();
-    let mut made: Vec<&Path> = Vec::new();
-    for d in missing.iter().rev() {
-        if let Err(e) = std::fs::DirBuilder::new().mode(0o755).create(d) {
-            for m in made.iter().rev() {
-                let _ = std::fs::remove_dir(m);
-            }
-            return Err(DbError::io(d, e));
-        }
-        made.push(d);
-    }
-    Ok(made
-        .first()
-        .map_or_else(|| dir.to_path_buf(), |d| d.to_path_buf()))
 }
 
 #[cfg(test)]

@@ -3,8 +3,9 @@
 //! by DSN. Failed or stopped by Ctrl-C, each removes what it created, so a retry starts clean.
 
 use crate::common::place::check_dir;
+use crate::common::schema::SchemaSpec;
 use crate::error::DbError;
-use crate::postgres::schema::{self, SchemaSpec};
+use crate::postgres::schema;
 use crate::postgres::server::cluster::{Cluster, ClusterConfig};
 use iogauge_model::db::setup::LoadReport;
 use postgres::Config;

@@ -17,9 +17,10 @@
 //! halt is seen soon and the run ends on time; operations drawn but not run go first into
 //! the next batch, so the sequence of operations is the client driver's.
 
+use crate::common::schema::{pad_cols, PAD_LEN};
 use crate::common::workload::shared::Run;
-use crate::postgres::schema::{schema_name, PAD_LEN};
-use crate::postgres::workload::sql::{pad_cols, read_sql, update_sql};
+use crate::postgres::schema::schema_name;
+use crate::postgres::workload::sql::{read_sql, update_sql};
 use iogauge_model::db::workload::RedoStress;
 use postgres::{Client, Statement};
 use std::time::{Duration, Instant, SystemTime};

@@ -2,7 +2,8 @@
 //! prepares them (`worker`), the server driver's procedure runs them as static SQL
 //! (`batch`).
 
-use crate::postgres::schema::{table_name, PAD_COLS};
+use crate::common::schema::pad_cols;
+use crate::postgres::schema::table_name;
 use iogauge_model::db::workload::RedoStress;
 
 /// Session settings that keep every read a single-block index read, also on a server whose
@@ -31,15 +32,6 @@ pub(crate) fn update_sql(schema: u32, redo: RedoStress, lo: &str, hi: &str, pad:
         "UPDATE {} SET {set} WHERE key BETWEEN {lo} AND {hi}",
         table_name(schema)
     )
-}
-
-/// Padding columns an update sets.
-pub(crate) fn pad_cols(redo: RedoStress) -> usize {
-    match redo {
-        RedoStress::None => 0,
-        RedoStress::Lite => 1,
-        RedoStress::Heavy => PAD_COLS,
-    }
 }
 
 #[cfg(test)]

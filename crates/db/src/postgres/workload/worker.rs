@@ -4,10 +4,10 @@
 //! the server driver, batches run by a procedure in the database, in `batch`; what both
 //! share with the sampler and the collector in `shared`, the statements in `sql`.
 
+use crate::common::schema::PAD_LEN;
 use crate::common::workload::shared::{Run, Seat};
 use crate::error::{error_text, DbError};
 use crate::postgres::dsn::{connect, describe};
-use crate::postgres::schema::PAD_LEN;
 use crate::postgres::workload::batch;
 use iogauge_model::db::workload::{Driver, RedoStress};
 use postgres::error::SqlState;
