@@ -94,6 +94,13 @@ pub struct SetupUi<'a> {
     pub stop: &'a Arc<AtomicBool>,
 }
 
+/// A setup's request and how it speaks to its caller, as an engine's steps take them.
+#[derive(Clone, Copy)]
+pub struct Setup<'a> {
+    pub req: SetupRequest<'a>,
+    pub ui: &'a SetupUi<'a>,
+}
+
 /// A data set loaded: the load's report, the server's settings, and where (a directory, or
 /// the DSN without its password).
 pub struct SetupDone {
@@ -121,28 +128,13 @@ pub trait DbEngine: Sync {
     /// Makes a private server in `dir` (an unfinished one of iogauge's is replaced; a
     /// directory iogauge did not make is refused) and loads the data set on it, the server
     /// stopped after; or loads it again on a finished one. The preflight goes to `ui` first.
-    fn setup_private(
-        &self,
-        dir: &Path,
-        r: &SetupRequest<'_>,
-        ui: &SetupUi<'_>,
-    ) -> Result<SetupDone, DbError>;
+    fn setup_private(&self, dir: &Path, s: Setup<'_>) -> Result<SetupDone, DbError>;
 
     /// Loads the data set on the user's server at `dsn` (iogauge's schemas replaced).
-    fn setup_dsn(
-        &self,
-        dsn: &str,
-        r: &SetupRequest<'_>,
-        ui: &SetupUi<'_>,
-    ) -> Result<SetupDone, DbError>;
+    fn setup_dsn(&self, dsn: &str, s: Setup<'_>) -> Result<SetupDone, DbError>;
 
     /// The data set back as loaded; what to say when it is (the place and how).
-    fn reset(
-        &self,
-        place: &Place,
-        r: &SetupRequest<'_>,
-        ui: &SetupUi<'_>,
-    ) -> Result<String, DbError>;
+    fn reset(&self, place: &Place, s: Setup<'_>) -> Result<String, DbError>;
 
     /// A private server removed with all iogauge made for it, or iogauge's schemas dropped
     /// from a server by DSN; what to say when it is.
@@ -161,9 +153,10 @@ pub fn setup(
     ui: &SetupUi<'_>,
 ) -> Result<SetupDone, DbError> {
     e.refuse(r)?;
+    let s = Setup { req: *r, ui };
     match place {
-        Place::Private(dir) => e.setup_private(dir, r, ui),
-        Place::Dsn(dsn) => e.setup_dsn(dsn, r, ui),
+        Place::Private(dir) => e.setup_private(dir, s),
+        Place::Dsn(dsn) => e.setup_dsn(dsn, s),
     }
 }
 
@@ -204,5 +197,6 @@ pub fn setup_first(
         preflight: &|_| {},
         ..*ui
     };
-    e.setup_private(dir, &r, &quiet).map(|_| ())
+    let s = Setup { req: r, ui: &quiet };
+    e.setup_private(dir, s).map(|_| ())
 }

@@ -52,6 +52,7 @@ mod postgres;
 
 pub use common::aas::{AasAcc, ActivityRow, SAMPLE_EVERY, SESSION_APP};
 pub use common::cgroup::drop_os_cache;
+pub use common::claim::ServerDir;
 pub use common::place::{check_dir, check_overlaps, Place};
 pub use common::run::document::{data_set, db_document, shared_buffers};
 pub use common::run::preflight;
@@ -59,7 +60,9 @@ pub use common::run::prepare::Prepared;
 pub use common::run::server::{RunPlace, RunServer};
 pub use common::schema::SchemaSpec;
 pub use common::workload::spec::WorkloadSpec;
-pub use engine::{setup, DbEngine, RunRequest, SetupDone, SetupRequest, SetupUi, DEFAULT_SEED};
+pub use engine::{
+    setup, DbEngine, RunRequest, Setup, SetupDone, SetupRequest, SetupUi, DEFAULT_SEED,
+};
 pub use engines::engine;
 pub use error::{chain_text, error_text, DbError};
 pub use postgres::dsn::{connect, describe, parse_dsn};

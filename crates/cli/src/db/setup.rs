@@ -6,7 +6,7 @@
 use super::args::{pg_bin, SetupArgs, WhereArgs};
 use crate::exit_code::INTERRUPTED;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use iogauge_db::{engine, DbEngine, SetupRequest, SetupUi};
+use iogauge_db::{engine, DbEngine, Setup, SetupRequest, SetupUi};
 use iogauge_model::preflight::Preflight;
 use iogauge_session::stop_flag;
 use std::io::IsTerminal;
@@ -99,7 +99,9 @@ pub fn reset(w: WhereArgs) -> anyhow::Result<ExitCode> {
     let r = SetupRequest::bare(&spec, None, w.mysql_bin.as_deref());
     e.refuse(&r)?;
     let stop = stop_flag()?;
-    let said = with_ui(&stop, false, |ui| e.reset(&w.place(e.kind()), &r, ui))?;
+    let said = with_ui(&stop, false, |ui| {
+        e.reset(&w.place(e.kind()), Setup { req: r, ui })
+    })?;
     if stop.load(Ordering::Relaxed) {
         // Ctrl-C after the copy: the swap is not interrupted half-way.
         eprintln!(

@@ -2,6 +2,7 @@
 //! even when it is killed with SIGKILL, and a Ctrl-C stops the ones iogauge waits for; waiting
 //! on them and the tail of their logs for error messages.
 
+use crate::common::cgroup::MemCgroup;
 use crate::error::DbError;
 use std::fs::File;
 use std::io::{self, Read};
@@ -46,6 +47,20 @@ pub fn die_with_parent(cmd: &mut Command, sig: libc::c_int) {
 /// ([`wait_or_stop`]), as it does the postmaster, which has its own group for the same reason.
 pub fn own_group(cmd: &mut Command) {
     cmd.process_group(0);
+}
+
+/// Makes `cmd` a private server's process as iogauge runs one: in a process group of its own
+/// ([`own_group`]), inside `cgroup` when the run caps its page cache, and sent `death` when
+/// iogauge dies ([`die_with_parent`]).
+pub(crate) fn as_server(cmd: &mut Command, cgroup: Option<&MemCgroup>, death: libc::c_int) {
+    own_group(cmd);
+    if let Some(cg) = cgroup {
+        // SAFETY: the closure only calls async-signal-safe functions (see `joiner`).
+        unsafe {
+            cmd.pre_exec(cg.joiner());
+        }
+    }
+    die_with_parent(cmd, death);
 }
 
 /// Waits for `child`, watching `stop`: once it is raised, SIGTERM, SIGKILL after 5 s, and

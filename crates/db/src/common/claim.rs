@@ -98,3 +98,22 @@ pub(crate) fn make_dirs(dir: &Path) -> Result<PathBuf, DbError> {
         .first()
         .map_or_else(|| dir.to_path_buf(), |d| d.to_path_buf()))
 }
+
+/// Where a private server's parts live in its directory, whichever engine's: its data
+/// (`data/`), its socket (`run/`) and its log (`server.log`) beside the engine's marker.
+pub trait ServerDir {
+    /// The directory iogauge made for the server.
+    fn root(&self) -> &Path;
+
+    fn data_dir(&self) -> PathBuf {
+        self.root().join("data")
+    }
+
+    fn run_dir(&self) -> PathBuf {
+        self.root().join("run")
+    }
+
+    fn log_path(&self) -> PathBuf {
+        self.root().join("server.log")
+    }
+}

@@ -3,8 +3,12 @@
 //! redo stress). Each engine lays it out in its own way (`postgres::schema`,
 //! `mariadb::schema`).
 
+use crate::error::DbError;
+use iogauge_model::db::setup::LoadReport;
 use iogauge_model::db::workload::RedoStress;
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 /// Padding columns `p1..p5`, each this many ASCII characters.
 pub const PAD_COLS: usize = 5;
@@ -40,5 +44,42 @@ pub(crate) fn pad_cols(redo: RedoStress) -> usize {
         RedoStress::None => 0,
         RedoStress::Lite => 1,
         RedoStress::Heavy => PAD_COLS,
+    }
+}
+
+/// A data set loaded afresh, whichever engine's: iogauge's schemas dropped on the `admin`
+/// connection, `load` (the engine's loaders), then `finish` (indexes, checks, the report). A
+/// stop or a failure drops what was made, best effort (the server may be why it failed); a
+/// stop is the error then, whatever the loaders saw of it.
+pub(crate) fn load_afresh<A>(
+    admin: &mut A,
+    drop_all: impl Fn(&mut A) -> Result<(), DbError>,
+    load: impl FnOnce() -> Result<(), DbError>,
+    finish: impl FnOnce(&mut A) -> Result<LoadReport, DbError>,
+    stop: &AtomicBool,
+) -> Result<LoadReport, DbError> {
+    let t = Instant::now();
+    let stopped = || DbError::interrupted("loading the schemas");
+    drop_all(admin)?;
+    let loaded = load().and_then(|()| {
+        if stop.load(Ordering::Relaxed) {
+            return Err(stopped());
+        }
+        finish(admin)
+    });
+    match loaded {
+        Ok(mut report) => {
+            report.elapsed_s = t.elapsed().as_secs_f64();
+            Ok(report)
+        }
+        Err(e) => {
+            let e = if stop.load(Ordering::Relaxed) {
+                stopped()
+            } else {
+                e
+            };
+            let _ = drop_all(admin);
+            Err(e)
+        }
     }
 }

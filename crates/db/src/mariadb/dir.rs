@@ -19,7 +19,7 @@
 //! the server (a socket directory of theirs). All of it is checked before anything is written,
 //! started or removed.
 
-use crate::common::claim::{claim_dir, lock_marker, remove_made};
+use crate::common::claim::{claim_dir, lock_marker, remove_made, ServerDir};
 use crate::error::DbError;
 use iogauge_trust::{chown_dir, replace_file, resolve, Kind, Trust};
 use std::fs::{self, File, OpenOptions};
@@ -166,7 +166,7 @@ impl MariaDir {
 
     /// The server's log, opened for appending (never through a link).
     pub fn open_log(&self) -> Result<File, DbError> {
-        let log = self.log();
+        let log = self.log_path();
         OpenOptions::new()
             .create(true)
             .append(true)
@@ -187,7 +187,7 @@ impl MariaDir {
             }
         }
         let tmp_cnf = self.path.join(".my.cnf.iogauge-tmp");
-        for f in [self.cnf(), tmp_cnf, self.log(), self.path.join(MARKER)] {
+        for f in [self.cnf(), tmp_cnf, self.log_path(), self.path.join(MARKER)] {
             match fs::remove_file(&f) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                     return Err(DbError::io(&f, e))
@@ -202,17 +202,8 @@ impl MariaDir {
         Ok(())
     }
 
-    pub fn data_dir(&self) -> PathBuf {
-        self.path.join("data")
-    }
-    pub fn run_dir(&self) -> PathBuf {
-        self.path.join("run")
-    }
     pub fn cnf(&self) -> PathBuf {
         self.path.join("my.cnf")
-    }
-    pub fn log(&self) -> PathBuf {
-        self.path.join("server.log")
     }
 }
 
@@ -250,6 +241,12 @@ fn parse(text: &str, dir: &Path) -> Option<(Option<PathBuf>, bool)> {
     }
     let top = made.then(|| from.filter(|f| dir.starts_with(f)).unwrap_or(dir.into()));
     Some((top, finished))
+}
+
+impl ServerDir for MariaDir {
+    fn root(&self) -> &Path {
+        &self.path
+    }
 }
 
 #[cfg(test)]

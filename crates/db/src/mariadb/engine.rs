@@ -13,7 +13,7 @@ use crate::common::run::preflight;
 use crate::common::run::server::{EngineServer, RunPlace, RunServer, ELSEWHERE};
 use crate::common::schema::SchemaSpec;
 use crate::common::workload::drive::Go;
-use crate::engine::{setup_first, DbEngine, RunRequest, SetupDone, SetupRequest, SetupUi};
+use crate::engine::{setup_first, DbEngine, RunRequest, Setup, SetupDone, SetupRequest, SetupUi};
 use crate::error::DbError;
 use iogauge_model::db::engine::Engine;
 use iogauge_model::db::outcome::DbOutcome;
@@ -131,12 +131,8 @@ impl DbEngine for MariaDb {
         }
     }
 
-    fn setup_private(
-        &self,
-        dir: &Path,
-        r: &SetupRequest<'_>,
-        ui: &SetupUi<'_>,
-    ) -> Result<SetupDone, DbError> {
+    fn setup_private(&self, dir: &Path, s: Setup<'_>) -> Result<SetupDone, DbError> {
+        let (r, ui) = (&s.req, s.ui);
         let spec = rows(r.spec);
         let bytes = spec.blocks_per_schema * Engine::Mariadb.page_bytes();
         let planned = preflight::planned(&[], spec.schemas, bytes);
@@ -164,12 +160,8 @@ impl DbEngine for MariaDb {
         })
     }
 
-    fn setup_dsn(
-        &self,
-        dsn: &str,
-        r: &SetupRequest<'_>,
-        ui: &SetupUi<'_>,
-    ) -> Result<SetupDone, DbError> {
+    fn setup_dsn(&self, dsn: &str, s: Setup<'_>) -> Result<SetupDone, DbError> {
+        let (r, ui) = (&s.req, s.ui);
         let t = MariaTarget::dsn(dsn)?;
         let report = load(&t, &rows(r.spec), ui)?;
         Ok(SetupDone {
@@ -179,12 +171,8 @@ impl DbEngine for MariaDb {
         })
     }
 
-    fn reset(
-        &self,
-        place: &Place,
-        r: &SetupRequest<'_>,
-        ui: &SetupUi<'_>,
-    ) -> Result<String, DbError> {
+    fn reset(&self, place: &Place, s: Setup<'_>) -> Result<String, DbError> {
+        let (r, ui) = (&s.req, s.ui);
         let reload = |t: &MariaTarget| -> Result<(), DbError> {
             let Some((schemas, rows)) = schema::discover(t)? else {
                 return Err(DbError::Usage(format!(

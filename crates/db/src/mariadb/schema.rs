@@ -18,14 +18,13 @@
 //! each one random single-page read.
 
 use super::conn::MariaTarget;
-use crate::common::schema::{SchemaSpec, PAD_COLS, PAD_LEN};
+use crate::common::schema::{load_afresh, SchemaSpec, PAD_COLS, PAD_LEN};
 use crate::error::DbError;
 use iogauge_model::db::setup::{LoadReport, TableCheck};
 use iogauge_stats::Bytes;
 use mysql::prelude::Queryable;
 use mysql::Conn;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::time::Instant;
 
 /// What the tables carry as their comment, so iogauge drops only its own.
 const MARK: &str = "iogauge";
@@ -118,25 +117,14 @@ pub fn setup(
     stop: &AtomicBool,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<LoadReport, DbError> {
-    let started = Instant::now();
     let mut admin = t.connect()?;
-    drop_all(t, &mut admin)?;
-    let loaded = load_all(t, spec, stop, progress).and_then(|()| {
-        if stop.load(Ordering::Relaxed) {
-            return Err(DbError::interrupted("loading the schemas"));
-        }
-        finish(t, spec, &mut admin)
-    });
-    match loaded {
-        Ok(mut r) => {
-            r.elapsed_s = started.elapsed().as_secs_f64();
-            Ok(r)
-        }
-        Err(e) => {
-            let _ = drop_all(t, &mut admin);
-            Err(e)
-        }
-    }
+    load_afresh(
+        &mut admin,
+        |a| drop_all(t, a),
+        || load_all(t, spec, stop, progress),
+        |a| finish(t, spec, a),
+        stop,
+    )
 }
 
 fn load_all(

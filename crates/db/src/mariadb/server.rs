@@ -18,10 +18,10 @@ use super::bin::MariaBin;
 use super::conn::{os_user, MariaTarget};
 use super::dir::MariaDir;
 use crate::common::cgroup::{remove_stale, MemCgroup};
-use crate::common::child::{die_with_parent, log_since, run_logged, wait_until, SETUP_TIME};
+use crate::common::child::{as_server, log_since, run_logged, wait_until, SETUP_TIME};
+use crate::common::claim::ServerDir;
 use crate::error::DbError;
 use std::fs;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -131,7 +131,13 @@ impl MariaServer {
             .arg(format!("--auth-root-socket-user={}", os_user()))
             .arg("--skip-test-db")
             .current_dir(self.dir());
-        run_logged(cmd, "mariadb-install-db", &self.log(), stop, SETUP_TIME)
+        run_logged(
+            cmd,
+            "mariadb-install-db",
+            &self.log_path(),
+            stop,
+            SETUP_TIME,
+        )
     }
 
     /// The server iogauge made in `dir` (not started), once the directory passes the trust
@@ -170,8 +176,8 @@ impl MariaServer {
     pub fn socket(&self) -> PathBuf {
         self.run_dir().join("mysqld.sock")
     }
-    pub fn log(&self) -> PathBuf {
-        self.dir.log()
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.log_path()
     }
     pub fn bin(&self) -> &MariaBin {
         &self.bin
@@ -202,7 +208,7 @@ impl MariaServer {
                 "pid-file",
                 self.run_dir().join("mysqld.pid").display().to_string(),
             ),
-            ("log-error", self.log().display().to_string()),
+            ("log-error", self.log_path().display().to_string()),
             // Its own, not /tmp: a starting server deletes every `#sql*` file in its tmpdir
             // (temporary tables left by a crash), which in /tmp would be other servers'
             // (the machine's own MariaDB, another rank's bootstrap next to this one).
@@ -232,7 +238,7 @@ impl MariaServer {
         let cgroup = cache_limit
             .map(|l| MemCgroup::create(&format!("iogauge-maria-{}", std::process::id()), l))
             .transpose()?;
-        let log = self.log();
+        let log = self.log_path();
         let out = self.dir.open_log()?;
         self.log_from = out.metadata().map_or(0, |m| m.len());
         let mut cmd = Command::new(&self.bin.server);
@@ -240,15 +246,8 @@ impl MariaServer {
             .current_dir(self.dir())
             .stdin(std::process::Stdio::null())
             .stdout(out.try_clone().map_err(|e| DbError::io(&log, e))?)
-            .stderr(out)
-            .process_group(0);
-        if let Some(cg) = &cgroup {
-            // SAFETY: the closure only calls async-signal-safe functions (see `joiner`).
-            unsafe {
-                cmd.pre_exec(cg.joiner());
-            }
-        }
-        die_with_parent(&mut cmd, libc::SIGKILL);
+            .stderr(out);
+        as_server(&mut cmd, cgroup.as_ref(), libc::SIGKILL);
         let child = cmd
             .spawn()
             .map_err(|e| self.failed(format!("cannot run {}: {e}", self.bin.server.display())))?;
@@ -352,7 +351,7 @@ impl MariaServer {
             Some(small) => format!("the server died ({st}): {small}"),
             None => format!(
                 "the server died ({st}): {}",
-                log_since(&self.log(), self.log_from, 5)
+                log_since(&self.log_path(), self.log_from, 5)
             ),
         })
     }

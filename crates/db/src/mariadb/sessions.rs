@@ -11,6 +11,7 @@ use super::status::{snapshot, DATA_READ_TIME_SQL, STATUS_SQL};
 use crate::common::aas::ActivityRow;
 use crate::common::schema::{pad_cols, PAD_COLS};
 use crate::common::workload::drive::{drive, Go, Sessions};
+use crate::common::workload::ops::Op;
 use crate::common::workload::sampler::{sample_on_grid, Counters};
 use crate::common::workload::shared::{Run, Seat};
 use crate::error::DbError;
@@ -23,7 +24,6 @@ use mysql::prelude::Queryable;
 use mysql::{Conn, Statement, Value};
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
-use std::time::Instant;
 
 /// MariaDB's "Query execution was interrupted" (KILL QUERY): a halt, not a failure.
 const ER_QUERY_INTERRUPTED: u16 = 1317;
@@ -262,35 +262,25 @@ fn ops_loop(
     hot: Option<&Stmts>,
     r: &mut Run,
 ) -> Result<(), mysql::Error> {
-    let wl = &r.sh.wl;
-    let n = wl.blocks_per_schema;
-    let mut pad = String::new();
-    while !r.over() {
-        let op = r.ops.next(&mut pad);
-        let stmts = match hot {
-            Some(h) if op.hot => h,
-            _ => own,
-        };
+    let params = |op: &Op, pad: &str, wl: &Workload| {
         let mut params: Vec<Value> = Vec::with_capacity(wl.work_unit as usize + PAD_COLS);
         if op.update {
-            params.extend((0..pad_cols(wl.redo_stress)).map(|_| Value::from(pad.as_str())));
+            params.extend((0..pad_cols(wl.redo_stress)).map(|_| Value::from(pad)));
         }
+        let n = wl.blocks_per_schema;
         params
             .extend((0..u64::from(wl.work_unit)).map(|i| Value::from(place(op.lo as u64 + i, n))));
-        let t = Instant::now();
-        let rows = if op.update {
+        params
+    };
+    r.each_op(own, hot, params, |stmts, op, params, _| {
+        if op.update {
             c.exec_drop(&stmts.update, params)?;
-            c.affected_rows()
+            Ok(c.affected_rows())
         } else {
             let got: Vec<i64> = c.exec(&stmts.read, params)?;
-            got.len() as u64
-        };
-        let done = Instant::now();
-        r.tally
-            .record(done - r.t0, op.update, (done - t).as_nanos() as u64, rows);
-        r.think();
-    }
-    Ok(())
+            Ok(got.len() as u64)
+        }
+    })
 }
 
 /// The cumulative counters: `SHOW GLOBAL STATUS`, the time InnoDB's data file reads took

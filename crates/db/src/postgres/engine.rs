@@ -2,11 +2,12 @@
 //! cluster or a server by DSN ([`Postgres`]), and a server ready for a run ([`PgServer`]).
 
 use crate::common::cgroup::drop_os_cache;
+use crate::common::claim::ServerDir;
 use crate::common::place::{check_dir, Place};
 use crate::common::run::preflight;
 use crate::common::run::server::{EngineServer, RunPlace, RunServer, ELSEWHERE};
 use crate::common::workload::drive::Go;
-use crate::engine::{setup_first, DbEngine, RunRequest, SetupDone, SetupRequest, SetupUi};
+use crate::engine::{setup_first, DbEngine, RunRequest, Setup, SetupDone, SetupRequest, SetupUi};
 use crate::error::{error_text, DbError};
 use crate::postgres::dsn::{connect, describe, parse_dsn};
 use crate::postgres::schema;
@@ -56,12 +57,8 @@ impl DbEngine for Postgres {
         }
     }
 
-    fn setup_private(
-        &self,
-        dir: &Path,
-        r: &SetupRequest<'_>,
-        ui: &SetupUi<'_>,
-    ) -> Result<SetupDone, DbError> {
+    fn setup_private(&self, dir: &Path, s: Setup<'_>) -> Result<SetupDone, DbError> {
+        let (r, ui) = (&s.req, s.ui);
         // Refused places are refused before the preflight speaks of them.
         check_places(dir, r.log_dir, r.targets)?;
         let spec = r.spec;
@@ -101,12 +98,8 @@ impl DbEngine for Postgres {
         })
     }
 
-    fn setup_dsn(
-        &self,
-        dsn: &str,
-        r: &SetupRequest<'_>,
-        ui: &SetupUi<'_>,
-    ) -> Result<SetupDone, DbError> {
+    fn setup_dsn(&self, dsn: &str, s: Setup<'_>) -> Result<SetupDone, DbError> {
+        let (r, ui) = (&s.req, s.ui);
         if !r.overrides.is_empty() || r.log_dir.is_some() {
             return Err(DbError::Usage(
                 "--pg-set and --wal-dir configure a private cluster; set them on your own server instead".into(),
@@ -133,12 +126,8 @@ impl DbEngine for Postgres {
         })
     }
 
-    fn reset(
-        &self,
-        place: &Place,
-        r: &SetupRequest<'_>,
-        ui: &SetupUi<'_>,
-    ) -> Result<String, DbError> {
+    fn reset(&self, place: &Place, s: Setup<'_>) -> Result<String, DbError> {
+        let (r, ui) = (&s.req, s.ui);
         match place {
             Place::Private(dir) => {
                 if !has_cluster(dir) {

@@ -11,7 +11,7 @@
 //! the indexed key) stay on the page. [`rows_per_page`] models the rule; [`verify`] checks the
 //! result on the server.
 
-use crate::common::schema::{SchemaSpec, PAD_COLS, PAD_LEN};
+use crate::common::schema::{load_afresh, SchemaSpec, PAD_COLS, PAD_LEN};
 use crate::error::DbError;
 use crate::postgres::dsn::{connect, describe, server_err};
 use iogauge_model::db::setup::{LoadReport, TableCheck};
@@ -22,7 +22,7 @@ use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What the schemas carry as their comment, so iogauge drops only its own.
 const SCHEMA_MARK: &str = "iogauge";
@@ -118,31 +118,14 @@ pub fn setup(
             "schemas and blocks per schema must be at least 1".into(),
         ));
     }
-    let t = Instant::now();
     let mut admin = connect(cfg)?;
-    drop_all(cfg, &mut admin)?;
-    let loaded = load_all(cfg, spec, stop, progress).and_then(|()| {
-        if stop.load(Ordering::Relaxed) {
-            return Err(DbError::interrupted("loading the schemas"));
-        }
-        finish(cfg, spec, &mut admin)
-    });
-    match loaded {
-        Ok(mut report) => {
-            report.elapsed_s = t.elapsed().as_secs_f64();
-            Ok(report)
-        }
-        Err(e) => {
-            let e = if stop.load(Ordering::Relaxed) {
-                DbError::interrupted("loading the schemas")
-            } else {
-                e
-            };
-            // Best effort: the server may be the reason it failed.
-            let _ = drop_all(cfg, &mut admin);
-            Err(e)
-        }
-    }
+    load_afresh(
+        &mut admin,
+        |a| drop_all(cfg, a),
+        || load_all(cfg, spec, stop, progress),
+        |a| finish(cfg, spec, a),
+        stop,
+    )
 }
 
 /// The loaders: `load_parallel` connections taking schemas in turn. On `stop`, their

@@ -5,6 +5,7 @@ use super::guards::*;
 use super::runs::*;
 use super::util::{grid, procs_in};
 use super::Ctx;
+use iogauge_db::ServerDir;
 use iogauge_db::{connect, driver, parse_dsn, schema, Cluster, ClusterConfig, PgBin};
 use iogauge_model::db::workload::{Driver, Mode, RedoStress, Workload};
 use std::path::Path;

@@ -4,6 +4,7 @@
 use super::util::procs_in;
 use super::Ctx;
 use iogauge_db::watch::DbWatch;
+use iogauge_db::ServerDir;
 use iogauge_db::{parse_override, schema, Cluster, ClusterConfig, DATABASE};
 use iogauge_model::live::SocketAddr;
 use std::os::unix::fs::PermissionsExt;

@@ -4,6 +4,7 @@
 
 use super::util::{check_counts, grid, ms, procs_in, run, workload};
 use super::Ctx;
+use iogauge_db::ServerDir;
 use iogauge_db::{connect, driver, drop_os_cache, parse_dsn, schema};
 use iogauge_model::db::workload::{Driver, Mode, RedoStress};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -3,7 +3,8 @@
 //! state ([`Run`], [`Tally`]) that every driver (PostgreSQL's client in `worker` and server
 //! in `batch`, MariaDB's in `maria::sessions`) works with.
 
-use crate::common::workload::ops::OpGen;
+use crate::common::schema::PAD_LEN;
+use crate::common::workload::ops::{Op, OpGen};
 use crate::error::DbError;
 use iogauge_model::db::aas::Aas;
 use iogauge_model::db::profile::LoadDelta;
@@ -152,6 +153,37 @@ impl<'a> Run<'a> {
             ops: OpGen::new(&sh.wl, id as u32),
             tally: Tally::new(id, &sh.slots, tx),
         }
+    }
+
+    /// The session's operations to the end or a halt, timed and recorded, each followed by
+    /// the think time. `args` makes an operation's parameters (from the operation, its
+    /// update padding and the workload) before its clock starts; `exec` runs it on `own`
+    /// statements, or `hot`'s for an operation on the hot schema (with the padding), and
+    /// says how many rows it touched.
+    pub fn each_op<S, P, E>(
+        &mut self,
+        own: &S,
+        hot: Option<&S>,
+        mut args: impl FnMut(&Op, &str, &Workload) -> P,
+        mut exec: impl FnMut(&S, &Op, P, &str) -> Result<u64, E>,
+    ) -> Result<(), E> {
+        let sh = self.sh;
+        let mut pad = String::with_capacity(PAD_LEN);
+        while !self.over() {
+            let op = self.ops.next(&mut pad);
+            let stmts = match hot {
+                Some(h) if op.hot => h,
+                _ => own,
+            };
+            let p = args(&op, &pad, &sh.wl);
+            let t = Instant::now();
+            let rows = exec(stmts, &op, p, &pad)?;
+            let done = Instant::now();
+            let ns = (done - t).as_nanos() as u64;
+            self.tally.record(done - self.t0, op.update, ns, rows);
+            self.think();
+        }
+        Ok(())
     }
 
     /// Halted, or past the end of the run.

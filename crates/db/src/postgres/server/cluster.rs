@@ -24,6 +24,7 @@
 //! [`DbError::Interrupted`]; stopping the server and `destroy` always run to the end.
 
 use crate::common::child::{run_logged, SETUP_TIME};
+use crate::common::claim::ServerDir;
 use crate::error::DbError;
 use crate::postgres::dsn::{connect, server_err, CONNECT_TIMEOUT};
 use crate::postgres::server::access;
@@ -358,15 +359,6 @@ impl Cluster {
     pub fn dir(&self) -> &Path {
         &self.dir
     }
-    pub fn data_dir(&self) -> PathBuf {
-        self.dir.join("data")
-    }
-    pub fn run_dir(&self) -> PathBuf {
-        self.dir.join("run")
-    }
-    pub fn log_path(&self) -> PathBuf {
-        self.dir.join("server.log")
-    }
     pub fn bin(&self) -> &PgBin {
         &self.bin
     }
@@ -383,5 +375,11 @@ impl Drop for Cluster {
         }
         // A run's own settings (`configure_run`) end with it.
         let _ = conf::clear_run(&self.data_dir());
+    }
+}
+
+impl ServerDir for Cluster {
+    fn root(&self) -> &Path {
+        &self.dir
     }
 }

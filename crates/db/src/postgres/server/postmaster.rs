@@ -10,7 +10,7 @@
 //! immediate shutdown, which ends every server process of the cluster at once.
 
 use crate::common::cgroup::MemCgroup;
-use crate::common::child::{crash_lines, die_with_parent, wait_until};
+use crate::common::child::{as_server, crash_lines, wait_until};
 use crate::error::DbError;
 use std::ffi::CString;
 use std::fs::File;
@@ -157,18 +157,8 @@ impl Server {
         let log_from = out.metadata().map_or(0, |m| m.len());
         let cwd = data.parent().unwrap_or(data);
         let mut cmd = owner.command(postgres, cwd);
-        cmd.arg("-D")
-            .arg(data)
-            .stdout(out)
-            .stderr(err)
-            .process_group(0);
-        if let Some(cg) = &cgroup {
-            // SAFETY: the closure only calls async-signal-safe functions (see `joiner`).
-            unsafe {
-                cmd.pre_exec(cg.joiner());
-            }
-        }
-        die_with_parent(&mut cmd, libc::SIGQUIT);
+        cmd.arg("-D").arg(data).stdout(out).stderr(err);
+        as_server(&mut cmd, cgroup.as_ref(), libc::SIGQUIT);
         let child = cmd.spawn().map_err(|e| DbError::Start {
             dir: data.to_path_buf(),
             why: format!("cannot run {}: {e}", postgres.display()),

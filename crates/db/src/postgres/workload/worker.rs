@@ -4,16 +4,15 @@
 //! the server driver, batches run by a procedure in the database, in `batch`; what both
 //! share with the sampler and the collector in `shared`, the statements in `sql`.
 
-use crate::common::schema::PAD_LEN;
+use crate::common::workload::ops::Op;
 use crate::common::workload::shared::{Run, Seat};
 use crate::error::{error_text, DbError};
 use crate::postgres::dsn::{connect, describe};
 use crate::postgres::workload::batch;
-use iogauge_model::db::workload::{Driver, RedoStress};
+use iogauge_model::db::workload::{Driver, RedoStress, Workload};
 use postgres::error::SqlState;
 use postgres::{Client, Config, Statement};
 use std::sync::atomic::Ordering;
-use std::time::Instant;
 
 use crate::postgres::workload::sql::{read_sql, update_sql, SESSION_SETUP};
 use postgres::CancelToken;
@@ -129,27 +128,14 @@ fn client_loop(
     hot: Option<&Stmts>,
     r: &mut Run,
 ) -> Result<(), postgres::Error> {
-    let wl = &r.sh.wl;
-    let mut pad = String::with_capacity(PAD_LEN);
-    while !r.over() {
-        let op = r.ops.next(&mut pad);
-        let stmts = match hot {
-            Some(h) if op.hot => h,
-            _ => own,
-        };
-        let hi = op.lo + wl.work_unit as i64 - 1;
-        let t = Instant::now();
-        let rows = if !op.update {
+    let hi = |op: &Op, _: &str, wl: &Workload| (op.lo + wl.work_unit as i64 - 1, wl.redo_stress);
+    r.each_op(own, hot, hi, |stmts, op, (hi, redo), pad| {
+        Ok(if !op.update {
             c.query_one(&stmts.read, &[&op.lo, &hi])?.get::<_, i64>(0) as u64
-        } else if wl.redo_stress == RedoStress::None {
+        } else if redo == RedoStress::None {
             c.execute(&stmts.update, &[&op.lo, &hi])?
         } else {
             c.execute(&stmts.update, &[&op.lo, &hi, &pad])?
-        };
-        let done = Instant::now();
-        let ns = (done - t).as_nanos() as u64;
-        r.tally.record(done - r.t0, op.update, ns, rows);
-        r.think();
-    }
-    Ok(())
+        })
+    })
 }

@@ -5,6 +5,7 @@
 use super::{Cluster, DATABASE, START_TIMEOUT, STOP_GRACE};
 use crate::common::cgroup::MemCgroup;
 use crate::common::child::{log_since, wait_until};
+use crate::common::claim::ServerDir;
 use crate::error::DbError;
 use crate::postgres::dsn::{connect, server_err};
 use crate::postgres::server::access;
