@@ -123,16 +123,7 @@ fn a_file_on_btrfs_over_two_devices_is_sampled_on_both() {
     sh(&format!("mount {} '{}'", a.0, mnt.display()));
     let _m = Mount(mnt.clone());
     let file = mnt.join("f");
-    let v = run_json(&[
-        "--target",
-        file.to_str().unwrap(),
-        "--size",
-        "32m",
-        "--rw",
-        "randwrite",
-        "--time",
-        "1s",
-    ]);
+    let v = run_on(&file, "32m", &["--rw", "randwrite", "--time", "1s"]);
     let rows = v["hardware"]["devices"]
         .as_array()
         .expect("per-device rows");

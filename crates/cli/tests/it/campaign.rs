@@ -94,11 +94,7 @@ fn export_json(store: &Path, name: &str) -> Value {
         .arg(store)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     serde_json::from_slice(&out.stdout).expect("export is JSON")
 }
 
@@ -199,11 +195,7 @@ fn dry_run_lists_and_creates_nothing() {
     let store = dir.join("never.sqlite");
     let out = campaign_in(dir, &store, &["tiny.toml", "--dry-run"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert_eq!(text.matches("(warm-up, discarded)").count(), 2, "{text}");
     assert!(
         text.contains("2 cases × 3 repetitions, 0 already stored, 8 runs to make"),
@@ -274,11 +266,7 @@ fn a_changed_campaign_needs_fresh() {
     let one = "name = \"chg\"\ncommand = \"run\"\nrepeat = 1\nwarmup = \"none\"\n[options]\ntarget = \"./data\"\nsize = \"16m\"\ntime = \"300ms\"\ninterval = \"100ms\"\n";
     std::fs::write(dir.join("c.toml"), one).unwrap();
     let out = campaign_in(dir, &store, &["c.toml"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     std::fs::write(dir.join("c.toml"), one.replace("16m", "8m")).unwrap();
     let e = fails(
         &[
@@ -336,11 +324,7 @@ fn case_steps_wrap_each_cases_runs() {
         );
     std::fs::write(dir.join("cases.toml"), file).unwrap();
     let out = campaign_in(dir, &store, &["cases.toml"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let log = std::fs::read_to_string(dir.join("hooks.log")).unwrap();
     // The `pre` lines start with the case's name: "qd=1|rep|warm-up|…".
     let steps: Vec<&str> = log

@@ -40,9 +40,11 @@ use std::process::{Child, Output, Stdio};
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
+mod db;
 mod machine;
 mod maria;
 mod results;
+pub use db::*;
 pub use machine::*;
 pub use maria::*;
 pub use results::*;

@@ -431,16 +431,11 @@ fn the_json_reference_names_every_field_of_a_run() {
     let _g = busy();
     let dir = workdir();
     let target = dir.path().join("data");
-    let doc = run_json(&[
-        "--target",
-        target.to_str().unwrap(),
-        "--size",
+    let doc = run_on(
+        &target,
         "64m",
-        "--time",
-        "1s",
-        "--label",
-        "json-reference",
-    ]);
+        &["--time", "1s", "--label", "json-reference"],
+    );
     assert_eq!(doc["schema"], iogauge_model::SCHEMA);
     let named = fields_the_reference_names();
     assert!(named.len() >= 50, "the table: {named:?}");

@@ -93,15 +93,7 @@ fn tmpfs_is_refused_for_o_direct() {
     );
     assert!(!t.exists(), "nothing created");
     // On purpose, through the page cache, it works.
-    let v = run_json(&[
-        "--target",
-        t.to_str().unwrap(),
-        "--size",
-        "8m",
-        "--ios",
-        "10",
-        "--buffered",
-    ]);
+    let v = run_on(&t, "8m", &["--ios", "10", "--buffered"]);
     assert_eq!(u(&v["summary"]["read"]["ios"]), 10);
 }
 
@@ -114,15 +106,7 @@ fn filesystem_without_o_direct() {
     // ramfs rejects O_DIRECT opens (EINVAL) and is not caught as tmpfs by name first:
     // make sure the O_DIRECT check itself fires by creating with --buffered first.
     let t = d.path().join("ram/x");
-    run_json(&[
-        "--target",
-        t.to_str().unwrap(),
-        "--size",
-        "1m",
-        "--ios",
-        "10",
-        "--buffered",
-    ]);
+    run_on(&t, "1m", &["--ios", "10", "--buffered"]);
     let err = run_fails(&["--target", t.to_str().unwrap(), "--ios", "10"], 2);
     assert!(err.contains("ramfs") && (err.contains("O_DIRECT")), "{err}");
 }

@@ -7,6 +7,7 @@ mod inputs;
 mod lifecycle;
 mod maria;
 mod parsers;
+mod pg;
 mod results;
 mod secrets;
 mod settings;

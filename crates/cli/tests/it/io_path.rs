@@ -172,11 +172,7 @@ fn run_without_thp(target: &str) -> Value {
         });
     }
     let out = c.output().expect("spawn iogauge");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     serde_json::from_slice(&out.stdout).expect("JSON")
 }
 

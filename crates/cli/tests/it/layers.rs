@@ -364,11 +364,7 @@ fn beside_a_neighbour_the_job_s_own_device_time_agrees_with_bpftrace() {
         .expect("iogauge run");
     let seen = bt.stop();
     drop(fio);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let own = own_read_device(&doc, &disk);
     let all = reads_of(&doc, &disk);

@@ -120,26 +120,26 @@ fn a_log_target_of_its_own_is_made_at_the_log_size() {
     let _g = busy();
     let d = workdir();
     let (t, wal) = (d.path().join("data"), d.path().join("wal"));
-    let v = run_json(&[
-        "--target",
-        t.to_str().unwrap(),
-        "--size",
+    let v = run_on(
+        &t,
         "16m",
-        "--rw",
-        "randread",
-        "--qd",
-        "4",
-        "--time",
-        "2s",
-        "--log-bs",
-        "16k",
-        "--log-target",
-        wal.to_str().unwrap(),
-        "--log-size",
-        "4m",
-        "--log-rate",
-        "200",
-    ]);
+        &[
+            "--rw",
+            "randread",
+            "--qd",
+            "4",
+            "--time",
+            "2s",
+            "--log-bs",
+            "16k",
+            "--log-target",
+            wal.to_str().unwrap(),
+            "--log-size",
+            "4m",
+            "--log-rate",
+            "200",
+        ],
+    );
     assert_eq!(std::fs::metadata(&wal).unwrap().len(), 4 << 20);
     let l = &v["log"];
     assert_eq!(l["target"], wal.to_str().unwrap());

@@ -70,6 +70,29 @@ fn without_the_feature_a_rank_says_how_to_build() {
     );
 }
 
+/// The start of an MPI test: root, its gate, a work directory and the results store the
+/// ranks write to, in it.
+#[cfg(feature = "mpi")]
+fn mpi_test(gate: fn() -> Guard) -> (Guard, tempfile::TempDir, std::path::PathBuf) {
+    require_root();
+    let g = gate();
+    let w = workdir();
+    let store = w.path().join("results.sqlite");
+    (g, w, store)
+}
+
+/// Truncates a rank's target under its running job: its next read moves 0 bytes, and the
+/// rank fails.
+#[cfg(feature = "mpi")]
+fn shrink(target: &std::path::Path) {
+    std::fs::File::options()
+        .write(true)
+        .open(target)
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+}
+
 /// `mpirun -np N iogauge ARGS` on `store`: (exit code, stdout, stderr).
 #[cfg(feature = "mpi")]
 fn mpirun(n: u32, store: &std::path::Path, args: &[&str]) -> (Option<i32>, String, String) {
@@ -240,10 +263,7 @@ fn two_and_three_ranks_make_one_result() {
 #[cfg(feature = "mpi")]
 #[test]
 fn a_failing_rank_ends_the_job_with_its_reason() {
-    require_root();
-    let _g = heavy();
-    let w = workdir();
-    let store = w.path().join("results.sqlite");
+    let (_g, w, store) = mpi_test(heavy);
     // Rank 1's target is a directory: it cannot prepare it; no rank runs, nothing is stored.
     std::fs::create_dir(w.path().join("d.1")).unwrap();
     let target = w.path().join("d.{rank}");
@@ -368,10 +388,7 @@ fn ctrl_c_to_mpirun_or_one_rank_stores_what_ran() {
 #[cfg(feature = "mpi")]
 #[test]
 fn a_campaign_launches_every_run_over_ranks() {
-    require_root();
-    let _g = heavy();
-    let w = workdir();
-    let store = w.path().join("results.sqlite");
+    let (_g, w, store) = mpi_test(heavy);
     let file = w.path().join("ranks.toml");
     std::fs::write(
         &file,
@@ -417,10 +434,7 @@ fn a_campaign_launches_every_run_over_ranks() {
 #[cfg(feature = "mpi")]
 #[test]
 fn ranks_writing_a_shared_target_split_its_region() {
-    require_root();
-    let _g = heavy();
-    let w = workdir();
-    let store = w.path().join("results.sqlite");
+    let (_g, w, store) = mpi_test(heavy);
     let target = w.path().join("shared.dat");
     let t = target.to_str().unwrap();
     let base = [

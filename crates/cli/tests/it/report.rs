@@ -65,11 +65,7 @@ fn runs_and_a_calibration_in_one_report() {
         &store,
         &["report", "1", "2", "3", "-o", page.to_str().unwrap()],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("3 results"), "{err}");
     let html = std::fs::read_to_string(&page).unwrap();

@@ -11,28 +11,28 @@ fn json_shape_and_arithmetic_add_up() {
     let _g = heavy();
     let d = workdir();
     let t = d.path().join("data");
-    let v = run_json(&[
-        "--target",
-        t.to_str().unwrap(),
-        "--size",
+    let v = run_on(
+        &t,
         "64m",
-        "--rw",
-        "randrw",
-        "--read-pct",
-        "70",
-        "--bs",
-        "8k",
-        "--qd",
-        "8",
-        "--workers",
-        "2",
-        "--time",
-        "2s",
-        "--ramp",
-        "1s",
-        "--interval",
-        "500ms",
-    ]);
+        &[
+            "--rw",
+            "randrw",
+            "--read-pct",
+            "70",
+            "--bs",
+            "8k",
+            "--qd",
+            "8",
+            "--workers",
+            "2",
+            "--time",
+            "2s",
+            "--ramp",
+            "1s",
+            "--interval",
+            "500ms",
+        ],
+    );
     assert_eq!(v["schema"], iogauge_model::SCHEMA);
     assert_eq!(v["kind"], "run");
     assert_eq!(v["options"]["rw"], "randrw");
@@ -89,20 +89,11 @@ fn ios_bound_is_exact_and_split_over_workers() {
     let _g = shared();
     let d = workdir();
     let t = d.path().join("data");
-    let v = run_json(&[
-        "--target",
-        t.to_str().unwrap(),
-        "--size",
+    let v = run_on(
+        &t,
         "32m",
-        "--ios",
-        "5001",
-        "--qd",
-        "4",
-        "--workers",
-        "3",
-        "--bs",
-        "4k",
-    ]);
+        &["--ios", "5001", "--qd", "4", "--workers", "3", "--bs", "4k"],
+    );
     assert_eq!(u(&v["summary"]["read"]["ios"]), 5001);
     assert_eq!(u(&v["summary"]["read"]["bytes"]), 5001 * 4096);
     assert_eq!(u(&v["summary"]["write"]["ios"]), 0);
@@ -287,11 +278,7 @@ fn default_scratch_target_in_the_working_directory() {
         .args(["run", "--size", "16m", "--time", "1s", "--json"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(d.path().join("iogauge-scratch/data").exists());
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(u(&v["summary"]["read"]["ios"]) > 0);

@@ -30,28 +30,28 @@ fn steady_ramp_ends_on_the_grid_once_the_window_holds() {
     let _g = heavy();
     let d = workdir();
     let t = d.path().join("data");
-    let v = run_json(&[
-        "--target",
-        t.to_str().unwrap(),
-        "--size",
+    let v = run_on(
+        &t,
         "32m",
-        "--rate-iops",
-        "2000",
-        "--qd",
-        "4",
-        "--interval",
-        "250ms",
-        "--time",
-        "1s",
-        "--ramp",
-        "1s",
-        "--steady",
-        "iops:25%",
-        "--steady-window",
-        "1s",
-        "--steady-timeout",
-        "20s",
-    ]);
+        &[
+            "--rate-iops",
+            "2000",
+            "--qd",
+            "4",
+            "--interval",
+            "250ms",
+            "--time",
+            "1s",
+            "--ramp",
+            "1s",
+            "--steady",
+            "iops:25%",
+            "--steady-window",
+            "1s",
+            "--steady-timeout",
+            "20s",
+        ],
+    );
     let w = &v["steady_wait"];
     assert_eq!(w["reached"], true, "{w}");
     let from = f(&w["measured_from_s"]);
@@ -85,24 +85,24 @@ fn steady_timeout_measures_anyway_and_warns() {
     let _g = heavy();
     let d = workdir();
     let t = d.path().join("data");
-    let v = run_json(&[
-        "--target",
-        t.to_str().unwrap(),
-        "--size",
+    let v = run_on(
+        &t,
         "32m",
-        "--qd",
-        "4",
-        "--interval",
-        "250ms",
-        "--time",
-        "500ms",
-        "--steady",
-        "iops:0.001%",
-        "--steady-window",
-        "500ms",
-        "--steady-timeout",
-        "1500ms",
-    ]);
+        &[
+            "--qd",
+            "4",
+            "--interval",
+            "250ms",
+            "--time",
+            "500ms",
+            "--steady",
+            "iops:0.001%",
+            "--steady-window",
+            "500ms",
+            "--steady-timeout",
+            "1500ms",
+        ],
+    );
     let w = &v["steady_wait"];
     assert_eq!(w["reached"], false, "{w}");
     assert!(w["window_s"].is_null());
@@ -167,22 +167,14 @@ fn show_re_renders_a_run_at_a_coarser_interval() {
         .args(["--qd", "4", "--interval", "250ms", "--time", "2s", "--json"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let fine: Value = serde_json::from_slice(&out.stdout).unwrap();
     let id = stored_id(&out.stderr).to_string();
     let shown = bin()
         .args(["show", &id, "--interval", "1s", "--json"])
         .output()
         .unwrap();
-    assert!(
-        shown.status.success(),
-        "{}",
-        String::from_utf8_lossy(&shown.stderr)
-    );
+    assert_success(&shown);
     let coarse: Value = serde_json::from_slice(&shown.stdout).unwrap();
     let fi = fine["intervals"].as_array().unwrap();
     let ci = coarse["intervals"].as_array().unwrap();

@@ -127,11 +127,7 @@ fn full_screen_view_draws_and_restores_the_terminal() {
         .env("IOGAUGE_STORE", d.path().join("s.sqlite"))
         .output()
         .expect("script(1) from bsdutils runs the view on a pseudo-terminal");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let screen = String::from_utf8_lossy(&out.stdout);
     for word in [
         "iogauge watch",
@@ -300,11 +296,7 @@ fn full_screen_view_shows_each_cpu() {
         .env("IOGAUGE_STORE", d.path().join("s.sqlite"))
         .output()
         .expect("script(1) from bsdutils runs the view on a pseudo-terminal");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let screen = String::from_utf8_lossy(&out.stdout);
     // The terminal skips blanks by moving the cursor: look for single words.
     let mut words = vec!["each".to_string(), "load".to_string()];
@@ -328,11 +320,7 @@ fn a_run_stores_each_cpu_and_the_load_average() {
         .args(["--size", "16m", "--time", "1s", "--qd", "4"])
         .output()
         .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    assert_success(&run);
     let show = bin()
         .env("IOGAUGE_STORE", &store)
         .args(["show", "1", "--json"])

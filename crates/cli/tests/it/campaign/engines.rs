@@ -74,11 +74,7 @@ end = "$IOGAUGE db drop --dir ./postgres >/dev/null; $IOGAUGE db drop --engine m
         .arg(&page)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("engine=mariadb") && html.contains("engine=postgres"));
 }

@@ -294,18 +294,10 @@ fn fs_loop_leaves_nothing_of_a_failure_and_finishes_an_unfinished_kind() {
     assert!(!root.join("ext4.img").exists() && root.join("wal.done").exists());
     // Made whole, then as a killed `up` leaves it: attached, not mounted, not done.
     let out = fs_loop(&["up", r, "--db", "ext4"], "true");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     sh(&format!("umount '{r}/ext4' && rm '{r}/ext4.done'"));
     let out = fs_loop(&["up", r, "--db", "ext4"], "true");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
     assert!(
         mounts.contains(&format!(" {r}/ext4 ")),
@@ -317,11 +309,7 @@ fn fs_loop_leaves_nothing_of_a_failure_and_finishes_an_unfinished_kind() {
         .count();
     assert_eq!(loops, 1, "{:?}", left_under(&root));
     let out = fs_loop(&["down", r, "ext4"], "true");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert_eq!(left_under(&root), Vec::<String>::new());
     assert!(!root.exists(), "down leaves {r}");
 }
@@ -373,11 +361,7 @@ fn smoke_with(stem: &str, env: &[(&str, &str)]) -> (tempfile::TempDir, Value) {
         .arg(&store)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let html = std::fs::read_to_string(&page).unwrap();
     for chart in ["bars:", "normalised:", "series:"] {
         assert!(

@@ -67,11 +67,7 @@ fn relative_exports_and_report_show_only_ratios() {
     let store = dir.join("results.sqlite");
     std::fs::write(dir.join("rel.toml"), REL).unwrap();
     let out = campaign_in(dir, &store, &["rel.toml"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let s = store.to_str().unwrap();
     let plain = export_json(&store, "rel");
     let export = |format: &str| {

@@ -21,6 +21,27 @@ pub fn succeeds(args: &[&str]) -> Output {
     out
 }
 
+/// Asserts a command ended successfully, showing its stderr when it did not.
+pub fn assert_success(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A command stopped by a signal (Ctrl-C, SIGHUP, SIGTERM): exit 130 and one line of stderr
+/// saying each of `says`. Returns that line.
+pub fn stopped(out: &Output, says: &[&str]) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    for s in says {
+        assert!(err.contains(s), "{s}: {err}");
+    }
+    err
+}
+
 /// How `run`'s and `show`'s text begins its layer split.
 const SPLIT: &str = "where an I/O's time went";
 
@@ -65,6 +86,12 @@ pub fn run_json(args: &[&str]) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}
+
+/// `iogauge run --target TARGET --size SIZE EXTRA --json`: the result.
+pub fn run_on(target: &std::path::Path, size: &str, extra: &[&str]) -> Value {
+    let target = target.to_str().expect("UTF-8 path");
+    run_json(&[&["--target", target, "--size", size], extra].concat())
 }
 
 pub fn f(v: &Value) -> f64 {

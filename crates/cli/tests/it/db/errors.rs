@@ -1,63 +1,110 @@
-//! The db commands' mistakes: one usage line naming the flag, nothing created or touched.
+//! The db commands' mistakes, on each engine: one usage line naming the flag, nothing
+//! created or touched.
 
 use super::*;
 
-#[test]
-fn db_errors_are_one_line() {
-    let _g = shared();
-    let w = workdir();
-    let foreign = w.path().join("foreign");
-    std::fs::create_dir(&foreign).unwrap();
-    std::fs::write(foreign.join("keep.txt"), "user data").unwrap();
-    let f_ = foreign.to_str().unwrap();
-    let e = fails(&["db", "run", "--dir", f_, "--time", "1s"], 2);
-    assert!(e.contains("not created by iogauge"), "{e}");
-    assert_eq!(
-        std::fs::read_to_string(foreign.join("keep.txt")).unwrap(),
-        "user data"
-    );
-    let e = fails(&["db", "drop", "--dir", f_], 2);
-    assert!(e.contains("no iogauge cluster"), "{e}");
-    assert!(foreign.join("keep.txt").exists());
-    let e = fails(
-        &[
-            "db",
-            "run",
-            "--dsn",
-            "postgres://bench:s3cret@127.0.0.1:1/bench",
-            "--time",
-            "1s",
-        ],
-        2,
-    );
-    assert!(e.contains("cannot connect") && !e.contains("s3cret"), "{e}");
-    let e = fails(
-        &[
-            "db",
-            "run",
-            "--dsn",
-            "postgres://x@h/db",
-            "--cache-limit",
-            "1G",
-        ],
-        2,
-    );
-    assert!(e.contains("--cache-limit"), "{e}");
-    let e = fails(&["db", "run", "--readers", "0"], 2);
-    assert!(e.contains("--readers"), "{e}");
-    let e = fails(&["db", "setup", "--scale", "4"], 2);
-    assert!(e.contains("--scale"), "{e}");
-    let e = fails(&["db", "run", "--redo-stress", "max"], 2);
-    assert!(e.contains("lite or heavy"), "{e}");
-    let e = fails(&["db", "run", "--driver", "both"], 2);
-    assert!(
-        e.contains("--driver") && e.contains("server or client"),
-        "{e}"
-    );
-    let e = fails(&["db", "run", "--pg-set", "nonsense"], 2);
-    assert!(e.contains("--pg-set"), "{e}");
+per_engine! {
+    fn db_mistakes_are_one_line(e) {
+        let _g = shared();
+        let w = workdir();
+        let foreign = Db::at(e, w.path().join("foreign"));
+        std::fs::create_dir(&foreign.dir).unwrap();
+        let keep = foreign.dir.join("keep.txt");
+        std::fs::write(&keep, "user data").unwrap();
+        let err = foreign.fails("run", &["--time", "1s"], 2);
+        assert!(err.contains("not created by iogauge"), "{err}");
+        assert_eq!(std::fs::read_to_string(&keep).unwrap(), "user data");
+        let err = foreign.fails("drop", &[], 2);
+        assert!(err.contains(e.none_here()), "{err}");
+        assert!(keep.exists());
+        let name = e.name();
+        // A server that is not there, by a DSN with a password; a cache limit, which only a
+        // private server's cgroup can apply.
+        let (dsn, bare, other) = match e {
+            Engine::Postgres => (
+                "postgres://bench:s3cret@127.0.0.1:1/bench",
+                "postgres://x@h/db",
+                "mariadb",
+            ),
+            Engine::Mariadb => (
+                "mysql://bench:s3cret@127.0.0.1:1/bench",
+                "mysql://x@h/db",
+                "postgres",
+            ),
+        };
+        for (args, says) in [
+            (&["run", "--dsn", dsn, "--time", "1s"][..], "cannot connect"),
+            (&["run", "--dsn", bare, "--cache-limit", "1G"], "--cache-limit"),
+            (&["run", "--readers", "0"], "--readers"),
+            (&["setup", "--scale", "4"], "--scale"),
+            (&["run", "--redo-stress", "max"], "lite or heavy"),
+            (&["run", "--driver", "both"], "server or client"),
+        ] {
+            let err = fails(&[&["db"], args, &["--engine", name]].concat(), 2);
+            assert!(err.contains(says) && !err.contains("s3cret"), "{args:?}: {err}");
+        }
+        // An engine that contradicts the DSN's scheme, named without its password.
+        let err = fails(&["db", "run", "--engine", other, "--dsn", dsn], 2);
+        assert!(
+            err.contains(&format!("--engine {other}")) && !err.contains("s3cret"),
+            "{err}"
+        );
+        engine_only_flags(e, &w);
+    }
 }
-/// `--target` mistakes are one usage line naming the flag, before anything is created.
+
+/// The flags of one engine's: PostgreSQL's are refused with --engine mariadb, naming the
+/// flag; MariaDB's server cannot run in a cache limit below its own memory, refused before
+/// anything starts rather than thrashed. With PostgreSQL, `--pg-set` is checked.
+fn engine_only_flags(e: Engine, w: &tempfile::TempDir) {
+    let db = Db::new(w, e);
+    let refused: &[(&str, &[&str], &str)] = match e {
+        Engine::Postgres => &[("run", &["--pg-set", "nonsense"], "--pg-set")],
+        Engine::Mariadb => &[
+            (
+                "setup",
+                &["--pg-set", "a=b"],
+                "--pg-set configures a PostgreSQL cluster",
+            ),
+            (
+                "setup",
+                &["--wal-dir", "/w"],
+                "--wal-dir configures a PostgreSQL cluster",
+            ),
+            (
+                "setup",
+                &["--target", "/t"],
+                "--target configures a PostgreSQL cluster",
+            ),
+            (
+                "run",
+                &["--driver", "server", "--readers", "1"],
+                "--driver server",
+            ),
+            (
+                "run",
+                &["--cache-limit", "96M", "--readers", "1"],
+                "--cache-limit 96 MiB is too small for MariaDB",
+            ),
+        ],
+    };
+    for (sub, args, says) in refused {
+        let err = db.fails(sub, args, 2);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    assert!(!db.dir.exists(), "a refused command made nothing");
+}
+
+/// An engine no one has: one line naming the two there are.
+#[test]
+fn an_unknown_engine_is_one_line() {
+    let _g = shared();
+    let e = fails(&["db", "run", "--engine", "oracle"], 2);
+    assert!(e.contains("postgres or mariadb"), "{e}");
+}
+
+/// `--target` mistakes are one usage line naming the flag, before anything is created
+/// (PostgreSQL's tablespaces; with --engine mariadb, `--target` is refused above).
 #[test]
 fn target_mistakes_are_usage_errors() {
     let _g = shared();
@@ -69,19 +116,9 @@ fn target_mistakes_are_usage_errors() {
         (format!("{d}/ts"), "overlaps --dir"),
         (p("w/x"), "overlaps --wal-dir"),
     ] {
-        let e = fails(
-            &[
-                "db",
-                "setup",
-                "--dir",
-                &d,
-                "--wal-dir",
-                &p("w"),
-                "--target",
-                &targets,
-            ],
-            2,
-        );
+        let wal = p("w");
+        let args = ["--dir", &d, "--wal-dir", &wal, "--target", &targets];
+        let e = fails(&[&["db", "setup"][..], &args].concat(), 2);
         assert!(e.contains("--target") && e.contains(says), "{e}");
     }
     assert!(!Path::new(&d).exists() && !Path::new(&a).exists());

@@ -1,73 +1,99 @@
-//! A private cluster's life: setup, read and write runs with every layer in the JSON, show,
-//! history and report, reset and drop; the page cache capped by a memory cgroup; Ctrl-C; `watch`
-//! following a run.
+//! A private server's life, on each engine: setup, read and write runs with every layer in
+//! the JSON, show, history and report, reset and drop; the page cache capped by a memory
+//! cgroup; Ctrl-C; `watch` following a run.
 
 use super::*;
 
-#[test]
-fn db_setup_run_show_reset_drop() {
-    require_root();
-    let _g = busy();
-    let w = workdir();
-    let dir = w.path().join("pg");
-    let d = dir.to_str().unwrap();
-    let out = ok(&["setup", "--dir", d, "--schemas", "2", "--scale", "2000"]);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("loaded 2 schemas x 2000 rows"), "{text}");
-    assert!(text.contains("one row per 8 KiB block"), "{text}");
-    assert!(text.contains("enable_bitmapscan=off") && text.contains("track_io_timing=on"));
-    assert!(server_gone(&dir), "setup left its server running");
+per_engine! {
+    /// Set up, run readers (every layer in every interval) and writers (the log and dirty
+    /// pages), show, list, report, reset and drop. PostgreSQL's in-server driver is the
+    /// default; its client driver is run too (MariaDB has only the client one, its default).
+    /// MariaDB's redo probe and `run --like` are `db/mariadb.rs`'s.
+    fn setup_run_show_reset_drop(e) {
+        let (_g, w) = db_test(e, busy);
+        let db = Db::new(&w, e);
+        let (scale, says): (_, &[&str]) = match e {
+            Engine::Postgres => (
+                "2000",
+                &[
+                    "loaded 2 schemas x 2000 rows",
+                    "one row per 8 KiB block",
+                    "enable_bitmapscan=off",
+                    "track_io_timing=on",
+                ],
+            ),
+            Engine::Mariadb => (
+                "32M",
+                &[
+                    "loaded 2 schemas x 2048 rows",
+                    "one row per 16 KiB page",
+                    "innodb_flush_method=O_DIRECT",
+                ],
+            ),
+        };
+        let text = db.setup(&["--schemas", "2", "--scale", scale]);
+        for s in says {
+            assert!(text.contains(s), "{s}: {text}");
+        }
+        assert!(db.gone(), "setup left its server running");
 
-    // Readers: every interval carries the database layer and wait events.
-    let (v, id) = run_json(d, &["--readers", "2", "--time", "2s", "--work-unit", "8"]);
-    readers_have_every_layer(&v);
-    assert!(server_gone(&dir), "run left its server running");
+        // Readers: every interval carries the database layer and wait events.
+        let (v, id) = db.run_json(&["--readers", "2", "--time", "2s", "--work-unit", "8"]);
+        readers_have_every_layer(&v);
+        assert_eq!(v["server"]["engine"], e.name());
+        assert!(db.gone(), "run left its server running");
 
-    // Writers make WAL and dirty buffers.
-    let (v, writers) = run_json(
-        d,
-        &["--writers", "2", "--time", "2s", "--redo-stress", "heavy"],
-    );
-    let db = &v["summary"]["db"];
-    assert!(f(&db["wal_bytes_s"]) > 0.0, "{db}");
-    assert!(f(&db["rows_updated_s"]) > 0.0, "{db}");
-    assert!(f(&v["summary"]["sessions"]["updates_s"]) > 0.0);
-    assert_eq!(v["workload"]["driver"], "server", "the default driver");
+        // Writers make WAL (redo) and dirty buffers.
+        let heavy = ["--writers", "2", "--time", "2s", "--redo-stress", "heavy"];
+        let (v, writers) = db.run_json(&heavy);
+        let sum = &v["summary"]["db"];
+        assert!(f(&sum["wal_bytes_s"]) > 0.0, "{sum}");
+        assert!(f(&sum["rows_updated_s"]) > 0.0, "{sum}");
+        assert!(f(&v["summary"]["sessions"]["updates_s"]) > 0.0);
+        let driver = match e {
+            Engine::Postgres => "server",
+            Engine::Mariadb => "client",
+        };
+        assert_eq!(v["workload"]["driver"], driver, "the default driver");
+        if e == Engine::Postgres {
+            the_client_driver(&db);
+        }
 
-    // The client driver: one statement per operation, the same figures.
-    let (v, _) = run_json(
-        d,
-        &[
-            "--sessions",
-            "2",
-            "--update-pct",
-            "50",
-            "--time",
-            "1s",
-            "--driver",
-            "client",
-        ],
-    );
+        // Stored and shown; listed as a db run.
+        let text = text_of(&["show", &id.to_string()]);
+        for s in ["iogauge db run: 2 readers", "average active sessions", e.shown_as()] {
+            assert!(text.contains(s), "{s}: {text}");
+        }
+        assert!(text.contains(&format!("{driver} driver")), "{text}");
+        assert!(text_of(&["history"]).contains(" db "));
+
+        shown_at_a_coarser_interval(writers);
+        both_runs_in_one_report(&w.path().join("db.html"), id, writers);
+
+        db.ok("reset", &[]);
+        assert!(db.gone());
+        db.drop_it();
+        assert!(!db.dir.exists(), "drop removes the directory iogauge created");
+        let err = db.fails("reset", &[], 2);
+        assert!(err.contains(e.none_here()), "{err}");
+    }
+}
+
+/// PostgreSQL's client driver: one statement per operation, the same figures.
+fn the_client_driver(db: &Db) {
+    let (v, _) = db.run_json(&[
+        "--sessions",
+        "2",
+        "--update-pct",
+        "50",
+        "--time",
+        "1s",
+        "--driver",
+        "client",
+    ]);
     assert_eq!(v["workload"]["driver"], "client");
     assert!(f(&v["summary"]["sessions"]["reads_s"]) > 0.0);
     assert!(f(&v["summary"]["sessions"]["updates_s"]) > 0.0);
-
-    // Stored and shown; listed as a db run.
-    let text = text_of(&["show", &id.to_string()]);
-    assert!(text.contains("iogauge db run: 2 readers"), "{text}");
-    assert!(text.contains("server driver"), "{text}");
-    assert!(text.contains("average active sessions"), "{text}");
-    assert!(text_of(&["history"]).contains(" db "));
-
-    shown_at_a_coarser_interval(writers);
-    both_runs_in_one_report(&w.path().join("db.html"), id, writers);
-
-    ok(&["reset", "--dir", d]);
-    assert!(server_gone(&dir));
-    ok(&["drop", "--dir", d]);
-    assert!(!dir.exists(), "drop removes the directory iogauge created");
-    let e = fails(&["db", "reset", "--dir", d], 2);
-    assert!(e.contains("no iogauge cluster"), "{e}");
 }
 
 /// A readers' run: every interval carries the database layer, the wait events and the
@@ -146,32 +172,38 @@ fn both_runs_in_one_report(page: &Path, id: i64, writers: i64) {
     assert!(console.is_empty(), "console: {console:?}");
 }
 
-/// With the server's memory (page cache included) capped, reads reach the disk: most of
-/// PostgreSQL's physical reads show up as device reads.
-#[test]
-fn cache_limit_sends_reads_to_the_disk() {
-    require_root();
-    let _g = heavy();
-    let w = workdir();
-    let dir = w.path().join("pg");
-    let d = dir.to_str().unwrap();
-    ok(&["setup", "--dir", d, "--schemas", "2", "--scale", "8000"]);
-    let (v, id) = run_json(
-        d,
-        &["--readers", "2", "--time", "2s", "--cache-limit", "80M"],
-    );
-    reads_per_relation(&v, id);
-    let c = &v["cache"];
-    assert!(f(&c["db_physical_reads_s"]) > 100.0, "{c}");
-    let pct = f(&c["page_cache_pct"]);
-    assert!(
-        pct < 50.0,
-        "page cache still served {pct}% under the limit: {c}"
-    );
-    assert!(f(&v["summary"]["db"]["avg_read_ms"]) > 0.0);
-    let aas = &v["summary"]["aas"]["sessions"];
-    assert!(f(&aas["DataFileRead"]) > 0.2, "{aas}");
-    ok(&["drop", "--dir", d]);
+per_engine! {
+    /// With the server's memory (page cache included) capped, reads reach the disk: most of
+    /// the database's physical reads show up as device reads, and the sessions wait on the
+    /// data file. The cap: 80 MiB for PostgreSQL; MariaDB's server alone needs more (96 MiB
+    /// is refused, `db/errors.rs`), so 256 MiB, its data set read with O_DIRECT anyway.
+    fn cache_limit_sends_reads_to_the_disk(e) {
+        let (_g, w) = db_test(e, heavy);
+        let db = Db::new(&w, e);
+        // 2 × 64 MiB against the 16 MiB buffer pool.
+        db.setup(&["--schemas", "2", "--scale", "64M"]);
+        let cap = match e {
+            Engine::Postgres => "80M",
+            Engine::Mariadb => "256M",
+        };
+        let (v, id) = db.run_json(&["--readers", "2", "--time", "2s", "--cache-limit", cap]);
+        match e {
+            Engine::Postgres => reads_per_relation(&v, id),
+            // MariaDB's load profile has no reads per relation (PostgreSQL's pg_statio).
+            Engine::Mariadb => assert!(v["relations"].as_array().is_none_or(Vec::is_empty)),
+        }
+        let c = &v["cache"];
+        assert!(f(&c["db_physical_reads_s"]) > 100.0, "{c}");
+        let pct = f(&c["page_cache_pct"]);
+        assert!(
+            pct < 50.0,
+            "page cache still served {pct}% under the limit: {c}"
+        );
+        assert!(f(&v["summary"]["db"]["avg_read_ms"]) > 0.0);
+        let aas = &v["summary"]["aas"]["sessions"];
+        assert!(f(&aas[e.read_event()]) > 0.2, "{aas}");
+        db.drop_it();
+    }
 }
 
 /// The reads per relation (pg_statio) of iogauge's schemas: their tables and indexes are
@@ -209,89 +241,75 @@ fn reads_per_relation(v: &Value, id: i64) {
     assert!(text.contains("iogauge_1.cf1"), "{text}");
 }
 
-#[test]
-fn ctrl_c_stops_sessions_and_server() {
-    require_root();
-    let _g = heavy();
-    let w = workdir();
-    let dir = w.path().join("pg");
-    let d = dir.to_str().unwrap();
-    ok(&["setup", "--dir", d, "--schemas", "1", "--scale", "2000"]);
-    let child = spawn(&[
-        "db",
-        "run",
-        "--dir",
-        d,
-        "--readers",
-        "2",
-        "--time",
-        "60s",
-        "--json",
-    ]);
-    std::thread::sleep(std::time::Duration::from_secs(3));
-    sigint(&child);
-    let t = std::time::Instant::now();
-    let out = child.wait_with_output().unwrap();
-    assert!(t.elapsed().as_secs() < 15, "took {:?} to stop", t.elapsed());
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).expect("partial result printed");
-    assert_eq!(v["interrupted"], true);
-    assert!(f(&v["summary"]["sessions"]["ops"]) > 0.0);
-    stored_id(&out.stderr);
-    assert!(server_gone(&dir), "a postgres process outlived Ctrl-C");
-    ok(&["drop", "--dir", d]);
-}
+per_engine! {
+    /// Ctrl-C in a run: the sessions and the server stop within seconds, exit 130, and the
+    /// partial result is printed and stored.
+    fn ctrl_c_stops_sessions_and_server(e) {
+        let (_g, w) = db_test(e, heavy);
+        let db = Db::new(&w, e);
+        db.setup_small();
+        let child = db.spawn("run", &["--readers", "2", "--time", "60s", "--json"]);
+        std::thread::sleep(std::time::Duration::from_secs(3));
+        sigint(&child);
+        let t = std::time::Instant::now();
+        let out = child.wait_with_output().unwrap();
+        assert!(t.elapsed().as_secs() < 15, "took {:?} to stop", t.elapsed());
+        assert_eq!(
+            out.status.code(),
+            Some(130),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).expect("partial result printed");
+        assert_eq!(v["interrupted"], true);
+        assert!(f(&v["summary"]["sessions"]["ops"]) > 0.0);
+        stored_id(&out.stderr);
+        assert!(db.gone(), "a server process outlived Ctrl-C");
+        db.drop_it();
+    }
 
-/// `iogauge watch` follows a database run: its plain lines carry the load profile and the
-/// sessions active by wait event, read from the private server while the run goes on.
-#[test]
-fn watch_shows_the_database_of_a_run_in_progress() {
-    require_root();
-    let _g = heavy();
-    let w = workdir();
-    let dir = w.path().join("pg");
-    let d = dir.to_str().unwrap();
-    ok(&["setup", "--dir", d, "--schemas", "2", "--scale", "2000"]);
-    // A store of the test's own: watch follows the newest run of its store, and on the
-    // shared one that could be another test's.
-    let store = w.path().join("s.sqlite");
-    let run = spawn_on(
-        &store,
-        &["db", "run", "--dir", d, "--readers", "2", "--time", "6s"],
-    );
-    std::thread::sleep(std::time::Duration::from_secs(2));
-    let out = bin()
-        .env("IOGAUGE_STORE", &store)
-        .args(["watch", "--plain", "--count", "3", "--interval", "500ms"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout);
-    let tag = format!("| db run {}", run.id());
-    let lines: Vec<&str> = text.lines().filter(|l| l.contains(&tag)).collect();
-    assert!(!lines.is_empty(), "run not followed: {text}");
-    assert!(
-        lines
-            .iter()
-            .any(|l| l.contains("| db logical/s ") && l.contains("| active ")),
-        "{text}"
-    );
-    let busy = lines.iter().any(|l| {
-        l.split("| active")
-            .nth(1)
-            .is_some_and(|a| !a.trim().starts_with("none"))
-    });
-    assert!(busy, "no active session seen: {text}");
-    let out = run.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    ok(&["drop", "--dir", d]);
+    /// `iogauge watch` follows a database run: its plain lines carry the load profile (the
+    /// log by the engine's name: WAL, redo) and the sessions active by wait event, read from
+    /// the private server while the run goes on; the readers of a table twice the buffer
+    /// pool are seen on the data file.
+    fn watch_follows_a_db_run_in_progress(e) {
+        let (_g, w) = db_test(e, heavy);
+        let db = Db::new(&w, e);
+        db.setup(&["--schemas", "1", "--scale", "32M"]);
+        // A store of the test's own: watch follows the newest run of its store, and on the
+        // shared one that could be another test's.
+        let store = w.path().join("s.sqlite");
+        let run = spawn_on(&store, &db.args("run", &["--readers", "2", "--time", "6s"]));
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        let out = bin()
+            .env("IOGAUGE_STORE", &store)
+            .args(["watch", "--plain", "--count", "3", "--interval", "500ms"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        let tag = format!("| db run {}", run.id());
+        let lines: Vec<&str> = text.lines().filter(|l| l.contains(&tag)).collect();
+        assert!(!lines.is_empty(), "run not followed: {text}");
+        let log = match e {
+            Engine::Postgres => " WAL MiB/s ",
+            Engine::Mariadb => " redo MiB/s ",
+        };
+        assert!(
+            lines.iter().any(|l| l.contains("| db logical/s ")
+                && l.contains(log)
+                && l.contains("| active ")),
+            "{text}"
+        );
+        let busy = lines.iter().any(|l| {
+            l.split("| active")
+                .nth(1)
+                .is_some_and(|a| !a.trim().starts_with("none"))
+        });
+        assert!(busy, "no active session seen: {text}");
+        assert!(lines.iter().any(|l| l.contains(e.read_event())), "{text}");
+        let out = run.wait_with_output().unwrap();
+        assert_success(&out);
+        db.drop_it();
+    }
 }

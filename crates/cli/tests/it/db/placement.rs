@@ -8,16 +8,12 @@ use super::*;
 /// hot spot reaches the sessions, `reset` restores the tablespaces and `drop` removes them.
 #[test]
 fn placement_preflight_and_hotspot() {
-    require_root();
-    let _g = heavy();
-    let w = workdir();
+    let (_g, w) = db_test(Engine::Postgres, heavy);
     let p = |s: &str| w.path().join(s).to_str().unwrap().to_string();
     let (d, a, b, wal) = (p("pg"), p("ts-a"), p("ts-b"), p("wal"));
     let targets = format!("{a},{b}");
-    let out = ok(&[
-        "setup",
-        "--dir",
-        &d,
+    let db = Db::at(Engine::Postgres, d.clone().into());
+    let text = db.setup(&[
         "--schemas",
         "3",
         "--scale",
@@ -27,20 +23,17 @@ fn placement_preflight_and_hotspot() {
         "--wal-dir",
         &wal,
     ]);
-    setup_names_every_place(&String::from_utf8_lossy(&out.stdout), [&d, &a, &b, &wal]);
-    let (v, _) = run_json(
-        &d,
-        &[
-            "--readers",
-            "2",
-            "--time",
-            "2s",
-            "--work-unit",
-            "8",
-            "--hotspot",
-            "400k@1M:2",
-        ],
-    );
+    setup_names_every_place(&text, [&d, &a, &b, &wal]);
+    let (v, _) = db.run_json(&[
+        "--readers",
+        "2",
+        "--time",
+        "2s",
+        "--work-unit",
+        "8",
+        "--hotspot",
+        "400k@1M:2",
+    ]);
     assert_eq!(
         v["workload"]["hotspot"],
         serde_json::json!({"offset_blocks": 128, "size_blocks": 50, "every": 2})
@@ -48,30 +41,18 @@ fn placement_preflight_and_hotspot() {
     run_names_every_place(&v, [&d, &a, &b, &wal]);
     assert!(f(&v["summary"]["sessions"]["reads_s"]) > 0.0);
     // A hot spot past the end of a schema is refused, naming the flag.
-    let e = fails(
-        &[
-            "db",
-            "run",
-            "--dir",
-            &d,
-            "--readers",
-            "1",
-            "--hotspot",
-            "1M@3M:2",
-        ],
-        2,
-    );
+    let e = db.fails("run", &["--readers", "1", "--hotspot", "1M@3M:2"], 2);
     assert!(
         e.contains("hotspot") && e.contains("past the 500 rows"),
         "{e}"
     );
-    ok(&["reset", "--dir", &d]);
-    let (v, _) = run_json(&d, &["--readers", "1", "--time", "1s", "--work-unit", "8"]);
+    db.ok("reset", &[]);
+    let (v, _) = db.run_json(&["--readers", "1", "--time", "1s", "--work-unit", "8"]);
     assert!(
         f(&v["summary"]["sessions"]["reads_s"]) > 0.0,
         "runs after reset"
     );
-    ok(&["drop", "--dir", &d]);
+    db.drop_it();
     for gone in [&d, &a, &b, &wal] {
         assert!(!Path::new(gone).exists(), "{gone} left behind");
     }

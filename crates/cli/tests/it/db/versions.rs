@@ -14,12 +14,10 @@ fn db_runs_on_postgresql_15_and_18() {
     let pg18 = pg18_bin();
     for (pg_bin, major) in [(None, "15"), (Some(pg18.as_str()), "18")] {
         let w = workdir();
-        let dir = w.path().join("pg");
-        let d = dir.to_str().unwrap();
-        let mut setup = vec!["setup", "--dir", d, "--schemas", "2", "--scale", "1000"];
+        let db = Db::new(&w, Engine::Postgres);
+        let mut setup = vec!["--schemas", "2", "--scale", "1000"];
         setup.extend(pg_bin.iter().flat_map(|b| ["--pg-bin", *b]));
-        let out = ok(&setup);
-        let text = String::from_utf8_lossy(&out.stdout);
+        let text = db.setup(&setup);
         assert!(text.contains(&format!("server_version={major}.")), "{text}");
         assert!(text.contains("track_wal_io_timing=on"), "{text}");
         // 18 reads with O_DIRECT, as SLOB does; 15 cannot.
@@ -34,14 +32,14 @@ fn db_runs_on_postgresql_15_and_18() {
             "8",
         ];
         args.extend(pg_bin.map(|_| "--direct-io"));
-        let (v, _) = run_json(d, &args);
+        let (v, _) = db.run_json(&args);
         load_profile_of(&v, major);
         read_ahead_is_weighed(&v, pg_bin.is_some());
         if let Some(b) = pg_bin {
-            a_cluster_keeps_its_postgresql(d, b);
+            a_cluster_keeps_its_postgresql(&db, b);
         }
-        ok(&["drop", "--dir", d]);
-        assert!(server_gone(&dir));
+        db.drop_it();
+        assert!(db.gone());
     }
     let w = workdir();
     let old = w.path().join("pg15");
@@ -150,18 +148,10 @@ fn load_profile_of(v: &Value, major: &str) {
 
 /// A cluster made with one PostgreSQL (its bin directory `b`) is not run with another, and
 /// runs again with its own.
-fn a_cluster_keeps_its_postgresql(d: &str, b: &str) {
-    let e = fails(
-        &[
-            "db",
-            "run",
-            "--dir",
-            d,
-            "--readers",
-            "1",
-            "--pg-bin",
-            "/usr/lib/postgresql/15/bin",
-        ],
+fn a_cluster_keeps_its_postgresql(db: &Db, b: &str) {
+    let e = db.fails(
+        "run",
+        &["--readers", "1", "--pg-bin", "/usr/lib/postgresql/15/bin"],
         2,
     );
     assert!(
@@ -170,21 +160,11 @@ fn a_cluster_keeps_its_postgresql(d: &str, b: &str) {
     );
     // The same binaries by another path (a link to their directory, `..` in it): the same
     // PostgreSQL, accepted (issue #44: it used to be refused).
-    let link = Path::new(d).with_file_name("pg18-bin-link");
+    let link = db.dir.with_file_name("pg18-bin-link");
     std::os::unix::fs::symlink(b, &link).unwrap();
     let dotted = format!("{b}/../bin");
-    for bin in [b, link.to_str().unwrap(), dotted.as_str()] {
-        ok(&[
-            "run",
-            "--dir",
-            d,
-            "--readers",
-            "1",
-            "--time",
-            "1s",
-            "--pg-bin",
-            bin,
-        ]);
+    for bin in [b, s(&link), dotted.as_str()] {
+        db.ok("run", &["--readers", "1", "--time", "1s", "--pg-bin", bin]);
     }
     std::fs::remove_file(&link).unwrap();
 }

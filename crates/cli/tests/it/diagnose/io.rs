@@ -103,11 +103,7 @@ fn cpu_bound() {
         .env("IOGAUGE_STORE", test_store())
         .output()
         .expect("taskset (util-linux) is installed");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_top(&v, "cpu", 0.5, &[]);
 }
@@ -292,11 +288,7 @@ fn throttled_campaign_members() {
         .args(["campaign", "held.toml", "--store", &store])
         .output()
         .expect("spawn iogauge campaign");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let h = json_of(&["history", "--store", &store, "--json"]);
     let ids: Vec<String> = h
         .as_array()

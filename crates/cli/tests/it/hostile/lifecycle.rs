@@ -12,32 +12,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
-}
-
-fn db_ok(args: &[&str]) -> Output {
-    let out = bin().arg("db").args(args).output().expect("spawn iogauge");
-    assert!(
-        out.status.success(),
-        "db {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-/// Polls `done` every 20 ms for up to `secs`.
-fn within(secs: u64, mut done: impl FnMut() -> bool) -> bool {
-    let end = Instant::now() + Duration::from_secs(secs);
-    while Instant::now() < end {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    done()
-}
-
 fn signal(pid: i32, sig: libc::c_int) {
     // SAFETY: plain kill(2) on a process (or, negative, a process group) this test started.
     assert_eq!(unsafe { libc::kill(pid, sig) }, 0, "kill({pid}, {sig})");
@@ -48,18 +22,10 @@ fn err_of(out: &Output) -> String {
 }
 
 /// A small loaded cluster in `w`.
-fn small_cluster(w: &tempfile::TempDir) -> PathBuf {
-    let dir = w.path().join("pg");
-    db_ok(&[
-        "setup",
-        "--dir",
-        s(&dir),
-        "--schemas",
-        "1",
-        "--scale",
-        "2000",
-    ]);
-    dir
+fn small_cluster(w: &tempfile::TempDir) -> Db {
+    let db = Db::new(w, Engine::Postgres);
+    db.setup_small();
+    db
 }
 
 /// A setup whose load and copy take seconds (4 × 64 MiB): time to hit the copy.
@@ -86,17 +52,6 @@ fn spawn_job(args: &[&str]) -> Child {
 /// Until setup's pristine copy is under way (under its temporary name, or its final one).
 fn copying(dir: &Path) -> bool {
     dir.join("pristine.new").exists() || dir.join("pristine").exists()
-}
-
-/// The server's processes: those whose working directory is the cluster's data directory.
-fn server_procs(dir: &Path) -> Vec<u32> {
-    let data = dir.join("data");
-    let data = data.canonicalize().unwrap_or(data);
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c == data))
-        .collect()
 }
 
 /// The backends serving iogauge's database: children of the postmaster whose title names
@@ -141,12 +96,7 @@ fn tree_bytes(p: &Path) -> u64 {
 }
 
 fn show(id: i64) -> Value {
-    let out = bin()
-        .args(["show", &id.to_string(), "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", err_of(&out));
-    serde_json::from_slice(&out.stdout).expect("show --json is JSON")
+    show_json(id, &[])
 }
 
 fn seconds_between(a: &str, b: jiff::Timestamp) -> f64 {
@@ -159,13 +109,11 @@ fn seconds_between(a: &str, b: jiff::Timestamp) -> f64 {
 // set up again, which replaces it.
 #[test]
 fn a_setup_killed_during_its_copy_is_never_taken_for_complete() {
-    require_root();
-    let _g = busy();
-    let w = workdir();
-    let dir = w.path().join("pg");
-    let d = s(&dir);
-    let mut child = spawn(&setup_args(&dir));
-    assert!(within(120, || copying(&dir)), "setup never began its copy");
+    let (_g, w) = db_test(Engine::Postgres, busy);
+    let db = Db::new(&w, Engine::Postgres);
+    let (dir, d) = (&db.dir, db.d());
+    let mut child = spawn(&setup_args(dir));
+    assert!(within(120, || copying(dir)), "setup never began its copy");
     child.kill().unwrap();
     child.wait().unwrap();
     wait_gone(d);
@@ -184,16 +132,16 @@ fn a_setup_killed_during_its_copy_is_never_taken_for_complete() {
         e.contains("did not finish") && e.contains("db setup"),
         "{e}"
     );
-    let out = db_ok(&["setup", "--dir", d, "--schemas", "1", "--scale", "2000"]);
+    let out = db.ok("setup", &["--schemas", "1", "--scale", "2000"]);
     assert!(
         err_of(&out).contains("removing the cluster of a setup that did not finish"),
         "{}",
         err_of(&out)
     );
     assert!(!dir.join("pristine.new").exists());
-    let out = db_ok(&["reset", "--dir", d]);
+    let out = db.ok("reset", &[]);
     assert!(err_of(&out).contains("back to the data as loaded"));
-    db_ok(&["drop", "--dir", d]);
+    db.drop_it();
     assert!(!dir.exists(), "drop removes the directory setup made");
 }
 
@@ -201,18 +149,13 @@ fn a_setup_killed_during_its_copy_is_never_taken_for_complete() {
 // stops, removes what it made, exits 130.
 #[test]
 fn sighup_during_the_setup_copy_cleans_up() {
-    require_root();
-    let _g = busy();
-    let w = workdir();
+    let (_g, w) = db_test(Engine::Postgres, busy);
     let dir = w.path().join("pg");
     let child = spawn(&setup_args(&dir));
     assert!(within(120, || copying(&dir)), "setup never began its copy");
     signal(child.id() as i32, libc::SIGHUP);
     let out = finish(child, 30);
-    let err = err_of(&out);
-    assert_eq!(out.status.code(), Some(130), "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains("removed what it had created"), "{err}");
+    stopped(&out, &["removed what it had created"]);
     assert!(!dir.exists(), "left behind: {dir:?}");
     assert!(server_procs(&dir).is_empty());
     wait_gone(s(&dir));
@@ -222,37 +165,36 @@ fn sighup_during_the_setup_copy_cleans_up() {
 // reset still say they were stopped (exit 130), not that the copy failed.
 #[test]
 fn ctrl_c_to_the_group_during_a_copy_is_a_stop_not_a_failure() {
-    require_root();
-    let _g = busy();
-    let w = workdir();
-    let dir = w.path().join("pg");
-    let d = s(&dir);
-    let child = spawn_job(&setup_args(&dir));
-    assert!(within(120, || copying(&dir)), "setup never began its copy");
+    let (_g, w) = db_test(Engine::Postgres, busy);
+    let db = Db::new(&w, Engine::Postgres);
+    let (dir, d) = (&db.dir, db.d());
+    let child = spawn_job(&setup_args(dir));
+    assert!(within(120, || copying(dir)), "setup never began its copy");
     signal(-(child.id() as i32), libc::SIGINT);
     let out = finish(child, 30);
-    let err = err_of(&out);
-    assert_eq!(out.status.code(), Some(130), "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains("stopped by Ctrl-C while copying"), "{err}");
-    assert!(err.contains("removed what it had created"), "{err}");
+    stopped(
+        &out,
+        &[
+            "stopped by Ctrl-C while copying",
+            "removed what it had created",
+        ],
+    );
     assert!(!dir.exists(), "left behind: {dir:?}");
 
-    let args = setup_args(&dir);
+    let args = setup_args(dir);
     db_ok(&args[1..]);
     let fresh = dir.join("data.new");
     let child = spawn_job(&["db", "reset", "--dir", d]);
     assert!(within(60, || fresh.exists()), "reset never began its copy");
     signal(-(child.id() as i32), libc::SIGINT);
     let out = finish(child, 30);
-    let err = err_of(&out);
-    assert_eq!(out.status.code(), Some(130), "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains("stopped by Ctrl-C while copying"), "{err}");
-    assert!(err.contains("as it was before"), "{err}");
+    stopped(
+        &out,
+        &["stopped by Ctrl-C while copying", "as it was before"],
+    );
     assert!(!fresh.exists(), "the partial copy is removed");
-    db_ok(&["reset", "--dir", d]);
-    db_ok(&["drop", "--dir", d]);
+    db.ok("reset", &[]);
+    db.drop_it();
 }
 
 // Row 4: one backend killed with SIGKILL during `db run`. PostgreSQL ends every other one
@@ -260,29 +202,19 @@ fn ctrl_c_to_the_group_during_a_copy_is_a_stop_not_a_failure() {
 // stores what ran with the end time of the run and the server's own account of the crash.
 #[test]
 fn a_backend_killed_during_a_db_run_ends_it_within_seconds() {
-    require_root();
-    let _g = busy();
-    let w = workdir();
-    let dir = small_cluster(&w);
-    let d = s(&dir);
-    let child = spawn(&[
-        "db",
+    let (_g, w) = db_test(Engine::Postgres, busy);
+    let db = small_cluster(&w);
+    let dir = &db.dir;
+    let child = db.spawn(
         "run",
-        "--dir",
-        d,
-        "--readers",
-        "2",
-        "--writers",
-        "1",
-        "--time",
-        "120s",
-    ]);
+        &["--readers", "2", "--writers", "1", "--time", "120s"],
+    );
     assert!(
-        within(60, || backends(&dir).len() >= 4),
+        within(60, || backends(dir).len() >= 4),
         "the sessions never connected"
     );
     std::thread::sleep(Duration::from_secs(2));
-    let victim = backends(&dir)[0];
+    let victim = backends(dir)[0];
     let killed_at = jiff::Timestamp::now();
     signal(victim, libc::SIGKILL);
     let t = Instant::now();
@@ -307,20 +239,18 @@ fn a_backend_killed_during_a_db_run_ends_it_within_seconds() {
     let ended = v["ended_at"].as_str().unwrap();
     let late = seconds_between(ended, killed_at);
     assert!(late < 3.0, "ended_at {ended} is {late} s from the kill");
-    assert!(within(10, || server_procs(&dir).is_empty()), "server left");
-    db_ok(&["run", "--dir", d, "--readers", "1", "--time", "1s"]);
-    db_ok(&["drop", "--dir", d]);
+    assert!(within(10, || server_procs(dir).is_empty()), "server left");
+    db.ok("run", &["--readers", "1", "--time", "1s"]);
+    db.drop_it();
 }
 
 // Row 22: a backend killed while the sessions connect is the server's failure (exit 1),
 // said with the lines its log gained during this run only, never a DSN to check (exit 2).
 #[test]
 fn a_backend_killed_while_sessions_connect_is_the_servers_failure() {
-    require_root();
-    let _g = busy();
-    let w = workdir();
-    let dir = small_cluster(&w);
-    let d = s(&dir);
+    let (_g, w) = db_test(Engine::Postgres, busy);
+    let db = small_cluster(&w);
+    let dir = &db.dir;
     // An earlier run's crash in the log: not this run's.
     let log = dir.join("server.log");
     let mut text = std::fs::read_to_string(&log).unwrap();
@@ -329,12 +259,12 @@ fn a_backend_killed_while_sessions_connect_is_the_servers_failure() {
          2020-01-01 00:00:00.000 UTC [1] LOG:  terminating any other active server processes\n",
     );
     std::fs::write(&log, text).unwrap();
-    let child = spawn(&["db", "run", "--dir", d, "--readers", "200", "--time", "5s"]);
+    let child = db.spawn("run", &["--readers", "200", "--time", "5s"]);
     assert!(
-        within(60, || backends(&dir).len() >= 20),
+        within(60, || backends(dir).len() >= 20),
         "the sessions never connected"
     );
-    signal(*backends(&dir).last().unwrap(), libc::SIGKILL);
+    signal(*backends(dir).last().unwrap(), libc::SIGKILL);
     let out = finish(child, 60);
     let err = err_of(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -344,8 +274,8 @@ fn a_backend_killed_while_sessions_connect_is_the_servers_failure() {
     assert!(!err.contains("check the DSN"), "{err}");
     assert!(err.contains("terminated by signal 9"), "{err}");
     assert!(!err.contains("424242"), "an old log line: {err}");
-    assert!(within(10, || server_procs(&dir).is_empty()), "server left");
-    db_ok(&["drop", "--dir", d]);
+    assert!(within(10, || server_procs(dir).is_empty()), "server left");
+    db.drop_it();
 }
 
 /// Where iogauge's memory cgroup of `pid` lives (cgroup v2 or the v1 memory controller).
@@ -368,39 +298,31 @@ fn stale_cgroups_of_killed_runs_are_removed_at_the_next_start() {
     // test's db run (the docs' examples) could remove this one's before it looks.
     let _g = exclusive();
     let w = workdir();
-    let dir = small_cluster(&w);
-    let d = s(&dir);
-    let mut child = spawn(&[
-        "db",
+    let db = small_cluster(&w);
+    let dir = &db.dir;
+    let mut child = db.spawn(
         "run",
-        "--dir",
-        d,
-        "--readers",
-        "1",
-        "--time",
-        "60s",
-        "--cache-limit",
-        "128M",
-    ]);
+        &["--readers", "1", "--time", "60s", "--cache-limit", "128M"],
+    );
     let stale = cgroup_of(child.id());
     assert!(
-        within(60, || stale.exists() && backends(&dir).len() >= 2),
+        within(60, || stale.exists() && backends(dir).len() >= 2),
         "the run never started in its cgroup"
     );
     child.kill().unwrap();
     child.wait().unwrap();
-    assert!(within(10, || server_procs(&dir).is_empty()), "server left");
+    assert!(within(10, || server_procs(dir).is_empty()), "server left");
     assert!(stale.exists(), "SIGKILL leaves the cgroup: nothing tested");
     // A group named after a live process (this test) stays.
     let live = cgroup_of(std::process::id());
     std::fs::create_dir(&live).unwrap();
-    let out = db_ok(&["run", "--dir", d, "--readers", "1", "--time", "1s"]);
+    let out = db.ok("run", &["--readers", "1", "--time", "1s"]);
     stored_id(&out.stderr);
     let kept = live.exists();
     let _ = std::fs::remove_dir(&live);
     assert!(!stale.exists(), "{stale:?} outlived the next start");
     assert!(kept, "the group of a live process was removed");
-    db_ok(&["drop", "--dir", d]);
+    db.drop_it();
 }
 
 /// SIGHUP to a spawned measurement after `after`: exit 130, the partial result printed as
@@ -421,9 +343,7 @@ fn hang_up(child: Child, after: Duration) -> Value {
 // marked interrupted, exit 130, as for Ctrl-C and SIGTERM.
 #[test]
 fn sighup_keeps_what_ran_of_run_calibrate_and_db_run() {
-    require_root();
-    let _g = heavy();
-    let w = workdir();
+    let (_g, w) = db_test(Engine::Postgres, heavy);
     let t = w.path().join("data");
     let run = spawn(&[
         "run",
@@ -454,24 +374,15 @@ fn sighup_keeps_what_ran_of_run_calibrate_and_db_run() {
     let v = hang_up(calibrate, Duration::from_millis(5500));
     assert!(!v["points"].as_array().unwrap().is_empty(), "{v}");
 
-    let dir = small_cluster(&w);
-    let db = spawn(&[
-        "db",
-        "run",
-        "--dir",
-        s(&dir),
-        "--readers",
-        "1",
-        "--time",
-        "60s",
-        "--json",
-    ]);
+    let db = small_cluster(&w);
+    let dir = &db.dir;
+    let running = db.spawn("run", &["--readers", "1", "--time", "60s", "--json"]);
     assert!(
-        within(60, || backends(&dir).len() >= 2),
+        within(60, || backends(dir).len() >= 2),
         "the sessions never connected"
     );
-    let v = hang_up(db, Duration::from_secs(2));
+    let v = hang_up(running, Duration::from_secs(2));
     assert!(f(&v["summary"]["sessions"]["ops"]) > 0.0, "{v}");
-    assert!(within(10, || server_procs(&dir).is_empty()), "server left");
-    db_ok(&["drop", "--dir", s(&dir)]);
+    assert!(within(10, || server_procs(dir).is_empty()), "server left");
+    db.drop_it();
 }

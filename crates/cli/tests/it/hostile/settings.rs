@@ -2,7 +2,6 @@
 //! `iogauge.conf` and kept, so later plain runs used it, and a value that stopped the server
 //! broke every later run. Real PostgreSQL 15; as root.
 
-use super::db::{db_ok, s, server_procs, within};
 use crate::common::*;
 use std::time::Duration;
 
@@ -18,9 +17,7 @@ fn work_mem(id: i64) -> Option<String> {
 
 #[test]
 fn m5_pg_set_applies_to_its_run_only() {
-    require_root();
-    let _g = busy();
-    let w = workdir();
+    let (_g, w) = db_test(Engine::Postgres, busy);
     let dir = w.path().join("pg");
     db_ok(&[
         "setup",

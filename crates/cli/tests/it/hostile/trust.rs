@@ -11,24 +11,10 @@
 //! results store (issue #44 H2) in `trust/store_files.rs`.
 
 use crate::common::*;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
-}
-
-fn db_ok(args: &[&str]) -> Output {
-    let out = bin().arg("db").args(args).output().expect("spawn iogauge");
-    assert!(
-        out.status.success(),
-        "db {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
 
 /// A small loaded cluster at `dir`, with `extra` flags.
 fn setup(dir: &Path, extra: &[&str]) -> Output {
@@ -54,14 +40,6 @@ fn as_nobody(cmd: &str) {
     assert!(st.success(), "as nobody: `{cmd}` failed");
 }
 
-fn mode(p: &Path) -> u32 {
-    std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o7777
-}
-
-fn chmod(p: &Path, m: u32) {
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
-}
-
 fn owner(p: &Path) -> u32 {
     std::fs::symlink_metadata(p).unwrap().uid()
 }
@@ -83,6 +61,40 @@ fn public_tmp(w: &tempfile::TempDir) -> PathBuf {
     std::fs::create_dir(&tmp).unwrap();
     chmod(&tmp, 0o1777);
     tmp
+}
+
+/// A bin directory at `at` of `programs` (name, shell line), each a script that first touches
+/// `proof` when given (so a test sees whether it ran, and as whom: only root can create files
+/// where `proof` is).
+fn fake_bin(at: &Path, programs: &[(&str, &str)], proof: Option<&Path>) {
+    std::fs::create_dir_all(at).unwrap();
+    let touch = proof.map_or(String::new(), |p| format!("touch '{}'\n", p.display()));
+    for (name, body) in programs {
+        let p = at.join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{touch}{body}\n")).unwrap();
+        chmod(&p, 0o755);
+    }
+}
+
+/// A bin directory of `engine`'s whose server answers `--version` as the suite's (PostgreSQL
+/// 15, MariaDB 10.11) and whose installer (`initdb` and `pg_ctl`; `mariadb-install-db`) runs
+/// `install`; each touches `proof` when given.
+fn fake_server_bin(engine: Engine, at: &Path, install: &str, proof: Option<&Path>) {
+    let programs = match engine {
+        Engine::Postgres => vec![
+            ("initdb", install),
+            ("pg_ctl", install),
+            ("postgres", "echo 'postgres (PostgreSQL) 15.0'"),
+        ],
+        Engine::Mariadb => vec![
+            (
+                "mariadbd",
+                "echo 'mariadbd  Ver 10.11.0-MariaDB for debian-linux-gnu'",
+            ),
+            ("mariadb-install-db", install),
+        ],
+    };
+    fake_bin(at, &programs, proof);
 }
 
 /// A directory only root may write to, holding `keep.txt`: what must survive an attack.

@@ -28,10 +28,7 @@ fn args(target: &std::path::Path, extra: &[&str]) -> Vec<String> {
 
 #[test]
 fn calibrate_across_two_ranks() {
-    require_root();
-    let _g = heavy();
-    let w = workdir();
-    let store = w.path().join("results.sqlite");
+    let (_g, w, store) = super::mpi_test(heavy);
     let a = args(
         &w.path().join("c.{rank}"),
         &["--point-time", "500ms", "--json"],
@@ -94,10 +91,7 @@ fn calibrate_across_two_ranks() {
 
 #[test]
 fn a_rank_that_cannot_start_or_is_stopped_ends_the_calibration() {
-    require_root();
-    let _g = heavy();
-    let w = workdir();
-    let store = w.path().join("results.sqlite");
+    let (_g, w, store) = super::mpi_test(heavy);
     // Rank 1's target is a directory: no rank measures, nothing is stored.
     std::fs::create_dir(w.path().join("c.1")).unwrap();
     let a = args(&w.path().join("c.{rank}"), &["--point-time", "500ms"]);

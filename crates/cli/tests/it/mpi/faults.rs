@@ -57,22 +57,14 @@ fn a_rank_killed_outright_leaves_the_rest_stored() {
 /// rank's part is still stored, with rank 0's error, and the job exits 1.
 #[test]
 fn rank_zero_failing_still_stores_the_others() {
-    require_root();
-    let _g = heavy();
-    let w = workdir();
-    let store = w.path().join("results.sqlite");
+    let (_g, w, store) = super::mpi_test(heavy);
     let target = w.path().join("d.{rank}");
     let t = target.to_str().unwrap();
     let args = [
         "run", "--target", t, "--size", "64M", "--time", "30s", "--json",
     ];
     let child = spawn_ranks(2, &store, &args, Stdio::piped(), Duration::from_secs(3));
-    std::fs::File::options()
-        .write(true)
-        .open(w.path().join("d.0"))
-        .unwrap()
-        .set_len(0)
-        .unwrap();
+    super::shrink(&w.path().join("d.0"));
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -101,10 +93,7 @@ fn rank_zero_failing_still_stores_the_others() {
 /// A mistake in the command line is the same on every rank: said once (by rank 0), exit 2.
 #[test]
 fn a_usage_mistake_is_said_once() {
-    require_root();
-    let _g = shared();
-    let w = workdir();
-    let store = w.path().join("results.sqlite");
+    let (_g, w, store) = super::mpi_test(shared);
     let target = w.path().join("d.{rank}");
     let t = target.to_str().unwrap();
     for args in [

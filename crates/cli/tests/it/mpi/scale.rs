@@ -29,10 +29,7 @@ fn check_sum(v: &Value, n: usize) {
 /// 3's part still arrives, the stop reaches every rank and the job is stored, exit 1.
 #[test]
 fn ranks_merge_up_the_tree_whatever_fails() {
-    require_root();
-    let _g = heavy();
-    let w = workdir();
-    let store = w.path().join("results.sqlite");
+    let (_g, w, store) = super::mpi_test(heavy);
     let target = w.path().join("d.{rank}");
     let t = target.to_str().unwrap();
     let v = mpirun_json(
@@ -72,12 +69,7 @@ fn ranks_merge_up_the_tree_whatever_fails() {
         "--json",
     ];
     let child = spawn_ranks(8, &store, &args, Stdio::piped(), Duration::from_secs(3));
-    std::fs::File::options()
-        .write(true)
-        .open(w.path().join("d.2"))
-        .unwrap()
-        .set_len(0)
-        .unwrap();
+    super::shrink(&w.path().join("d.2"));
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -99,10 +91,7 @@ fn ranks_merge_up_the_tree_whatever_fails() {
 /// the job, and every rank of the lost subtree has a row saying why.
 #[test]
 fn an_inner_rank_killed_takes_its_subtree() {
-    require_root();
-    let _g = heavy();
-    let w = workdir();
-    let store = w.path().join("results.sqlite");
+    let (_g, w, store) = super::mpi_test(heavy);
     let target = w.path().join("d.{rank}");
     let args = [
         "run",
@@ -204,10 +193,7 @@ fn a_throttled_rank_is_named_a_straggler() {
 /// this 2-core host), one stored calibration with a row per rank.
 #[test]
 fn a_calibration_over_five_ranks_merges_each_point_up_the_tree() {
-    require_root();
-    let _g = heavy();
-    let w = workdir();
-    let store = w.path().join("results.sqlite");
+    let (_g, w, store) = super::mpi_test(heavy);
     let target = w.path().join("c.{rank}");
     let v = mpirun_json(
         5,

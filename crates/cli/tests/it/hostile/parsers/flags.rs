@@ -418,9 +418,5 @@ fn edges_the_property_tests_found_are_refused_naming_the_flag() {
         ])
         .output()
         .expect("spawn iogauge");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
 }

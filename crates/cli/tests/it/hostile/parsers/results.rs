@@ -24,11 +24,7 @@ fn stocked(wd: &Path) -> (String, String) {
         .args(["--store", &store])
         .output()
         .expect("spawn iogauge");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let id = stored_id(&out.stderr).to_string();
     let tiny = wd.join("tiny.toml");
     std::fs::write(
@@ -44,11 +40,7 @@ fn stocked(wd: &Path) -> (String, String) {
         .args(["campaign", &tiny.display().to_string(), "--store", &store])
         .output()
         .expect("spawn iogauge");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     (store, id)
 }
 

@@ -399,11 +399,7 @@ fn report_and_export_to_dash_write_stdout() {
     let store = w.path().join("s.sqlite");
     let file = one_run_campaign(w.path(), "dash", "300ms");
     let out = iog(&store).arg("campaign").arg(&file).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     for (cmd, start) in [
         (
             vec!["report", "--campaign", "dash", "-o", "-"],
@@ -466,11 +462,7 @@ pre = "printf '%s\n' \"$IOGAUGE_VAR_LABEL\" >> hooks.log"
         .arg(&file)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let log = std::fs::read_to_string(w.path().join("hooks.log")).unwrap();
     assert_eq!(log, "a; touch pwned $(touch pwned2)\n");
     assert!(!w.path().join("pwned").exists() && !w.path().join("pwned2").exists());

@@ -28,20 +28,12 @@ ios = "200"
     );
     std::fs::write(&file, text).unwrap();
     let out = iog(&store).arg("campaign").arg(&file).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let out = iog(&store)
         .args(["export", "--campaign", "names", "--format", "md"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let md = String::from_utf8(out.stdout).unwrap();
     // Outside the campaign file's fenced block, which shows the file as written.
     let md = md.split("### Campaign file").next().unwrap();

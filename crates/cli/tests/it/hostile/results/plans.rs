@@ -335,11 +335,7 @@ fn show_rediagnose_applies_today_s_rules_to_a_stored_result() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let made: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let id = stored_id(&out.stderr);
     let mut old = made.clone();

@@ -4,17 +4,13 @@
 use super::*;
 
 /// A bin directory whose `postgres` runs `script` (initdb and pg_ctl do nothing).
-fn fake_bin(at: &Path, script: &str) {
-    std::fs::create_dir_all(at).unwrap();
-    for (b, body) in [
+fn hostile_postgres(at: &Path, script: &str) {
+    let programs = [
         ("initdb", "exit 0"),
         ("pg_ctl", "exit 0"),
         ("postgres", script),
-    ] {
-        let p = at.join(b);
-        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
-        chmod(&p, 0o755);
-    }
+    ];
+    fake_bin(at, &programs, None);
 }
 
 /// Runs `iogauge ARGS` to its end (killed after `secs`): its stderr, exit code, time taken and
@@ -80,9 +76,9 @@ fn row19_a_postgres_that_hangs_or_floods_is_killed() {
     let _g = shared();
     let w = workdir();
     let hangs = w.path().join("hangs");
-    fake_bin(&hangs, "sleep 918273");
+    hostile_postgres(&hangs, "sleep 918273");
     let floods = w.path().join("floods");
-    fake_bin(
+    hostile_postgres(
         &floods,
         "yes 'postgres (PostgreSQL) 15.0' | head -c 524288001",
     );
@@ -133,9 +129,7 @@ fn row19_a_postgres_that_hangs_or_floods_is_killed() {
 // so does the stored db run.
 #[test]
 fn row22_a_wal_or_tablespace_on_tmpfs_is_named_in_a_warning() {
-    require_root();
-    let _g = busy();
-    let w = workdir();
+    let (_g, w) = db_test(Engine::Postgres, busy);
     let mem = w.path().join("mem");
     let _m = Mount::new(&mem, "tmpfs", "size=512m");
     let dir = w.path().join("pg");

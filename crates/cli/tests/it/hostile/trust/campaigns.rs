@@ -81,11 +81,7 @@ fn l8_campaign_files_another_user_could_change_are_refused_unrun() {
     let plain = tmp.join("plain.toml");
     campaign(&plain, &data, None);
     let out = campaign_on(&store, &plain, &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
 }
 
 // L8: a campaign resumed (rerun on the same store) after its `pre` hook changed is refused,
@@ -100,11 +96,7 @@ fn l8_a_hook_changed_between_runs_is_noticed_on_resume() {
     let file = w.path().join("hooked.toml");
     campaign(&file, &data, Some("true"));
     let out = campaign_on(&store, &file, &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     campaign(&file, &data, Some("echo changed"));
     let out = campaign_on(&store, &file, &[]);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -116,16 +108,8 @@ fn l8_a_hook_changed_between_runs_is_noticed_on_resume() {
     );
     campaign(&file, &data, Some("true"));
     let out = campaign_on(&store, &file, &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     campaign(&file, &data, Some("echo changed"));
     let out = campaign_on(&store, &file, &["--fresh"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
 }

@@ -7,34 +7,11 @@
 
 use super::*;
 
-fn maria(args: &[&str]) -> Vec<String> {
-    let mut a: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-    a.extend(["--engine".into(), "mariadb".into()]);
-    a
-}
-
-fn maria_fails(args: &[&str], code: i32) -> String {
-    let a = maria(args);
-    fails(&a.iter().map(String::as_str).collect::<Vec<_>>(), code)
-}
-
-fn maria_ok(args: &[&str]) -> Output {
-    let a = maria(args);
-    db_ok(&a.iter().map(String::as_str).collect::<Vec<_>>()[1..])
-}
-
 /// A small loaded private MariaDB at `dir`.
-fn maria_setup(dir: &Path) {
-    maria_ok(&[
-        "db",
-        "setup",
-        "--dir",
-        s(dir),
-        "--schemas",
-        "1",
-        "--scale",
-        "16M",
-    ]);
+fn maria_setup(dir: &Path) -> Db {
+    let db = Db::at(Engine::Mariadb, dir.to_path_buf());
+    db.setup_small();
+    db
 }
 
 /// A file of root's that must keep its content, and a directory of root's that must keep
@@ -52,12 +29,10 @@ fn roots_things(w: &tempfile::TempDir) -> (PathBuf, PathBuf) {
 // to root with the links still there, each part is refused on its own; put right, it works.
 #[test]
 fn h1_a_mariadb_another_user_could_change_is_refused_at_every_open() {
-    require_root();
-    let _g = busy();
-    let w = workdir();
+    let (_g, w) = db_test(Engine::Mariadb, busy);
     let tmp = public_tmp(&w);
     let dir = tmp.join("m");
-    maria_setup(&dir);
+    let db = maria_setup(&dir);
     let (file, roots) = roots_things(&w);
     let parts = ["my.cnf", "server.log", "run"];
     for p in parts {
@@ -70,21 +45,14 @@ fn h1_a_mariadb_another_user_could_change_is_refused_at_every_open() {
         f = file.display(),
         r = roots.display()
     ));
-    let run = [
-        "db",
-        "run",
-        "--dir",
-        s(&dir),
-        "--readers",
-        "1",
-        "--time",
-        "1s",
-    ];
-    let reset = ["db", "reset", "--dir", s(&dir)];
-    let drop = ["db", "drop", "--dir", s(&dir)];
-    let setup = ["db", "setup", "--dir", s(&dir), "--scale", "16M"];
-    for cmd in [&run[..], &reset, &drop, &setup] {
-        let e = maria_fails(cmd, 2);
+    let run = ["--readers", "1", "--time", "1s"];
+    for (cmd, args) in [
+        ("run", &run[..]),
+        ("reset", &[]),
+        ("drop", &[]),
+        ("setup", &["--scale", "16M"]),
+    ] {
+        let e = db.fails(cmd, args, 2);
         assert!(
             e.contains(&format!("{}: owned by nobody", dir.display())),
             "{cmd:?}: {e}"
@@ -100,7 +68,7 @@ fn h1_a_mariadb_another_user_could_change_is_refused_at_every_open() {
     std::os::unix::fs::chown(&dir, Some(0), Some(0)).unwrap();
     // In the order they are checked: run/, my.cnf, server.log.
     for p in ["run", "my.cnf", "server.log"] {
-        let e = maria_fails(&run, 2);
+        let e = db.fails("run", &run, 2);
         assert!(
             e.contains(&format!(
                 "{}: a symbolic link where iogauge keeps",
@@ -115,8 +83,8 @@ fn h1_a_mariadb_another_user_could_change_is_refused_at_every_open() {
     for p in parts {
         assert!(!dir.join(format!("{p}.old")).exists());
     }
-    maria_ok(&run);
-    maria_ok(&drop);
+    db.runs();
+    db.drop_it();
     assert!(!dir.exists());
     untouched_after_drop(&file, &roots);
 }
@@ -130,31 +98,11 @@ fn untouched_after_drop(file: &Path, roots: &Path) {
 // directory: `SELECT … INTO OUTFILE` elsewhere is refused, `@@secure_file_priv` is its `run/`.
 #[test]
 fn h1_the_private_server_writes_no_file_outside_its_directory() {
-    require_root();
-    let _g = busy();
-    let w = workdir();
-    let dir = w.path().join("m");
-    maria_setup(&dir);
-    let child = spawn(
-        &maria(&[
-            "db",
-            "run",
-            "--dir",
-            s(&dir),
-            "--readers",
-            "1",
-            "--time",
-            "4s",
-        ])
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>(),
-    );
-    let sock = dir.join("run/mysqld.sock");
-    assert!(
-        super::super::db::within(60, || sock.exists()),
-        "the server of the db run never came up"
-    );
+    let (_g, w) = db_test(Engine::Mariadb, busy);
+    let db = maria_setup(&w.path().join("m"));
+    let dir = &db.dir;
+    let child = db.run_in_background("4s");
+    let sock = db.socket();
     let outside = w.path().join("written-by-the-server");
     let (ok, err) = maria_client(
         None,
@@ -165,38 +113,19 @@ fn h1_the_private_server_writes_no_file_outside_its_directory() {
     assert!(!ok && err.contains("secure-file-priv"), "{err}");
     let (ok, priv_dir) = maria_client(None, "root", &sock, "SELECT @@secure_file_priv");
     let out = finish(child, 60);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(!outside.exists());
     assert!(
         ok && Path::new(priv_dir.trim()).starts_with(dir.join("run")),
         "secure_file_priv: {priv_dir}"
     );
-    maria_ok(&["db", "drop", "--dir", s(&dir)]);
+    db.drop_it();
 }
 
-/// A `--mysql-bin` directory at `at` whose `mariadbd` says it is MariaDB 10.11 and whose
-/// installer runs `install` (a shell line); each touches `proof` when it runs.
+/// A `--mysql-bin` directory at `at` whose installer runs `install` (a shell line); each
+/// program touches `proof` when it runs.
 fn fake_maria_bin(at: &Path, install: &str, proof: &Path) {
-    std::fs::create_dir_all(at).unwrap();
-    for (b, body) in [
-        (
-            "mariadbd",
-            "echo 'mariadbd  Ver 10.11.0-MariaDB for debian-linux-gnu'",
-        ),
-        ("mariadb-install-db", install),
-    ] {
-        let p = at.join(b);
-        std::fs::write(
-            &p,
-            format!("#!/bin/sh\ntouch '{}'\n{body}\n", proof.display()),
-        )
-        .unwrap();
-        chmod(&p, 0o755);
-    }
+    fake_server_bin(Engine::Mariadb, at, install, Some(proof));
 }
 
 // H1: `--mysql-bin` naming a directory of nobody's, or root's directory with nobody's
@@ -204,9 +133,7 @@ fn fake_maria_bin(at: &Path, install: &str, proof: &Path) {
 // `--version`). First on PATH, nobody's are passed over for Debian's.
 #[test]
 fn h1_mariadb_binaries_another_user_could_change_never_run() {
-    require_root();
-    let _g = busy();
-    let w = workdir();
+    let (_g, w) = db_test(Engine::Mariadb, busy);
     let tmp = public_tmp(&w);
     let secret = w.path().join("secret");
     std::fs::create_dir(&secret).unwrap();
@@ -217,7 +144,8 @@ fn h1_mariadb_binaries_another_user_could_change_never_run() {
     let roots = w.path().join("bin");
     fake_maria_bin(&roots, "exit 0", &proof);
     std::os::unix::fs::chown(roots.join("mariadbd"), Some(65534), None).unwrap();
-    let dir = w.path().join("m");
+    let db = Db::at(Engine::Mariadb, w.path().join("m"));
+    let dir = &db.dir;
     for (b, says) in [
         (
             &nobodys,
@@ -231,7 +159,7 @@ fn h1_mariadb_binaries_another_user_could_change_never_run() {
             format!("{}/mariadbd: owned by nobody", roots.display()),
         ),
     ] {
-        let e = maria_fails(&["db", "setup", "--dir", s(&dir), "--mysql-bin", s(b)], 2);
+        let e = db.fails("setup", &["--mysql-bin", s(b)], 2);
         assert!(
             e.starts_with(&format!("error: --mysql-bin {}", b.display())) && e.contains(&says),
             "{e}"
@@ -242,16 +170,12 @@ fn h1_mariadb_binaries_another_user_could_change_never_run() {
     let path = format!("{}:{}", nobodys.display(), std::env::var("PATH").unwrap());
     let out = bin()
         .env("PATH", &path)
-        .args(maria(&["db", "setup", "--dir", s(&dir), "--scale", "16M"]))
+        .args(db.args("setup", &["--scale", "16M"]))
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(!proof.exists(), "nobody's mariadbd on PATH ran as root");
-    maria_ok(&["db", "drop", "--dir", s(&dir)]);
+    db.drop_it();
 }
 
 // L1 and L2: an installer that fails, or hangs until Ctrl-C, leaves nothing behind: a new
@@ -259,9 +183,7 @@ fn h1_mariadb_binaries_another_user_could_change_never_run() {
 // relative to the working directory (it used to be looked up from the server's directory).
 #[test]
 fn l1_a_failed_or_stopped_installer_leaves_nothing_and_l2_relative_bins_work() {
-    require_root();
-    let _g = busy();
-    let w = workdir();
+    let (_g, w) = db_test(Engine::Mariadb, busy);
     let proof = w.path().join("ran");
     let fail = w.path().join("fail-bin");
     fake_maria_bin(
@@ -271,17 +193,10 @@ fn l1_a_failed_or_stopped_installer_leaves_nothing_and_l2_relative_bins_work() {
     );
     let hang = w.path().join("hang-bin");
     fake_maria_bin(&hang, "sleep 600", &proof);
-    let dir = w.path().join("new/m");
+    let new = Db::at(Engine::Mariadb, w.path().join("new/m"));
     let out = bin()
         .current_dir(w.path())
-        .args(maria(&[
-            "db",
-            "setup",
-            "--dir",
-            s(&dir),
-            "--mysql-bin",
-            "fail-bin",
-        ]))
+        .args(new.args("setup", &["--mysql-bin", "fail-bin"]))
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -298,33 +213,24 @@ fn l1_a_failed_or_stopped_installer_leaves_nothing_and_l2_relative_bins_work() {
         !w.path().join("new").exists(),
         "left after a failed install"
     );
-    let mine = w.path().join("mine");
-    std::fs::create_dir(&mine).unwrap();
+    let mine = Db::at(Engine::Mariadb, w.path().join("mine"));
+    std::fs::create_dir(&mine.dir).unwrap();
     let child = command()
         .current_dir(w.path())
-        .args(maria(&[
-            "db",
-            "setup",
-            "--dir",
-            s(&mine),
-            "--mysql-bin",
-            "hang-bin",
-        ]))
+        .args(mine.args("setup", &["--mysql-bin", "hang-bin"]))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     assert!(
-        super::super::db::within(30, || mine.join("server.log").exists()),
+        within(30, || mine.dir.join("server.log").exists()),
         "the installer never started"
     );
     std::thread::sleep(Duration::from_millis(500));
     sigint(&child);
     let out = finish(child, 60);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{err}");
-    assert!(err.contains("removed again"), "{err}");
-    assert!(names(&mine).is_empty(), "left in the user's directory");
+    stopped(&out, &["removed again"]);
+    assert!(names(&mine.dir).is_empty(), "left in the user's directory");
     let sleeping = Command::new("pgrep")
         .args(["-f", "sleep 600"])
         .output()

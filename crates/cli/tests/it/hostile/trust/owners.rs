@@ -3,33 +3,12 @@
 
 use super::*;
 
-/// A bin directory whose `postgres` answers `--version` like PostgreSQL 15 and, run by
-/// anyone who may, creates `proof` (so a test sees whether it ran, and as whom: only root
-/// can create files where `proof` is).
-fn evil_bin(at: &Path, proof: &Path) {
-    std::fs::create_dir_all(at).unwrap();
-    for b in ["initdb", "pg_ctl", "postgres"] {
-        let p = at.join(b);
-        std::fs::write(
-            &p,
-            format!(
-                "#!/bin/sh\ntouch '{}'\necho 'postgres (PostgreSQL) 15.0'\n",
-                proof.display()
-            ),
-        )
-        .unwrap();
-        chmod(&p, 0o755);
-    }
-}
-
 // Row 1: as nobody, `mkdir /tmp/x`; root's `db setup --dir /tmp/x` is refused before anything
 // is made there, and so are a WAL or tablespace directory of nobody's, a directory under one,
 // one every user may write to, and a `--pg-bin` of nobody's (whose programs never run).
 #[test]
 fn row1_setup_refuses_directories_another_user_could_change() {
-    require_root();
-    let _g = shared();
-    let w = workdir();
+    let (_g, w) = db_test(Engine::Postgres, shared);
     let tmp = public_tmp(&w);
     let x = tmp.join("x");
     as_nobody(&format!("mkdir '{}'", x.display()));
@@ -98,9 +77,7 @@ fn row1_setup_refuses_directories_another_user_could_change() {
 // target keeps its owner and mode.
 #[test]
 fn row1_a_cluster_in_another_users_directory_is_refused_at_every_open() {
-    require_root();
-    let _g = busy();
-    let w = workdir();
+    let (_g, w) = db_test(Engine::Postgres, busy);
     let tmp = public_tmp(&w);
     let x = tmp.join("x");
     setup(&x, &[]);
@@ -163,9 +140,7 @@ fn row1_a_cluster_in_another_users_directory_is_refused_at_every_open() {
 // cluster works again.
 #[test]
 fn row1_each_part_of_a_cluster_is_checked_at_open() {
-    require_root();
-    let _g = busy();
-    let w = workdir();
+    let (_g, w) = db_test(Engine::Postgres, busy);
     let tmp = public_tmp(&w);
     let dir = w.path().join("pg");
     setup(&dir, &[]);
@@ -198,10 +173,10 @@ fn row1_each_part_of_a_cluster_is_checked_at_open() {
     std::fs::create_dir(&secret).unwrap();
     let proof = secret.join("ran");
     let nobodys = tmp.join("bin");
-    evil_bin(&nobodys, &proof);
+    fake_server_bin(Engine::Postgres, &nobodys, "exit 0", Some(&proof));
     std::os::unix::fs::chown(&nobodys, Some(65534), None).unwrap();
     let roots = w.path().join("bin");
-    evil_bin(&roots, &proof);
+    fake_server_bin(Engine::Postgres, &roots, "exit 0", Some(&proof));
     std::os::unix::fs::chown(roots.join("postgres"), Some(65534), None).unwrap();
     for (b, says) in [
         (&nobodys, format!("{}: owned by nobody", nobodys.display())),

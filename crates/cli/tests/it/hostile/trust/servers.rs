@@ -5,9 +5,6 @@
 
 use super::*;
 
-/// The engines and their markers.
-const ENGINES: [(&str, &str); 2] = [("postgres", ".iogauge-pg"), ("mariadb", ".iogauge-maria")];
-
 /// `iogauge db ARGS --dir DIR --engine ENGINE`, which must fail with `code`: its one line.
 fn refused(engine: &str, args: &[&str], dir: &Path, code: i32) -> String {
     let mut a = vec!["db"];
@@ -42,7 +39,8 @@ fn h1_a_marker_that_is_a_link_or_a_fifo_is_refused_before_anything_is_removed() 
     require_root();
     let _g = shared();
     let w = workdir();
-    for (engine, marker) in ENGINES {
+    for e in Engine::ALL {
+        let (engine, marker) = (e.name(), e.marker());
         let zero = lookalike(&w, engine, "zero");
         std::os::unix::fs::symlink("/dev/zero", zero.join(marker)).unwrap();
         let fifo = lookalike(&w, engine, "fifo");
@@ -83,7 +81,8 @@ fn h1_open_modes_are_refused_for_both_engines() {
     require_root();
     let _g = shared();
     let w = workdir();
-    for (engine, marker) in ENGINES {
+    for e in Engine::ALL {
+        let (engine, marker) = (e.name(), e.marker());
         let dir = lookalike(&w, engine, "modes");
         let m = dir.join(marker);
         std::fs::write(&m, "a marker\n").unwrap();
@@ -125,80 +124,45 @@ fn h1_open_modes_are_refused_for_both_engines() {
     }
 }
 
-// M4: while one `db run` uses a private server, a second `db run`, a `reset`, a `drop` and a
-// `setup` on the same directory are refused; the first run completes and is stored, and the
-// server works afterwards. (A second MariaDB used to start on the same datadir, `reset`
-// reloaded the tables under the run and `drop` deleted them.)
-#[test]
-fn m4_a_server_in_use_is_refused_to_a_second_iogauge() {
-    require_root();
-    let _g = busy();
-    let w = workdir();
-    for (engine, scale) in [("postgres", "2000"), ("mariadb", "16M")] {
-        let dir = w.path().join(engine);
-        let setup = [
-            "setup",
-            "--dir",
-            s(&dir),
-            "--engine",
-            engine,
-            "--schemas",
-            "1",
-        ];
-        db_ok(&[&setup[..], &["--scale", scale]].concat());
-        let first = spawn(&[
-            "db",
-            "run",
-            "--dir",
-            s(&dir),
-            "--engine",
-            engine,
-            "--readers",
-            "1",
-            "--time",
-            "8s",
-        ]);
-        let log = dir.join("server.log");
+per_engine! {
+    // M4: while one `db run` uses a private server, a second `db run`, a `reset`, a `drop`
+    // and a `setup` on the same directory are refused; the first run completes and is
+    // stored, and the server works afterwards. (A second MariaDB used to start on the same
+    // datadir, `reset` reloaded the tables under the run and `drop` deleted them.)
+    fn m4_a_server_in_use_is_refused_to_a_second_iogauge(e) {
+        let (_g, w) = db_test(e, busy);
+        let db = Db::new(&w, e);
+        db.setup_small();
+        let first = db.spawn("run", &["--readers", "1", "--time", "8s"]);
+        let log = db.dir.join("server.log");
         let size = |l: &Path| std::fs::metadata(l).map_or(0, |m| m.len());
         let before = size(&log);
         assert!(
-            super::super::db::within(60, || size(&log) > before
-                && !super::super::db::server_procs(&dir).is_empty()),
-            "{engine}: the first run's server never came up"
+            within(60, || size(&log) > before && !db.gone()),
+            "the first run's server never came up"
         );
-        for args in [
-            &["run", "--readers", "1", "--time", "1s"][..],
-            &["reset"],
-            &["drop"],
-            &["setup", "--scale", scale],
+        for (sub, args) in [
+            ("run", &["--readers", "1", "--time", "1s"][..]),
+            ("reset", &[]),
+            ("drop", &[]),
+            ("setup", &["--scale", e.small_scale()]),
         ] {
-            let e = refused(engine, args, &dir, 2);
+            let err = db.fails(sub, args, 2);
             // PostgreSQL's setup refuses a finished cluster before it looks for its lock.
-            let says = match (engine, args[0]) {
-                ("postgres", "setup") => "already holds an iogauge cluster",
+            let says = match (e, sub) {
+                (Engine::Postgres, "setup") => "already holds an iogauge cluster",
                 _ => "in use by another iogauge process",
             };
             assert!(
-                e.contains(&format!("{}: {says}", dir.display())),
-                "{engine} {args:?}: {e}"
+                err.contains(&format!("{}: {says}", db.dir.display())),
+                "{sub} {args:?}: {err}"
             );
         }
         let out = finish(first, 120);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{engine}: {err}");
+        assert_success(&out);
         stored_id(&out.stderr);
-        db_ok(&[
-            "run",
-            "--dir",
-            s(&dir),
-            "--engine",
-            engine,
-            "--readers",
-            "1",
-            "--time",
-            "1s",
-        ]);
-        db_ok(&["drop", "--dir", s(&dir), "--engine", engine]);
-        assert!(!dir.exists(), "{engine}");
+        db.runs();
+        db.drop_it();
+        assert!(!db.dir.exists());
     }
 }

@@ -116,11 +116,7 @@ fn h2_a_campaign_lock_another_user_planted_is_refused() {
     // Its name free again, the campaign runs and its lock goes with it.
     std::fs::remove_file(&lock).unwrap();
     let out = campaign();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(!lock.exists());
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "root's");
 }

@@ -33,9 +33,7 @@ fn assert_users(dir: &Path, files: &[&str]) {
 // files the user puts there later survive `db reset` and `db drop`.
 #[test]
 fn row2_files_the_user_puts_in_target_and_wal_directories_survive() {
-    require_root();
-    let _g = busy();
-    let w = workdir();
+    let (_g, w) = db_test(Engine::Postgres, busy);
     let (a, wal) = (
         users_dir(&w.path().join("a")),
         users_dir(&w.path().join("w")),
@@ -92,9 +90,7 @@ fn make_older(user: &Path, sub: &str, links: &[PathBuf]) {
 // there only what PostgreSQL made; the user's files stay.
 #[test]
 fn row2_an_older_cluster_in_user_made_directories_keeps_user_files() {
-    require_root();
-    let _g = busy();
-    let w = workdir();
+    let (_g, w) = db_test(Engine::Postgres, busy);
     let (a, wal) = (
         users_dir(&w.path().join("a")),
         users_dir(&w.path().join("w")),
@@ -155,9 +151,7 @@ fn row2_an_older_cluster_in_user_made_directories_keeps_user_files() {
 // file in since.
 #[test]
 fn row10_user_directories_unchanged_and_created_parents_removed() {
-    require_root();
-    let _g = busy();
-    let w = workdir();
+    let (_g, w) = db_test(Engine::Postgres, busy);
     let a = users_dir(&w.path().join("a"));
     let p = |s: &str| w.path().join(s);
     let e = fails(
