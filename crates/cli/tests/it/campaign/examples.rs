@@ -69,7 +69,7 @@ fn filesystems_runs_at_smoke_scale() {
                 "db_physical_reads_s",
                 "db_physical_writes_s",
                 "commits_s",
-                "wal_mbps",
+                "log_mbps",
             ];
             let own_rate = at_its_rate.contains(&key) && raw_samples.is_empty();
             if raw_samples.contains(&0.0) || per_write || own_rate {
@@ -98,9 +98,9 @@ fn filesystems_runs_at_smoke_scale() {
     for k in [
         "db_physical_reads_s",
         "commits_s",
-        "wal_mbps",
-        "wal_write_ms",
-        "wal_sync_ms",
+        "log_mbps",
+        "log_write_ms",
+        "log_sync_ms",
         "op_update_lat_mean_ms",
         "op_read_lat_mean_ms",
         "ops_s",

@@ -47,7 +47,7 @@ per_engine! {
         let heavy = ["--writers", "2", "--time", "2s", "--redo-stress", "heavy"];
         let (v, writers) = db.run_json(&heavy);
         let sum = &v["summary"]["db"];
-        assert!(f(&sum["wal_bytes_s"]) > 0.0, "{sum}");
+        assert!(f(&sum["log_bytes_s"]) > 0.0, "{sum}");
         assert!(f(&sum["rows_updated_s"]) > 0.0, "{sum}");
         assert!(f(&v["summary"]["sessions"]["updates_s"]) > 0.0);
         let driver = match e {
@@ -109,8 +109,8 @@ fn readers_have_every_layer(v: &Value) {
             "physical_reads_s",
             "commits_s",
             "rows_updated_s",
-            "wal_bytes_s",
-            "wal_syncs_s",
+            "log_bytes_s",
+            "log_syncs_s",
         ] {
             assert!(iv["db"][k].is_number(), "db.{k} in {iv}");
         }

@@ -34,11 +34,11 @@ fn mariadb_setup_run_readers_and_writers_drop() {
     let s = &v["summary"]["sessions"];
     assert!(f(&s["reads_s"]) > 0.0 && f(&s["updates_s"]) > 0.0, "{s}");
     let db_ = &v["summary"]["db"];
-    assert!(f(&db_["wal_bytes_s"]) > 0.0, "redo written: {db_}");
+    assert!(f(&db_["log_bytes_s"]) > 0.0, "redo written: {db_}");
     // The redo log's writes and fdatasyncs, timed by the probe on the server's syscalls.
     for (n, ms) in [
-        ("wal_writes_s", "avg_wal_write_ms"),
-        ("wal_syncs_s", "avg_wal_sync_ms"),
+        ("log_writes_s", "avg_log_write_ms"),
+        ("log_syncs_s", "avg_log_sync_ms"),
     ] {
         assert!(f(&db_[n]) > 0.0 && f(&db_[ms]) > 0.0, "{db_}");
     }

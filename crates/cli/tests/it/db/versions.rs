@@ -120,10 +120,10 @@ fn load_profile_of(v: &Value, major: &str) {
     );
     let load = &v["summary"]["db"];
     for k in [
-        "wal_writes_s",
-        "wal_syncs_s",
-        "avg_wal_write_ms",
-        "avg_wal_sync_ms",
+        "log_writes_s",
+        "log_syncs_s",
+        "avg_log_write_ms",
+        "avg_log_sync_ms",
     ] {
         assert!(f(&load[k]) > 0.0, "PostgreSQL {major}: db.{k} in {load}");
     }

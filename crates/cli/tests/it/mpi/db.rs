@@ -62,7 +62,7 @@ per_engine! {
         let job = f(&v["summary"]["db"]["logical_reads_s"]);
         assert!((job / each - 1.0).abs() < 0.05, "{job} vs {each}");
         let sum = &v["summary"]["db"];
-        assert!(f(&sum["avg_wal_sync_ms"]) > 0.0, "{sum}");
+        assert!(f(&sum["avg_log_sync_ms"]) > 0.0, "{sum}");
         assert_eq!(stored_runs(&store), 1);
         // No server outlives the job.
         for r in 0..2 {
