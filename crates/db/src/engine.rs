@@ -24,10 +24,13 @@ use crate::common::schema::SchemaSpec;
 use crate::error::DbError;
 use crate::PgBin;
 use iogauge_model::db::engine::Engine;
+use iogauge_model::db::profile::LoadDelta;
 use iogauge_model::db::report::Setting;
 use iogauge_model::db::setup::LoadReport;
 use iogauge_model::db::workload::Driver;
+use iogauge_model::live::SocketAddr;
 use iogauge_model::preflight::Preflight;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -143,6 +146,18 @@ pub trait DbEngine: Sync {
     /// The server of a `db run` opened and started; a private directory without a server
     /// gets iogauge's default data set first ([`setup_first`]).
     fn open_for_run(&self, p: &RunPlace<'_>, ui: &SetupUi<'_>) -> Result<RunServer, DbError>;
+
+    /// A connection for `iogauge watch` to a private server's socket (`addr`, as the run's
+    /// live feed gives it).
+    fn watch(&self, addr: &SocketAddr) -> Result<Box<dyn EngineWatch>, DbError>;
+}
+
+/// What `iogauge watch` reads of a server at each look, on its own connection: the load
+/// profile's counters and the test sessions active now by wait event ("CPU" when not
+/// waiting). The rates between looks are `watch::DbWatch`'s.
+pub trait EngineWatch: Send {
+    fn counters(&mut self) -> Result<LoadDelta, DbError>;
+    fn active(&mut self) -> Result<BTreeMap<String, u32>, DbError>;
 }
 
 /// `db setup`: the flags checked by the engine, then the data set on `place`.

@@ -59,6 +59,7 @@ pub use common::run::preflight;
 pub use common::run::prepare::Prepared;
 pub use common::run::server::{RunPlace, RunServer};
 pub use common::schema::SchemaSpec;
+pub use common::watch;
 pub use common::workload::spec::WorkloadSpec;
 pub use engine::{
     setup, DbEngine, RunRequest, Setup, SetupDone, SetupRequest, SetupUi, DEFAULT_SEED,
@@ -66,7 +67,6 @@ pub use engine::{
 pub use engines::engine;
 pub use error::{chain_text, error_text, DbError};
 pub use postgres::dsn::{connect, describe, parse_dsn};
-pub use postgres::sample::watch;
 pub use postgres::schema;
 pub use postgres::server::bin::PgBin;
 pub use postgres::server::cluster::{Cluster, ClusterConfig, DATABASE};

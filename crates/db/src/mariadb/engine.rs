@@ -3,6 +3,7 @@
 //! ([`MariaRunServer`]). `reset` reloads the tables (same rows, same places); a file-level
 //! copy as PostgreSQL's does not exist for MariaDB yet.
 
+use super::watch::MariaWatch;
 use super::{
     redo_probe, schema, settings, setup_private, MariaBin, MariaServer, MariaTarget,
     MIN_CACHE_LIMIT,
@@ -13,7 +14,9 @@ use crate::common::run::preflight;
 use crate::common::run::server::{EngineServer, RunPlace, RunServer, ELSEWHERE};
 use crate::common::schema::SchemaSpec;
 use crate::common::workload::drive::Go;
-use crate::engine::{setup_first, DbEngine, RunRequest, Setup, SetupDone, SetupRequest, SetupUi};
+use crate::engine::{
+    setup_first, DbEngine, EngineWatch, RunRequest, Setup, SetupDone, SetupRequest, SetupUi,
+};
 use crate::error::DbError;
 use iogauge_model::db::engine::Engine;
 use iogauge_model::db::outcome::DbOutcome;
@@ -218,6 +221,12 @@ impl DbEngine for MariaDb {
                 Ok(format!("{}: iogauge schemas dropped", t.name))
             }
         }
+    }
+
+    fn watch(&self, addr: &SocketAddr) -> Result<Box<dyn EngineWatch>, DbError> {
+        Ok(Box::new(MariaWatch::connect(
+            &addr.socket_dir.join("mysqld.sock"),
+        )?))
     }
 
     fn open_for_run(&self, p: &RunPlace<'_>, ui: &SetupUi<'_>) -> Result<RunServer, DbError> {

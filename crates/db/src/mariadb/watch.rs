@@ -5,25 +5,24 @@
 use super::activity;
 use super::conn::MariaTarget;
 use super::status::{snapshot, STATUS_SQL};
+use crate::engine::EngineWatch;
 use crate::error::DbError;
 use iogauge_model::db::profile::LoadDelta;
-use iogauge_model::live::DbNow;
 use mysql::prelude::Queryable;
 use mysql::Conn;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::Instant;
 
 /// The test sessions: every other client thread of the account running iogauge.
 const SESSIONS_SQL: &str = "SELECT PROCESSLIST_ID FROM performance_schema.threads \
      WHERE TYPE = 'FOREGROUND' AND PROCESSLIST_USER = SUBSTRING_INDEX(CURRENT_USER(), '@', 1) \
      AND PROCESSLIST_ID <> CONNECTION_ID()";
 
+/// `watch`'s connection to a private server, and whether it sees the sessions' waits.
 pub struct MariaWatch {
     target: MariaTarget,
     conn: Conn,
     waits: Option<activity::Sight>,
-    prev: Option<(Instant, LoadDelta)>,
 }
 
 impl MariaWatch {
@@ -35,20 +34,21 @@ impl MariaWatch {
             target,
             conn,
             waits,
-            prev: None,
         })
     }
+}
 
-    pub fn look(&mut self) -> Result<DbNow, DbError> {
+impl EngineWatch for MariaWatch {
+    fn counters(&mut self) -> Result<LoadDelta, DbError> {
+        let rows: Vec<(String, String)> = self
+            .conn
+            .query(STATUS_SQL)
+            .map_err(|e| self.target.err(&e))?;
+        Ok(snapshot(&rows))
+    }
+
+    fn active(&mut self) -> Result<BTreeMap<String, u32>, DbError> {
         let err = |e: mysql::Error| self.target.err(&e);
-        let now = Instant::now();
-        let rows: Vec<(String, String)> = self.conn.query(STATUS_SQL).map_err(err)?;
-        let cur = snapshot(&rows);
-        let rates = self.prev.as_ref().map(|(t, p)| {
-            cur.since(p)
-                .rates(now.duration_since(*t).as_secs_f64().max(1e-6))
-        });
-        self.prev = Some((now, cur));
         let mut active: BTreeMap<String, u32> = BTreeMap::new();
         if let Some(sight) = self.waits {
             let ids: Vec<u32> = self.conn.query(SESSIONS_SQL).map_err(err)?;
@@ -65,6 +65,6 @@ impl MariaWatch {
                     .or_default() += 1;
             }
         }
-        Ok(DbNow { rates, active })
+        Ok(active)
     }
 }

@@ -7,9 +7,12 @@ use crate::common::place::{check_dir, Place};
 use crate::common::run::preflight;
 use crate::common::run::server::{EngineServer, RunPlace, RunServer, ELSEWHERE};
 use crate::common::workload::drive::Go;
-use crate::engine::{setup_first, DbEngine, RunRequest, Setup, SetupDone, SetupRequest, SetupUi};
+use crate::engine::{
+    setup_first, DbEngine, EngineWatch, RunRequest, Setup, SetupDone, SetupRequest, SetupUi,
+};
 use crate::error::{error_text, DbError};
 use crate::postgres::dsn::{connect, describe, parse_dsn};
+use crate::postgres::sample::watch::PgWatch;
 use crate::postgres::schema;
 use crate::postgres::server::cluster::Cluster;
 use crate::postgres::server::place::{has_cluster, no_cluster, setup_finished, DEFAULT_DIR};
@@ -175,6 +178,10 @@ impl DbEngine for Postgres {
                 Ok(format!("{}: iogauge schemas dropped", redact_dsn(dsn)))
             }
         }
+    }
+
+    fn watch(&self, addr: &SocketAddr) -> Result<Box<dyn EngineWatch>, DbError> {
+        Ok(Box::new(PgWatch::connect(addr)?))
     }
 
     fn open_for_run(&self, p: &RunPlace<'_>, ui: &SetupUi<'_>) -> Result<RunServer, DbError> {

@@ -5,4 +5,4 @@
 
 pub(crate) mod profile;
 pub(crate) mod relations;
-pub mod watch;
+pub(crate) mod watch;

@@ -1,17 +1,15 @@
-//! What `iogauge watch` shows of a database run in progress: the load profile's rates since
-//! the previous look, and how many test sessions are active right now, by wait event. Its own
-//! connection, read once per watch interval (the run's own samplers are separate). MariaDB's
-//! is `maria::watch`; [`DbWatch`] is either.
+//! What `iogauge watch` reads of a private cluster at each look (see `common::watch`): the
+//! load profile's counters and how many test sessions are active right now, by wait event.
 
 use crate::common::aas::SESSION_APP;
+use crate::engine::EngineWatch;
 use crate::error::DbError;
 use crate::postgres::dsn::{connect, server_err};
 use crate::postgres::sample::profile::{snapshot, snapshot_sql};
-use iogauge_model::db::engine::Engine;
 use iogauge_model::db::profile::LoadDelta;
-use iogauge_model::live::{DbNow, SocketAddr};
+use iogauge_model::live::SocketAddr;
 use postgres::{Client, Config, Statement};
-use std::time::Instant;
+use std::collections::BTreeMap;
 
 /// The client configuration of a private cluster's socket.
 pub fn socket_config(addr: &SocketAddr) -> Config {
@@ -25,35 +23,11 @@ pub fn socket_config(addr: &SocketAddr) -> Config {
     c
 }
 
-/// A look at a private server of either engine.
-pub enum DbWatch {
-    Pg(Box<PgWatch>),
-    Maria(Box<crate::mariadb::watch::MariaWatch>),
-}
-
-impl DbWatch {
-    pub fn connect(addr: &SocketAddr) -> Result<DbWatch, DbError> {
-        Ok(match addr.engine {
-            Engine::Postgres => DbWatch::Pg(Box::new(PgWatch::connect(addr)?)),
-            Engine::Mariadb => DbWatch::Maria(Box::new(
-                crate::mariadb::watch::MariaWatch::connect(&addr.socket_dir.join("mysqld.sock"))?,
-            )),
-        })
-    }
-
-    pub fn look(&mut self) -> Result<DbNow, DbError> {
-        match self {
-            DbWatch::Pg(w) => w.look(),
-            DbWatch::Maria(w) => w.look(),
-        }
-    }
-}
-
+/// `watch`'s connection to a private cluster, with its snapshot statement.
 pub struct PgWatch {
     cfg: Config,
     client: Client,
     stmt: Statement,
-    prev: Option<(Instant, LoadDelta)>,
 }
 
 impl PgWatch {
@@ -70,22 +44,16 @@ impl PgWatch {
             ))
         })?;
         let stmt = client.prepare(&sql).map_err(|e| server_err(&cfg, &e))?;
-        Ok(PgWatch {
-            cfg,
-            client,
-            stmt,
-            prev: None,
-        })
+        Ok(PgWatch { cfg, client, stmt })
+    }
+}
+
+impl EngineWatch for PgWatch {
+    fn counters(&mut self) -> Result<LoadDelta, DbError> {
+        snapshot(&mut self.client, &self.stmt).map_err(|e| server_err(&self.cfg, &e))
     }
 
-    pub fn look(&mut self) -> Result<DbNow, DbError> {
-        let now = Instant::now();
-        let cur = snapshot(&mut self.client, &self.stmt).map_err(|e| server_err(&self.cfg, &e))?;
-        let rates = self.prev.as_ref().map(|(t, p)| {
-            cur.since(p)
-                .rates(now.duration_since(*t).as_secs_f64().max(1e-6))
-        });
-        self.prev = Some((now, cur));
+    fn active(&mut self) -> Result<BTreeMap<String, u32>, DbError> {
         let rows = self
             .client
             .query(
@@ -94,10 +62,9 @@ impl PgWatch {
                 &[&SESSION_APP],
             )
             .map_err(|e| server_err(&self.cfg, &e))?;
-        let active = rows
+        Ok(rows
             .iter()
             .map(|r| (r.get::<_, String>(0), r.get::<_, i32>(1).max(0) as u32))
-            .collect();
-        Ok(DbNow { rates, active })
+            .collect())
     }
 }
