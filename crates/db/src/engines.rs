@@ -12,3 +12,15 @@ pub fn engine(kind: Engine) -> &'static dyn DbEngine {
         Engine::Mariadb => &MariaDb,
     }
 }
+
+/// The engine a DSN names: MariaDB (or MySQL) for `mysql://…`, else PostgreSQL.
+pub fn engine_of_dsn(dsn: &str) -> Engine {
+    if crate::mariadb::is_mysql_dsn(dsn) {
+        Engine::Mariadb
+    } else {
+        Engine::Postgres
+    }
+}
+
+/// The engine when neither `--engine` nor a DSN names one.
+pub const DEFAULT_ENGINE: Engine = Engine::Postgres;

@@ -64,7 +64,7 @@ pub use common::workload::spec::WorkloadSpec;
 pub use engine::{
     setup, DbEngine, RunRequest, Setup, SetupDone, SetupRequest, SetupUi, DEFAULT_SEED,
 };
-pub use engines::engine;
+pub use engines::{engine, engine_of_dsn, DEFAULT_ENGINE};
 pub use error::{chain_text, error_text, DbError};
 pub use postgres::dsn::{connect, describe, parse_dsn};
 pub use postgres::schema;

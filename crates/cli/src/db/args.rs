@@ -55,13 +55,7 @@ impl WhereArgs {
     /// The engine asked for, or the one a mysql:// DSN names; one that contradicts its DSN
     /// is refused.
     pub fn engine(&self) -> Result<Engine, UsageError> {
-        let by_dsn = self.dsn.as_deref().map(|d| {
-            if iogauge_db::mariadb::is_mysql_dsn(d) {
-                Engine::Mariadb
-            } else {
-                Engine::Postgres
-            }
-        });
+        let by_dsn = self.dsn.as_deref().map(iogauge_db::engine_of_dsn);
         match (self.engine, by_dsn) {
             (Some(e), Some(d)) if e != d => Err(UsageError(format!(
                 "--engine {e} with a {} DSN: give the DSN of a {} server (mysql://… for mariadb), or drop --engine",
@@ -69,7 +63,7 @@ impl WhereArgs {
                 e.product()
             ))),
             (Some(e), _) | (None, Some(e)) => Ok(e),
-            (None, None) => Ok(Engine::Postgres),
+            (None, None) => Ok(iogauge_db::DEFAULT_ENGINE),
         }
     }
 
