@@ -5,9 +5,7 @@ use crate::common::*;
 
 #[test]
 fn block_device_rules() {
-    require_root();
-    let _g = heavy();
-    let d = workdir();
+    let (_g, d) = root_test(heavy);
     let img = d.path().join("disk.img");
     std::fs::write(&img, vec![0u8; 32 << 20]).unwrap();
     let dev = Loop::new(&img);
@@ -105,9 +103,7 @@ fn block_device_rules() {
 /// command installs).
 #[test]
 fn a_file_on_btrfs_over_two_devices_is_sampled_on_both() {
-    require_root();
-    let _g = heavy();
-    let d = workdir();
+    let (_g, d) = root_test(heavy);
     let img = |n: &str| {
         let p = d.path().join(n);
         sh(&format!("truncate -s 512m '{}'", p.display()));

@@ -9,22 +9,15 @@ use std::time::Duration;
 
 /// A short calibration: small file, half-second points, a low ceiling.
 fn quick(target: &str, extra: &[&str]) -> Vec<String> {
-    let mut a: Vec<String> = [
-        "calibrate",
-        "--target",
-        target,
+    let size = [
         "--size",
         "64m",
         "--point-time",
         "500ms",
         "--max-latency",
         "50ms",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    a.extend(extra.iter().map(|s| s.to_string()));
-    a
+    ];
+    owned(&[&["calibrate", "--target", target], &size, extra])
 }
 
 /// A command line of owned arguments (a [`quick`] one) run to success: its JSON.
@@ -165,12 +158,7 @@ fn ctrl_c_stores_the_finished_points_as_interrupted() {
     std::thread::sleep(Duration::from_millis(5500));
     sigint(&child);
     let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 130);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["interrupted"], true);
     assert_eq!(v["options"]["write_pct"], 30);
@@ -250,11 +238,7 @@ fn labels_are_stored_and_shown() {
             .args(args)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_ran(&out, &format!("{args:?}"));
         String::from_utf8(out.stdout).unwrap()
     };
     let ts = t.to_str().unwrap();

@@ -416,6 +416,14 @@ pub fn pg18_bin() -> String {
     })
 }
 
+/// The start of a test that needs root: its gate (`shared`, `busy`, `heavy`, `exclusive`)
+/// and a work directory. Hold both to the end: `let (_g, w) = root_test(busy);`.
+pub fn root_test(gate: fn() -> Guard) -> (Guard, tempfile::TempDir) {
+    require_root();
+    let g = gate();
+    (g, workdir())
+}
+
 pub fn require_root() {
     // SAFETY: geteuid has no preconditions.
     let uid = unsafe { libc::geteuid() };

@@ -62,9 +62,7 @@ fn close(text: Option<f64>, want: &Value, rel: f64, abs: f64) -> bool {
 
 #[test]
 fn a_calibration_beside_a_db_run() {
-    require_root();
-    let _g = busy();
-    let w = workdir();
+    let (_g, w) = root_test(busy);
     let store = w.path().join("s.sqlite");
     let st = store.to_str().unwrap();
     let p = |s: &str| w.path().join(s).to_str().unwrap().to_string();

@@ -99,9 +99,7 @@ fn tmpfs_is_refused_for_o_direct() {
 
 #[test]
 fn filesystem_without_o_direct() {
-    require_root();
-    let _g = shared();
-    let d = workdir();
+    let (_g, d) = root_test(shared);
     let _m = Mount::new(&d.path().join("ram"), "ramfs", "mode=755");
     // ramfs rejects O_DIRECT opens (EINVAL) and is not caught as tmpfs by name first:
     // make sure the O_DIRECT check itself fires by creating with --buffered first.
@@ -159,9 +157,7 @@ fn missing_directory_and_missing_size() {
 
 #[test]
 fn no_permission() {
-    require_root();
-    let _g = shared();
-    let d = workdir();
+    let (_g, d) = root_test(shared);
     let locked = d.path().join("locked");
     std::fs::create_dir(&locked).unwrap();
     // Root ignores mode bits; an immutable directory refuses even root.
@@ -183,9 +179,7 @@ fn no_permission() {
 
 #[test]
 fn no_space_during_prefill_removes_the_partial_file() {
-    require_root();
-    let _g = shared();
-    let d = workdir();
+    let (_g, d) = root_test(shared);
     let _m = Mount::new(&d.path().join("small"), "tmpfs", "size=16m");
     let t = d.path().join("small/x");
     let err = run_fails(

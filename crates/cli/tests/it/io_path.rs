@@ -230,9 +230,7 @@ fn no_free_huge_pages() {
 
 #[test]
 fn without_huge_pages_the_pool_falls_back_and_says_so_and_hugetlbfs_is_used_when_reserved() {
-    require_root();
-    let _g = exclusive();
-    let d = workdir();
+    let (_g, d) = root_test(exclusive);
     let t = d.path().join("data");
     let target = t.to_str().unwrap();
     // vm.nr_hugepages is machine-wide (another run short of THP would take the pool, or

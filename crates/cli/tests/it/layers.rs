@@ -156,20 +156,14 @@ fn run_beside_bpftrace(dir: &std::path::Path, disk: &str, args: &[&str]) -> (Val
     let child = spawn(&all);
     let out = child.wait_with_output().expect("iogauge run");
     let seen = bt.stop();
-    assert!(
-        out.status.success(),
-        "iogauge {all:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out, &format!("iogauge {all:?}"));
     let doc = serde_json::from_slice(&out.stdout).expect("JSON");
     (doc, seen)
 }
 
 #[test]
 fn on_the_vm_disk_the_layers_agree_with_diskstats_bpftrace_and_the_app() {
-    require_root();
-    let _g = exclusive();
-    let d = workdir();
+    let (_g, d) = root_test(exclusive);
     let t = d.path().join("data");
     let t = t.to_str().unwrap();
     // Created and filled first, so the measured run reads only.
@@ -251,9 +245,7 @@ fn psync<'a>(p: &'a str, workers: &'a str, time: &'a str, bs: &'a str) -> [&'a s
 /// is retried by io_uring's workers, and the wait happens before `block_bio_queue`.)
 #[test]
 fn a_deep_queue_on_a_loop_device_with_few_requests_waits_before_the_device() {
-    require_root();
-    let _g = exclusive();
-    let d = workdir();
+    let (_g, d) = root_test(exclusive);
     let dev = SlowDevice::new(d.path(), 4);
     let (p, name) = (dev.path(), dev.name());
     let shallow = run_json(&psync(p, "1", "2s", "4k"));
@@ -299,9 +291,7 @@ fn a_deep_queue_on_a_loop_device_with_few_requests_waits_before_the_device() {
 /// VM's disk (direct I/O, so each read reaches the disk), bpftrace beside it.
 #[test]
 fn on_a_loop_device_the_layers_agree_with_bpftrace() {
-    require_root();
-    let _g = exclusive();
-    let d = workdir();
+    let (_g, d) = root_test(exclusive);
     let dev = Loop::direct(&d.path().join("plain.img"), 64);
     let name = dev.0.trim_start_matches("/dev/");
     let (doc, seen) = run_beside_bpftrace(d.path(), name, &psync(&dev.0, "1", "4s", "4k"));
@@ -343,9 +333,7 @@ fn own_read_device(doc: &Value, disk: &str) -> StageHist {
 /// bpftrace's, filtered to the job's threads (#45: the device stage of the job alone).
 #[test]
 fn beside_a_neighbour_the_job_s_own_device_time_agrees_with_bpftrace() {
-    require_root();
-    let _g = exclusive();
-    let d = workdir();
+    let (_g, d) = root_test(exclusive);
     let t = d.path().join("data");
     let t = t.to_str().unwrap();
     let first = run_json(&["--target", t, "--size", "128m", "--ios", "100"]);
@@ -393,9 +381,7 @@ fn beside_a_neighbour_the_job_s_own_device_time_agrees_with_bpftrace() {
 
 #[test]
 fn no_trace_leaves_the_layers_out() {
-    require_root();
-    let _g = shared();
-    let d = workdir();
+    let (_g, d) = root_test(shared);
     let t = d.path().join("data");
     let t = t.to_str().unwrap();
     let doc = run_json(&["--target", t, "--size", "16m", "--time", "1s", "--no-trace"]);
@@ -423,9 +409,7 @@ fn no_trace_leaves_the_layers_out() {
 /// attach (by BTF, through no tracefs): the run prints its split, and mounts nothing.
 #[test]
 fn the_split_needs_no_tracefs() {
-    require_root();
-    let _g = exclusive();
-    let d = workdir();
+    let (_g, d) = root_test(exclusive);
     let t = d.path().join("data");
     let t = t.to_str().unwrap();
     let _unmounted = NoTracefs::new();
@@ -443,9 +427,7 @@ fn the_split_needs_no_tracefs() {
 /// the same reads.
 #[test]
 fn above_the_timed_rate_a_sample_is_timed_and_still_agrees_with_bpftrace() {
-    require_root();
-    let _g = exclusive();
-    let d = workdir();
+    let (_g, d) = root_test(exclusive);
     let shm = tempfile::tempdir_in("/dev/shm").expect("a tmpfs at /dev/shm");
     let image = shm.path().join("fast.img");
     std::fs::write(&image, vec![0x5a_u8; 64 << 20]).unwrap();

@@ -20,11 +20,7 @@ fn log_blocks(bytes: &[u8]) -> Vec<Option<u64>> {
 /// The run's JSON and its stored id.
 fn run_stored(args: &[&str]) -> (Value, i64) {
     let out = bin().arg("run").args(args).arg("--json").output().unwrap();
-    assert!(
-        out.status.success(),
-        "iogauge run {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out, &format!("iogauge run {args:?}"));
     let v = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
     (v, stored_id(&out.stderr))
 }

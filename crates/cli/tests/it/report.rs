@@ -15,11 +15,7 @@ fn on(store: &Path, args: &[&str]) -> std::process::Output {
 
 fn ok(store: &Path, args: &[&str]) -> String {
     let out = on(store, args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out, &format!("{args:?}"));
     String::from_utf8(out.stdout).unwrap()
 }
 

@@ -333,12 +333,7 @@ fn ctrl_c_keeps_the_partial_result() {
     std::thread::sleep(Duration::from_millis(2500));
     sigint(&child);
     let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 130);
     let v: Value = serde_json::from_slice(&out.stdout).expect("partial result is JSON");
     assert_eq!(v["interrupted"], true);
     assert!(u(&v["summary"]["read"]["ios"]) > 0);

@@ -70,9 +70,7 @@ fn options(v: &Value) -> Vec<String> {
 
 #[test]
 fn mount_options_and_write_cache_are_recorded_and_compared() {
-    require_root();
-    let _g = busy();
-    let d = workdir();
+    let (_g, d) = root_test(busy);
     let journal = Fs::new(d.path(), "j", 128, "mkfs.ext4 -q -F", "data=journal");
     let wc = format!("/sys/block/{}/queue/write_cache", journal.device());
     sh(&format!("echo 'write through' > {wc}"));
@@ -145,9 +143,7 @@ fn mount_options_and_write_cache_are_recorded_and_compared() {
 /// filesystem type with room is a few extents per GiB and draws nothing.
 #[test]
 fn a_fragmented_file_is_detected() {
-    require_root();
-    let _g = busy();
-    let d = workdir();
+    let (_g, d) = root_test(busy);
     let fs = Fs::new(d.path(), "frag", 160, "mkfs.ext4 -q -F -b 4096", "noatime");
     let fill = fs.dir().join("fill");
     std::fs::create_dir_all(&fill).unwrap();

@@ -7,9 +7,7 @@ use crate::common::*;
 
 #[test]
 fn io_uring_unavailable_suggests_psync() {
-    require_root();
-    let _g = exclusive();
-    let d = workdir();
+    let (_g, d) = root_test(exclusive);
     let t = d.path().join("data");
     let p = t.to_str().unwrap();
     run_json(&["--target", p, "--size", "8m", "--ios", "10"]);

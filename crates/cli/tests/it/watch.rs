@@ -16,11 +16,7 @@ fn plain(store: &Path, args: &[&str]) -> Vec<String> {
         .args(args)
         .output()
         .expect("spawn iogauge watch");
-    assert!(
-        out.status.success(),
-        "watch {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out, &format!("watch {args:?}"));
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(str::to_string)
@@ -114,12 +110,12 @@ fn plain_follows_a_run_in_progress() {
     assert!(!after[0].contains("| run "), "{}", after[0]);
 }
 
-#[test]
-fn full_screen_view_draws_and_restores_the_terminal() {
-    let _g = shared();
+/// What `watch EXTRA --count 2 --interval 200ms` draws on a 30×140 pseudo-terminal
+/// (script(1)), on an empty store of its own.
+fn full_screen(extra: &str) -> String {
     let d = workdir();
     let cmd = format!(
-        "stty rows 30 cols 140; {} watch --count 2 --interval 200ms",
+        "stty rows 30 cols 140; {} watch {extra} --count 2 --interval 200ms",
         exe().display()
     );
     let out = Command::new("script")
@@ -128,7 +124,13 @@ fn full_screen_view_draws_and_restores_the_terminal() {
         .output()
         .expect("script(1) from bsdutils runs the view on a pseudo-terminal");
     assert_success(&out);
-    let screen = String::from_utf8_lossy(&out.stdout);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn full_screen_view_draws_and_restores_the_terminal() {
+    let _g = shared();
+    let screen = full_screen("");
     for word in [
         "iogauge watch",
         "devices",
@@ -168,9 +170,7 @@ fn disk_of(path: &Path) -> String {
 /// `--devices all` lists.
 #[test]
 fn by_default_only_devices_doing_io_are_shown() {
-    require_root();
-    let _g = heavy();
-    let d = workdir();
+    let (_g, d) = root_test(heavy);
     let store = d.path().join("s.sqlite");
     // An idle loop device: attached (its partition table read once), then left alone.
     let image = d.path().join("idle.img");
@@ -286,18 +286,7 @@ fn each_cpu_has_a_line_of_its_own() {
 #[test]
 fn full_screen_view_shows_each_cpu() {
     let _g = shared();
-    let d = workdir();
-    let cmd = format!(
-        "stty rows 30 cols 140; {} watch --cpu each --count 2 --interval 200ms",
-        exe().display()
-    );
-    let out = Command::new("script")
-        .args(["-qec", &cmd, "/dev/null"])
-        .env("IOGAUGE_STORE", d.path().join("s.sqlite"))
-        .output()
-        .expect("script(1) from bsdutils runs the view on a pseudo-terminal");
-    assert_success(&out);
-    let screen = String::from_utf8_lossy(&out.stdout);
+    let screen = full_screen("--cpu each");
     // The terminal skips blanks by moving the cursor: look for single words.
     let mut words = vec!["each".to_string(), "load".to_string()];
     words.extend(online_cpus().iter().map(|n| format!("cpu{n}")));

@@ -5,9 +5,7 @@ use super::*;
 
 #[test]
 fn a_campaign_compares_postgresql_and_mariadb_on_the_same_storage() {
-    require_root();
-    let _g = busy();
-    let w = workdir();
+    let (_g, w) = root_test(busy);
     let dir = w.path();
     let store = dir.join("s.sqlite");
     std::fs::write(

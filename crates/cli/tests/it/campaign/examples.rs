@@ -384,9 +384,7 @@ fn smoke_with(stem: &str, env: &[(&str, &str)]) -> (tempfile::TempDir, Value) {
 /// by `end`; updates and reads both measured.
 #[test]
 fn db_campaign_resets_before_every_run() {
-    require_root();
-    let _g = busy();
-    let w = workdir();
+    let (_g, w) = root_test(busy);
     let dir = w.path();
     let store = dir.join("s.sqlite");
     std::fs::write(

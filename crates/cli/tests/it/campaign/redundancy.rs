@@ -15,9 +15,7 @@ use std::path::Path;
 /// smoke run can make up. `examples_run_at_smoke_scale` runs the example on the disk as is.
 #[test]
 fn redundancy_example_pays_the_mirror_write_penalty() {
-    require_root();
-    let _g = heavy();
-    let w = workdir();
+    let (_g, w) = root_test(heavy);
     let dir = w.path();
     // Dropped before the work directory: unmounted before it is removed.
     let _mem = Mount::new(&dir.join("iogauge-scratch"), "tmpfs", "size=256m");

@@ -127,10 +127,8 @@ impl Engine {
 /// skip), the test's gate (`busy`, `heavy`, `exclusive`) and a work directory. Hold both
 /// to the end: `let (_g, w) = db_test(e, busy);`.
 pub fn db_test(e: Engine, gate: fn() -> Guard) -> (Guard, tempfile::TempDir) {
-    require_root();
     e.require();
-    let g = gate();
-    (g, workdir())
+    root_test(gate)
 }
 
 /// A path as the `&str` an argument list wants.
@@ -176,11 +174,7 @@ pub fn chmod(p: &Path, m: u32) {
 /// `iogauge db ARGS`, which must succeed.
 pub fn db_ok(args: &[&str]) -> Output {
     let out = bin().arg("db").args(args).output().expect("spawn iogauge");
-    assert!(
-        out.status.success(),
-        "db {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out, &format!("db {args:?}"));
     out
 }
 

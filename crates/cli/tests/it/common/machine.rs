@@ -14,11 +14,7 @@ impl Loop {
             .arg(image)
             .output()
             .expect("losetup (util-linux) is installed");
-        assert!(
-            out.status.success(),
-            "losetup: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_ran(&out, "losetup");
         Loop(String::from_utf8(out.stdout).unwrap().trim().to_string())
     }
 }

@@ -33,11 +33,7 @@ impl UserMaria {
             .args(["--auth-root-authentication-method=socket"])
             .output()
             .expect("mariadb-install-db (scripts/test installs mariadb-server)");
-        assert!(
-            made.status.success(),
-            "mariadb-install-db: {}",
-            String::from_utf8_lossy(&made.stderr)
-        );
+        assert_ran(&made, "mariadb-install-db");
         let port = free_port();
         let server = Command::new("mariadbd")
             .arg("--no-defaults")

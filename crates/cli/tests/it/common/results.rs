@@ -9,11 +9,7 @@ use std::process::Output;
 /// printed a layer split, the split adds up (#45: every test that prints one checks it).
 pub fn succeeds(args: &[&str]) -> Output {
     let out = bin().args(args).output().expect("spawn iogauge");
-    assert!(
-        out.status.success(),
-        "iogauge {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out, &format!("iogauge {args:?} failed"));
     let text = String::from_utf8_lossy(&out.stdout);
     if text.lines().any(|l| l.starts_with(SPLIT)) {
         assert_split_adds_up(&format!("iogauge {args:?}"), &text);
@@ -40,6 +36,25 @@ pub fn stopped(out: &Output, says: &[&str]) -> String {
         assert!(err.contains(s), "{s}: {err}");
     }
     err
+}
+
+/// Asserts a command (`what`) ended successfully, saying its stderr when it did not.
+pub fn assert_ran(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Asserts a command ended with exit code `code`, saying its stderr when it did not.
+pub fn assert_exit(out: &Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// How `run`'s and `show`'s text begins its layer split.
@@ -80,11 +95,7 @@ pub fn run_json(args: &[&str]) -> Value {
         .arg("--json")
         .output()
         .expect("spawn iogauge");
-    assert!(
-        out.status.success(),
-        "iogauge run {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out, &format!("iogauge run {args:?} failed"));
     serde_json::from_slice(&out.stdout).expect("stdout is JSON")
 }
 
@@ -92,6 +103,11 @@ pub fn run_json(args: &[&str]) -> Value {
 pub fn run_on(target: &std::path::Path, size: &str, extra: &[&str]) -> Value {
     let target = target.to_str().expect("UTF-8 path");
     run_json(&[&["--target", target, "--size", size], extra].concat())
+}
+
+/// Argument lists laid end to end, as owned strings.
+pub fn owned(parts: &[&[&str]]) -> Vec<String> {
+    parts.concat().into_iter().map(String::from).collect()
 }
 
 pub fn f(v: &Value) -> f64 {

@@ -254,12 +254,7 @@ per_engine! {
         let t = std::time::Instant::now();
         let out = child.wait_with_output().unwrap();
         assert!(t.elapsed().as_secs() < 15, "took {:?} to stop", t.elapsed());
-        assert_eq!(
-            out.status.code(),
-            Some(130),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_exit(&out, 130);
         let v: Value = serde_json::from_slice(&out.stdout).expect("partial result printed");
         assert_eq!(v["interrupted"], true);
         assert!(f(&v["summary"]["sessions"]["ops"]) > 0.0);

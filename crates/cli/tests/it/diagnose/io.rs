@@ -159,9 +159,7 @@ fn waits(v: &serde_json::Value) -> (f64, f64, f64) {
 /// (The old rule called the time above the devices the CPU's whenever a CPU was ≥ 95% busy.)
 #[test]
 fn cpu_burners_beside_a_healthy_run() {
-    require_root();
-    let _g = exclusive();
-    let d = workdir();
+    let (_g, d) = root_test(exclusive);
     let p = file(&d, "data", "64m");
     let _b = Burners::new();
     let v = run_json(&[
@@ -203,9 +201,7 @@ fn cpu_burners_beside_a_healthy_run() {
 /// any block-layer stage.
 #[test]
 fn cpu_burners_beside_a_full_queue() {
-    require_root();
-    let _g = exclusive();
-    let d = workdir();
+    let (_g, d) = root_test(exclusive);
     let dev = SlowDevice::new(d.path(), 4);
     let _b = Burners::new();
     let v = run_json(&[
@@ -240,9 +236,7 @@ fn cpu_burners_beside_a_full_queue() {
 /// here) at its start and reached by the member, is named with its file.
 #[test]
 fn member_throttled() {
-    require_root();
-    let _g = heavy();
-    let d = workdir();
+    let (_g, d) = root_test(heavy);
     // Direct I/O loops: their reads reach the disk under the images rather than the page
     // cache that holds the images just written.
     let loops: Vec<Loop> = (0..2)
@@ -272,9 +266,7 @@ fn member_throttled() {
 /// such a campaign's members read "the CPU, not the storage").
 #[test]
 fn throttled_campaign_members() {
-    require_root();
-    let _g = heavy();
-    let d = workdir();
+    let (_g, d) = root_test(heavy);
     let l = Loop::direct(&d.path().join("c.img"), 32);
     let _t = Throttle::new(&l.0, 300);
     let toml = format!(
@@ -317,9 +309,7 @@ fn throttled_campaign_members() {
 /// (before #45: `cpu` 0.55, the throttle unnamed); the limit on the device is named.
 #[test]
 fn writeback_throttled_in_the_root_cgroup() {
-    require_root();
-    let _g = exclusive();
-    let d = workdir();
+    let (_g, d) = root_test(exclusive);
     let l = Loop::direct(&d.path().join("w.img"), 256);
     // Setting the bytes zeroes the ratios, and the bytes cannot be set back to 0: the
     // ratios, kept first, are put back last (guards drop in reverse), which zeroes the bytes.
@@ -374,9 +364,7 @@ fn assert_limit_named(v: &serde_json::Value, device: &str, iops: u32) {
 /// the same wait before the queue with requests to spare would be one.
 #[test]
 fn queue_bound() {
-    require_root();
-    let _g = heavy();
-    let d = workdir();
+    let (_g, d) = root_test(heavy);
     let dev = SlowDevice::new(d.path(), 4);
     let v = run_json(&[
         "--target",
@@ -409,9 +397,7 @@ fn queue_bound() {
 /// with its file and value, and the device's rate reaching it.
 #[test]
 fn throttled() {
-    require_root();
-    let _g = heavy();
-    let d = workdir();
+    let (_g, d) = root_test(heavy);
     let l = Loop::direct(&d.path().join("t.img"), 32);
     let _t = Throttle::new(&l.0, 200);
     let v = run_json(&[

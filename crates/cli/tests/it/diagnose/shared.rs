@@ -142,9 +142,7 @@ fn a_paced_run_beside_a_writing_neighbour() {
 /// disk under the image's time is inside the loop's device time), adding up.
 #[test]
 fn a_loop_device_target() {
-    require_root();
-    let _g = heavy();
-    let d = workdir();
+    let (_g, d) = root_test(heavy);
     let l = Loop::direct(&d.path().join("l.img"), 64);
     let (v, text) = run_both(
         &d,

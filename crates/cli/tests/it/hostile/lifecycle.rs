@@ -293,11 +293,9 @@ fn cgroup_of(pid: u32) -> PathBuf {
 // next start of a private server removes it, and never a group of a live process.
 #[test]
 fn stale_cgroups_of_killed_runs_are_removed_at_the_next_start() {
-    require_root();
     // Exclusive: any private server's start removes the groups of dead runs, so another
     // test's db run (the docs' examples) could remove this one's before it looks.
-    let _g = exclusive();
-    let w = workdir();
+    let (_g, w) = root_test(exclusive);
     let db = small_cluster(&w);
     let dir = &db.dir;
     let mut child = db.spawn(

@@ -54,61 +54,27 @@ fn ctrl_c_in_reset_leaves_the_cluster_usable() {
 #[test]
 fn failed_setup_leaves_nothing_and_a_retry_works() {
     let (_g, w) = db_test(Engine::Postgres, busy);
-    let dir = w.path().join("pg");
-    let d = s(&dir);
-    let e = fails(
-        &[
-            "db",
-            "setup",
-            "--dir",
-            d,
-            "--pg-set",
-            "shared_buffers=bogus",
-        ],
-        2,
-    );
+    let db = Db::new(&w, Engine::Postgres);
+    let dir = &db.dir;
+    let e = db.fails("setup", &["--pg-set", "shared_buffers=bogus"], 2);
     assert!(
         e.contains("--pg-set shared_buffers=bogus") && e.contains("invalid value"),
         "{e}"
     );
     assert!(!dir.exists(), "half-built cluster left: {e}");
     // Accepted by the configuration check, refused at start: a run-time failure, same cleanup.
-    let e = fails(
-        &[
-            "db",
-            "setup",
-            "--dir",
-            d,
-            "--pg-set",
-            "shared_preload_libraries=no_such_lib",
-        ],
-        1,
-    );
+    let no_lib = ["--pg-set", "shared_preload_libraries=no_such_lib"];
+    let e = db.fails("setup", &no_lib, 1);
     assert!(e.contains("no_such_lib"), "{e}");
     assert!(!dir.exists(), "half-built cluster left: {e}");
-    db_ok(&["setup", "--dir", d, "--schemas", "1", "--scale", "2000"]);
-    let conf = std::fs::read_to_string(dir.join("data").join("iogauge.conf")).unwrap();
-    let e = fails(
-        &[
-            "db",
-            "run",
-            "--dir",
-            d,
-            "--pg-set",
-            "work_mem=-5",
-            "--time",
-            "1s",
-        ],
-        2,
-    );
+    db.setup_small();
+    let conf = || std::fs::read_to_string(dir.join("data").join("iogauge.conf")).unwrap();
+    let before = conf();
+    let e = db.fails("run", &["--pg-set", "work_mem=-5", "--time", "1s"], 2);
     assert!(e.contains("--pg-set work_mem=-5"), "{e}");
-    assert_eq!(
-        std::fs::read_to_string(dir.join("data").join("iogauge.conf")).unwrap(),
-        conf,
-        "a refused setting is not left in place"
-    );
-    db_ok(&["run", "--dir", d, "--readers", "1", "--time", "1s"]);
-    db_ok(&["drop", "--dir", d]);
+    assert_eq!(conf(), before, "a refused setting is not left in place");
+    db.runs();
+    db.drop_it();
 }
 
 // Row 15: `--dir` (or `--wal-dir`) naming a regular file, or a path under one.

@@ -18,21 +18,10 @@ fn work_mem(id: i64) -> Option<String> {
 #[test]
 fn m5_pg_set_applies_to_its_run_only() {
     let (_g, w) = db_test(Engine::Postgres, busy);
-    let dir = w.path().join("pg");
-    db_ok(&[
-        "setup",
-        "--dir",
-        s(&dir),
-        "--schemas",
-        "1",
-        "--scale",
-        "2000",
-    ]);
-    let run = |extra: &[&str]| {
-        let mut a = vec!["run", "--dir", s(&dir), "--readers", "1", "--time", "1s"];
-        a.extend_from_slice(extra);
-        stored_id(&db_ok(&a).stderr)
-    };
+    let db = Db::new(&w, Engine::Postgres);
+    db.setup_small();
+    let one_second = ["--readers", "1", "--time", "1s"];
+    let run = |extra: &[&str]| stored_id(&db.ok("run", &[&one_second[..], extra].concat()).stderr);
     let plain = work_mem(run(&[]));
     assert_ne!(
         plain.as_deref(),
@@ -50,29 +39,23 @@ fn m5_pg_set_applies_to_its_run_only() {
     );
     // Killed while it runs (SIGKILL: no clean-up of its own), the next plain run still has
     // iogauge's settings.
-    let mut killed = spawn(&[
-        "db",
-        "run",
-        "--dir",
-        s(&dir),
+    let killed_run = [
         "--readers",
         "1",
         "--time",
         "60s",
         "--pg-set",
         "work_mem=7MB",
-    ]);
+    ];
+    let mut killed = db.spawn("run", &killed_run);
     assert!(
-        within(60, || !server_procs(&dir).is_empty()),
+        within(60, || !db.gone()),
         "the server of the db run never came up"
     );
     std::thread::sleep(Duration::from_secs(1));
     killed.kill().unwrap();
     killed.wait().unwrap();
-    assert!(
-        within(30, || server_procs(&dir).is_empty()),
-        "its server lives on"
-    );
+    assert!(within(30, || db.gone()), "its server lives on");
     assert_eq!(
         work_mem(run(&[])),
         plain,
@@ -80,25 +63,11 @@ fn m5_pg_set_applies_to_its_run_only() {
     );
     // A value the server cannot start with fails its own run, and only that one.
     let out = bin()
-        .args([
-            "db",
-            "run",
-            "--dir",
-            s(&dir),
-            "--readers",
-            "1",
-            "--time",
-            "1s",
-        ])
+        .args(db.args("run", &one_second))
         .args(["--pg-set", "shared_buffers=64GB"])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 1);
     assert_eq!(work_mem(run(&[])), plain);
-    db_ok(&["drop", "--dir", s(&dir)]);
+    db.drop_it();
 }

@@ -71,11 +71,7 @@ pub(super) fn refused_untouched(img: &Path, blkid_says: &[&str], what: &str) {
 
 fn sh_ok(cmd: &str) {
     let out = Command::new("sh").arg("-c").arg(cmd).output().expect("sh");
-    assert!(
-        out.status.success(),
-        "`{cmd}`: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out, &format!("`{cmd}`"));
 }
 
 // Row 1: mkfs.vfat -F 32 on the device, which the table of offsets 0 and 4096 missed.
@@ -151,9 +147,7 @@ fn mbr_partition_table_is_refused_and_untouched() {
 // probe refuses what it finds, not everything.
 #[test]
 fn blank_device_is_written_when_handed_over() {
-    require_root();
-    let _g = shared();
-    let d = workdir();
+    let (_g, d) = root_test(shared);
     let img = image(d.path(), "blank.img", 32);
     let dev = Loop::new(&img);
     let v = run_json(&[
@@ -239,9 +233,7 @@ fn relative_and_absolute_path_of_one_file_are_refused() {
 // Row 13: one block device through two names (as /dev/disk/by-id/… links are).
 #[test]
 fn one_block_device_twice_is_refused() {
-    require_root();
-    let _g = shared();
-    let d = workdir();
+    let (_g, d) = root_test(shared);
     let img = image(d.path(), "dev.img", 16);
     let dev = Loop::new(&img);
     let link = d.path().join("by-id");

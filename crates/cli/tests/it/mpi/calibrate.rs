@@ -9,21 +9,10 @@ use crate::common::*;
 use std::process::Stdio;
 use std::time::Duration;
 
+/// A calibration of `target` (a path with `{rank}`) with `extra`.
 fn args(target: &std::path::Path, extra: &[&str]) -> Vec<String> {
-    let mut a: Vec<String> = [
-        "calibrate",
-        "--target",
-        target.to_str().unwrap(),
-        "--size",
-        "64m",
-        "--max-latency",
-        "50ms",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    a.extend(extra.iter().map(|s| s.to_string()));
-    a
+    let size = ["--size", "64m", "--max-latency", "50ms"];
+    owned(&[&["calibrate", "--target", s(target)], &size, extra])
 }
 
 #[test]

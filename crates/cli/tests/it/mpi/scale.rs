@@ -135,9 +135,7 @@ fn an_inner_rank_killed_takes_its_subtree() {
 /// host.
 #[test]
 fn a_throttled_rank_is_named_a_straggler() {
-    require_root();
-    let _g = heavy();
-    let w = workdir();
+    let (_g, w) = root_test(heavy);
     let l = Loop::direct(&w.path().join("slow.img"), 32);
     let _t = Throttle::new(&l.0, 150);
     std::os::unix::fs::symlink(&l.0, w.path().join("d.5")).unwrap();

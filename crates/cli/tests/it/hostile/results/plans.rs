@@ -128,12 +128,7 @@ fn interrupted_run(store: &Path, args: &[&str], after: Duration) -> i64 {
     std::thread::sleep(after);
     sigint(&child);
     let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 130);
     stored_id(&out.stderr)
 }
 

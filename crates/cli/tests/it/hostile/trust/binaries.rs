@@ -149,16 +149,8 @@ fn row22_a_wal_or_tablespace_on_tmpfs_is_named_in_a_warning() {
         !text.contains(&format!("data {}/data is on tmpfs", dir.display())),
         "{text}"
     );
-    let out = db_ok(&[
-        "run",
-        "--dir",
-        s(&dir),
-        "--readers",
-        "1",
-        "--time",
-        "1s",
-        "--json",
-    ]);
+    let db = Db::at(Engine::Postgres, dir.clone());
+    let out = db.ok("run", &["--readers", "1", "--time", "1s", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let warnings: Vec<&str> = v["warnings"]
         .as_array()
@@ -172,5 +164,5 @@ fn row22_a_wal_or_tablespace_on_tmpfs_is_named_in_a_warning() {
             .any(|w| w.starts_with(&format!("wal {} is on tmpfs", wal.display()))),
         "{warnings:?}"
     );
-    db_ok(&["drop", "--dir", s(&dir)]);
+    db.drop_it();
 }

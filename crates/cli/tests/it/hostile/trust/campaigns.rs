@@ -34,9 +34,7 @@ fn campaign_on(store: &Path, file: &Path, extra: &[&str]) -> Output {
 // and one with hooks in a sticky shared directory: each refused in one line, nothing run.
 #[test]
 fn l8_campaign_files_another_user_could_change_are_refused_unrun() {
-    require_root();
-    let _g = shared();
-    let w = workdir();
+    let (_g, w) = root_test(shared);
     let tmp = public_tmp(&w);
     let store = w.path().join("s.sqlite");
     let secret = w.path().join("secret");
@@ -88,9 +86,7 @@ fn l8_campaign_files_another_user_could_change_are_refused_unrun() {
 // naming the hook; put back it resumes, and --fresh starts it over with the new hook.
 #[test]
 fn l8_a_hook_changed_between_runs_is_noticed_on_resume() {
-    require_root();
-    let _g = shared();
-    let w = workdir();
+    let (_g, w) = root_test(shared);
     let store = w.path().join("s.sqlite");
     let data = w.path().join("data");
     let file = w.path().join("hooked.toml");

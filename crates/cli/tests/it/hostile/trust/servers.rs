@@ -36,9 +36,7 @@ fn data_kept(dir: &Path) {
 // or a FIFO (`db run` hung and ignored SIGTERM): each command is refused at once, naming it.
 #[test]
 fn h1_a_marker_that_is_a_link_or_a_fifo_is_refused_before_anything_is_removed() {
-    require_root();
-    let _g = shared();
-    let w = workdir();
+    let (_g, w) = root_test(shared);
     for e in Engine::ALL {
         let (engine, marker) = (e.name(), e.marker());
         let zero = lookalike(&w, engine, "zero");
@@ -78,48 +76,44 @@ fn h1_a_marker_that_is_a_link_or_a_fifo_is_refused_before_anything_is_removed() 
 // 0777, 0666): refused, naming the path and the mode.
 #[test]
 fn h1_open_modes_are_refused_for_both_engines() {
-    require_root();
-    let _g = shared();
-    let w = workdir();
+    let (_g, w) = root_test(shared);
     for e in Engine::ALL {
         let (engine, marker) = (e.name(), e.marker());
         let dir = lookalike(&w, engine, "modes");
         let m = dir.join(marker);
         std::fs::write(&m, "a marker\n").unwrap();
         chmod(&m, 0o644);
-        let drop = ["drop"];
-        chmod(&dir, 0o777);
-        let e = refused(engine, &drop, &dir, 2);
-        assert!(
-            e.contains(&format!(
-                "{}: writable by its group and every user (mode 0777)",
-                dir.display()
-            )),
-            "{engine}: {e}"
-        );
-        chmod(&dir, 0o700);
-        chmod(&m, 0o666);
-        let e = refused(engine, &drop, &dir, 2);
-        assert!(
-            e.contains(&format!(
-                "{}: writable by its group and every user (mode 0666)",
-                m.display()
-            )),
-            "{engine}: {e}"
-        );
-        chmod(&m, 0o644);
-        let above = dir.parent().unwrap();
-        let was = mode(above);
-        chmod(above, 0o777);
-        let e = refused(engine, &drop, &dir, 2);
-        chmod(above, was);
-        assert!(
-            e.contains(&format!(
-                "the directory above it, {}, is writable",
-                above.display()
-            )),
-            "{engine}: {e}"
-        );
+        let above = dir.parent().unwrap().to_path_buf();
+        // What is opened to others, to which mode, and how the refusal names it.
+        for (open, to, says) in [
+            (
+                &dir,
+                0o777,
+                format!(
+                    "{}: writable by its group and every user (mode 0777)",
+                    dir.display()
+                ),
+            ),
+            (
+                &m,
+                0o666,
+                format!(
+                    "{}: writable by its group and every user (mode 0666)",
+                    m.display()
+                ),
+            ),
+            (
+                &above,
+                0o777,
+                format!("the directory above it, {}, is writable", above.display()),
+            ),
+        ] {
+            let was = mode(open);
+            chmod(open, to);
+            let err = refused(engine, &["drop"], &dir, 2);
+            chmod(open, was);
+            assert!(err.contains(&says), "{engine}: {err}");
+        }
         data_kept(&dir);
     }
 }

@@ -22,9 +22,7 @@ fn links_at_next_pids(dir: &Path, victim: &Path, n: u32) {
 
 #[test]
 fn h2_a_live_dir_another_user_made_is_never_written_through() {
-    require_root();
-    let _g = shared();
-    let w = workdir();
+    let (_g, w) = root_test(shared);
     let tmp = public_tmp(&w);
     let victim = roots_dir(&w.path().join("roots")).join("keep.txt");
     let live = tmp.join("live");
@@ -63,9 +61,7 @@ fn h2_a_live_dir_another_user_made_is_never_written_through() {
 
 #[test]
 fn h2_a_campaign_lock_another_user_planted_is_refused() {
-    require_root();
-    let _g = shared();
-    let w = workdir();
+    let (_g, w) = root_test(shared);
     let tmp = public_tmp(&w);
     let victim = roots_dir(&w.path().join("roots")).join("keep.txt");
     let store = tmp.join("s.sqlite");
