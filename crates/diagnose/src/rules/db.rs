@@ -21,13 +21,13 @@
 //! The findings' words follow the engine the document records (`server.engine`): the WAL or
 //! the redo log, `shared_buffers` or `innodb_buffer_pool_size`.
 //!
-//! Ground truth: `diagnose::db_lock_bound` (writers on a tiny hot spot) and
-//! `diagnose::db_wal_bound` (one-row updates with synchronous commit) on PostgreSQL;
-//! `diagnose::maria_read_bound` (random single-row reads of a table 8× InnoDB's buffer pool,
-//! O_DIRECT) on MariaDB. MariaDB's other classes are unit-tested on the AAS of measured runs
-//! (`tests::db`): no lock-bound or redo-bound MariaDB run is built for real yet — InnoDB
-//! releases a row's lock before the commit's redo sync, so SLOB's hot row hardly waits, and
-//! a redo-bound run on this machine also carried `os-queue` and `write-multiplication`.
+//! Ground truth, on both engines (one test body each, `diagnose::db`): `db_lock_bound`
+//! (writers on a hot spot: one row on PostgreSQL, which holds a row's lock until its commit
+//! is flushed; 64 rows a statement on InnoDB, which releases row locks at commit before the
+//! redo's sync), `db_wal_bound` (one-row updates, every commit syncing the log) and
+//! `db_read_bound` (random single-row reads of a table several times the buffer cache,
+//! O_DIRECT). The classes with no such run are unit-tested on the AAS of measured runs
+//! (`tests::db`).
 
 use crate::made::{ev, Made};
 use crate::view::Whole;
