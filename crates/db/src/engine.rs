@@ -117,9 +117,6 @@ pub trait DbEngine: Sync {
     /// Which engine this is.
     fn kind(&self) -> Engine;
 
-    /// Where a private server lives when no `--dir` is given.
-    fn default_dir(&self) -> &'static Path;
-
     /// The flags of `r` this engine has no use for: the first one, refused by name with the
     /// way out (exit 2).
     fn refuse(&self, r: &SetupRequest<'_>) -> Result<(), DbError>;

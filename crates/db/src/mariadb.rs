@@ -38,11 +38,11 @@ pub(crate) fn redo_probe(s: &MariaServer) -> Result<iogauge_trace::FileProbe, St
 }
 
 use crate::common::schema::SchemaSpec;
+use crate::engine::SetupUi;
 use crate::error::DbError;
 use iogauge_model::db::report::Setting;
 use iogauge_model::db::setup::LoadReport;
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
 
 /// Makes a private server in `dir` and loads `spec` on it, the server stopped after: what
 /// `db setup --engine mariadb` does; with the settings read while it ran (for the setup's
@@ -51,13 +51,12 @@ pub fn setup_private(
     dir: &Path,
     bin: MariaBin,
     spec: &SchemaSpec,
-    stop: &AtomicBool,
-    progress: &(dyn Fn(u64, u64) + Sync),
+    ui: &SetupUi<'_>,
 ) -> Result<(MariaServer, LoadReport, Vec<Setting>), DbError> {
-    let mut s = MariaServer::create(dir, bin, stop)?;
+    let mut s = MariaServer::create(dir, bin, ui.stop)?;
     let loaded = s
-        .start(None, stop)
-        .and_then(|()| schema::setup(&s.target(), spec, stop, progress))
+        .start(None, ui.stop)
+        .and_then(|()| schema::setup(&s.target(), spec, ui))
         .and_then(|r| Ok((r, settings(&s.target())?)))
         .and_then(|r| s.stop().map(|()| r))
         .and_then(|r| s.mark_finished().map(|()| r));

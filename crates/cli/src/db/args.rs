@@ -69,7 +69,7 @@ impl WhereArgs {
 
     /// `--dsn`, else `--dir`, else the engine's default directory.
     pub fn place(&self, engine: Engine) -> Place {
-        let default = iogauge_db::engine(engine).default_dir();
+        let default = Path::new(engine.default_dir());
         Place::of(self.dir.as_deref().unwrap_or(default), self.dsn.as_deref())
     }
 }
@@ -140,7 +140,7 @@ impl SetupArgs {
                 "--scale must hold at least 16 blocks (128k) per schema".into(),
             ));
         }
-        let default = iogauge_db::engine(self.place.engine()?).default_dir();
+        let default = Path::new(self.place.engine()?.default_dir());
         let dir = self.place.dir.as_deref().unwrap_or(default);
         // Nothing of a cluster goes on /proc, /sys or cgroupfs (issue #25 rows 11 and 20).
         let places = [("--dir", Some(dir)), ("--wal-dir", self.wal_dir.as_deref())];

@@ -30,9 +30,6 @@ use std::sync::atomic::AtomicBool;
 /// MariaDB (InnoDB; also MySQL by DSN), as the `db` commands use it.
 pub struct MariaDb;
 
-/// Where a private MariaDB lives when no `--dir` is given.
-pub const DEFAULT_DIR: &str = "iogauge-mariadb";
-
 /// `--scale` counts 8 KiB blocks; a MariaDB row fills a 16 KiB page, so half as many rows
 /// make the same bytes.
 fn rows(spec: &SchemaSpec) -> SchemaSpec {
@@ -42,7 +39,7 @@ fn rows(spec: &SchemaSpec) -> SchemaSpec {
 }
 
 fn load(t: &MariaTarget, spec: &SchemaSpec, ui: &SetupUi<'_>) -> Result<LoadReport, DbError> {
-    schema::setup(t, spec, ui.stop, ui.progress)
+    schema::setup(t, spec, ui)
 }
 
 /// The private server iogauge made in `dir`, opened (so checked by the trust rule and locked
@@ -91,10 +88,6 @@ fn open(dir: &Path, r: &SetupRequest<'_>) -> Result<MariaServer, DbError> {
 impl DbEngine for MariaDb {
     fn kind(&self) -> Engine {
         Engine::Mariadb
-    }
-
-    fn default_dir(&self) -> &'static Path {
-        Path::new(DEFAULT_DIR)
     }
 
     fn check_run(&self, r: &RunRequest) -> Result<Driver, DbError> {
@@ -152,7 +145,7 @@ impl DbEngine for MariaDb {
             }
             unfinished => {
                 replace_or_check(dir, unfinished, ui)?;
-                let (_, report, settings) = setup_private(dir, bin, &spec, ui.stop, ui.progress)?;
+                let (_, report, settings) = setup_private(dir, bin, &spec, ui)?;
                 (report, settings)
             }
         };

@@ -19,6 +19,7 @@
 
 use super::conn::MariaTarget;
 use crate::common::schema::{load_afresh, SchemaSpec, PAD_COLS, PAD_LEN};
+use crate::engine::SetupUi;
 use crate::error::DbError;
 use iogauge_model::db::setup::{LoadReport, TableCheck};
 use iogauge_stats::Bytes;
@@ -111,17 +112,13 @@ fn insert_sql(schema: u32, lo: u64, hi: u64) -> String {
 
 /// Creates and loads the tables, replacing iogauge's schemas already there; `progress(rows
 /// done, rows total)` from the loading threads. A failed or stopped load drops what it made.
-pub fn setup(
-    t: &MariaTarget,
-    spec: &SchemaSpec,
-    stop: &AtomicBool,
-    progress: &(dyn Fn(u64, u64) + Sync),
-) -> Result<LoadReport, DbError> {
+pub fn setup(t: &MariaTarget, spec: &SchemaSpec, ui: &SetupUi<'_>) -> Result<LoadReport, DbError> {
     let mut admin = t.connect()?;
+    let stop: &AtomicBool = ui.stop;
     load_afresh(
         &mut admin,
         |a| drop_all(t, a),
-        || load_all(t, spec, stop, progress),
+        || load_all(t, spec, stop, ui.progress),
         |a| finish(t, spec, a),
         stop,
     )

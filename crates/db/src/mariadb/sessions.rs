@@ -13,7 +13,7 @@ use crate::common::schema::{pad_cols, PAD_COLS};
 use crate::common::workload::drive::{drive, Go, Sessions};
 use crate::common::workload::ops::Op;
 use crate::common::workload::sampler::{sample_on_grid, Counters};
-use crate::common::workload::shared::{Run, Seat};
+use crate::common::workload::shared::Seat;
 use crate::error::DbError;
 use iogauge_model::db::outcome::DbOutcome;
 use iogauge_model::db::profile::LoadDelta;
@@ -183,7 +183,27 @@ impl Sessions for MariaSessions<'_> {
             return Ok(());
         };
         let mut r = seat.run(t0, id);
-        let done = ops_loop(&mut c, &own, hot.as_ref(), &mut r);
+        // One prepared statement, so one round trip, per operation.
+        let params = |op: &Op, pad: &str, wl: &Workload| {
+            let mut params: Vec<Value> = Vec::with_capacity(wl.work_unit as usize + PAD_COLS);
+            if op.update {
+                params.extend((0..pad_cols(wl.redo_stress)).map(|_| Value::from(pad)));
+            }
+            let n = wl.blocks_per_schema;
+            params.extend(
+                (0..u64::from(wl.work_unit)).map(|i| Value::from(place(op.lo as u64 + i, n))),
+            );
+            params
+        };
+        let done = r.each_op(&own, hot.as_ref(), params, |stmts, op, params, _| {
+            if op.update {
+                c.exec_drop(&stmts.update, params)?;
+                Ok(c.affected_rows())
+            } else {
+                let got: Vec<i64> = c.exec(&stmts.read, params)?;
+                Ok(got.len() as u64)
+            }
+        });
         r.tally.finish();
         self.id(id, None);
         match done {
@@ -253,34 +273,6 @@ impl Counters for MariaCounters<'_, '_> {
             .map_err(|e| t.err(&e))?;
         Ok(activity::rows(&raw, sight))
     }
-}
-
-/// A session's loop: one prepared statement, so one round trip, per operation.
-fn ops_loop(
-    c: &mut Conn,
-    own: &Stmts,
-    hot: Option<&Stmts>,
-    r: &mut Run,
-) -> Result<(), mysql::Error> {
-    let params = |op: &Op, pad: &str, wl: &Workload| {
-        let mut params: Vec<Value> = Vec::with_capacity(wl.work_unit as usize + PAD_COLS);
-        if op.update {
-            params.extend((0..pad_cols(wl.redo_stress)).map(|_| Value::from(pad)));
-        }
-        let n = wl.blocks_per_schema;
-        params
-            .extend((0..u64::from(wl.work_unit)).map(|i| Value::from(place(op.lo as u64 + i, n))));
-        params
-    };
-    r.each_op(own, hot, params, |stmts, op, params, _| {
-        if op.update {
-            c.exec_drop(&stmts.update, params)?;
-            Ok(c.affected_rows())
-        } else {
-            let got: Vec<i64> = c.exec(&stmts.read, params)?;
-            Ok(got.len() as u64)
-        }
-    })
 }
 
 /// The cumulative counters: `SHOW GLOBAL STATUS`, the time InnoDB's data file reads took

@@ -15,7 +15,7 @@ use crate::postgres::dsn::{connect, describe, parse_dsn};
 use crate::postgres::sample::watch::PgWatch;
 use crate::postgres::schema;
 use crate::postgres::server::cluster::Cluster;
-use crate::postgres::server::place::{has_cluster, no_cluster, setup_finished, DEFAULT_DIR};
+use crate::postgres::server::place::{has_cluster, no_cluster, setup_finished};
 use crate::postgres::server::settings;
 use crate::postgres::server::setup::{check_places, load_dsn, setup_private, PrivateSetup};
 use crate::postgres::workload::driver;
@@ -40,10 +40,6 @@ fn mysql_bin() -> DbError {
 impl DbEngine for Postgres {
     fn kind(&self) -> Engine {
         Engine::Postgres
-    }
-
-    fn default_dir(&self) -> &'static Path {
-        Path::new(DEFAULT_DIR)
     }
 
     fn check_run(&self, r: &RunRequest) -> Result<Driver, DbError> {

@@ -48,6 +48,15 @@ impl Engine {
         }
     }
 
+    /// Where a private server lives when no `--dir` is given (relative to the working
+    /// directory).
+    pub fn default_dir(self) -> &'static str {
+        match self {
+            Engine::Postgres => "iogauge-pg",
+            Engine::Mariadb => "iogauge-mariadb",
+        }
+    }
+
     /// The size of a data page: one row of the SLOB table per page.
     pub fn page_bytes(self) -> u64 {
         match self {

@@ -6,9 +6,6 @@ use crate::error::DbError;
 use crate::postgres::server::marker::MARKER;
 use std::path::Path;
 
-/// Where the cluster lives when no --dir or --dsn is given.
-pub const DEFAULT_DIR: &str = "iogauge-pg";
-
 /// A private cluster is one iogauge created: its marker file is there (whatever it is: a link
 /// or a FIFO there is refused by the open that follows, never followed).
 pub fn has_cluster(dir: &Path) -> bool {
