@@ -16,8 +16,9 @@ use crate::error::DbError;
 use iogauge_model::db::outcome::DbOutcome;
 use iogauge_model::db::workload::{Grid, Workload};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{channel, RecvTimeoutError};
+use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
 use std::sync::Arc;
+use std::thread::Scope;
 use std::time::{Duration, Instant, SystemTime};
 
 /// What a run over several processes (MPI ranks) does between its own steps, on the calling
@@ -92,44 +93,28 @@ pub(crate) fn drive<E: Sessions>(
     let (tx, rx) = channel::<Msg>();
     std::thread::scope(|sc| -> Result<DbOutcome, DbError> {
         for id in 0..n {
-            let (sh, tx) = (&sh, tx.clone());
-            let spawned = std::thread::Builder::new()
-                .name(format!("{}-session-{id}", E::PREFIX))
-                .spawn_scoped(sc, move || {
-                    let mut started = false;
-                    let seat = Seat {
-                        sh,
-                        tx: &tx,
-                        started: &mut started,
-                    };
-                    let result = e.session(id, seat);
-                    halt_on_error(sh, &result);
+            let name = format!("{}-session-{id}", E::PREFIX);
+            spawn_seated(
+                sc,
+                name,
+                &sh,
+                tx.clone(),
+                move |seat| e.session(id, seat),
+                |started, result| {
                     sh.running.fetch_sub(1, Ordering::SeqCst);
-                    let _ = tx.send(Msg::SessionDone { started, result });
-                });
-            if let Err(err) = spawned {
-                return Err(abort(sh, err));
-            }
+                    Msg::SessionDone { started, result }
+                },
+            )?;
         }
-        {
-            let (sh, tx) = (&sh, tx.clone());
-            let spawned = std::thread::Builder::new()
-                .name(format!("{}-sampler", E::PREFIX))
-                .spawn_scoped(sc, move || {
-                    let mut started = false;
-                    let seat = Seat {
-                        sh,
-                        tx: &tx,
-                        started: &mut started,
-                    };
-                    let result = e.sampler(seat);
-                    halt_on_error(sh, &result);
-                    let _ = tx.send(Msg::SamplerDone { started, result });
-                });
-            if let Err(err) = spawned {
-                return Err(abort(sh, err));
-            }
-        }
+        let name = format!("{}-sampler", E::PREFIX);
+        spawn_seated(
+            sc,
+            name,
+            &sh,
+            tx.clone(),
+            |seat| e.sampler(seat),
+            |started, result| Msg::SamplerDone { started, result },
+        )?;
         drop(tx);
         if sh.gate.wait_others() && !(sync.ready)() {
             sh.gate.abort();
@@ -170,6 +155,32 @@ pub(crate) fn drive<E: Sessions>(
         }
         Ok(c.finish(t0))
     })
+}
+
+/// Starts one of the run's threads, `name`, in `sc`: `work` runs in its seat; an error it
+/// returns halts the run; `done` makes the collector's message of whether the gate let it
+/// through and how it ended. A thread that cannot start lets the others go, halted.
+fn spawn_seated<'scope>(
+    sc: &'scope Scope<'scope, '_>,
+    name: String,
+    sh: &'scope Shared,
+    tx: Sender<Msg>,
+    work: impl FnOnce(Seat<'_>) -> Result<(), DbError> + Send + 'scope,
+    done: impl FnOnce(bool, Result<(), DbError>) -> Msg + Send + 'scope,
+) -> Result<(), DbError> {
+    let spawned = std::thread::Builder::new()
+        .name(name)
+        .spawn_scoped(sc, move || {
+            let mut started = false;
+            let result = work(Seat {
+                sh,
+                tx: &tx,
+                started: &mut started,
+            });
+            halt_on_error(sh, &result);
+            let _ = tx.send(done(started, result));
+        });
+    spawned.map(|_| ()).map_err(|err| abort(sh, err))
 }
 
 /// A thread's error halts the run and calls the gate off for those still waiting at it.
