@@ -6,8 +6,8 @@
 use crate::job::JobOutcome;
 use crate::target::Target;
 use iogauge_model::regrid::interval_histograms;
-use iogauge_model::run::{LogSummary, RunReport, SteadyWaitReport};
-use iogauge_model::spec::JobSpec;
+use iogauge_model::run::{LogSummary, ReplayReport, RunReport, SteadyWaitReport};
+use iogauge_model::spec::{JobSpec, Pace};
 use iogauge_model::system::Snapshot;
 use iogauge_model::target::TargetInfo;
 use iogauge_model::Histograms;
@@ -80,6 +80,20 @@ pub fn document_of(
         ));
         histograms.push(("log_write".to_string(), l.write.encode()?));
         histograms.push(("log_sync".to_string(), l.sync.encode()?));
+    }
+    if let Some(rp) = &outcome.replay {
+        let timed = matches!(
+            r.options.replay.as_ref().map(|p| p.pace),
+            Some(Pace::Timed { .. })
+        );
+        let late_ms = crate::replay::LATE.as_secs_f64() * 1e3;
+        r.replay = Some(ReplayReport::of(
+            rp.issued,
+            timed.then_some((rp.late, late_ms, &rp.lateness)),
+        ));
+        if timed {
+            histograms.push(("replay_lateness".to_string(), rp.lateness.encode()?));
+        }
     }
     histograms.extend(interval_histograms(&outcome.intervals)?);
     Ok((r, histograms))

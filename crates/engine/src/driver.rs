@@ -46,6 +46,8 @@ struct Ready {
     offset: u64,
     len: u32,
     at: Instant,
+    /// A replayed request's recorded time (timed replay): its latency counts from there.
+    due: Option<Instant>,
 }
 
 /// Most pieces one logical I/O can become: 1 without a layout; under one, every copy, each
@@ -143,6 +145,9 @@ pub(crate) fn worker(mut ctx: WorkerCtx<'_>) -> Result<(), EngineError> {
         ctx.spec.seed ^ ctx.id as u64,
     ));
     let targets = ctx.targets;
+    if ctx.script.is_some() {
+        timer_slack_off();
+    }
     match ctx.uring {
         Some(choice) => {
             let entries = qd * max_pieces(ctx.placement, ctx.spec.bs.max());
@@ -178,6 +183,8 @@ struct InFlight<'a> {
 /// What one phase (ramp or measured window) has issued, and what waits to be.
 struct PhaseState {
     issued: u64,
+    /// A replay's script has no more requests.
+    exhausted: bool,
     /// A logical I/O whose pieces may not start yet (`--member-iops`).
     deferred: Option<Ready>,
     pacer: Option<Pacer>,
@@ -227,6 +234,21 @@ impl<'a> InFlight<'a> {
             }
             let op = match ph.deferred.take() {
                 Some(d) => d,
+                None if ctx.script.is_some() => {
+                    let cursor = ctx.script.as_deref_mut().expect("just checked");
+                    let Some((op, due)) = cursor.next(bounds.start) else {
+                        ph.exhausted = true;
+                        break;
+                    };
+                    Ready {
+                        dir: op.dir,
+                        target: op.target,
+                        offset: op.offset,
+                        len: op.len,
+                        at: due.unwrap_or(t_sub),
+                        due,
+                    }
+                }
                 None => {
                     if let Some(p) = &mut ph.pacer {
                         if let Some(w) = p.wait_for(t_sub) {
@@ -241,6 +263,7 @@ impl<'a> InFlight<'a> {
                         offset: op.offset,
                         len: op.len,
                         at: self.mapper.reserve(&op, t0, t_sub),
+                        due: None,
                     }
                 }
             };
@@ -257,8 +280,11 @@ impl<'a> InFlight<'a> {
                 unsafe { buf.cast::<u64>().write_unaligned(op.offset ^ ph.issued) };
             }
             let pieces = self.mapper.map(&op, slot, buf, &mut self.batch);
+            if let Some(cursor) = ctx.script.as_deref_mut() {
+                cursor.issued(op.due, t_sub);
+            }
             self.slots[slot as usize] = Slot {
-                start: t_sub,
+                start: op.due.unwrap_or(t_sub),
                 dir: op.dir,
                 offset: op.offset,
                 len: op.len,
@@ -323,6 +349,7 @@ pub(crate) fn drive<B: Backend>(
         clock.begin(&bounds);
         let mut ph = PhaseState {
             issued: 0,
+            exhausted: false,
             deferred: None,
             pacer: ctx.plan.rate.map(|r| Pacer::new(r, bounds.start)),
         };
@@ -334,7 +361,7 @@ pub(crate) fn drive<B: Backend>(
                 }
             }
             let halt = io.failure.is_some() || ctx.halt.load(Ordering::Relaxed);
-            let issuing = may_issue(&bounds, now, ph.issued, halt);
+            let issuing = may_issue(&bounds, now, ph.issued, halt) && !ph.exhausted;
             let mut wait_limit = None;
             if issuing && !io.free.is_empty() {
                 wait_limit = io.issue(ctx, bufs, &bounds, t0, &mut ph);
@@ -361,6 +388,16 @@ pub(crate) fn drive<B: Backend>(
     match io.failure {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// Timers of this thread fire when due, not up to the default 50 µs later (`prctl(2)`
+/// `PR_SET_TIMERSLACK`): a timed replay's waits are for requests recorded microseconds apart.
+fn timer_slack_off() {
+    // SAFETY: PR_SET_TIMERSLACK takes one integer and touches only this thread's slack; a
+    // refusal leaves the default slack, which only blurs the timing.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
     }
 }
 

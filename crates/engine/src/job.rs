@@ -9,6 +9,7 @@ use crate::logwriter::{self, LogCtx, LogOutcome};
 use crate::offsets::OpGen;
 use crate::placement::{offset_space, placement};
 use crate::pool::BufPool;
+use crate::replay::{Cursor, ReplayOutcome, Script};
 use crate::target::Target;
 use crate::uring::UringChoice;
 use crate::worker::{Gate, Msg, Plan, RampEnd, WorkerCtx};
@@ -34,6 +35,8 @@ pub struct JobOutcome {
     pub io_path: IoPath,
     /// `--log-bs`: what the log writer beside the job did.
     pub log: Option<LogOutcome>,
+    /// A replay: how late its requests went.
+    pub replay: Option<ReplayOutcome>,
 }
 
 /// The job's side of `--steady`: feeds ramp intervals to the detector and, once steady,
@@ -139,6 +142,45 @@ pub fn run_telling(
     on_interval: &mut dyn FnMut(&Interval),
     started: &(dyn Fn(Instant) + Sync),
 ) -> Result<JobOutcome, EngineError> {
+    job(spec, targets, log, None, stop, on_interval, started)
+}
+
+/// [`run_telling`] with the I/Os of `script` (a replay) in place of generated ones: one
+/// io_uring worker issues them, with `spec.qd` slots (see [`crate::replay`]).
+pub fn replay_telling(
+    spec: &JobSpec,
+    targets: &[Target],
+    script: Script,
+    stop: &AtomicBool,
+    on_interval: &mut dyn FnMut(&Interval),
+    started: &(dyn Fn(Instant) + Sync),
+) -> Result<JobOutcome, EngineError> {
+    if spec.engine != EngineKind::IoUring || spec.workers != 1 || spec.layout.is_some() {
+        return Err(EngineError::Unsupported(
+            "a replay runs on one io_uring worker without --layout: drop --engine psync, --workers and --layout".into(),
+        ));
+    }
+    job(
+        spec,
+        targets,
+        None,
+        Some(script),
+        stop,
+        on_interval,
+        started,
+    )
+}
+
+fn job(
+    spec: &JobSpec,
+    targets: &[Target],
+    log: Option<&Target>,
+    script: Option<Script>,
+    stop: &AtomicBool,
+    on_interval: &mut dyn FnMut(&Interval),
+    started: &(dyn Fn(Instant) + Sync),
+) -> Result<JobOutcome, EngineError> {
+    let mut cursor = script.map(Cursor::new);
     let placement = placement(spec, targets)?;
     let space = offset_space(spec, targets, placement.as_ref())?;
     let (threads, qd) = threads_and_depth(spec);
@@ -166,13 +208,15 @@ pub fn run_telling(
         seed: spec.seed ^ u64::MAX,
     });
 
-    std::thread::scope(|scope| {
+    let mut script = cursor.as_mut();
+    let outcome = std::thread::scope(|scope| {
         for id in 0..threads {
             let ctx = WorkerCtx {
                 id,
                 spec,
                 targets,
                 gen: OpGen::new(spec, space.clone(), id as u32, threads as u32),
+                script: script.take(),
                 plan: Plan {
                     ios: spec.ios.map(|t| share(t, n, id as u64)),
                     rate: spec.rate_iops.map(|r| r as f64 / n as f64),
@@ -223,7 +267,12 @@ pub fn run_telling(
             }),
             io_path,
             log: log.transpose()?,
+            replay: None,
         })
+    });
+    outcome.map(|o| JobOutcome {
+        replay: cursor.map(|c| c.outcome),
+        ..o
     })
 }
 

@@ -21,12 +21,13 @@ pub mod offsets;
 mod placement;
 pub mod pool;
 mod psync;
+pub mod replay;
 pub mod target;
 mod uring;
 mod worker;
 
 pub use error::EngineError;
-pub use job::{devices, grid, run, run_telling, JobOutcome};
+pub use job::{devices, grid, replay_telling, run, run_telling, JobOutcome};
 pub use placement::{check_planned, layout, placement, Member, Placement, Planned};
 pub use target::{prepare, Access, Target, TargetError, TargetSpec};
 pub use uring::probe as probe_uring;

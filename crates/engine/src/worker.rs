@@ -17,6 +17,8 @@ pub(crate) struct WorkerCtx<'a> {
     pub spec: &'a JobSpec,
     pub targets: &'a [Target],
     pub gen: crate::offsets::OpGen,
+    /// A replay's requests, in place of `gen`'s (the job's one worker).
+    pub script: Option<&'a mut crate::replay::Cursor>,
     pub plan: Plan,
     /// Outstanding I/Os for this worker: its slots `id * qd ..` of the pool.
     pub qd: u32,

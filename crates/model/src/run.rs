@@ -17,10 +17,12 @@ use iogauge_stats::{
     SteadyCriterion, SteadyReport,
 };
 pub use log::LogSummary;
+pub use replay::ReplayReport;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, SystemTime};
 
 mod log;
+mod replay;
 
 /// Steady state of the measured window, reported (not yet waited for: `--steady` is to come).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -228,6 +230,9 @@ pub struct RunReport {
     /// `--log-bs`: what the log-writer stream beside the job did (absent without it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<LogSummary>,
+    /// `iogauge replay`: how many recorded requests went, and how late (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayReport>,
 }
 
 impl RunReport {
@@ -295,6 +300,7 @@ impl RunReport {
             gather_ms: None,
             gather: None,
             log: None,
+            replay: None,
         }
     }
 }

@@ -15,8 +15,10 @@ pub use iogauge_stats::units::{fmt_size, parse_duration, parse_size, MAX_DURATIO
 
 mod like;
 mod log;
+mod replay;
 pub use like::{Doublewrite, IoShape, Like, LogShape};
 pub use log::{LogStream, DEFAULT_LOG_SIZE, LOG_ALIGN};
+pub use replay::{Pace, Replay, ReplayMap};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -359,6 +361,9 @@ pub struct JobSpec {
     /// `--log-bs` and its companions: the log-writer stream beside the job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<LogStream>,
+    /// `iogauge replay`: the recorded requests issued instead of generated ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<Replay>,
 }
 
 /// The offset generators' seed when `--seed` is not given.
@@ -471,6 +476,7 @@ impl JobSpec {
             io_path: None,
             like: None,
             log: None,
+            replay: None,
         }
     }
 

@@ -11,4 +11,6 @@ mod names;
 mod sqlite;
 
 pub use lock::{lock_path, CampaignLock};
-pub use sqlite::{CampaignRow, CampaignRunRow, CampaignTag, NewRun, Store, StoreError, StoredRun};
+pub use sqlite::{
+    CampaignRow, CampaignRunRow, CampaignTag, NewRun, Store, StoreError, StoredRun, TraceRow,
+};

@@ -25,11 +25,13 @@ mod readonly;
 mod runs;
 mod schema;
 mod store;
+mod traces;
 mod vet;
 pub use campaign::{CampaignRow, CampaignRunRow, CampaignTag};
 pub use error::StoreError;
 pub use runs::{NewRun, StoredRun};
 pub use store::Store;
+pub use traces::TraceRow;
 
 #[cfg(test)]
 mod tests;

@@ -281,6 +281,6 @@ mod tests {
             .conn
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .unwrap();
-        assert_eq!(v, 2);
+        assert_eq!(v, super::super::schema::SCHEMA_VERSION);
     }
 }

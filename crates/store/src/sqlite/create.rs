@@ -5,7 +5,7 @@
 //! temporary file, which the next creation in that directory removes.
 
 use super::error::StoreError;
-use super::schema::{APPLICATION_ID, CAMPAIGN_TABLES, RUN_TABLES, SCHEMA_VERSION};
+use super::schema::{APPLICATION_ID, CAMPAIGN_TABLES, RUN_TABLES, SCHEMA_VERSION, TRACE_TABLES};
 use crate::names::{fit, NAME_MAX};
 use rusqlite::{Connection, OpenFlags};
 use std::io::ErrorKind;
@@ -57,6 +57,7 @@ pub(super) fn create(path: &Path, dir: &Path) -> Result<(), StoreError> {
         .map_err(sqlite("creating"))?;
         conn.execute_batch(RUN_TABLES)
             .and_then(|()| conn.execute_batch(CAMPAIGN_TABLES))
+            .and_then(|()| conn.execute_batch(TRACE_TABLES))
             .map_err(sqlite("creating the schema"))?;
         conn.pragma_update(None, "application_id", APPLICATION_ID)
             .and_then(|()| conn.pragma_update(None, "user_version", SCHEMA_VERSION))

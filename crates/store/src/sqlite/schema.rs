@@ -8,7 +8,7 @@ use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
 /// `PRAGMA application_id` of an iogauge store: "ioga" in ASCII.
 pub(super) const APPLICATION_ID: i32 = 0x696f_6761;
 /// `PRAGMA user_version`: the schema version; bump (and migrate) on any schema change.
-pub(super) const SCHEMA_VERSION: i32 = 2;
+pub(super) const SCHEMA_VERSION: i32 = 3;
 
 /// The runs and their histograms (schema version 1).
 // AUTOINCREMENT: run ids are shown to users and named on the command line, so an id must never
@@ -60,6 +60,30 @@ CREATE INDEX IF NOT EXISTS campaign_runs_by_campaign ON campaign_runs (campaign,
 CREATE UNIQUE INDEX IF NOT EXISTS campaign_runs_once
     ON campaign_runs (campaign, generation, case_name, rep)
     WHERE warmup = 0 AND status = 'complete';
+";
+
+/// Tables added in schema version 3: captured block-request traces (`iogauge capture`, `db
+/// run --capture`, imports), each a row with its header, trailer and summary as JSON (the
+/// `iogauge_iolog` types; the store keeps them as text) and its encoded chunks in order. A
+/// capture writes its row and chunks as it goes, so one cut short keeps what it recorded
+/// (`ended_at` NULL).
+pub(super) const TRACE_TABLES: &str = "
+CREATE TABLE IF NOT EXISTS traces (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    started_at TEXT NOT NULL,
+    ended_at   TEXT,
+    source     TEXT NOT NULL,
+    run_id     INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+    header     TEXT NOT NULL,
+    trailer    TEXT,
+    summary    TEXT
+);
+CREATE TABLE IF NOT EXISTS trace_chunks (
+    trace_id INTEGER NOT NULL REFERENCES traces(id) ON DELETE CASCADE,
+    seq      INTEGER NOT NULL,
+    data     BLOB NOT NULL,
+    PRIMARY KEY (trace_id, seq)
+);
 ";
 
 /// The `status` column: the status by name.

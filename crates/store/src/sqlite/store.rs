@@ -8,7 +8,7 @@ use super::create;
 use super::error::StoreError;
 use super::locate::{read_header, wal_header, Identity, Location};
 use super::readonly;
-use super::schema::{APPLICATION_ID, CAMPAIGN_TABLES, RUN_TABLES, SCHEMA_VERSION};
+use super::schema::{APPLICATION_ID, CAMPAIGN_TABLES, RUN_TABLES, SCHEMA_VERSION, TRACE_TABLES};
 use super::vet::{beside, file_in_the_way, store_dir, vet, why_unwritable, Found};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 use std::ffi::OsString;
@@ -146,16 +146,18 @@ impl Store {
             Identity::Empty | Identity::Ours { version: 0 } => {
                 tx.execute_batch(RUN_TABLES)
                     .and_then(|()| tx.execute_batch(CAMPAIGN_TABLES))
+                    .and_then(|()| tx.execute_batch(TRACE_TABLES))
                     .map_err(sqlite("creating the schema"))?;
                 tx.pragma_update(None, "application_id", APPLICATION_ID)
                     .and_then(|()| tx.pragma_update(None, "user_version", SCHEMA_VERSION))
                     .map_err(sqlite("marking it as iogauge's"))?;
             }
-            // Version 1 had no campaigns: add their tables, keep every run.
-            Identity::Ours { version: 1 } => {
+            // Version 1 had no campaigns, 2 no traces: add their tables, keep every run.
+            Identity::Ours { version } if version < SCHEMA_VERSION => {
                 tx.execute_batch(CAMPAIGN_TABLES)
+                    .and_then(|()| tx.execute_batch(TRACE_TABLES))
                     .and_then(|()| tx.pragma_update(None, "user_version", SCHEMA_VERSION))
-                    .map_err(sqlite("upgrading the schema to version 2"))?;
+                    .map_err(sqlite("upgrading the schema to version 3"))?;
             }
             _ => {}
         }

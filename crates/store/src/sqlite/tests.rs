@@ -256,7 +256,7 @@ fn a_rollback_journal_and_the_file_is_marked() {
     assert_eq!(q("PRAGMA journal_mode"), "Text(\"delete\")");
     assert_eq!(q("PRAGMA locking_mode"), "Text(\"normal\")");
     assert_eq!(q("PRAGMA application_id"), "Integer(1768908641)");
-    assert_eq!(q("PRAGMA user_version"), "Integer(2)");
+    assert_eq!(q("PRAGMA user_version"), "Integer(3)");
     assert_eq!(q("PRAGMA foreign_keys"), "Integer(1)");
 }
 
@@ -366,11 +366,11 @@ fn claims_an_empty_sqlite_database() {
 #[test]
 fn refuses_a_newer_schema() {
     let (_dir, path, store) = temp_store();
-    store.conn.pragma_update(None, "user_version", 3).unwrap();
+    store.conn.pragma_update(None, "user_version", 4).unwrap();
     drop(store);
     let e = Store::open(&path).unwrap_err();
     assert!(
-        matches!(e, StoreError::NewerSchema { found: 3, .. }),
+        matches!(e, StoreError::NewerSchema { found: 4, .. }),
         "{e:?}"
     );
 }

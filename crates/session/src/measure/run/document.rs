@@ -78,6 +78,7 @@ pub(super) fn document(
         })?,
         // `--log-bs` is refused over more than one rank (see the cli's `run`).
         log: None,
+        replay: None,
     };
     // The job's devices: the host's own, when every rank ran on rank 0's host.
     let recorded = match one_host {
