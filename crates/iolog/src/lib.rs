@@ -22,11 +22,11 @@ pub mod summary;
 mod testutil;
 mod varint;
 
-//XX pub use blktrace::{parse_blktrace, write_blktrace};
+pub use blktrace::{parse_blktrace, read_blktrace, write_blktrace};
 pub use chunk::{ChunkDecoder, ChunkEncoder};
 pub use error::IologError;
 //XX pub use fidelity::{Fidelity, Tolerance};
-//XX pub use file::{detect, read_trace_file, Format, TraceReader, TraceWriter};
+pub use file::{detect, read_trace_file, Format, TraceReader, TraceWriter};
 //XX pub use fio::{parse_fio_iolog, write_fio_iolog_v3};
 //XX pub use hist::HistBuckets;
 //XX pub use summary::{SizeCount, Summary, SummaryBuilder, TopIssuer};

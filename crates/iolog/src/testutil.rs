@@ -78,3 +78,31 @@ pub(crate) fn sequential_reads(n: usize, seed: u64) -> Vec<Request> {
         })
         .collect()
 }
+
+/// A temporary directory under the workspace's `target/tmp` (never the machine's /tmp).
+pub(crate) fn scratch() -> tempfile::TempDir {
+    let base = concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/tmp");
+    std::fs::create_dir_all(base).expect("target/tmp can be created");
+    tempfile::Builder::new()
+        .prefix("iolog-")
+        .tempdir_in(base)
+        .expect("a temporary directory under target/tmp")
+}
+
+/// A header with `n` devices named `dev0`, `dev1`, ...
+pub(crate) fn header(origin: crate::Origin, n: usize) -> crate::Header {
+    crate::Header {
+        origin,
+        started_at: Some("2026-11-29T13:00:00Z".into()),
+        devices: (0..n)
+            .map(|i| crate::Device {
+                name: format!("dev{i}"),
+                major: 259,
+                minor: i as u32,
+                size: Some(16 << 30),
+                logical_block: Some(512),
+            })
+            .collect(),
+        filter: None,
+    }
+}
