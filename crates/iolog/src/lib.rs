@@ -25,11 +25,11 @@ mod varint;
 pub use blktrace::{parse_blktrace, read_blktrace, write_blktrace};
 pub use chunk::{ChunkDecoder, ChunkEncoder};
 pub use error::IologError;
-//XX pub use fidelity::{Fidelity, Tolerance};
+pub use fidelity::{Fidelity, Tolerance};
 pub use file::{detect, read_trace_file, Format, TraceReader, TraceWriter};
 //XX pub use fio::{parse_fio_iolog, write_fio_iolog_v3};
-//XX pub use hist::HistBuckets;
-//XX pub use summary::{SizeCount, Summary, SummaryBuilder, TopIssuer};
+pub use hist::{ks_distance, HistBuckets};
+pub use summary::{summarise, SizeCount, Summary, SummaryBuilder, TopIssuer};
 
 /// What a request does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
