@@ -85,8 +85,15 @@ pub fn read_blktrace(r: impl Read) -> Result<(Header, Vec<Issuer>, Vec<Request>)
         let act = raw.action & 0xff;
         if category & TC_NOTIFY != 0 {
             if act == TN_PROCESS {
-                let end = raw.pdu.iter().position(|&b| b == 0).unwrap_or(raw.pdu.len());
-                comms.insert(raw.pid, String::from_utf8_lossy(&raw.pdu[..end]).into_owned());
+                let end = raw
+                    .pdu
+                    .iter()
+                    .position(|&b| b == 0)
+                    .unwrap_or(raw.pdu.len());
+                comms.insert(
+                    raw.pid,
+                    String::from_utf8_lossy(&raw.pdu[..end]).into_owned(),
+                );
             }
             continue;
         }
@@ -171,17 +178,27 @@ fn next_record(
         return Ok(None);
     }
     if n < RECORD {
-        return Err(error(format!("the file ends {n} bytes into a {RECORD}-byte record")));
+        return Err(error(format!(
+            "the file ends {n} bytes into a {RECORD}-byte record"
+        )));
     }
     let magic_bytes: [u8; 4] = [b[0], b[1], b[2], b[3]];
     let be = *big_endian.get_or_insert(u32::from_be_bytes(magic_bytes) & !0xff == MAGIC);
     let u32_at = |i: usize| {
         let v = [b[i], b[i + 1], b[i + 2], b[i + 3]];
-        if be { u32::from_be_bytes(v) } else { u32::from_le_bytes(v) }
+        if be {
+            u32::from_be_bytes(v)
+        } else {
+            u32::from_le_bytes(v)
+        }
     };
     let u64_at = |i: usize| {
         let (first, second) = (u64::from(u32_at(i)), u64::from(u32_at(i + 4)));
-        if be { first << 32 | second } else { second << 32 | first }
+        if be {
+            first << 32 | second
+        } else {
+            second << 32 | first
+        }
     };
     let magic = u32_at(0);
     if magic & !0xff != MAGIC || magic & 0xff != VERSION {
@@ -205,7 +222,11 @@ fn next_record(
     let mut cgroup = 0;
     if action & TA_CGROUP != 0 && pdu.len() >= 8 {
         let id: [u8; 8] = pdu[..8].try_into().unwrap_or_default();
-        cgroup = if be { u64::from_be_bytes(id) } else { u64::from_le_bytes(id) };
+        cgroup = if be {
+            u64::from_be_bytes(id)
+        } else {
+            u64::from_le_bytes(id)
+        };
         pdu.drain(..8);
     }
     Ok(Some(Raw {
@@ -350,7 +371,13 @@ mod tests {
         b.extend_from_slice(&u32b(pid));
         b.extend_from_slice(&u32b(8 << 20 | 16));
         b.extend_from_slice(&u32b(1));
-        b.extend_from_slice(&(if be { 0u16.to_be_bytes() } else { 0u16.to_le_bytes() }));
+        b.extend_from_slice(
+            &(if be {
+                0u16.to_be_bytes()
+            } else {
+                0u16.to_le_bytes()
+            }),
+        );
         let n = pdu.len() as u16;
         b.extend_from_slice(&(if be { n.to_be_bytes() } else { n.to_le_bytes() }));
         b.extend_from_slice(pdu);
@@ -372,7 +399,13 @@ mod tests {
         let (h2, got) = parse_blktrace(&bytes[..]).unwrap();
         // Times are counted from the first event.
         let t0 = reqs[0].at_ns;
-        let want: Vec<Request> = reqs.iter().map(|r| Request { at_ns: r.at_ns - t0, ..*r }).collect();
+        let want: Vec<Request> = reqs
+            .iter()
+            .map(|r| Request {
+                at_ns: r.at_ns - t0,
+                ..*r
+            })
+            .collect();
         assert!(got == want, "requests differ");
         let names: Vec<_> = h2.devices.iter().map(|d| (d.major, d.minor)).collect();
         let wanted: Vec<_> = h.devices.iter().map(|d| (d.major, d.minor)).collect();
@@ -390,7 +423,13 @@ mod tests {
             }
             let mut bytes = record(be, 1_000, q, 42, &[]);
             bytes.extend(record(be, 500, q | TA_CGROUP, 43, &cg));
-            bytes.extend(record(be, 600, TC_NOTIFY << TC_SHIFT | TN_PROCESS, 42, b"postgres\0"));
+            bytes.extend(record(
+                be,
+                600,
+                TC_NOTIFY << TC_SHIFT | TN_PROCESS,
+                42,
+                b"postgres\0",
+            ));
             // A completion: neither kept nor an error.
             bytes.extend(record(be, 700, TC_READ << TC_SHIFT | 8, 42, &[]));
             let (h, issuers, reqs) = read_blktrace(&bytes[..]).unwrap();
@@ -398,16 +437,15 @@ mod tests {
             assert_eq!((h.devices[0].major, h.devices[0].minor), (8, 16));
             assert_eq!(reqs.len(), 2, "be={be}");
             assert_eq!((reqs[0].at_ns, reqs[1].at_ns), (0, 500), "sorted by time");
-            assert_eq!((reqs[0].op, reqs[0].flags, reqs[0].offset), (Op::Write, Flags::SYNC, 2048 * 512));
+            assert_eq!(
+                (reqs[0].op, reqs[0].flags, reqs[0].offset),
+                (Op::Write, Flags::SYNC, 2048 * 512)
+            );
             assert_eq!(issuers[usize::try_from(reqs[0].issuer).unwrap()].cgroup, 77);
             let pg = &issuers[usize::try_from(reqs[1].issuer).unwrap()];
             assert_eq!((pg.pid, pg.comm.as_str()), (42, "postgres"));
-            assert_eq!(detect_bytes(&bytes), true);
+            assert!(is_magic(&bytes[..4]), "be={be}");
         }
-    }
-
-    fn detect_bytes(b: &[u8]) -> bool {
-        is_magic(&b[..4])
     }
 
     #[test]
@@ -421,13 +459,20 @@ mod tests {
         bad.extend_from_slice(&good);
         bad[48] = 0x06;
         let msg = parse_blktrace(&bad[..]).unwrap_err().to_string();
-        assert!(msg.contains("byte 48") && msg.contains("0x65617406"), "{msg}");
+        assert!(
+            msg.contains("byte 48") && msg.contains("0x65617406"),
+            "{msg}"
+        );
     }
 
     /// blkparse reads what we write, when it is installed (it is not on every machine).
     #[test]
     fn blkparse_reads_our_d_events() {
-        if std::process::Command::new("blkparse").arg("-V").output().is_err() {
+        if std::process::Command::new("blkparse")
+            .arg("-V")
+            .output()
+            .is_err()
+        {
             eprintln!("blkparse is not installed: cross-check skipped");
             return;
         }
@@ -442,7 +487,10 @@ mod tests {
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
-        let d_lines = text.lines().filter(|l| l.split_whitespace().nth(5) == Some("D")).count();
+        let d_lines = text
+            .lines()
+            .filter(|l| l.split_whitespace().nth(5) == Some("D"))
+            .count();
         assert_eq!(d_lines, reqs.len(), "{text}");
     }
 

@@ -145,7 +145,10 @@ impl ChunkEncoder {
         if r.issuer == s.issuer {
             head |= SAME_ISSUER;
         } else {
-            put(&mut tail, zigzag(i64::from(r.issuer.wrapping_sub(s.issuer) as i32)));
+            put(
+                &mut tail,
+                zigzag(i64::from(r.issuer.wrapping_sub(s.issuer) as i32)),
+            );
         }
         let in_flight_code = match r.in_flight.wrapping_sub(s.in_flight) {
             0 => 0,
@@ -257,7 +260,10 @@ impl ChunkDecoder {
         let count: usize = c.varint_as("request count")?;
         // Each request takes at least 3 bytes: a count beyond that is a lie, not a reservation.
         if count > chunk.len() {
-            return Err(c.error(format!("{count} requests announced in {} bytes", chunk.len())));
+            return Err(c.error(format!(
+                "{count} requests announced in {} bytes",
+                chunk.len()
+            )));
         }
         let before = out.len();
         out.reserve(count);
@@ -385,11 +391,41 @@ mod tests {
         let cases = [
             base,
             // Unaligned offset and len, time going backwards, another device.
-            Request { at_ns: 3, device: 7, offset: 1001, len: 17, op: Op::Read, ..base },
-            Request { op: Op::Flush, len: 0, offset: 0, flags: Flags::PREFLUSH, ..base },
-            Request { op: Op::Discard, offset: u64::MAX - 10, len: u32::MAX, ..base },
-            Request { at_ns: u64::MAX, issuer: 0, in_flight: u16::MAX, flags: Flags(0xff), ..base },
-            Request { at_ns: 0, issuer: u32::MAX - 1, in_flight: 0, device: u16::MAX, ..base },
+            Request {
+                at_ns: 3,
+                device: 7,
+                offset: 1001,
+                len: 17,
+                op: Op::Read,
+                ..base
+            },
+            Request {
+                op: Op::Flush,
+                len: 0,
+                offset: 0,
+                flags: Flags::PREFLUSH,
+                ..base
+            },
+            Request {
+                op: Op::Discard,
+                offset: u64::MAX - 10,
+                len: u32::MAX,
+                ..base
+            },
+            Request {
+                at_ns: u64::MAX,
+                issuer: 0,
+                in_flight: u16::MAX,
+                flags: Flags(0xff),
+                ..base
+            },
+            Request {
+                at_ns: 0,
+                issuer: u32::MAX - 1,
+                in_flight: 0,
+                device: u16::MAX,
+                ..base
+            },
         ];
         let (_, out) = round_trip(&cases);
         assert_eq!(out, cases);
@@ -398,7 +434,11 @@ mod tests {
     #[test]
     fn issuers_are_numbered_over_chunks_and_decoded_in_order() {
         let mut enc = ChunkEncoder::new();
-        let who = |pid: u32| Issuer { pid, comm: format!("p{pid}"), cgroup: u64::from(pid) * 3 };
+        let who = |pid: u32| Issuer {
+            pid,
+            comm: format!("p{pid}"),
+            cgroup: u64::from(pid) * 3,
+        };
         assert_eq!(enc.add_issuer(who(10)), 0);
         assert_eq!(enc.add_issuer(who(11)), 1);
         let mut reqs = random_reads(10, 3);
@@ -412,7 +452,10 @@ mod tests {
 
         let mut dec = ChunkDecoder::new();
         let mut out = Vec::new();
-        assert!(dec.decode(&second, &mut out).is_err(), "second chunk first must fail");
+        assert!(
+            dec.decode(&second, &mut out).is_err(),
+            "second chunk first must fail"
+        );
         dec.decode(&first, &mut out).unwrap();
         dec.decode(&second, &mut out).unwrap();
         assert_eq!(out, reqs);
@@ -451,17 +494,28 @@ mod tests {
     }
 
     fn any_request() -> impl Strategy<Value = Request> {
-        (any::<u64>(), any::<u16>(), any::<u64>(), any::<u32>(), 0u8..4, any::<u8>(), any::<u32>(), any::<u16>())
-            .prop_map(|(at_ns, device, offset, len, op, flags, issuer, in_flight)| Request {
-                at_ns,
-                device: device % 4,
-                offset: if op == 0 { offset & !511 } else { offset },
-                len,
-                op: Op::from_code(op),
-                flags: Flags(flags),
-                issuer,
-                in_flight,
-            })
+        (
+            any::<u64>(),
+            any::<u16>(),
+            any::<u64>(),
+            any::<u32>(),
+            0u8..4,
+            any::<u8>(),
+            any::<u32>(),
+            any::<u16>(),
+        )
+            .prop_map(
+                |(at_ns, device, offset, len, op, flags, issuer, in_flight)| Request {
+                    at_ns,
+                    device: device % 4,
+                    offset: if op == 0 { offset & !511 } else { offset },
+                    len,
+                    op: Op::from_code(op),
+                    flags: Flags(flags),
+                    issuer,
+                    in_flight,
+                },
+            )
     }
 
     proptest! {

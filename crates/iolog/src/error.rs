@@ -13,10 +13,7 @@ pub enum IologError {
     },
     /// A stream could not be read.
     #[error("reading the trace at byte {offset}: {source}")]
-    Read {
-        offset: u64,
-        source: std::io::Error,
-    },
+    Read { offset: u64, source: std::io::Error },
     /// Not an iogauge trace.
     #[error("not an iogauge trace: it starts with {found:?}, not \"IOGTRACE\"; import other tools' traces with their own parser")]
     Magic { found: String },

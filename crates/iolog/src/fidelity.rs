@@ -71,7 +71,10 @@ impl Fidelity {
     /// In words, each figure off by more than the tolerance (empty: a faithful replay).
     pub fn within(&self, tolerance: &Tolerance) -> Vec<String> {
         let mut off = Vec::new();
-        if let Some(r) = self.iops_ratio.filter(|r| (r - 1.0).abs() > tolerance.ratio) {
+        if let Some(r) = self
+            .iops_ratio
+            .filter(|r| (r - 1.0).abs() > tolerance.ratio)
+        {
             off.push(format!(
                 "IOPS: the replay ran at {:.1}% of the original's (tolerance ±{:.1}%)",
                 r * 100.0,
@@ -143,7 +146,10 @@ mod tests {
         let original = trace(n, 1, &exp);
         let shifted: Vec<Request> = original
             .iter()
-            .map(|r| Request { at_ns: r.at_ns + 3_000_000_000, ..*r })
+            .map(|r| Request {
+                at_ns: r.at_ns + 3_000_000_000,
+                ..*r
+            })
             .collect();
         let uniform_trace = trace(n, 1, &uniform);
         // Sampling error at 95% (1.36 sqrt(2/n)) plus the buckets' 0.1%.
@@ -153,21 +159,36 @@ mod tests {
         let cases: [(&str, &[Request], f64, f64); 3] = [
             ("identical", &original, 0.0, 0.0),
             ("shifted in time", &shifted, 0.0, 0.0),
-            ("exponential vs uniform", &uniform_trace, exp_vs_uniform, tol),
+            (
+                "exponential vs uniform",
+                &uniform_trace,
+                exp_vs_uniform,
+                tol,
+            ),
         ];
         for (name, replay, ks, tol) in cases {
             let f = fidelity(&original, replay);
             let got = f.interarrival_ks.unwrap();
-            assert!((got - ks).abs() <= tol, "{name}: KS {got}, expected {ks} ± {tol}");
+            assert!(
+                (got - ks).abs() <= tol,
+                "{name}: KS {got}, expected {ks} ± {tol}"
+            );
             // Same requests in the same places (only times differ): the rest agree exactly.
             assert_eq!(f.read_share_points, Some(0.0), "{name}");
-            assert_eq!((f.size_distance, f.locality_points, f.sequential_points), (Some(0.0), Some(0.0), Some(0.0)), "{name}");
+            assert_eq!(
+                (f.size_distance, f.locality_points, f.sequential_points),
+                (Some(0.0), Some(0.0), Some(0.0)),
+                "{name}"
+            );
         }
         let identical = fidelity(&original, &original);
         assert_eq!(identical.iops_ratio, Some(1.0));
         assert!(identical.within(&Tolerance::default()).is_empty());
         let off = fidelity(&original, &uniform_trace).within(&Tolerance::default());
-        assert!(off.len() == 1 && off[0].starts_with("inter-arrival"), "{off:?}");
+        assert!(
+            off.len() == 1 && off[0].starts_with("inter-arrival"),
+            "{off:?}"
+        );
     }
 
     #[test]
@@ -182,8 +203,14 @@ mod tests {
         };
         let off = f.within(&Tolerance::default());
         assert_eq!(off.len(), 3, "{off:?}");
-        assert!(off[0].contains("90.0%") && off[1].contains("read share") && off[2].contains("0.200"));
-        let loose = Tolerance { ratio: 0.2, points: 10.0, distance: 0.5 };
+        assert!(
+            off[0].contains("90.0%") && off[1].contains("read share") && off[2].contains("0.200")
+        );
+        let loose = Tolerance {
+            ratio: 0.2,
+            points: 10.0,
+            distance: 0.5,
+        };
         assert!(f.within(&loose).is_empty());
     }
 }

@@ -199,7 +199,11 @@ impl<R: Read> TraceReader<R> {
             }
         }
         self.offset += n as u64;
-        Ok(if n == buf.len() { Got::All } else { Got::Short(n) })
+        Ok(if n == buf.len() {
+            Got::All
+        } else {
+            Got::Short(n)
+        })
     }
 
     /// A `u32 length` and that many bytes (at most `max`); `None` when the stream ends first.
@@ -301,11 +305,11 @@ impl<R: Read> Iterator for TraceReader<R> {
     }
 }
 
-/// A whole `.iogt` file in memory (for small traces and tests): header, issuers, requests
-/// and the trailer (`None` when the trace was cut short).
-pub fn read_trace_file(
-    path: impl AsRef<Path>,
-) -> Result<(Header, Vec<Issuer>, Vec<Request>, Option<Trailer>), IologError> {
+/// A whole trace: header, issuers, requests and the trailer (`None` when it was cut short).
+pub type TraceContents = (Header, Vec<Issuer>, Vec<Request>, Option<Trailer>);
+
+/// A whole `.iogt` file in memory (for small traces and tests).
+pub fn read_trace_file(path: impl AsRef<Path>) -> Result<TraceContents, IologError> {
     let path = path.as_ref();
     let f = std::fs::File::open(path).map_err(|source| IologError::File {
         path: path.to_owned(),
@@ -383,7 +387,11 @@ mod tests {
             r.issuer = 1;
         }
         let issuers = (0..3)
-            .map(|i| Issuer { pid: 100 + i, comm: format!("job{i}"), cgroup: 7 })
+            .map(|i| Issuer {
+                pid: 100 + i,
+                comm: format!("job{i}"),
+                cgroup: 7,
+            })
             .collect();
         let trailer = Trailer {
             duration_ns: reqs.last().unwrap().at_ns,
@@ -465,10 +473,19 @@ mod tests {
         let header_len = u32::from_le_bytes(good[12..16].try_into().unwrap()) as usize;
         bad_tag[16 + header_len] = 9;
         let open = |b: &[u8]| TraceReader::open(b).map(|r| r.collect::<Result<Vec<_>, _>>());
-        assert!(matches!(open(b"NOTATRACE..."), Err(IologError::Magic { .. })));
-        assert!(matches!(open(&newer), Err(IologError::Version { found: 2, .. })));
+        assert!(matches!(
+            open(b"NOTATRACE..."),
+            Err(IologError::Magic { .. })
+        ));
+        assert!(matches!(
+            open(&newer),
+            Err(IologError::Version { found: 2, .. })
+        ));
         let msg = open(&bad_tag).unwrap().unwrap_err().to_string();
-        assert!(msg.contains(&format!("byte {}", 16 + header_len)) && msg.contains("tag 9"), "{msg}");
+        assert!(
+            msg.contains(&format!("byte {}", 16 + header_len)) && msg.contains("tag 9"),
+            "{msg}"
+        );
         assert!(open(&good[..20]).is_err(), "a header cut short is an error");
     }
 
@@ -480,8 +497,16 @@ mod tests {
         crate::write_blktrace(&mut blk, &h, reqs[..5].iter().copied()).unwrap();
         let cases: [(&str, &[u8], Option<Format>); 5] = [
             ("a.log", &blk, Some(Format::Blktrace)),
-            ("b.iogt", b"fio version 2 iolog\n/f add\n", Some(Format::FioIolog { version: 2 })),
-            ("c.txt", b"fio version 3 iolog\n", Some(Format::FioIolog { version: 3 })),
+            (
+                "b.iogt",
+                b"fio version 2 iolog\n/f add\n",
+                Some(Format::FioIolog { version: 2 }),
+            ),
+            (
+                "c.txt",
+                b"fio version 3 iolog\n",
+                Some(Format::FioIolog { version: 3 }),
+            ),
             ("d.iogt", b"fio version 33 iolog\n", None),
             ("e", b"", None),
         ];

@@ -137,9 +137,27 @@ mod tests {
         let tol = 1.36 * (2.0 / n as f64).sqrt() + 0.002;
         let cases: [(&str, HistBuckets, HistBuckets, f64, f64); 4] = [
             ("same sample", sample(1, &exp), sample(1, &exp), 0.0, 1e-12),
-            ("two exponential samples", sample(1, &exp), sample(2, &exp), 0.0, tol),
-            ("exponential vs uniform", sample(3, &exp), sample(4, &uniform), exp_vs_uniform, tol),
-            ("exponential vs shifted", sample(5, &exp), sample(6, &shifted), exp_vs_shifted, tol),
+            (
+                "two exponential samples",
+                sample(1, &exp),
+                sample(2, &exp),
+                0.0,
+                tol,
+            ),
+            (
+                "exponential vs uniform",
+                sample(3, &exp),
+                sample(4, &uniform),
+                exp_vs_uniform,
+                tol,
+            ),
+            (
+                "exponential vs shifted",
+                sample(5, &exp),
+                sample(6, &shifted),
+                exp_vs_shifted,
+                tol,
+            ),
         ];
         for (name, a, b, want, tol) in cases {
             let d = ks_distance(&a, &b).unwrap();

@@ -26,8 +26,8 @@ pub use blktrace::{parse_blktrace, read_blktrace, write_blktrace};
 pub use chunk::{ChunkDecoder, ChunkEncoder};
 pub use error::IologError;
 pub use fidelity::{Fidelity, Tolerance};
-pub use file::{detect, read_trace_file, Format, TraceReader, TraceWriter};
-//XX pub use fio::{parse_fio_iolog, write_fio_iolog_v3};
+pub use file::{detect, read_trace_file, Format, TraceContents, TraceReader, TraceWriter};
+pub use fio::{parse_fio_iolog, write_fio_iolog_v3};
 pub use hist::{ks_distance, HistBuckets};
 pub use summary::{summarise, SizeCount, Summary, SummaryBuilder, TopIssuer};
 

@@ -159,7 +159,10 @@ impl SummaryBuilder {
             self.in_flight_known += 1;
             self.in_flight_max = self.in_flight_max.max(r.in_flight);
         }
-        for (i, f) in [Flags::SYNC, Flags::FUA, Flags::PREFLUSH].into_iter().enumerate() {
+        for (i, f) in [Flags::SYNC, Flags::FUA, Flags::PREFLUSH]
+            .into_iter()
+            .enumerate()
+        {
             self.flags[i] += u64::from(r.flags.contains(f));
         }
         if r.issuer != Request::UNKNOWN_ISSUER {
@@ -206,14 +209,23 @@ impl SummaryBuilder {
         let duration_s = duration_ns as f64 / 1e9;
         let share = |n: u64| (data > 0).then(|| n as f64 / data as f64);
         let iops = (duration_ns > 0 && data > 0).then(|| Iops::per(data, duration_s));
-        let peak = self.windows.values().copied().max().unwrap_or(0).max(self.peak_window);
+        let peak = self
+            .windows
+            .values()
+            .copied()
+            .max()
+            .unwrap_or(0)
+            .max(self.peak_window);
         let peak_iops = peak as f64 / (PEAK_WINDOW_NS as f64 / 1e9);
         let quantile = |h: &Histogram<u64>, q: f64| (!h.is_empty()).then(|| h.value_at_quantile(q));
         let ia = &self.interarrival;
         let mut sizes: Vec<SizeCount> = self
             .sizes
             .iter()
-            .map(|(&size, &requests)| SizeCount { size: Bytes(u64::from(size)), requests })
+            .map(|(&size, &requests)| SizeCount {
+                size: Bytes(u64::from(size)),
+                requests,
+            })
             .collect();
         sizes.sort_by(|a, b| b.requests.cmp(&a.requests).then(a.size.cmp(&b.size)));
         let kept: u64 = sizes.iter().take(TOP_SIZES).map(|s| s.requests).sum();
@@ -298,26 +310,42 @@ mod tests {
     fn a_small_trace_by_hand() {
         let k = 4096;
         let trace = [
-            req(0, 0, 0, k, Op::Read),                  // first on device 0: not local
-            req(10, 0, 4096, k, Op::Write),             // sequential, local
-            req(30, 1, 1 << 30, 2 * k, Op::Read),       // first on device 1
-            req(60, 0, 8192 + (1 << 20), k, Op::Read),  // 1 MiB past the end: local
-            req(100, 0, 0, 0, Op::Flush),               // not data
-            req(150, 1, 0, k, Op::Read),                // 1 GiB back: far
+            req(0, 0, 0, k, Op::Read),                 // first on device 0: not local
+            req(10, 0, 4096, k, Op::Write),            // sequential, local
+            req(30, 1, 1 << 30, 2 * k, Op::Read),      // first on device 1
+            req(60, 0, 8192 + (1 << 20), k, Op::Read), // 1 MiB past the end: local
+            req(100, 0, 0, 0, Op::Flush),              // not data
+            req(150, 1, 0, k, Op::Read),               // 1 GiB back: far
         ];
         let s = summarise(2, &trace, 1_000_000_000);
-        assert_eq!((s.requests, s.reads, s.writes, s.flushes, s.discards), (6, 4, 1, 1, 0));
-        assert_eq!((s.bytes_read, s.bytes_written), (Bytes(5 * 4096), Bytes(4096)));
+        assert_eq!(
+            (s.requests, s.reads, s.writes, s.flushes, s.discards),
+            (6, 4, 1, 1, 0)
+        );
+        assert_eq!(
+            (s.bytes_read, s.bytes_written),
+            (Bytes(5 * 4096), Bytes(4096))
+        );
         assert_eq!(s.iops, Some(Iops(5.0)));
         assert_eq!(s.read_share, Some(0.8));
         assert_eq!((s.locality, s.sequential), (Some(0.4), Some(0.2)));
-        assert_eq!(s.sizes[0], SizeCount { size: Bytes(4096), requests: 4 });
+        assert_eq!(
+            s.sizes[0],
+            SizeCount {
+                size: Bytes(4096),
+                requests: 4
+            }
+        );
         assert_eq!((s.sizes.len(), s.sizes_other), (2, 0));
         assert_eq!(s.per_device, vec![4, 2]);
         // Gaps 10, 20, 30, 40, 50: mean 30.
         assert_eq!(s.interarrival_mean, Some(Nanos(30)));
         assert_eq!(s.interarrival.count(), 5);
-        assert_eq!((s.in_flight_mean, s.in_flight_max), (None, None), "imports without it");
+        assert_eq!(
+            (s.in_flight_mean, s.in_flight_max),
+            (None, None),
+            "imports without it"
+        );
         assert!(s.top_issuers.is_empty());
         let json = serde_json::to_string(&s).unwrap();
         assert_eq!(serde_json::from_str::<Summary>(&json).unwrap(), s);
@@ -326,25 +354,46 @@ mod tests {
     #[test]
     fn nothing_measured_is_none_not_zero() {
         let s = summarise(1, &[], 0);
-        assert_eq!((s.iops, s.read_share, s.locality, s.size_p50), (None, None, None, None));
-        assert_eq!((s.interarrival_mean, s.interarrival_cv, s.peak_100ms_over_mean), (None, None, None));
+        assert_eq!(
+            (s.iops, s.read_share, s.locality, s.size_p50),
+            (None, None, None, None)
+        );
+        assert_eq!(
+            (
+                s.interarrival_mean,
+                s.interarrival_cv,
+                s.peak_100ms_over_mean
+            ),
+            (None, None, None)
+        );
     }
 
     #[test]
     fn sizes_keep_the_top_32_and_count_the_rest() {
         // Size i*512 appears i times, for 40 sizes.
         let trace: Vec<Request> = (1..=40u32)
-            .flat_map(|i| (0..i).map(move |j| req(u64::from(i * 100 + j), 0, 0, i * 512, Op::Write)))
+            .flat_map(|i| {
+                (0..i).map(move |j| req(u64::from(i * 100 + j), 0, 0, i * 512, Op::Write))
+            })
             .collect();
         let s = summarise(1, &trace, 1_000_000);
         assert_eq!(s.sizes.len(), TOP_SIZES);
-        assert_eq!(s.sizes[0], SizeCount { size: Bytes(40 * 512), requests: 40 });
+        assert_eq!(
+            s.sizes[0],
+            SizeCount {
+                size: Bytes(40 * 512),
+                requests: 40
+            }
+        );
         assert_eq!(s.sizes_other, (1..=8).sum::<u64>());
         // The p50 request: half of the 820 requests are at or below it.
         let total = trace.len() as u64;
         let p50 = s.size_p50.unwrap().0;
         let at_or_below = trace.iter().filter(|r| u64::from(r.len) <= p50).count() as u64;
-        assert!(at_or_below * 2 >= total && (at_or_below - 40) * 2 < total, "{p50}");
+        assert!(
+            at_or_below * 2 >= total && (at_or_below - 40) * 2 < total,
+            "{p50}"
+        );
     }
 
     #[test]
@@ -357,15 +406,27 @@ mod tests {
         trace.sort_by_key(|r| r.at_ns);
         for (i, r) in trace.iter_mut().enumerate() {
             r.issuer = (i % 10) as u32 % 3;
-            r.flags = if i % 4 == 0 { Flags::SYNC | Flags::FUA } else { Flags::NONE };
+            r.flags = if i % 4 == 0 {
+                Flags::SYNC | Flags::FUA
+            } else {
+                Flags::NONE
+            };
         }
         let duration = trace.last().unwrap().at_ns + 1;
-        let issuers: Vec<Issuer> = (0..3).map(|i| Issuer { pid: i, comm: format!("c{i}"), cgroup: 0 }).collect();
+        let issuers: Vec<Issuer> = (0..3)
+            .map(|i| Issuer {
+                pid: i,
+                comm: format!("c{i}"),
+                cgroup: 0,
+            })
+            .collect();
         let mut b = SummaryBuilder::new(1);
         trace.iter().for_each(|r| b.push(r));
         let s = b.finish_with_issuers(duration, &issuers);
         let mut windows = HashMap::new();
-        trace.iter().for_each(|r| *windows.entry(r.at_ns / PEAK_WINDOW_NS).or_insert(0u64) += 1);
+        trace
+            .iter()
+            .for_each(|r| *windows.entry(r.at_ns / PEAK_WINDOW_NS).or_insert(0u64) += 1);
         let peak = *windows.values().max().unwrap() as f64 * 10.0;
         let mean = trace.len() as f64 / (duration as f64 / 1e9);
         assert!((s.peak_100ms_over_mean.unwrap() - peak / mean).abs() < 1e-9);
@@ -376,8 +437,14 @@ mod tests {
         assert_eq!((s.sync, s.fua, s.preflush), (500, 500, 0));
         let by_count = |i: u32| trace.iter().filter(|r| r.issuer == i).count() as u64;
         assert_eq!(s.top_issuers.len(), 3);
-        assert_eq!(s.top_issuers[0].requests, (0..3).map(by_count).max().unwrap());
-        assert_eq!(s.top_issuers[0].comm, Some(format!("c{}", s.top_issuers[0].issuer)));
+        assert_eq!(
+            s.top_issuers[0].requests,
+            (0..3).map(by_count).max().unwrap()
+        );
+        assert_eq!(
+            s.top_issuers[0].comm,
+            Some(format!("c{}", s.top_issuers[0].issuer))
+        );
     }
 
     #[test]

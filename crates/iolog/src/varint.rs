@@ -136,7 +136,11 @@ mod tests {
     #[test]
     fn malformed_varints_are_errors() {
         // Eleven continuation bytes, a 10th byte with too many bits, and a cut-off varint.
-        for bad in [&[0xffu8; 11][..], &[0xff; 9].iter().chain(&[0x02]).copied().collect::<Vec<_>>(), &[0x80]] {
+        for bad in [
+            &[0xffu8; 11][..],
+            &[0xff; 9].iter().chain(&[0x02]).copied().collect::<Vec<_>>(),
+            &[0x80],
+        ] {
             assert!(Cursor::new(bad).varint().is_err(), "{bad:?}");
         }
     }
