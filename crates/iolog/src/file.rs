@@ -5,7 +5,6 @@
 //! Written as it is captured (one chunk of memory), read one chunk at a time. A capture that
 //! was killed has no end record and may end inside a chunk: it stays readable up to its last
 //! whole chunk, and the reader says it was [`TraceReader::truncated`].
-//! Also here: [`detect`], which tells the formats this crate reads apart by content.
 
 use crate::chunk::{ChunkDecoder, ChunkEncoder};
 use crate::error::show_start;
@@ -13,7 +12,7 @@ use crate::{Header, IologError, Issuer, Request, Trailer};
 use std::io::{self, Read, Write};
 use std::path::Path;
 
-const MAGIC: &[u8; 8] = b"IOGTRACE";
+pub(crate) const MAGIC: &[u8; 8] = b"IOGTRACE";
 const VERSION: u32 = 1;
 const TAG_CHUNK: u8 = 1;
 const TAG_END: u8 = 2;
@@ -326,52 +325,12 @@ pub fn read_trace_file(path: impl AsRef<Path>) -> Result<TraceContents, IologErr
     ))
 }
 
-/// The formats this crate reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// iogauge's own `.iogt`.
-    Iogt,
-    /// blktrace's binary `struct blk_io_trace` records.
-    Blktrace,
-    /// fio's text iolog, version 2 or 3.
-    FioIolog { version: u8 },
-}
-
-/// Tells the formats apart by their first bytes (not by the file's name).
-pub fn detect(path: impl AsRef<Path>) -> Result<Format, IologError> {
-    let path = path.as_ref();
-    let file_error = |source| IologError::File {
-        path: path.to_owned(),
-        source,
-    };
-    let mut start = Vec::with_capacity(64);
-    std::fs::File::open(path)
-        .and_then(|f| f.take(64).read_to_end(&mut start))
-        .map_err(file_error)?;
-    if start.starts_with(MAGIC) {
-        return Ok(Format::Iogt);
-    }
-    if start.len() >= 4 && crate::blktrace::is_magic(&start[..4]) {
-        return Ok(Format::Blktrace);
-    }
-    for version in [2u8, 3] {
-        let line = format!("fio version {version} iolog");
-        let rest = start.strip_prefix(line.as_bytes());
-        if rest.is_some_and(|r| r.first().is_none_or(|&b| b == b'\n' || b == b'\r')) {
-            return Ok(Format::FioIolog { version });
-        }
-    }
-    Err(IologError::UnknownFormat {
-        path: path.to_owned(),
-        start: show_start(&start),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testutil::{header, random_reads, scratch, sequential_reads};
     use crate::Origin;
+    use crate::{detect, Format};
     use proptest::prelude::*;
 
     /// Two devices, three issuers, more requests than one chunk holds.
@@ -487,39 +446,6 @@ mod tests {
             "{msg}"
         );
         assert!(open(&good[..20]).is_err(), "a header cut short is an error");
-    }
-
-    #[test]
-    fn detect_tells_formats_apart_by_content() {
-        let dir = scratch();
-        let (h, _, reqs, _) = sample();
-        let mut blk = Vec::new();
-        crate::write_blktrace(&mut blk, &h, reqs[..5].iter().copied()).unwrap();
-        let cases: [(&str, &[u8], Option<Format>); 5] = [
-            ("a.log", &blk, Some(Format::Blktrace)),
-            (
-                "b.iogt",
-                b"fio version 2 iolog\n/f add\n",
-                Some(Format::FioIolog { version: 2 }),
-            ),
-            (
-                "c.txt",
-                b"fio version 3 iolog\n",
-                Some(Format::FioIolog { version: 3 }),
-            ),
-            ("d.iogt", b"fio version 33 iolog\n", None),
-            ("e", b"", None),
-        ];
-        for (name, bytes, want) in cases {
-            let path = dir.path().join(name);
-            std::fs::write(&path, bytes).unwrap();
-            match want {
-                Some(f) => assert_eq!(detect(&path).unwrap(), f, "{name}"),
-                None => assert!(detect(&path).is_err(), "{name}"),
-            }
-        }
-        let missing = detect(dir.path().join("none")).unwrap_err().to_string();
-        assert!(missing.contains("none"), "{missing}");
     }
 
     proptest! {

@@ -12,6 +12,7 @@ use std::ops::BitOr;
 
 pub mod blktrace;
 pub mod chunk;
+mod detect;
 mod error;
 pub mod fidelity;
 pub mod file;
@@ -24,9 +25,10 @@ mod varint;
 
 pub use blktrace::{parse_blktrace, read_blktrace, write_blktrace};
 pub use chunk::{ChunkDecoder, ChunkEncoder};
+pub use detect::{detect, Format};
 pub use error::IologError;
 pub use fidelity::{Fidelity, Tolerance};
-pub use file::{detect, read_trace_file, Format, TraceContents, TraceReader, TraceWriter};
+pub use file::{read_trace_file, TraceContents, TraceReader, TraceWriter};
 pub use fio::{parse_fio_iolog, write_fio_iolog_v3};
 pub use hist::{ks_distance, HistBuckets};
 pub use summary::{summarise, SizeCount, Summary, SummaryBuilder, TopIssuer};
