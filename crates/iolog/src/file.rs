@@ -49,6 +49,11 @@ impl<W: Write> TraceWriter<W> {
         self.enc.add_issuer(i)
     }
 
+    /// The writer underneath (what has been written out so far).
+    pub fn get_ref(&self) -> &W {
+        &self.w
+    }
+
     /// Requests pushed so far.
     pub fn requests(&self) -> u64 {
         self.requests
@@ -382,6 +387,28 @@ mod tests {
         assert_eq!((h2, i2, t2), (h, issuers, Some(t)));
         assert!(r2 == reqs, "requests differ");
         assert_eq!(detect(&path).unwrap(), Format::Iogt);
+    }
+
+    #[test]
+    fn full_chunks_are_written_as_they_fill() {
+        let h = header(Origin::Iogauge, 1);
+        let mut w = TraceWriter::new(Vec::new(), &h).unwrap();
+        let after_header = w.get_ref().len();
+        let reqs = sequential_reads(65536, 3);
+        for r in &reqs[..65535] {
+            w.push(r).unwrap();
+        }
+        assert_eq!(
+            w.get_ref().len(),
+            after_header,
+            "nothing written before a chunk is full"
+        );
+        w.push(&reqs[65535]).unwrap();
+        assert!(
+            w.get_ref().len() > after_header + 65536 * 3,
+            "the full chunk went out"
+        );
+        assert_eq!(w.requests(), 65536);
     }
 
     #[test]

@@ -364,6 +364,14 @@ mod tests {
         assert!(write_fio_iolog_v3(Vec::new(), &spaced, reqs).is_err());
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_text_never_panics(body in "[ -~\n]{0,300}", v in 2u8..4) {
+            let text = format!("fio version {v} iolog\n{body}");
+            let _ = parse_fio_iolog(text.as_bytes());
+        }
+    }
+
     fn fio_installed() -> bool {
         let ok = Command::new("fio")
             .arg("--version")
