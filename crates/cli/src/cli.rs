@@ -11,6 +11,7 @@ use crate::db::args::DbArgs;
 use crate::doctor::args::DoctorArgs;
 use crate::history::args::{HistoryArgs, ShowArgs};
 use crate::plan::args::PlanArgs;
+use crate::replay::args::ReplayArgs;
 use crate::run::args::RunArgs;
 use crate::run::options::RunOptions;
 use crate::usage::clap_line;
@@ -33,6 +34,9 @@ pub struct Cli {
 pub enum Command {
     /// Run one synthetic job (fio-like): e.g. 8K random reads at QD 32.
     Run(RunArgs),
+    /// Issue recorded block requests (a stored trace, a blktrace or a fio iolog) on a
+    /// target, at their recorded times or as fast as it allows; stored as a run.
+    Replay(ReplayArgs),
     /// Max IOPS under a latency cap, max MB/s and one process's MB/s (CALIBRATE_IO), with
     /// the whole IOPS/latency curve (ORION).
     Calibrate(CalibrateArgs),

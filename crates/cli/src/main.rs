@@ -16,6 +16,7 @@ mod history;
 mod launcher;
 mod paths;
 mod plan;
+mod replay;
 mod run;
 mod session;
 mod store_args;
@@ -52,6 +53,7 @@ fn main() -> ExitCode {
 fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Run(a) => run::run(RunOptions::from_args(a).map_err(said_once)?),
+        Command::Replay(a) => replay::replay(replay::options::ReplayOptions::from_args(a)?),
         Command::Calibrate(a) => {
             calibrate::calibrate(CalibrateOptions::from_args(a).map_err(said_once)?)
         }

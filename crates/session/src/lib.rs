@@ -28,6 +28,7 @@ pub mod ranks;
 mod recorder;
 mod sampled;
 mod signal;
+pub mod traces;
 
 pub use error::SessionError;
 pub use finish::{Ending, Stored};

@@ -6,6 +6,7 @@
 
 pub mod calibrate;
 pub mod db;
+pub mod replay;
 pub mod run;
 
 use crate::finish::Ending;

@@ -12,6 +12,7 @@ pub(crate) mod placement;
 pub(crate) mod preflight;
 mod ranks;
 pub(crate) mod relations;
+pub(crate) mod replay;
 pub(crate) mod run;
 pub(crate) mod series;
 pub(crate) mod watch;

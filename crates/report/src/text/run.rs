@@ -5,6 +5,7 @@ use super::findings::findings_text;
 use super::label::label_line;
 use super::log::log_line;
 use super::ranks::ranks_text;
+use super::replay::{replay_header, replay_line};
 use iogauge_model::preflight::Preflight;
 use iogauge_model::run::{DirSummary, RunReport};
 use iogauge_model::target::TargetInfo;
@@ -21,21 +22,25 @@ pub fn run_text(r: &RunReport) -> String {
         (None, Some(n)) => format!("{n} I/Os"),
         (None, None) => "until stopped".into(),
     };
-    let _ = writeln!(
-        s,
-        "iogauge run: {}, {bound}{}",
-        job_line(o),
-        match (&o.steady, &r.steady_wait) {
-            (Some(w), Some(sw)) => format!(
-                " after ramp-up to steady state ({}, {:.0} s window): {:.0} s",
-                criterion_text(&w.criterion),
-                w.window.as_secs_f64(),
-                sw.measured_from_s
-            ),
-            _ if o.ramp.is_zero() => String::new(),
-            _ => format!(" after {:.0} s ramp", o.ramp.as_secs_f64()),
-        }
-    );
+    if let Some(h) = replay_header(o) {
+        let _ = writeln!(s, "{h}");
+    } else {
+        let _ = writeln!(
+            s,
+            "iogauge run: {}, {bound}{}",
+            job_line(o),
+            match (&o.steady, &r.steady_wait) {
+                (Some(w), Some(sw)) => format!(
+                    " after ramp-up to steady state ({}, {:.0} s window): {:.0} s",
+                    criterion_text(&w.criterion),
+                    w.window.as_secs_f64(),
+                    sw.measured_from_s
+                ),
+                _ if o.ramp.is_zero() => String::new(),
+                _ => format!(" after {:.0} s ramp", o.ramp.as_secs_f64()),
+            }
+        );
+    }
     label_line(&mut s, &r.meta);
     like_and_targets(&mut s, r);
     if let Some(p) = &o.io_path {
@@ -64,6 +69,7 @@ pub fn run_text(r: &RunReport) -> String {
     }
     s.push_str(&time_split_line(r));
     s.push_str(&log_line(r));
+    s.push_str(&replay_line(r));
     if let Some(l) = &r.layout {
         s.push_str(&layout_text(l));
     }

@@ -127,7 +127,9 @@ impl Store {
     }
 
     /// Hands trace `id`'s chunks to `f` in order, one at a time (a long trace is never
-    /// in memory whole); `f` may stop the reading by returning `false`.
+    /// in memory whole); `f` may stop the reading by returning `false`. Each chunk is read
+    /// in a statement of its own, so no lock is held between chunks: a replay streaming a
+    /// trace for an hour does not keep another iogauge from storing its result.
     pub fn trace_chunks(
         &self,
         id: i64,
@@ -140,20 +142,27 @@ impl Store {
         };
         let mut stmt = self
             .conn
-            .prepare("SELECT data FROM trace_chunks WHERE trace_id = ?1 ORDER BY seq")
+            .prepare_cached(
+                "SELECT seq, data FROM trace_chunks WHERE trace_id = ?1 AND seq >= ?2 \
+                 ORDER BY seq LIMIT 1",
+            )
             .map_err(err)?;
-        let mut rows = stmt.query([id]).map_err(err)?;
-        while let Some(r) = rows.next().map_err(err)? {
-            let data = r.get_ref(0).map_err(err)?;
-            let bytes = match data {
-                rusqlite::types::ValueRef::Blob(b) => b,
-                _ => &[],
+        let mut next = 0i64;
+        loop {
+            let chunk = stmt
+                .query_row(params![id, next], |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
+                })
+                .optional()
+                .map_err(err)?;
+            let Some((seq, data)) = chunk else {
+                return Ok(());
             };
-            if !f(bytes) {
-                break;
+            if !f(&data) {
+                return Ok(());
             }
+            next = seq + 1;
         }
-        Ok(())
     }
 
     /// Removes trace `id` and its chunks; whether there was one.
