@@ -14,6 +14,7 @@ use crate::plan::args::PlanArgs;
 use crate::replay::args::ReplayArgs;
 use crate::run::args::RunArgs;
 use crate::run::options::RunOptions;
+use crate::traces::args::TracesArgs;
 use crate::usage::clap_line;
 use crate::watch::args::WatchArgs;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -37,6 +38,9 @@ pub enum Command {
     /// Issue recorded block requests (a stored trace, a blktrace or a fio iolog) on a
     /// target, at their recorded times or as fast as it allows; stored as a run.
     Replay(ReplayArgs),
+    /// Stored traces of block requests: list, show, export (fio iolog, blktrace), import,
+    /// remove.
+    Traces(TracesArgs),
     /// Max IOPS under a latency cap, max MB/s and one process's MB/s (CALIBRATE_IO), with
     /// the whole IOPS/latency curve (ORION).
     Calibrate(CalibrateArgs),

@@ -21,6 +21,7 @@ mod run;
 mod session;
 mod store_args;
 mod target;
+mod traces;
 mod usage;
 mod values;
 mod watch;
@@ -53,6 +54,7 @@ fn main() -> ExitCode {
 fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Run(a) => run::run(RunOptions::from_args(a).map_err(said_once)?),
+        Command::Traces(a) => traces::traces(a),
         Command::Replay(a) => replay::replay(replay::options::ReplayOptions::from_args(a)?),
         Command::Calibrate(a) => {
             calibrate::calibrate(CalibrateOptions::from_args(a).map_err(said_once)?)

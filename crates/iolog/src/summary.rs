@@ -217,7 +217,11 @@ impl SummaryBuilder {
             .unwrap_or(0)
             .max(self.peak_window);
         let peak_iops = peak as f64 / (PEAK_WINDOW_NS as f64 / 1e9);
-        let quantile = |h: &Histogram<u64>, q: f64| (!h.is_empty()).then(|| h.value_at_quantile(q));
+        // The bucket's lowest value: a trace of 4096-byte requests has a p50 of 4096, not the
+        // highest value HDR's bucket holds (4099 at 3 digits).
+        let quantile = |h: &Histogram<u64>, q: f64| {
+            (!h.is_empty()).then(|| h.lowest_equivalent(h.value_at_quantile(q)))
+        };
         let ia = &self.interarrival;
         let mut sizes: Vec<SizeCount> = self
             .sizes

@@ -37,6 +37,7 @@ pub use text::history::history_table;
 pub use text::preflight::{preflight_text, storage_lines};
 pub use text::run::{job_line, progress_line, run_text};
 pub use text::series::{calibration_intervals, db_interval_table, interval_table, with_intervals};
+pub use text::trace::trace_text;
 pub use text::watch::{
     db_rates_line, load_text, watch_cpu_lines, watch_line, watch_screen, LiveRun, WatchScreen,
 };

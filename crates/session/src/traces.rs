@@ -6,6 +6,12 @@
 //! long trace holds one chunk in memory, not the trace. Imports (blktrace, fio) are parsed
 //! whole and held.
 
+mod io;
+mod sink;
+pub use io::{export, import, listed, stored_trailer, ExportFormat};
+pub use iogauge_iolog::Trailer;
+pub use sink::TraceSink;
+
 use anyhow::{anyhow, Context};
 use iogauge_iolog::{
     ChunkDecoder, Format, Header, Issuer, Request, Summary, SummaryBuilder, TraceReader,
@@ -196,7 +202,7 @@ fn open_stored(store: &Path, id: i64, source: TraceSource) -> anyhow::Result<Tra
     })?;
     let header: Header = serde_json::from_str(&row.header)
         .with_context(|| format!("trace {id}: its stored header"))?;
-    let trailer: Option<iogauge_iolog::Trailer> = row
+    let trailer: Option<Trailer> = row
         .trailer
         .as_deref()
         .map(serde_json::from_str)

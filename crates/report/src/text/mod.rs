@@ -15,4 +15,5 @@ pub(crate) mod relations;
 pub(crate) mod replay;
 pub(crate) mod run;
 pub(crate) mod series;
+pub(crate) mod trace;
 pub(crate) mod watch;
