@@ -1,9 +1,10 @@
-//! Compiles `src/bpf/layers.bpf.c` and `src/bpf/files.bpf.c` to BPF objects with clang when
-//! clang is there; without it, the objects committed beside them (`src/bpf/*.bpf.o`, built by
+//! Compiles `src/bpf/layers.bpf.c`, `files.bpf.c` and `capture.bpf.c` to BPF objects with
+//! clang when clang is there; without it, the objects committed beside them (`src/bpf/*.bpf.o`, built by
 //! `scripts/bpf-objects` with the same flags: CO-RE, so portable across kernels) are used, so
 //! that every build carries the tracer. `tests/objects.rs` fails when a source no longer
 //! matches the committed object. Only when neither is there (a source tree without them) are
-//! the objects left empty, and `Tracer::start` (or `FileProbe::attach`) says so.
+//! the objects left empty, and `Tracer::start` (or `FileProbe::attach`, `Capture::start`)
+//! says so.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,12 +12,12 @@ use std::process::Command;
 fn main() {
     println!("cargo:rerun-if-env-changed=CLANG");
     // Where the objects came from, for `iogauge --version` and `iogauge doctor`: the least
-    // of the two ("none" over "committed" over "clang").
-    let from = ["layers", "files"]
+    // of them ("none" over "committed" over "clang").
+    let from = ["layers", "files", "capture"]
         .map(compile)
         .into_iter()
         .max_by_key(|f| ["clang", "committed", "none"].iter().position(|x| x == f))
-        .expect("two objects");
+        .expect("three objects");
     println!("cargo:rustc-env=IOGAUGE_BPF_OBJECTS={from}");
 }
 

@@ -19,6 +19,14 @@ pub enum Unavailable {
     Disk(String, String),
     #[error("{0} disks to trace, at most {MAX_DISKS}")]
     TooMany(usize),
+    #[error("a capture ring of {0} bytes: it must be a power of two of at least the page size ({1} bytes)")]
+    RingSize(usize, usize),
+    #[error("a capture filter of {0} {1}, at most {2}")]
+    FilterTooLarge(usize, &'static str, usize),
+    #[error("the capture was started without a filter, so it keeps every request and has no processes to replace: start it with a CaptureFilter naming processes")]
+    Unfiltered,
+    #[error("updating BPF map {0}: {1}")]
+    Map(&'static str, String),
 }
 
 /// An error and its sources on one line (a verifier log has many: its last lines say why).

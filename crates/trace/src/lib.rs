@@ -21,19 +21,21 @@
 //! BEFORE `block_bio_queue` fires (the throttled bio is traced when it is dispatched, through
 //! `submit_bio_noacct_nocheck`), so time spent throttled is not in `pre_queue`.
 
+pub mod capture;
 mod error;
 mod files;
 mod job;
+mod load;
 mod maps;
 
 use error::one_line;
 pub use error::Unavailable;
 pub use files::{FileIo, FileProbe};
 pub use job::{Attribution, FileKey, JobCgroup};
+use load::attach;
 
 use aya::maps::{Array, HashMap, MapData, PerCpuArray, PerCpuValues};
-use aya::programs::BtfTracePoint;
-use aya::{Btf, Ebpf, EbpfLoader};
+use aya::{Ebpf, EbpfLoader};
 use iogauge_model::layers::{merge_origins, JobCounters, LayerCounters, Origin, RingCounters};
 use maps::{Counters, Hist, RingCount, Sampling, DIRECTIONS, MAX_DISKS, MAX_OURS, STAGES};
 use std::hash::{BuildHasher, Hasher};
@@ -256,7 +258,7 @@ impl Tracer {
         if disks.len() > MAX_DISKS as usize {
             return Err(Unavailable::TooMany(disks.len()));
         }
-        let btf = Btf::from_sys_fs().map_err(|e| Unavailable::NoBtf(one_line(&e)))?;
+        let btf = load::kernel_btf()?;
         let mut traced = [0u32; MAX_DISKS as usize];
         for (slot, d) in traced.iter_mut().zip(disks) {
             *slot = d.dev_t();
@@ -487,20 +489,6 @@ fn dir_counters(
         })
         .collect();
     maps::stage_counters(c.unwrap_or_default(), &h)
-}
-
-/// Loads program `name` for tracepoint `tp` and attaches it.
-fn attach(ebpf: &mut Ebpf, btf: &Btf, name: &str, tp: &'static str) -> Result<(), Unavailable> {
-    let prog: &mut BtfTracePoint = ebpf
-        .program_mut(name)
-        .ok_or_else(|| Unavailable::Load(format!("no program {name} in the object")))?
-        .try_into()
-        .map_err(|e| Unavailable::Load(one_line(&e)))?;
-    prog.load(tp, btf)
-        .map_err(|e| Unavailable::Load(format!("{name}: {}", one_line(&e))))?;
-    prog.attach()
-        .map_err(|e| Unavailable::Attach(tp, one_line(&e)))?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-const NAMES: [&str; 2] = ["layers", "files"];
+const NAMES: [&str; 3] = ["layers", "files", "capture"];
 
 fn bpf_dir() -> &'static Path {
     Path::new("src/bpf")
