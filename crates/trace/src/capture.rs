@@ -8,6 +8,10 @@
 //! disks: the kernel counts them ([`Capture::dropped`]), and the ring's size
 //! ([`RING_BYTES`] by default) says how far behind it may fall.
 //!
+//! Its cost (`bench/capture`): about 0.2–0.3 µs of BPF time a request (issue and
+//! completion) and 0.06–0.1 µs of the reader's CPU an event; 2.3–2.6% of a 2-CPU VM's CPU time
+//! at 110,000–184,000 requests a second, 2.4% of fio's IOPS on vda.
+//!
 //! What an event cannot say: the process is the one running when the request was issued,
 //! which is its submitter when issued in its context (a direct or plugged issue), but the
 //! kernel thread's when the queue was run from a worker (a flush's request, one held by an
@@ -39,6 +43,12 @@ const PROGRAMS: [(&str, &str); 3] = [
 /// The ring's default size: 16 MiB hold about 210,000 events (80 bytes each with the ring's
 /// header), two seconds of a fast NVMe disk's 4k requests.
 pub const RING_BYTES: usize = 16 << 20;
+
+/// The share of the ring that wakes the reader: the kernel wakes a [`Capture::poll`] once
+/// the ring holds a sixteenth of its size not yet read (1 MiB of the default 16: some
+/// 13,000 events), not at each event (a wake-up per request would cost the traced requests
+/// more than all the rest of the capture). Fewer wait for the poll's timeout.
+const WAKE_SHARE: usize = 16;
 
 /// Cgroups a filter keeps at most (`MAX_KEEP_CG`).
 pub const MAX_CGROUPS: usize = 8;
@@ -283,6 +293,7 @@ impl Capture {
             .set_global("keep_cg", &keep_cg, true)
             .set_global("n_keep_cg", &n_cg, true)
             .set_global("n_files", &n_files, true)
+            .set_global("wake_bytes", &((ring_bytes / WAKE_SHARE) as u64), true)
             .set_max_entries("events", ring_bytes as u32)
             // A map of none cannot be created: one entry, unused, when there is nothing.
             .set_max_entries("pids", if filtered { MAX_PIDS as u32 } else { 1 })
@@ -316,9 +327,10 @@ impl Capture {
         Ok(capture)
     }
 
-    /// Hands every event the kernel has produced to `f`, waiting up to `timeout` for the
-    /// first (poll(2) on the ring's descriptor, which the kernel wakes when a record is
-    /// written to an emptied ring); returns how many. An interrupted wait returns 0.
+    /// Hands every event the kernel has produced to `f`, waiting up to `timeout` for some
+    /// when there are none (poll(2) on the ring's descriptor, which the kernel wakes once the
+    /// ring is a sixteenth full: a few events wait for the timeout); returns how many. An
+    /// interrupted wait returns 0.
     pub fn poll(&mut self, timeout: Duration, mut f: impl FnMut(&Event)) -> io::Result<usize> {
         let n = self.drain(&mut f)?;
         if n > 0 {
