@@ -2,8 +2,8 @@
 //! counts them: `bench/capture` runs it beside fio to measure what capturing costs the
 //! workload it records.
 //!
-//! `capture DISK[,DISK…] SECS [RING_BYTES]` (the ring 16 MiB by default); prints
-//! `events N dropped D others O seconds S` when done.
+//! `capture DISK[,DISK…] SECS [RING_BYTES]` (the ring 16 MiB by default); prints `attached`
+//! once the programs are, and `events N dropped D others O bytes B seconds S` when done.
 
 use iogauge_trace::capture::{Capture, CaptureFilter, RING_BYTES};
 use iogauge_trace::Disk;
@@ -26,6 +26,8 @@ fn main() {
         .collect();
     let mut capture =
         Capture::start(&disks, &CaptureFilter::default(), ring).unwrap_or_else(|e| panic!("{e}"));
+    // Rust's stdout is line-buffered even into a pipe: the bench sees this at once.
+    println!("attached");
     let (start, until) = (Instant::now(), Duration::from_secs_f64(secs));
     let mut events = 0u64;
     // Every event is looked at (its size summed), as a writer of them would.

@@ -2,7 +2,9 @@
 //! gives), on loop devices of its own over sparse files in the target directory, so that
 //! every request on them is the test's: a known sequence of O_DIRECT reads and writes and an
 //! fsync is captured exactly; a child process is left out by a process filter (and counted)
-//! but captured without one; a tiny ring loses events under a burst and counts each loss.
+//! but captured without one; a cgroup filter keeps a child's requests made in its cgroup
+//! and leaves this process's out; a tiny ring loses events under a burst and counts each
+//! loss.
 
 use iogauge_trace::capture::{Capture, CaptureFilter, Event, EventOp, RING_BYTES};
 use iogauge_trace::Disk;
@@ -190,6 +192,63 @@ fn a_process_filter_leaves_a_child_out_and_counts_it() {
     assert_eq!(drain(&mut kept).len(), 1);
     // A capture of everything has no processes to replace.
     assert!(all.set_pids(&[me]).is_err());
+}
+
+/// A blkio (cgroup v1) or io (v2) cgroup of the test's; removed when dropped.
+struct Cgroup(PathBuf);
+
+impl Cgroup {
+    fn new() -> Cgroup {
+        let root = ["/sys/fs/cgroup/blkio", "/sys/fs/cgroup"]
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| p.join("cgroup.procs").exists())
+            .expect("a cgroup hierarchy with the io controller");
+        let dir = root.join(format!("iogauge-capture-test-{}", std::process::id()));
+        std::fs::create_dir(&dir).unwrap();
+        Cgroup(dir)
+    }
+
+    /// Its kernfs id: the inode number of its directory.
+    fn id(&self) -> u64 {
+        std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&self.0).unwrap())
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+#[test]
+fn a_cgroup_filter_keeps_the_requests_made_in_it() {
+    let l = Loop::new();
+    let cg = Cgroup::new();
+    let filter = CaptureFilter {
+        cgroups: vec![cg.id()],
+        ..CaptureFilter::default()
+    };
+    let mut c = start(&l, &filter, RING_BYTES);
+    let f = l.open_direct();
+    let mut buf = AlignedBuf::new(4096);
+    for i in 0..10 {
+        f.read_exact_at(buf.get(4096), i * 4096).unwrap();
+    }
+    // A child moves itself into the cgroup before it reads: its bios carry the cgroup.
+    let script = format!(
+        "echo $$ > {}/cgroup.procs && exec dd if={} of=/dev/null bs=4k count=20 skip=100 iflag=direct status=none",
+        cg.0.display(),
+        l.dev.display()
+    );
+    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let events = drain(&mut c);
+    assert_eq!(events.len(), 20, "{events:#?}");
+    assert!(events
+        .iter()
+        .all(|e| e.cgroup == cg.id() && e.comm() == "dd"));
+    assert_eq!(c.others(), 10);
 }
 
 #[test]
