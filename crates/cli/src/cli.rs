@@ -5,6 +5,7 @@
 use crate::calibrate::args::CalibrateArgs;
 use crate::calibrate::options::CalibrateOptions;
 use crate::campaign::args::{CampaignArgs, CompareArgs, ExportArgs, ReportArgs};
+use crate::capture::args::CaptureArgs;
 use crate::clean::args::CleanArgs;
 use crate::completions::CompletionsArgs;
 use crate::db::args::DbArgs;
@@ -38,6 +39,9 @@ pub enum Command {
     /// Issue recorded block requests (a stored trace, a blktrace or a fio iolog) on a
     /// target, at their recorded times or as fast as it allows; stored as a run.
     Replay(ReplayArgs),
+    /// Record every block request of some disks (all, a process's or a database server's)
+    /// into a trace: its time, place, size, operation, flags and issuer.
+    Capture(CaptureArgs),
     /// Stored traces of block requests: list, show, export (fio iolog, blktrace), import,
     /// remove.
     Traces(TracesArgs),

@@ -5,6 +5,7 @@
 
 mod calibrate;
 mod campaign;
+mod capture;
 mod clean;
 mod cli;
 mod completions;
@@ -55,6 +56,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Run(a) => run::run(RunOptions::from_args(a).map_err(said_once)?),
         Command::Traces(a) => traces::traces(a),
+        Command::Capture(a) => capture::capture(a),
         Command::Replay(a) => replay::replay(replay::options::ReplayOptions::from_args(a)?),
         Command::Calibrate(a) => {
             calibrate::calibrate(CalibrateOptions::from_args(a).map_err(said_once)?)

@@ -36,6 +36,14 @@ fn mpi_job() -> Option<String> {
         })
 }
 
+/// The job's cgroups (kernfs ids) once it entered one; empty when it has none.
+pub fn job_cgroups() -> Vec<u64> {
+    match &*JOB.lock().unwrap_or_else(PoisonError::into_inner) {
+        Some(Ok(j)) => j.attribution().cgroups.clone(),
+        _ => Vec::new(),
+    }
+}
+
 /// Leaves and removes the job's cgroup (at the end of the command).
 pub fn leave_job() {
     JOB.lock().unwrap_or_else(PoisonError::into_inner).take();

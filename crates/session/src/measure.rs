@@ -5,6 +5,7 @@
 //! document rank 0 stores.
 
 pub mod calibrate;
+pub mod capture;
 pub mod db;
 pub mod replay;
 pub mod run;

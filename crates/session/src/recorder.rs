@@ -27,6 +27,8 @@ pub struct Session {
     label: Option<String>,
     /// Whether the block-layer tracer runs beside the sampler (on unless `--no-trace`).
     trace: bool,
+    /// `db run --capture`: record the job's own block requests into a stored trace.
+    capture: bool,
 }
 
 impl Session {
@@ -45,6 +47,7 @@ impl Session {
             started_at: now(),
             label: None,
             trace: true,
+            capture: false,
         })
     }
 
@@ -73,6 +76,7 @@ impl Session {
                 started_at: now(),
                 label: None,
                 trace: true,
+                capture: false,
             },
         };
         team.watch_teardown(&session.stop)?;
@@ -89,6 +93,15 @@ impl Session {
     /// Whether the per-layer tracer runs beside the sampler.
     pub fn tracing(&self) -> bool {
         self.trace
+    }
+
+    /// Records the job's own block requests into a stored trace (`db run --capture`).
+    pub fn set_capture(&mut self, on: bool) {
+        self.capture = on;
+    }
+
+    pub fn capturing(&self) -> bool {
+        self.capture
     }
 
     /// The processes this session's job runs on.

@@ -41,6 +41,8 @@ pub struct Trace {
     pub max_len: u32,
     /// A capture cut short (no end record): what it holds is read.
     pub truncated: bool,
+    /// From its first request to its last, ns (its duration may hold idle time around).
+    pub span_ns: u64,
     /// An import's requests, parsed whole.
     held: Option<Arc<Vec<Request>>>,
 }
@@ -173,6 +175,7 @@ fn reader(store: &Path) -> anyhow::Result<iogauge_store::Store> {
 struct Pass {
     summary: SummaryBuilder,
     max_len: u32,
+    first_ns: Option<u64>,
     last_ns: u64,
 }
 
@@ -181,6 +184,7 @@ impl Pass {
         Pass {
             summary: SummaryBuilder::new(devices),
             max_len: 0,
+            first_ns: None,
             last_ns: 0,
         }
     }
@@ -189,6 +193,11 @@ impl Pass {
         self.summary.push(r);
         self.max_len = self.max_len.max(r.len);
         self.last_ns = self.last_ns.max(r.at_ns);
+        self.first_ns = Some(self.first_ns.map_or(r.at_ns, |f| f.min(r.at_ns)));
+    }
+
+    fn span(&self) -> u64 {
+        self.first_ns.map_or(0, |f| self.last_ns - f)
     }
 }
 
@@ -226,6 +235,7 @@ fn open_stored(store: &Path, id: i64, source: TraceSource) -> anyhow::Result<Tra
     }
     let duration = trailer.as_ref().map_or(pass.last_ns, |t| t.duration_ns);
     let issuers = dec.issuers().to_vec();
+    let span_ns = pass.span();
     Ok(Trace {
         source,
         format: "iogauge",
@@ -233,6 +243,7 @@ fn open_stored(store: &Path, id: i64, source: TraceSource) -> anyhow::Result<Tra
         header,
         issuers,
         max_len: pass.max_len,
+        span_ns,
         truncated: row.ended_at.is_none(),
         held: None,
     })
@@ -251,6 +262,7 @@ fn open_file(path: &Path, source: TraceSource) -> anyhow::Result<Trace> {
             }
             let duration = r.trailer().map_or(pass.last_ns, |t| t.duration_ns);
             let issuers = r.issuers().to_vec();
+            let span_ns = pass.span();
             return Ok(Trace {
                 source,
                 format: "iogauge",
@@ -258,6 +270,7 @@ fn open_file(path: &Path, source: TraceSource) -> anyhow::Result<Trace> {
                 header: r.header().clone(),
                 issuers,
                 max_len: pass.max_len,
+                span_ns,
                 truncated: r.truncated(),
                 held: None,
             });
@@ -278,6 +291,7 @@ fn open_file(path: &Path, source: TraceSource) -> anyhow::Result<Trace> {
     let mut pass = Pass::new(header.devices.len());
     requests.iter().for_each(|r| pass.push(r));
     let duration = pass.last_ns;
+    let span_ns = pass.span();
     Ok(Trace {
         source,
         format,
@@ -285,6 +299,7 @@ fn open_file(path: &Path, source: TraceSource) -> anyhow::Result<Trace> {
         header,
         issuers,
         max_len: pass.max_len,
+        span_ns,
         truncated: false,
         held: Some(Arc::new(requests)),
     })

@@ -274,6 +274,11 @@ pub struct DbRunArgs {
     /// Seed for the sessions' key choices.
     #[arg(long, default_value_t = DEFAULT_SEED, value_parser = crate::values::whole(0u64, u64::MAX))]
     pub seed: u64,
+    /// Record the run's own block requests on the disks of its data (and WAL) directory into
+    /// a stored trace, for `iogauge replay` and `iogauge traces` (a private server, or one
+    /// whose data directory is here).
+    #[arg(long)]
+    pub capture: bool,
     #[command(flatten)]
     pub result: ResultArgs,
 }

@@ -29,6 +29,8 @@ pub struct DbRunOptions {
     pub json: bool,
     /// Trace the block layer beside the sampler (not `--no-trace`).
     pub trace: bool,
+    /// `--capture`: the run's block requests into a stored trace.
+    pub capture: bool,
 }
 
 impl DbRunOptions {
@@ -74,6 +76,7 @@ impl DbRunOptions {
             label: a.result.label.checked()?,
             json: a.result.json,
             trace: !a.result.no_trace,
+            capture: a.capture,
         })
     }
 }

@@ -13,7 +13,16 @@ use std::process::ExitCode;
 pub fn run(mut o: DbRunOptions) -> anyhow::Result<ExitCode> {
     let mut session = Session::join(o.store.as_deref(), o.label.clone(), crate::exit::say)?;
     session.set_tracing(o.trace);
+    session.set_capture(o.capture);
     let team = session.team();
+    if o.capture && team.ranked() {
+        return Err(team.said_by_lead(
+            crate::usage::UsageError(
+                "--capture records one server's requests from one process; run it without mpirun, or capture each host with `iogauge capture --data-dir`".into(),
+            )
+            .into(),
+        ));
+    }
     let own_servers = measure::db::place(team, &mut o.place)?;
     let mut p = team.agreed(prepare(&o))?;
     let shared = measure::db::share(team, &mut p, own_servers)?;

@@ -191,6 +191,10 @@ pub struct DbReport {
     /// Over MPI: each rank's part (empty for one process).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<DbRank>,
+    /// `db run --capture`: the stored trace of the run's own block requests on the data's
+    /// disks (`iogauge traces show N`, `iogauge replay N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<i64>,
 }
 
 /// One MPI rank of a database run.
@@ -312,6 +316,7 @@ impl DbReport {
             findings: Vec::new(),
             samples: ctx.samples,
             ranks: Vec::new(),
+            trace: None,
         }
     }
 

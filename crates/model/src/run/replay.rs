@@ -19,6 +19,19 @@ pub struct ReplayReport {
     /// Timed: how late each request went (0 when on time), µs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lateness_us: Option<LatSummary>,
+    /// The recorded requests' figures (the trace that was replayed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded: Option<Box<iogauge_iolog::Summary>>,
+    /// The replay's own requests as the targets' disks were given them, captured while it
+    /// ran (absent without the tracer, or on targets not on a disk of their own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replayed: Option<Box<iogauge_iolog::Summary>>,
+    /// `replayed` against `recorded`, figure by figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fidelity: Option<iogauge_iolog::Fidelity>,
+    /// Why the replay's own requests were not captured, when they were not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replayed_unknown: Option<String>,
 }
 
 impl ReplayReport {
@@ -30,6 +43,7 @@ impl ReplayReport {
             late: timed.map(|t| t.0),
             late_after_ms: timed.map(|t| t.1),
             lateness_us: timed.map(|t| t.2.summary()),
+            ..ReplayReport::default()
         }
     }
 }

@@ -198,6 +198,12 @@ pub fn db_run_text(r: &DbReport) -> String {
     if let Some(e) = &r.error {
         let _ = writeln!(s, "error: {e}");
     }
+    if let Some(t) = r.trace {
+        let _ = writeln!(
+            s,
+            "block requests captured as trace {t}: `iogauge traces show {t}`, `iogauge replay {t} --target ...`"
+        );
+    }
     // The preflight's warnings are printed with it above.
     let shown = r.preflight.as_ref().map_or(&[][..], |p| &p.warnings[..]);
     for w in r.warnings.iter().filter(|w| !shown.contains(w)) {

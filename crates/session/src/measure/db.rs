@@ -9,6 +9,7 @@ mod bundle;
 mod ranks;
 mod sessions;
 
+use sessions::data_files;
 pub use sessions::Shared;
 use sessions::{ending, layers, measure};
 
@@ -94,7 +95,29 @@ fn alone(session: &Session, mut p: Prepared) -> anyhow::Result<Finished> {
         tick: &mut || {},
     };
     let layers = layers(&p, session.tracing());
-    let (outcome, samples, sample_error) = measure(&p, &layers, session.stop().clone(), nothing);
+    // Attached after the tracer, which put the job (and the server it starts) in its cgroup.
+    let capture = session
+        .capturing()
+        .then(|| own_capture(&p, session.store_path().map(std::path::Path::to_path_buf)));
+    let ended = std::sync::atomic::AtomicBool::new(false);
+    let ((outcome, samples, sample_error), captured) = std::thread::scope(|scope| {
+        let recording = capture.map(|c| {
+            c.map(|(running, sink)| {
+                let ended = &ended;
+                scope.spawn(move || running.record(sink, None, ended, None, &mut |_, _, _| {}))
+            })
+        });
+        let measured = measure(&p, &layers, session.stop().clone(), nothing);
+        ended.store(true, std::sync::atomic::Ordering::Relaxed);
+        let captured = recording.map(|r| {
+            r.and_then(|h| {
+                h.join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p))
+                    .map_err(|e| format!("{e:#}"))
+            })
+        });
+        (measured, captured)
+    });
     // The run ends with its sessions: the server's shutdown after them is not measured.
     let ended_at = crate::now();
     let mut outcome = outcome.map_err(|e| p.not_started(e))?;
@@ -106,9 +129,74 @@ fn alone(session: &Session, mut p: Prepared) -> anyhow::Result<Finished> {
         .warnings
         .extend(p.stop_server(outcome.error.is_some()));
     report.warnings.extend(layers.warning());
+    match captured {
+        None => {}
+        Some(Ok(c)) => {
+            report.trace = c.id;
+            if let Some(d) = c.trailer.dropped.filter(|&d| d > 0) {
+                report.warnings.push(format!(
+                    "--capture: {d} of the run's block requests were not recorded (the kernel's ring was full): the trace misses them"
+                ));
+            }
+        }
+        Some(Err(why)) => report.warnings.push(format!(
+            "--capture: the run's block requests were not recorded: {why}"
+        )),
+    }
     Ok(Finished::lead(
         Document::from(report),
         histograms,
         ending(&outcome),
     ))
+}
+
+/// The capture of the run's own block requests (`db run --capture`) on the disks holding its
+/// data and WAL directories: the job's cgroup, the server's processes (those working in its
+/// data directory, and their children as they come) and its files' writeback; and the stored
+/// trace it goes into. Why not, in words.
+fn own_capture(
+    p: &Prepared,
+    store: Option<std::path::PathBuf>,
+) -> Result<(super::capture::Running, crate::traces::TraceSink), String> {
+    use super::capture as cap;
+    let data = p.server.data_dir.clone().ok_or(
+        "a server given by --dsn whose data directory is not known here: run it with --dir, or capture it with `iogauge capture --data-dir`",
+    )?;
+    let dirs = [Some(data.clone()), p.server.wal_dir()];
+    let mut names: Vec<String> = dirs
+        .iter()
+        .flatten()
+        .map(|d| cap::disk_of(d))
+        .collect::<Result<_, _>>()?;
+    names.sort();
+    names.dedup();
+    let disks = names
+        .iter()
+        .map(|n| iogauge_trace::Disk::named(n).map_err(|e| e.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let servers = cap::servers_on(&data);
+    let plan = cap::CapturePlan {
+        disks,
+        filter: iogauge_trace::capture::CaptureFilter {
+            cgroups: crate::layers::job_cgroups(),
+            pids: servers.clone(),
+            files: data_files(&dirs),
+        },
+        kept: format!(
+            "the db run's own requests (its cgroup, the server on {} and its files)",
+            data.display()
+        ),
+        follow: servers,
+        time: None,
+        ring_bytes: iogauge_trace::capture::RING_BYTES,
+    };
+    let running = cap::start(&plan).map_err(|e| format!("{e:#}"))?;
+    let store = store
+        .map(|s| iogauge_store::Store::open(&s))
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    let source = format!("db run on {}", data.display());
+    let sink = crate::traces::TraceSink::create(store, None, &running.header, &source)
+        .map_err(|e| format!("{e:#}"))?;
+    Ok((running, sink))
 }

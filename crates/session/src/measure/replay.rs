@@ -4,6 +4,7 @@
 //! many went and how late. The trace's devices and offsets are mapped onto the targets here
 //! ([`ReplayMap`]); flushes and discards are not issued and are counted as skipped.
 
+use super::capture;
 use super::Finished;
 use crate::finish::Ending;
 use crate::traces::Trace;
@@ -11,11 +12,13 @@ use crate::{JobSampler, Session};
 use iogauge_engine::document::run_document;
 use iogauge_engine::replay::{Script, ScriptOp};
 use iogauge_engine::Target;
-use iogauge_iolog::{Op, Request};
+use iogauge_iolog::{Fidelity, Op, Request};
 use iogauge_model::run::IntervalReport;
 use iogauge_model::spec::{BlockShare, BlockSplit, JobSpec, Pace, Replay, ReplayMap};
 use iogauge_model::Document;
 use iogauge_stats::{Direction, Interval};
+use iogauge_trace::capture::CaptureFilter;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// Slots of a timed replay at least: the device's queue, not the replay's, should limit how
@@ -160,6 +163,44 @@ fn mapped(r: &Request, rooms: &[Room], map: ReplayMap) -> Option<ScriptOp> {
     })
 }
 
+/// The replay's own requests on the disks under `targets`, captured while it runs (its
+/// process's and its cgroup's), or why they cannot be.
+fn own_requests(targets: &[Target]) -> Result<capture::Running, String> {
+    let mut names: Vec<String> = targets
+        .iter()
+        .map(|t| capture::disk_of(&t.info.path))
+        .collect::<Result<_, _>>()?;
+    names.sort();
+    names.dedup();
+    let disks = names
+        .iter()
+        .map(|n| iogauge_trace::Disk::named(n).map_err(|e| e.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let plan = capture::CapturePlan {
+        disks,
+        filter: CaptureFilter {
+            cgroups: crate::layers::job_cgroups(),
+            pids: vec![std::process::id()],
+            files: Vec::new(),
+        },
+        kept: "the replay's own requests".into(),
+        follow: Vec::new(),
+        time: None,
+        ring_bytes: iogauge_trace::capture::RING_BYTES,
+    };
+    capture::start(&plan).map_err(|e| format!("{e:#}"))
+}
+
+/// `s` over `span_ns`, the time from its first request to its last: a capture's duration
+/// holds the idle time before and after, a replay's own requests are timed from its first.
+fn over_span(mut s: iogauge_iolog::Summary, span_ns: u64) -> iogauge_iolog::Summary {
+    if span_ns > 0 {
+        s.duration_s = span_ns as f64 / 1e9;
+        s.iops = Some(iogauge_stats::Iops::per(s.reads + s.writes, s.duration_s));
+    }
+    s
+}
+
 /// Runs the replay of `trace` by `spec` (from [`job_of`]) on `targets` alone, and returns
 /// the document to store.
 pub fn replay(
@@ -193,17 +234,51 @@ pub fn replay(
             .collect::<Vec<_>>(),
     );
     let sampler = JobSampler::of(targets, session.tracing());
-    let (outcome, recorded) = sampler.run(spec, |started| {
-        let on_interval = &mut |iv: &Interval| {
-            let (mut rep, at) = (IntervalReport::of(iv), iv.end.as_secs_f64());
-            rep.system = sampler.live_system(iv);
-            session.publish(&rep, at);
-            show(at, &rep);
-        };
-        iogauge_engine::replay_telling(spec, targets, script, &stop, on_interval, started)
+    // Started after the sampler, which put the job in its own cgroup; whatever --no-trace
+    // says (which turns off the per-layer split only): a replay is judged on its own
+    // requests, and capturing them costs a timed replay nothing measurable, where the
+    // per-layer tracer's reading delays its submissions on a small machine (issue 48's
+    // note).
+    let own = own_requests(targets);
+    let ended = AtomicBool::new(false);
+    let ((outcome, recorded), replayed) = std::thread::scope(|scope| {
+        let watching = own
+            .map(|running| scope.spawn(|| running.summarise(&ended, |first, last| last - first)));
+        let out = sampler.run(spec, |started| {
+            let on_interval = &mut |iv: &Interval| {
+                let (mut rep, at) = (IntervalReport::of(iv), iv.end.as_secs_f64());
+                rep.system = sampler.live_system(iv);
+                session.publish(&rep, at);
+                show(at, &rep);
+            };
+            iogauge_engine::replay_telling(spec, targets, script, &stop, on_interval, started)
+        });
+        ended.store(true, Ordering::Relaxed);
+        let replayed = watching.map(|h| {
+            h.join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))
+                .map_err(|e| format!("{e:#}"))
+        });
+        (out, replayed.and_then(|r| r))
     });
     let (mut report, histograms) = run_document(spec.clone(), targets, outcome?, recorded)?;
     report.preflight = Some(preflight);
+    if let Some(rp) = &mut report.replay {
+        let original = over_span(trace.summary.clone(), trace.span_ns);
+        match replayed {
+            Ok((summary, dropped)) => {
+                if dropped > 0 {
+                    report.warnings.push(format!(
+                        "{dropped} of the replay's own requests were not captured (the capture's ring was full): its figures on the disks miss them"
+                    ));
+                }
+                rp.fidelity = Some(Fidelity::between(&original, &summary));
+                rp.replayed = Some(Box::new(summary));
+            }
+            Err(why) => rp.replayed_unknown = Some(why),
+        }
+        rp.recorded = Some(Box::new(original));
+    }
     if let Some(why) = broken.lock().ok().and_then(|mut e| e.take()) {
         report.warnings.push(format!(
             "the trace stopped being readable during the replay ({why}): only its requests before that went"

@@ -54,7 +54,7 @@ pub(super) fn layers(p: &Prepared, trace: bool) -> Layers {
 /// job's cgroup, writes them through the page cache, and a flusher thread's writeback of
 /// them (tagged with the root cgroup on cgroup v1) is the job's too. Files the run makes
 /// (a new relation segment) are not among them; at most `iogauge_trace::MAX_FILES`.
-fn data_files(dirs: &[Option<PathBuf>]) -> Vec<FileKey> {
+pub(super) fn data_files(dirs: &[Option<PathBuf>]) -> Vec<FileKey> {
     let mut out = Vec::new();
     let mut todo: Vec<PathBuf> = dirs.iter().flatten().cloned().collect();
     while let Some(dir) = todo.pop() {
