@@ -23,6 +23,7 @@ mod mpi;
 mod plan;
 mod reach;
 mod readme;
+mod replay;
 mod report;
 mod run;
 mod steady;
