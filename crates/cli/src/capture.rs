@@ -75,7 +75,7 @@ fn plan_of(a: &CaptureArgs) -> Result<CapturePlan, UsageError> {
         c
     };
     let ring = a.ring.unwrap_or(RING_BYTES as u64);
-    if !ring.is_power_of_two() || ring < 4096 || ring > 1 << 30 {
+    if !ring.is_power_of_two() || !(4096..=1 << 30).contains(&ring) {
         return usage(format!(
             "--ring {ring}: give a power of two from 4k to 1g, e.g. --ring 64m"
         ));
@@ -165,13 +165,11 @@ pub fn capture(a: CaptureArgs) -> anyhow::Result<ExitCode> {
             done.unrecorded
         );
     }
-    match (done.id, store_path, &a.output) {
-        (Some(id), Some(p), _) => eprintln!("stored as trace {id} in {}", p.display()),
-        (None, _, Some(o)) => eprintln!("written to {}", o.display()),
-        _ => {}
+    if let (Some(id), Some(p)) = (done.id, store_path) {
+        eprintln!("stored as trace {id} in {}", p.display());
     }
-    if a.output.is_some() && done.id.is_some() {
-        eprintln!("written to {}", a.output.as_ref().expect("given").display());
+    if let Some(o) = &a.output {
+        eprintln!("written to {}", o.display());
     }
     Ok(ExitCode::SUCCESS)
 }

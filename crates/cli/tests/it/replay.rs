@@ -271,34 +271,7 @@ fn fio_and_blktrace_traces_replay_request_for_request() {
 
     // blktrace: 300 requests, reads and writes, written in its binary format.
     let bt = w.path().join("sdb.blktrace.0");
-    let header = iogauge_iolog::Header {
-        origin: iogauge_iolog::Origin::Blktrace,
-        started_at: None,
-        devices: vec![iogauge_iolog::Device {
-            name: "sdb".into(),
-            major: 8,
-            minor: 16,
-            size: None,
-            logical_block: None,
-        }],
-        filter: None,
-    };
-    let reqs = (0..300u64).map(|i| iogauge_iolog::Request {
-        at_ns: i * 200_000,
-        device: 0,
-        offset: (i * 104_729 % 2048) * 8192,
-        len: 8192,
-        op: if i % 3 == 0 {
-            iogauge_iolog::Op::Write
-        } else {
-            iogauge_iolog::Op::Read
-        },
-        flags: iogauge_iolog::Flags::NONE,
-        issuer: iogauge_iolog::Request::UNKNOWN_ISSUER,
-        in_flight: 0,
-    });
-    let file = std::fs::File::create(&bt).unwrap();
-    iogauge_iolog::write_blktrace(std::io::BufWriter::new(file), &header, reqs).unwrap();
+    blktrace_of_300(&bt);
     let b = bt.to_str().unwrap();
     let doc = json(&store, &["replay", b, "--target", t, "--json"]);
     assert_eq!(replayed_ios(&doc), 300);
@@ -339,6 +312,39 @@ fn fio_and_blktrace_traces_replay_request_for_request() {
     assert!(!ok(&store, &["traces", "list"]).contains("blktrace"));
 }
 
+/// 300 requests of 8 KiB (a third of them writes) 200 µs apart, on `sdb`, as blktrace's
+/// binary records, by iogauge_iolog's writer.
+fn blktrace_of_300(bt: &Path) {
+    let header = iogauge_iolog::Header {
+        origin: iogauge_iolog::Origin::Blktrace,
+        started_at: None,
+        devices: vec![iogauge_iolog::Device {
+            name: "sdb".into(),
+            major: 8,
+            minor: 16,
+            size: None,
+            logical_block: None,
+        }],
+        filter: None,
+    };
+    let reqs = (0..300u64).map(|i| iogauge_iolog::Request {
+        at_ns: i * 200_000,
+        device: 0,
+        offset: (i * 104_729 % 2048) * 8192,
+        len: 8192,
+        op: if i % 3 == 0 {
+            iogauge_iolog::Op::Write
+        } else {
+            iogauge_iolog::Op::Read
+        },
+        flags: iogauge_iolog::Flags::NONE,
+        issuer: iogauge_iolog::Request::UNKNOWN_ISSUER,
+        in_flight: 0,
+    });
+    let file = std::fs::File::create(bt).unwrap();
+    iogauge_iolog::write_blktrace(std::io::BufWriter::new(file), &header, reqs).unwrap();
+}
+
 /// `iogauge capture` records a process's direct writes on a loop device, request for request,
 /// and a filter on another process keeps none of them (and counts them as others').
 #[test]
@@ -350,7 +356,7 @@ fn capture_records_the_requests_of_the_process_it_is_given() {
     let writes = |dev: &str| {
         sh(&format!(
             "sleep 1; dd if=/dev/zero of={dev} bs=64k count=50 oflag=direct status=none"
-        ))
+        ));
     };
     let all = spawn_on(
         &store,

@@ -134,7 +134,6 @@ fn a_replay_refuses_more_than_one_worker() {
         &mut |_| {},
         &|_| {},
     )
-    .err()
-    .expect("refused");
+    .expect_err("refused");
     assert!(e.to_string().contains("--workers"), "{e}");
 }

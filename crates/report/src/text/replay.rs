@@ -70,13 +70,8 @@ mod tests {
         assert!(h.starts_with("iogauge replay: trace 3 (iogauge), 2048 reads and writes (5 flushes and discards not issued), timed x2, map modulo; up to 32 in flight, io_uring"), "{h}");
         let mut lat = LatHist::new();
         lat.record(2_000_000);
-        let mut r = iogauge_model::run::RunReport::from_series(
-            o,
-            Vec::new(),
-            std::time::SystemTime::UNIX_EPOCH,
-            &[],
-            false,
-        );
+        let mut r =
+            RunReport::from_series(o, Vec::new(), std::time::SystemTime::UNIX_EPOCH, &[], false);
         assert_eq!(replay_line(&r), "");
         r.replay = Some(ReplayReport::of(7, Some((1, 1.0, &lat))));
         let l = replay_line(&r);

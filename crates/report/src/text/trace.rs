@@ -62,6 +62,14 @@ pub fn trace_text(name: &str, header: &Header, trailer: Option<&Trailer>, s: &Su
         fmt_size(s.bytes_read.0),
         fmt_size(s.bytes_written.0)
     );
+    o.push_str(&figures(s));
+    o
+}
+
+/// The figures a replay is judged on: rate, mix, sizes, locality, arrivals, depth, flags,
+/// issuers.
+fn figures(s: &Summary) -> String {
+    let mut o = String::new();
     if let (Some(iops), Some(r)) = (s.iops, s.read_share) {
         let _ = writeln!(
             o,

@@ -118,7 +118,7 @@ impl TraceSink {
         Ok(())
     }
 
-    /// Writes a chunk not yet full to the store once it has waited [`FLUSH_EVERY`].
+    /// Writes a chunk not yet full to the store once it has waited 5 s (`FLUSH_EVERY`).
     pub fn tick(&mut self) -> anyhow::Result<()> {
         match &mut self.store {
             Some(s) if s.enc.has_pending() && s.flushed.elapsed() >= FLUSH_EVERY => s.flush(),
