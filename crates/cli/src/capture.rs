@@ -65,11 +65,27 @@ fn plan_of(a: &CaptureArgs) -> Result<CapturePlan, UsageError> {
         ));
         follow.extend(servers);
     }
+    let mut given = Vec::new();
+    if let Some(dir) = &a.cgroup {
+        use std::os::unix::fs::MetadataExt;
+        if !dir.join("cgroup.procs").is_file() {
+            return usage(format!(
+                "--cgroup {}: not a cgroup's directory (it has no cgroup.procs); give one under /sys/fs/cgroup/blkio (v1) or /sys/fs/cgroup (v2)",
+                dir.display()
+            ));
+        }
+        let ino = std::fs::metadata(dir)
+            .map_err(|e| UsageError(format!("--cgroup {}: {e}", dir.display())))?
+            .ino();
+        given.push(ino);
+        kept.push(format!("the requests of cgroup {}", dir.display()));
+    }
     let cgroups: Vec<u64> = {
         let mut c: Vec<u64> = follow
             .iter()
             .filter_map(|&p| cap::io_cgroup_of(p))
             .collect();
+        c.extend(given);
         c.sort_unstable();
         c.dedup();
         c

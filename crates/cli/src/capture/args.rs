@@ -25,6 +25,10 @@ pub struct CaptureArgs {
     /// (PostgreSQL or MariaDB: the processes working there, and their descendants).
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+    /// Keep only the requests whose bios carry this cgroup (its directory in the io
+    /// controller's hierarchy: cgroup v1's blkio, or v2's), besides --pid's and --data-dir's.
+    #[arg(long, value_name = "DIR")]
+    pub cgroup: Option<PathBuf>,
     /// How long to record (30s, 10m). Default: until Ctrl-C.
     #[arg(long, value_parser = parse_duration)]
     pub time: Option<Duration>,

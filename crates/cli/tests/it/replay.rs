@@ -455,6 +455,10 @@ fn bad_traces_and_flags_are_refused_before_anything_is_touched() {
             "--pid 4000000",
         ),
         (
+            vec!["capture", "--device", "vda", "--cgroup", t, "--time", "1s"],
+            "not a cgroup",
+        ),
+        (
             vec!["capture", "--device", "vda", "--output", l, "--time", "1s"],
             "exists",
         ),
