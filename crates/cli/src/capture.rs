@@ -65,21 +65,7 @@ fn plan_of(a: &CaptureArgs) -> Result<CapturePlan, UsageError> {
         ));
         follow.extend(servers);
     }
-    let mut given = Vec::new();
-    if let Some(dir) = &a.cgroup {
-        use std::os::unix::fs::MetadataExt;
-        if !dir.join("cgroup.procs").is_file() {
-            return usage(format!(
-                "--cgroup {}: not a cgroup's directory (it has no cgroup.procs); give one under /sys/fs/cgroup/blkio (v1) or /sys/fs/cgroup (v2)",
-                dir.display()
-            ));
-        }
-        let ino = std::fs::metadata(dir)
-            .map_err(|e| UsageError(format!("--cgroup {}: {e}", dir.display())))?
-            .ino();
-        given.push(ino);
-        kept.push(format!("the requests of cgroup {}", dir.display()));
-    }
+    let given = cgroup_given(a, &mut kept)?;
     let cgroups: Vec<u64> = {
         let mut c: Vec<u64> = follow
             .iter()
@@ -120,6 +106,25 @@ fn plan_of(a: &CaptureArgs) -> Result<CapturePlan, UsageError> {
         time: a.time,
         ring_bytes: ring as usize,
     })
+}
+
+/// `--cgroup DIR`'s kernfs id (the inode of its directory), said in `kept`.
+fn cgroup_given(a: &CaptureArgs, kept: &mut Vec<String>) -> Result<Option<u64>, UsageError> {
+    use std::os::unix::fs::MetadataExt;
+    let Some(dir) = &a.cgroup else {
+        return Ok(None);
+    };
+    if !dir.join("cgroup.procs").is_file() {
+        return usage(format!(
+            "--cgroup {}: not a cgroup's directory (it has no cgroup.procs); give one under /sys/fs/cgroup/blkio (v1) or /sys/fs/cgroup (v2)",
+            dir.display()
+        ));
+    }
+    let ino = std::fs::metadata(dir)
+        .map_err(|e| UsageError(format!("--cgroup {}: {e}", dir.display())))?
+        .ino();
+    kept.push(format!("the requests of cgroup {}", dir.display()));
+    Ok(Some(ino))
 }
 
 fn join(pids: &[u32]) -> String {
