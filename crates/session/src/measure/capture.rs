@@ -343,6 +343,19 @@ pub fn disk_of(path: &std::path::Path) -> Result<String, String> {
         .ok_or_else(|| format!("{}: no disk name under {link}", path.display()))
 }
 
+/// The whole disks holding `paths` ([`disk_of`] each), each once, sorted.
+pub fn disks_of<'a>(
+    paths: impl IntoIterator<Item = &'a std::path::Path>,
+) -> Result<Vec<Disk>, String> {
+    let mut names: Vec<String> = paths.into_iter().map(disk_of).collect::<Result<_, _>>()?;
+    names.sort();
+    names.dedup();
+    names
+        .iter()
+        .map(|n| Disk::named(n).map_err(|e| e.to_string()))
+        .collect()
+}
+
 /// The processes of a database server running on data directory `dir`: those whose working
 /// directory it is (PostgreSQL's postmaster and backends, MariaDB's mysqld work there), the
 /// first of each family (a process whose parent is one of them is followed as its child).

@@ -163,17 +163,7 @@ fn own_capture(
         "a server given by --dsn whose data directory is not known here: run it with --dir, or capture it with `iogauge capture --data-dir`",
     )?;
     let dirs = [Some(data.clone()), p.server.wal_dir()];
-    let mut names: Vec<String> = dirs
-        .iter()
-        .flatten()
-        .map(|d| cap::disk_of(d))
-        .collect::<Result<_, _>>()?;
-    names.sort();
-    names.dedup();
-    let disks = names
-        .iter()
-        .map(|n| iogauge_trace::Disk::named(n).map_err(|e| e.to_string()))
-        .collect::<Result<Vec<_>, _>>()?;
+    let disks = cap::disks_of(dirs.iter().flatten().map(std::path::PathBuf::as_path))?;
     let servers = cap::servers_on(&data);
     let plan = cap::CapturePlan {
         disks,

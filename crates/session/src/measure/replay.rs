@@ -166,16 +166,7 @@ fn mapped(r: &Request, rooms: &[Room], map: ReplayMap) -> Option<ScriptOp> {
 /// The replay's own requests on the disks under `targets`, captured while it runs (its
 /// process's and its cgroup's), or why they cannot be.
 fn own_requests(targets: &[Target]) -> Result<capture::Running, String> {
-    let mut names: Vec<String> = targets
-        .iter()
-        .map(|t| capture::disk_of(&t.info.path))
-        .collect::<Result<_, _>>()?;
-    names.sort();
-    names.dedup();
-    let disks = names
-        .iter()
-        .map(|n| iogauge_trace::Disk::named(n).map_err(|e| e.to_string()))
-        .collect::<Result<Vec<_>, _>>()?;
+    let disks = capture::disks_of(targets.iter().map(|t| t.info.path.as_path()))?;
     let plan = capture::CapturePlan {
         disks,
         filter: CaptureFilter {
