@@ -226,7 +226,8 @@ fn a_throttled_target_makes_a_timed_replay_late_and_a_fast_one_shows_its_limit()
 /// for fio is read back by fio itself.
 #[test]
 fn fio_and_blktrace_traces_replay_request_for_request() {
-    let _g = shared();
+    // Busy: fio's I/O on the disk, and a timed replay spins a CPU to its requests' times.
+    let _g = busy();
     let w = workdir();
     let store = w.path().join("s.sqlite");
     let data = w.path().join("fio.dat");
