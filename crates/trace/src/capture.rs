@@ -37,11 +37,15 @@ pub use event::{monotonic_now_ns, Event, EventOp};
 /// committed object.
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/capture.bpf.o"));
 
-/// The programs and their tracepoints: events at the issue, the in-flight count kept by all.
+/// The programs and their tracepoints, in the order they are attached: events at the issue,
+/// the in-flight count kept by all. The issue's comes last: attaching one takes milliseconds
+/// (the verifier), and a request counted at its issue before its completion's program was
+/// there would stay in flight for good (the count crept up by the requests of those
+/// milliseconds).
 const PROGRAMS: [(&str, &str); 3] = [
-    ("on_issue", "block_rq_issue"),
     ("on_complete", "block_rq_complete"),
     ("on_requeue", "block_rq_requeue"),
+    ("on_issue", "block_rq_issue"),
 ];
 
 /// The ring's default size: 16 MiB hold about 210,000 events (80 bytes each with the ring's

@@ -271,6 +271,62 @@ fn a_tiny_ring_drops_under_a_burst_and_counts_every_loss() {
     assert_eq!(captured + dropped, issued);
 }
 
+/// Requests in flight are counted by request: ones already in flight when the capture
+/// starts, requeues and flushes move nothing, so the count never passes the submitters'
+/// concurrency and a lone request after a long busy spell finds itself alone.
+#[test]
+fn in_flight_counts_the_requests_truly_in_flight() {
+    let l = Loop::new();
+    let threads = 4;
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut events = Vec::new();
+    let mut c = None;
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let (f, stop) = (l.open_direct(), &stop);
+            s.spawn(move || {
+                let mut buf = AlignedBuf::new(8192);
+                let mut i = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let off = ((i * 7919 + t * 131) % 8000) * 8192;
+                    if i % 3 == 0 {
+                        f.write_all_at(buf.get(8192), off).unwrap();
+                    } else {
+                        f.read_exact_at(buf.get(8192), off).unwrap();
+                    }
+                    if i % 500 == 0 {
+                        f.sync_data().unwrap();
+                    }
+                    i += 1;
+                }
+            });
+        }
+        // Started while the submitters are busy: some requests are in flight already.
+        std::thread::sleep(Duration::from_millis(200));
+        let mut cap = start(&l, &CaptureFilter::default(), RING_BYTES);
+        let until = std::time::Instant::now() + Duration::from_secs(2);
+        while std::time::Instant::now() < until {
+            cap.poll(Duration::from_millis(50), |e| events.push(e.clone()))
+                .unwrap();
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        c = Some(cap);
+    });
+    let mut c = c.unwrap();
+    let mut buf = AlignedBuf::new(4096);
+    l.open_direct().read_exact_at(buf.get(4096), 0).unwrap();
+    events.extend(drain(&mut c));
+    assert!(events.len() > 1000, "{} events", events.len());
+    let most = events.iter().map(|e| e.in_flight).max().unwrap();
+    // Each submitter has one request or one flush in flight at a time.
+    assert!(
+        most <= threads as u32,
+        "{most} in flight with {threads} submitters"
+    );
+    let last = events.last().unwrap();
+    assert_eq!((last.op, last.in_flight), (EventOp::Read, 1), "{last:?}");
+}
+
 #[test]
 fn a_ring_that_is_not_a_power_of_two_is_refused() {
     let disk = Disk {
