@@ -24,7 +24,15 @@ fn plan_of(a: &CaptureArgs) -> Result<CapturePlan, UsageError> {
     for p in &a.paths {
         names.push(cap::disk_of(p).map_err(|e| UsageError(format!("--path {e}")))?);
     }
-    names.extend(a.devices.iter().cloned());
+    for d in &a.devices {
+        // A /dev path names its disk as --path does (a partition's included).
+        names.push(if d.starts_with('/') {
+            cap::disk_of(std::path::Path::new(d))
+                .map_err(|e| UsageError(format!("--device {e}")))?
+        } else {
+            d.clone()
+        });
+    }
     names.sort();
     names.dedup();
     let disks = names

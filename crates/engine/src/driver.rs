@@ -131,8 +131,10 @@ impl Mapper<'_> {
     }
 }
 
-/// A timed replay submits requests due within this of each other together.
-const BATCH: Duration = Duration::from_micros(10);
+/// A timed replay submits the requests due within this of the first one together (a
+/// submission costs more than a microsecond here; bursts the kernel dispatched from a plugged
+/// list come well under one apart).
+const BATCH: Duration = Duration::from_micros(2);
 
 /// A timed replay spins, rather than sleeps, to a request due sooner than this.
 const SPIN: Duration = Duration::from_micros(200);
@@ -234,6 +236,12 @@ impl<'a> InFlight<'a> {
     ) -> Option<Duration> {
         self.batch.clear();
         let t_sub = Instant::now();
+        // What may go now: what is due; once a replayed request is in, what is due within
+        // BATCH of it too. Recorded bursts (a plugged list the kernel dispatched back to
+        // back) stay bursts, where a submission each would space them by a system call's
+        // cost; submitted together, the kernel plugs them alike.
+        let mut limit = t_sub;
+        let mut batch_open = false;
         while let Some(&slot) = self.free.last() {
             if !may_issue(bounds, t_sub, ph.issued, false) {
                 break;
@@ -273,17 +281,9 @@ impl<'a> InFlight<'a> {
                     }
                 }
             };
-            // A replayed request due within BATCH goes with this submission: recorded bursts
-            // (a plugged list the kernel dispatched back to back) stay bursts, where one
-            // submission each would space them by a system call's cost.
-            let early = if op.due.is_some() {
-                BATCH
-            } else {
-                Duration::ZERO
-            };
-            if op.at > t_sub + early {
+            if op.at > limit {
                 ph.deferred = Some(op);
-                return Some(op.at - t_sub - early);
+                return Some(op.at - t_sub);
             }
             self.free.pop();
             let buf = bufs.ptr(slot as usize);
@@ -296,6 +296,10 @@ impl<'a> InFlight<'a> {
             let pieces = self.mapper.map(&op, slot, buf, &mut self.batch);
             if let Some(cursor) = ctx.script.as_deref_mut() {
                 cursor.issued(op.due, t_sub);
+                if let (Some(due), false) = (op.due, batch_open) {
+                    batch_open = true;
+                    limit = limit.max(due + BATCH);
+                }
             }
             self.slots[slot as usize] = Slot {
                 start: op.due.unwrap_or(t_sub),
@@ -377,6 +381,8 @@ pub(crate) fn drive<B: Backend>(
             let halt = io.failure.is_some() || ctx.halt.load(Ordering::Relaxed);
             let issuing = may_issue(&bounds, now, ph.issued, halt) && !ph.exhausted;
             let mut wait_limit = None;
+            // What a timed replay's wait counts from (the submission below takes µs).
+            let asked = ctx.script.is_some().then(Instant::now);
             if issuing && !io.free.is_empty() {
                 wait_limit = io.issue(ctx, bufs, &bounds, t0, &mut ph);
                 backend.queue(&io.batch);
@@ -399,7 +405,7 @@ pub(crate) fn drive<B: Backend>(
                         if io.inflight > 0 {
                             backend.wait(Some(Duration::ZERO))?;
                         }
-                        let until = Instant::now() + w;
+                        let until = asked.unwrap_or(now) + w;
                         while Instant::now() < until {
                             std::hint::spin_loop();
                         }

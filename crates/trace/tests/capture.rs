@@ -289,12 +289,12 @@ fn in_flight_counts_the_requests_truly_in_flight() {
                 let mut i = 0u64;
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                     let off = ((i * 7919 + t * 131) % 8000) * 8192;
-                    if i % 3 == 0 {
+                    if i.is_multiple_of(3) {
                         f.write_all_at(buf.get(8192), off).unwrap();
                     } else {
                         f.read_exact_at(buf.get(8192), off).unwrap();
                     }
-                    if i % 500 == 0 {
+                    if i.is_multiple_of(500) {
                         f.sync_data().unwrap();
                     }
                     i += 1;

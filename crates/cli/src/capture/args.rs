@@ -13,7 +13,8 @@ pub struct CaptureArgs {
     #[arg(long = "path", value_name = "PATH", value_delimiter = ',',
           value_parser = crate::values::path_item)]
     pub paths: Vec<PathBuf>,
-    /// Record the requests of these whole disks, by kernel name (vda, nvme0n1, loop3).
+    /// Record the requests of these whole disks, by kernel name (vda, nvme0n1, loop3) or
+    /// /dev path (a partition's: its disk).
     #[arg(long = "device", value_name = "NAME", value_delimiter = ',')]
     pub devices: Vec<String>,
     /// Keep only the requests of these processes and their descendants (followed as they

@@ -83,7 +83,7 @@ fn a_captured_db_run_replays_with_its_shape_and_timing() {
             "64M",
         ],
     );
-    let run = json(
+    let out = on(
         &store,
         &[
             "db",
@@ -106,6 +106,13 @@ fn a_captured_db_run_replays_with_its_shape_and_timing() {
             "--json",
         ],
     );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let db_id = stored_id(&out.stderr).to_string();
     let trace = run["trace"]
         .as_i64()
         .expect("db run --capture names its trace");
@@ -117,20 +124,41 @@ fn a_captured_db_run_replays_with_its_shape_and_timing() {
         "a mixed run: {s}"
     );
     assert_eq!(shown["trailer"]["dropped"], 0, "{}", shown["trailer"]);
+    let (best, replay_id) = replayed_twice(&store, &id, &lb.0, s);
+    assert!(best < 0.15, "inter-arrival KS distance {best}");
+    // compare sets the replay beside its db run: the devices' figures side by side, and
+    // what each counts.
+    let cmp = ok(&store, &["compare", &db_id, &replay_id]);
+    assert!(cmp.contains("device_iops"), "{cmp}");
+    assert!(cmp.contains("(iogauge replay)"), "{cmp}");
+    let _ = (la, lb);
+}
+
+/// Replays stored trace `id` on `target` twice (timed), each with the recorded rate, mix,
+/// sizes and locality within 5%; the smaller inter-arrival distance and the last replay's id.
+fn replayed_twice(store: &Path, id: &str, target: &str, s: &Value) -> (f64, String) {
     let mut best = f64::MAX;
+    let mut replay_id = String::new();
     for _ in 0..2 {
-        let doc = json(
-            &store,
+        let out = on(
+            store,
             &[
                 "replay",
-                &id,
+                id,
                 "--target",
-                &lb.0,
+                target,
                 "--allow-overwrite",
                 "--no-trace",
                 "--json",
             ],
         );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        replay_id = stored_id(&out.stderr).to_string();
         let r = &doc["replay"];
         let fid = &r["fidelity"];
         assert!(
@@ -145,8 +173,7 @@ fn a_captured_db_run_replays_with_its_shape_and_timing() {
         assert!(f(&fid["locality_points"]).abs() <= 5.0, "{fid}");
         best = best.min(f(&fid["interarrival_ks"]));
     }
-    assert!(best < 0.15, "inter-arrival KS distance {best}");
-    let _ = (la, lb);
+    (best, replay_id)
 }
 
 /// Unmounts a test's mount when dropped (before its loop device is detached).
@@ -363,11 +390,8 @@ fn capture_records_the_requests_of_the_process_it_is_given() {
         &store,
         &[
             "capture",
-            "--device",
-            dev.0.trim_start_matches("/dev/"),
-            "--time",
-            "4s",
-            "--json",
+            // By its /dev path (the refusals below name disks by kernel name).
+            "--device", &dev.0, "--time", "4s", "--json",
         ],
     );
     writes(&dev.0);

@@ -121,13 +121,15 @@ fn compare_runs(
         });
     }
     let (ka, kb) = (sa.document.kind(), sb.document.kind());
-    // A raw stand-in (`run --like`) beside db runs: their figures share the database's names.
-    let stand_in = |d: &Document| matches!(d, Document::Run(r) if r.options.like.is_some());
+    // A raw stand-in (`run --like`) beside db runs: their figures share the database's names;
+    // a replay (of a db run's capture) beside them: the devices' figures, and the replay's
+    // latencies beside the database's where both have them.
+    let stand_in = |d: &Document| matches!(d, Document::Run(r) if r.options.like.is_some() || r.options.replay.is_some());
     let raw_beside_db = (ka, kb) == (Kind::Run, Kind::DbRun) && stand_in(&sa.document)
         || (ka, kb) == (Kind::DbRun, Kind::Run) && stand_in(&sb.document);
     if ka != kb && !raw_beside_db {
         return usage(format!(
-            "run {a} is a {} and run {b} a {}: compare two results of one kind, a calibration with a db run, or a db run with its raw stand-in (run --like)",
+            "run {a} is a {} and run {b} a {}: compare two results of one kind, a calibration with a db run, or a db run with its raw stand-in (run --like) or replay",
             noun(ka),
             noun(kb)
         ));
@@ -180,7 +182,13 @@ fn compare_runs(
         (&run_b, rb.finding.as_ref()),
         time,
     );
-    notes(&mut s, raw_beside_db, &facts);
+    let replayed = |d: &Document| matches!(d, Document::Run(r) if r.options.replay.is_some());
+    let beside = match raw_beside_db {
+        false => None,
+        true if replayed(&sa.document) || replayed(&sb.document) => Some(Beside::Replay),
+        true => Some(Beside::Like),
+    };
+    notes(&mut s, beside, &facts);
     Ok(s)
 }
 
@@ -211,16 +219,36 @@ fn single_rows(ra: &RunDigest, rb: &RunDigest) -> Vec<MetricCompare> {
         .collect()
 }
 
-/// What the table does not say: a raw stand-in's figures beside PostgreSQL's, and the
-/// storage facts that differ between the two results.
-fn notes(s: &mut String, raw_beside_db: bool, facts: &[String]) {
-    if raw_beside_db {
+/// What a run beside a db run replays.
+#[derive(Clone, Copy)]
+enum Beside {
+    /// `run --like`: the db run's shape.
+    Like,
+    /// `iogauge replay`: requests captured on a database's disks.
+    Replay,
+}
+
+/// What the table does not say: a raw stand-in's or a replay's figures beside PostgreSQL's,
+/// and the storage facts that differ between the two results.
+fn notes(s: &mut String, beside: Option<Beside>, facts: &[String]) {
+    match beside {
         // The stand-in's figures are its device's; PostgreSQL's count what the page cache
         // served as reads too (unless it read with O_DIRECT: db run --direct-io).
-        let _ = writeln!(
-            s,
-            "the run replays the db run's device I/O (run --like): its db_* figures are the raw device's; the db run's db_physical_reads_s and db_avg_read_ms include page-cache hits unless it ran with --direct-io, so compare device_* for the storage alone"
-        );
+        Some(Beside::Like) => {
+            let _ = writeln!(
+                s,
+                "the run replays the db run's device I/O (run --like): its db_* figures are the raw device's; the db run's db_physical_reads_s and db_avg_read_ms include page-cache hits unless it ran with --direct-io, so compare device_* for the storage alone"
+            );
+        }
+        // The replay issued the captured block requests (below the page cache) alone; the
+        // db run's device figures count its disks' every request, others' included.
+        Some(Beside::Replay) => {
+            let _ = writeln!(
+                s,
+                "the run replays block requests captured on a database's disks (iogauge replay): its figures are its targets'; the db run's device_* count every request on its disks, others' too (traces show says how many the capture left out)"
+            );
+        }
+        None => {}
     }
     if !facts.is_empty() {
         let _ = writeln!(s, "storage facts that differ (a → b):");

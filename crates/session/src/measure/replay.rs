@@ -61,6 +61,11 @@ pub fn job_of(
             seen.max(TIMED_SLOTS).min(most)
         }
     };
+    if let Pace::Timed { .. } = pace {
+        // Requests due together go in one submission, which the kernel plugs as it did
+        // the recorded bursts; one submission each would space them out.
+        base.io.submit_batch = 0;
+    }
     base.time = None;
     base.ios = Some(requests);
     base.ramp = Duration::ZERO;
