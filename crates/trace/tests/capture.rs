@@ -271,9 +271,10 @@ fn a_tiny_ring_drops_under_a_burst_and_counts_every_loss() {
     assert_eq!(captured + dropped, issued);
 }
 
-/// Requests in flight are counted by request: ones already in flight when the capture
-/// starts, requeues and flushes move nothing, so the count never passes the submitters'
-/// concurrency and a lone request after a long busy spell finds itself alone.
+/// The count of requests in flight holds under load: requests already in flight when the
+/// capture starts and data-less flushes completed without being issued do not move it, the
+/// issue's program is attached after the completion's, so the count never passes the
+/// submitters' concurrency and a lone request after a busy spell finds itself alone.
 #[test]
 fn in_flight_counts_the_requests_truly_in_flight() {
     let l = Loop::new();

@@ -14,9 +14,9 @@
 // A full ring (the reader fell behind) drops the event and counts it (`dropped`): a program
 // never waits.
 //
-// Per request: a few loads, a hash insert and delete and a per-disk atomic add for the
-// in-flight count, a hash lookup when filtering by process, a ring reservation and a submit
-// (bench/capture measures it).
+// Per request: a few loads, a per-disk atomic add for the in-flight count at the issue and
+// one at the completion, a hash lookup when filtering by process, a ring reservation and a
+// submit (bench/capture measures it).
 // The kernel structs below are the few fields used, relocated against the running kernel's
 // BTF (CO-RE), so no kernel headers are needed; the request flags' bit numbers, which moved
 // between kernels, are relocated too (enum req_flag_bits).
@@ -40,8 +40,6 @@ typedef __u64 sector_t;
 
 // Helpers by their number in include/uapi/linux/bpf.h.
 static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
-static long (*bpf_map_update_elem)(void *map, const void *key, const void *value, __u64 flags) = (void *)2;
-static long (*bpf_map_delete_elem)(void *map, const void *key) = (void *)3;
 static __u64 (*bpf_ktime_get_ns)(void) = (void *)5;
 static __u64 (*bpf_get_current_pid_tgid)(void) = (void *)14;
 static long (*bpf_get_current_comm)(void *buf, __u32 size) = (void *)16;
@@ -49,9 +47,6 @@ static long (*bpf_probe_read_kernel)(void *dst, __u32 size, const void *src) = (
 static void *(*bpf_ringbuf_reserve)(void *ringbuf, __u64 size, __u64 flags) = (void *)131;
 static void (*bpf_ringbuf_submit)(void *data, __u64 flags) = (void *)132;
 static __u64 (*bpf_ringbuf_query)(void *ringbuf, __u64 flags) = (void *)134;
-
-// bpf_map_update_elem's flag: only when the key is not there yet.
-#define BPF_NOEXIST 1
 
 // bpf_ringbuf_submit's flags and bpf_ringbuf_query's question (include/uapi/linux/bpf.h).
 #define BPF_RB_NO_WAKEUP 1
@@ -127,12 +122,18 @@ struct bio {
 	struct bio_vec *bi_io_vec;
 } CORE;
 
+// A request's state (include/linux/blk-mq.h): idle until it is started (issued).
+enum mq_rq_state {
+	MQ_RQ_IDLE = 0,
+};
+
 struct request {
 	struct request_queue *q;
 	struct bio *bio;
 	unsigned int cmd_flags;
 	sector_t __sector;
 	unsigned int __data_len;
+	enum mq_rq_state state;
 } CORE;
 
 #define MAX_DISKS 64
@@ -206,24 +207,16 @@ struct {
 } files SEC(".maps");
 
 // Each traced disk's requests in flight (issued, not completed nor requeued): shared by the
-// CPUs, so changed atomically. Counted by the requests in `issued` alone, so that one issued
-// before the capture started, a partial completion or a requeue cannot move it.
+// CPUs, so changed atomically. A request leaves it only if it was issued (a data-less flush
+// that the flush machinery completes without issuing it does not), at its last completion,
+// and never below 0: one issued before the capture started was not counted, so until the
+// disk's requests have turned over the count may be short by those few.
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, MAX_DISKS);
 	__type(key, __u32);
 	__type(value, __u64);
 } in_flight SEC(".maps");
-
-// The requests counted in `in_flight` (by address; the value is unused): a request enters at
-// its issue and leaves at its completion or requeue. Far more than a disk's queue holds; a
-// request that finds it full is not counted.
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64);
-	__type(value, __u8);
-} issued SEC(".maps");
 
 // Requests the filter left out, per disk slot, per CPU.
 struct {
@@ -332,14 +325,9 @@ int on_issue(__u64 *ctx)
 	__u64 at = bpf_ktime_get_ns();
 	__u32 s = slot;
 	__u64 *n = bpf_map_lookup_elem(&in_flight, &s);
-	__u64 key = (__u64)rq;
-	__u8 yes = 1;
-	__s64 before = 0;
-	if (n && !bpf_map_update_elem(&issued, &key, &yes, BPF_NOEXIST))
-		before = (__s64)__sync_fetch_and_add(n, 1);
-	else if (n)
-		before = (__s64)*n - 1;
-	// This one is in flight, at the least (one the map could not hold is not counted).
+	// A completion's decrement can still be undone while an issue reads the count: this
+	// one is in flight, at the least.
+	__s64 before = n ? (__s64)__sync_fetch_and_add(n, 1) : 0;
 	__u32 busy = before > 0 ? (__u32)before + 1 : 1;
 	struct bio *bio = rq->bio;
 	struct blkcg_gq *g = bio ? bio->bi_blkg : 0;
@@ -377,17 +365,19 @@ int on_issue(__u64 *ctx)
 	return 0;
 }
 
-// A request no longer in flight on its disk: one fewer, when its issue was counted.
+// A request no longer in flight on its disk: one fewer, if it was issued (started), never
+// below 0.
 static __attribute__((always_inline)) void left(struct request *rq)
 {
+	if (rq->state == MQ_RQ_IDLE)
+		return;
 	int slot = slot_of(rq);
 	if (slot < 0)
 		return;
 	__u32 s = slot;
 	__u64 *n = bpf_map_lookup_elem(&in_flight, &s);
-	__u64 key = (__u64)rq;
-	if (n && !bpf_map_delete_elem(&issued, &key))
-		__sync_fetch_and_add(n, -1);
+	if (n && (__s64)__sync_fetch_and_add(n, -1) <= 0)
+		__sync_fetch_and_add(n, 1);
 }
 
 SEC("tp_btf/block_rq_complete")
