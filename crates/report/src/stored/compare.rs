@@ -122,8 +122,7 @@ fn compare_runs(
     }
     let (ka, kb) = (sa.document.kind(), sb.document.kind());
     // A raw stand-in (`run --like`) beside db runs: their figures share the database's names;
-    // a replay (of a db run's capture) beside them: the devices' figures, and the replay's
-    // latencies beside the database's where both have them.
+    // a replay (of a db run's capture) beside them: the figures both have (the devices').
     let stand_in = |d: &Document| matches!(d, Document::Run(r) if r.options.like.is_some() || r.options.replay.is_some());
     let raw_beside_db = (ka, kb) == (Kind::Run, Kind::DbRun) && stand_in(&sa.document)
         || (ka, kb) == (Kind::DbRun, Kind::Run) && stand_in(&sb.document);
