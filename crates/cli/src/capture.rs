@@ -13,13 +13,8 @@ use iogauge_trace::capture::{CaptureFilter, RING_BYTES};
 use iogauge_trace::Disk;
 use std::process::ExitCode;
 
-/// The flags checked into a plan, before anything is attached or created.
-fn plan_of(a: &CaptureArgs) -> Result<CapturePlan, UsageError> {
-    if a.paths.is_empty() && a.devices.is_empty() {
-        return usage(
-            "say which disks to record: --path PATH (the disk holding it) or --device NAME",
-        );
-    }
+/// The whole disks --path and --device name, each once, sorted.
+fn named_disks(a: &CaptureArgs) -> Result<Vec<Disk>, UsageError> {
     let mut names: Vec<String> = Vec::new();
     for p in &a.paths {
         names.push(cap::disk_of(p).map_err(|e| UsageError(format!("--path {e}")))?);
@@ -35,7 +30,7 @@ fn plan_of(a: &CaptureArgs) -> Result<CapturePlan, UsageError> {
     }
     names.sort();
     names.dedup();
-    let disks = names
+    names
         .iter()
         .map(|n| {
             Disk::named(n).map_err(|e| {
@@ -44,7 +39,17 @@ fn plan_of(a: &CaptureArgs) -> Result<CapturePlan, UsageError> {
                 ))
             })
         })
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect()
+}
+
+/// The flags checked into a plan, before anything is attached or created.
+fn plan_of(a: &CaptureArgs) -> Result<CapturePlan, UsageError> {
+    if a.paths.is_empty() && a.devices.is_empty() {
+        return usage(
+            "say which disks to record: --path PATH (the disk holding it) or --device NAME",
+        );
+    }
+    let disks = named_disks(a)?;
     let mut follow = a.pids.clone();
     let mut kept = Vec::new();
     if !a.pids.is_empty() {

@@ -3,21 +3,6 @@
 //! mistakes, each one line and exit 2.
 
 use crate::common::*;
-use std::path::Path;
-
-fn on(store: &Path, args: &[&str]) -> std::process::Output {
-    bin()
-        .env("IOGAUGE_STORE", store)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn ok(store: &Path, args: &[&str]) -> String {
-    let out = on(store, args);
-    assert_ran(&out, &format!("{args:?}"));
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// The `data-chart` kinds of a page, e.g. `series`, `curve`, counted.
 fn charts(html: &str, kind: &str) -> usize {
@@ -35,8 +20,8 @@ fn runs_and_a_calibration_in_one_report() {
     let run = [
         "run", "--target", ts, "--size", "32m", "--time", "2s", "--ramp", "1s",
     ];
-    ok(&store, &[&run[..], &["--rw", "randrw"]].concat());
-    ok(&store, &[&run[..], &["--label", "after"]].concat());
+    ok_store(&store, &[&run[..], &["--rw", "randrw"]].concat());
+    ok_store(&store, &[&run[..], &["--label", "after"]].concat());
     let cal = [
         "calibrate",
         "--target",
@@ -54,10 +39,10 @@ fn runs_and_a_calibration_in_one_report() {
         "--num-large",
         "1",
     ];
-    ok(&store, &cal);
+    ok_store(&store, &cal);
 
     let page = d.path().join("r.html");
-    let out = on(
+    let out = on_store(
         &store,
         &["report", "1", "2", "3", "-o", page.to_str().unwrap()],
     );
@@ -92,19 +77,19 @@ fn runs_and_a_calibration_in_one_report() {
     assert!(console.is_empty(), "console: {console:?}");
 
     // The label is in compare too.
-    let cmp = ok(&store, &["compare", "1", "2"]);
+    let cmp = ok_store(&store, &["compare", "1", "2"]);
     assert!(
         cmp.starts_with("run 1 (") && cmp.contains("against run 2 [after] ("),
         "{cmp}"
     );
     let cmp: serde_json::Value =
-        serde_json::from_str(&ok(&store, &["compare", "1", "2", "--json"])).unwrap();
+        serde_json::from_str(&ok_store(&store, &["compare", "1", "2", "--json"])).unwrap();
     assert_eq!(cmp["b"]["label"], "after");
     assert!(cmp["a"]["label"].is_null());
 
     // A calibration's points at a coarser interval: 2 s points recorded every 1 s.
-    let fine = ok(&store, &["show", "3", "--interval", "1s"]);
-    let coarse = ok(&store, &["show", "3", "--interval", "2s"]);
+    let fine = ok_store(&store, &["show", "3", "--interval", "1s"]);
+    let coarse = ok_store(&store, &["show", "3", "--interval", "2s"]);
     let rows = |t: &str| {
         t.lines()
             .filter(|l| {
@@ -134,7 +119,7 @@ fn report_mistakes_are_one_line() {
     let d = workdir();
     let store = d.path().join("s.sqlite");
     let t = d.path().join("data");
-    ok(
+    ok_store(
         &store,
         &[
             "run",
@@ -169,7 +154,7 @@ fn report_mistakes_are_one_line() {
         "mine",
         "not replaced"
     );
-    let html = ok(&store, &["report", "1", "-o", p, "--force"]);
+    let html = ok_store(&store, &["report", "1", "-o", p, "--force"]);
     assert!(html.is_empty(), "the page went to the file");
     assert!(std::fs::read_to_string(&page)
         .unwrap()

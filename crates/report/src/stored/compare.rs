@@ -121,12 +121,13 @@ fn compare_runs(
         });
     }
     let (ka, kb) = (sa.document.kind(), sb.document.kind());
-    // A raw stand-in (`run --like`) beside db runs: their figures share the database's names;
-    // a replay (of a db run's capture) beside them: the figures both have (the devices').
-    let stand_in = |d: &Document| matches!(d, Document::Run(r) if r.options.like.is_some() || r.options.replay.is_some());
-    let raw_beside_db = (ka, kb) == (Kind::Run, Kind::DbRun) && stand_in(&sa.document)
-        || (ka, kb) == (Kind::DbRun, Kind::Run) && stand_in(&sb.document);
-    if ka != kb && !raw_beside_db {
+    // A raw stand-in or a replay beside a db run, in either order.
+    let beside = match (ka, kb) {
+        (Kind::Run, Kind::DbRun) => beside_db(&sa.document),
+        (Kind::DbRun, Kind::Run) => beside_db(&sb.document),
+        _ => None,
+    };
+    if ka != kb && beside.is_none() {
         return usage(format!(
             "run {a} is a {} and run {b} a {}: compare two results of one kind, a calibration with a db run, or a db run with its raw stand-in (run --like) or replay",
             noun(ka),
@@ -181,12 +182,6 @@ fn compare_runs(
         (&run_b, rb.finding.as_ref()),
         time,
     );
-    let replayed = |d: &Document| matches!(d, Document::Run(r) if r.options.replay.is_some());
-    let beside = match raw_beside_db {
-        false => None,
-        true if replayed(&sa.document) || replayed(&sb.document) => Some(Beside::Replay),
-        true => Some(Beside::Like),
-    };
     notes(&mut s, beside, &facts);
     Ok(s)
 }
@@ -225,6 +220,17 @@ enum Beside {
     Like,
     /// `iogauge replay`: requests captured on a database's disks.
     Replay,
+}
+
+/// What run `d` is beside a db run: a raw stand-in (`run --like`), whose figures share the
+/// database's names; a replay (of a db run's capture), which shares the devices' figures;
+/// or neither, which does not compare with one.
+fn beside_db(d: &Document) -> Option<Beside> {
+    match d {
+        Document::Run(r) if r.options.like.is_some() => Some(Beside::Like),
+        Document::Run(r) if r.options.replay.is_some() => Some(Beside::Replay),
+        _ => None,
+    }
 }
 
 /// What the table does not say: a raw stand-in's or a replay's figures beside PostgreSQL's,

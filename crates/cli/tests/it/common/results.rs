@@ -38,6 +38,22 @@ pub fn stopped(out: &Output, says: &[&str]) -> String {
     err
 }
 
+/// iogauge with `args` on the store at `store`, its output whatever it was.
+pub fn on_store(store: &std::path::Path, args: &[&str]) -> Output {
+    bin()
+        .env("IOGAUGE_STORE", store)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// iogauge with `args` on the store at `store`, asserted to succeed: its stdout.
+pub fn ok_store(store: &std::path::Path, args: &[&str]) -> String {
+    let out = on_store(store, args);
+    assert_ran(&out, &format!("{args:?}"));
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// Asserts a command (`what`) ended successfully, saying its stderr when it did not.
 pub fn assert_ran(out: &Output, what: &str) {
     assert!(
